@@ -1,0 +1,5 @@
+"""Allow `python -m proctor`."""
+
+from proctor.cli import main
+
+raise SystemExit(main())

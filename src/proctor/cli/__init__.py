@@ -1,0 +1,47 @@
+"""The `proctor` command line: one module per verb; errors a user can act on exit with status 2."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from proctor import __version__
+from proctor.cli import demo_cmd, export_cmd, import_cmd, info_cmd, leaderboard_cmd, qrels_cmd
+from proctor.errors import ProctorError
+
+COMMANDS = (import_cmd, export_cmd, info_cmd, qrels_cmd, leaderboard_cmd, demo_cmd)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every command."""
+    parser = argparse.ArgumentParser(
+        prog="proctor",
+        description="Evaluate search, generation and RAG systems with LLM-graded exam questions "
+        "(EXAM, EXAM++, RUBRIC): import runs and grades, build EXAM-Qrels and EXAM-Cover leaderboards.",
+    )
+    parser.add_argument("--version", action="version", version=f"proctor {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in COMMANDS:
+        module.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; return its exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args)
+    except ProctorError as exc:
+        print(f"proctor: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("proctor: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        sys.stderr.close()
+        return 0

@@ -1,0 +1,22 @@
+"""`proctor demo`: the whole phase-3 pipeline on the example collection that ships with Proctor."""
+
+from __future__ import annotations
+
+import argparse
+
+from proctor.demo.run import run_demo
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the `demo` command."""
+    p = commands.add_parser("demo", help="run Proctor end to end on its small example collection",
+                            description="Import the bundled example collection (queries, passages, runs, "
+                            "judgments, a question bank and grades) into a store, then print EXAM-Qrels and "
+                            "EXAM-Cover leaderboards next to the human-judgment leaderboard.")
+    p.add_argument("--out", default="demo-out", help="folder for the store and reports (default: demo-out)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the demo."""
+    return run_demo(args.out)

@@ -1,0 +1,56 @@
+"""`proctor qrels --store S ...`: EXAM-Qrels (relevance labels from grades) in trec_eval's qrels format."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from proctor.cli.common import add_store, note, readable_store
+from proctor.errors import UsageError
+from proctor.evaluate.labels import LabelStats, binarize
+from proctor.evaluate.sources import choose_grade_set, exam_qrels
+from proctor.io.trec import write_qrels
+
+
+def add_label_options(p: argparse.ArgumentParser) -> None:
+    """Options that choose a grade set and turn its grades into labels (shared with `leaderboard`)."""
+    p.add_argument("--method", help="grading method of the grades to use (needed when the store has several)")
+    p.add_argument("--model", help="model of the grades to use (needed when the store has several)")
+    p.add_argument("--min-questions", type=int, default=1, metavar="M",
+                   help="label = the grade reached by at least M questions (the M-th largest; default 1: max)")
+    p.add_argument("--facets", action="store_true",
+                   help="one label per query facet (query_id/facet_id), for banks with facets (CAR)")
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the `qrels` command."""
+    p = commands.add_parser(
+        "qrels", help="write EXAM-Qrels: relevance labels from grades, as trec_eval qrels",
+        description="Turn grades into relevance labels and write them as qrels (`qid 0 docid label`) on "
+        "standard output. The label of a passage is the largest grade any of its query's questions gives it "
+        "(0-5), or the M-th largest with --min-questions M; 1/0 with --binary --min-grade T.")
+    add_store(p)
+    add_label_options(p)
+    p.add_argument("--binary", action="store_true", help="write 1 for labels >= --min-grade, else 0")
+    p.add_argument("--min-grade", type=int, metavar="T", help="with --binary: the smallest relevant label")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the qrels to standard output; how they were made goes to standard error."""
+    if args.binary and args.min_grade is None:
+        raise UsageError("--binary needs --min-grade T")
+    with readable_store(args.store) as store:
+        grade_set = choose_grade_set(store, args.method, args.model)
+        stats = LabelStats()
+        qrels = exam_qrels(store, grade_set, min_questions=args.min_questions, facets=args.facets, stats=stats)
+    if args.binary:
+        qrels = binarize(qrels, args.min_grade)
+    write_qrels(qrels, sys.stdout)
+    how = "max over questions" if args.min_questions == 1 else f"{args.min_questions}-th largest grade"
+    note(f"qrels from method={grade_set['method']} model={grade_set['model']} ({how}"
+         f"{', binary >= ' + str(args.min_grade) if args.binary else ''}): {stats.passages} passages in "
+         f"{len(qrels)} queries; {stats.failed} failed grades left out, {stats.passages_without_grade} "
+         "passages without any usable grade")
+    return 0
+

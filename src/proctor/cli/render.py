@@ -1,0 +1,44 @@
+"""Leaderboards as TSV (header + one row per system, nothing else), JSON, or Markdown."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from proctor.evaluate.leaderboard import Leaderboard
+
+
+def _num(value: float) -> str:
+    return "nan" if math.isnan(value) else f"{value:.6f}"
+
+
+def to_tsv(board: Leaderboard) -> str:
+    """`system<TAB>score<TAB>stderr<TAB>n_queries`, one row per system, best first."""
+    rows = ["system\tscore\tstderr\tn_queries"]
+    rows += [f"{e.system}\t{_num(e.score)}\t{_num(e.stderr)}\t{e.n_queries}" for e in board.entries]
+    return "\n".join(rows) + "\n"
+
+
+def to_json(board: Leaderboard, per_query: bool = False) -> str:
+    """An object with the description, notes and systems (per-query values with `per_query`)."""
+    def entry(e: Any) -> dict[str, Any]:
+        row = {"system": e.system, "score": e.score, "stderr": None if math.isnan(e.stderr) else e.stderr,
+               "n_queries": e.n_queries}
+        if per_query:
+            row["per_query"] = e.per_query
+        return row
+
+    data = {**board.description, "notes": board.notes, "systems": [entry(e) for e in board.entries]}
+    return json.dumps(data, indent=2) + "\n"
+
+
+def to_markdown(board: Leaderboard) -> str:
+    """A heading that says how the scores were made, then a table."""
+    how = ", ".join(f"{k}={v}" for k, v in board.description.items() if v is not None)
+    lines = [f"**Leaderboard** — {how}", ""]
+    lines += [f"> {n}" for n in board.notes] + ([""] if board.notes else [])
+    lines += ["| rank | system | score | stderr | queries |", "|---:|---|---:|---:|---:|"]
+    lines += [f"| {i} | {e.system} | {_num(e.score)} | {_num(e.stderr)} | {e.n_queries} |"
+              for i, e in enumerate(board.entries, start=1)]
+    return "\n".join(lines) + "\n"

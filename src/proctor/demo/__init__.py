@@ -1,0 +1,1 @@
+"""The bundled example collection and the `proctor demo` job."""

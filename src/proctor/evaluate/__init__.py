@@ -1,0 +1,1 @@
+"""Phase 3: grades → relevance labels → qrels and coverage → leaderboards."""

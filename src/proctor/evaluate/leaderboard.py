@@ -1,0 +1,109 @@
+"""Leaderboards: per-query scores of every system → mean, standard error, number of queries, sorted.
+
+`measure_leaderboard` scores ranked runs against qrels (EXAM-Qrels or human judgments) with a measure of
+`proctor.evaluate.measures`; `cover_leaderboard` computes EXAM-Cover. Both return a `Leaderboard` that says
+how it was made.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from proctor.evaluate.cover import CoverTable, cover_per_query
+from proctor.evaluate.measures import MeasureSpec
+from proctor.evaluate.runs import Ranked
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One system's row."""
+
+    system: str
+    score: float
+    stderr: float
+    n_queries: int
+    per_query: dict[str, float]
+
+
+@dataclass
+class Leaderboard:
+    """Systems sorted by score (best first) and a description of how the scores were made."""
+
+    entries: list[Entry]
+    description: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+
+    def scores(self) -> dict[str, float]:
+        """`{system: score}`."""
+        return {e.system: e.score for e in self.entries}
+
+
+def summarize(system: str, per_query: dict[str, float]) -> Entry:
+    """Mean over queries and its standard error (sample standard deviation / sqrt(n); NaN below 2 queries)."""
+    n = len(per_query)
+    if n == 0:
+        return Entry(system, 0.0, math.nan, 0, {})
+    values = list(per_query.values())
+    mean = math.fsum(values) / n
+    stderr = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1) / n) if n > 1 else math.nan
+    return Entry(system, mean, stderr, n, dict(sorted(per_query.items())))
+
+
+def ranked_entries(per_system: dict[str, dict[str, float]]) -> list[Entry]:
+    """Entries sorted by score (best first), ties by system name."""
+    entries = [summarize(system, per_query) for system, per_query in per_system.items()]
+    return sorted(entries, key=lambda e: (-e.score, e.system))
+
+
+def measure_per_query(
+    ranked: dict[str, list[str]], qrels: dict[str, dict[str, int]], spec: MeasureSpec, rel_level: int,
+    missing: str = "skip",
+) -> dict[str, float]:
+    """One system's per-query values: queries in both run and qrels (trec_eval), plus 0 for queries in
+    the qrels that the run lacks when `missing="zero"` (trec_eval -c)."""
+    out = {qid: spec.per_query(ranked[qid], qrels[qid], rel_level) for qid in ranked if qid in qrels}
+    if missing == "zero":
+        for qid in qrels:
+            out.setdefault(qid, 0.0)
+    return out
+
+
+def measure_leaderboard(
+    runs: Ranked, qrels: dict[str, dict[str, int]], spec: MeasureSpec, rel_level: int | None = None,
+    *, missing: str = "skip", description: dict[str, Any] | None = None,
+) -> Leaderboard:
+    """A leaderboard of `spec` over all runs; binary measures count labels >= the relevance level
+    (the one in the measure's name, else `rel_level`, else 1)."""
+    level = spec.rel if spec.rel is not None else (rel_level if rel_level is not None else 1)
+    per_system = {run: measure_per_query(r, qrels, spec, level, missing) for run, r in runs.items()}
+    notes = []
+    if not spec.measure.uses_relevance_level and rel_level is not None:
+        notes.append(f"{spec.name} uses the graded labels as gains and ignores the relevance level "
+                     f"(as trec_eval does); --min-grade {rel_level} has no effect on it")
+    desc = {"measure": spec.name, "trec_eval_name": spec.trec_name,
+            "relevance_level": level if spec.measure.uses_relevance_level else None,
+            "missing": missing, **(description or {})}
+    return Leaderboard(ranked_entries(per_system), desc, notes)
+
+
+def cover_leaderboard(
+    runs: Ranked, table: CoverTable, *, budget: int = 20, missing: str = "zero", normalize: str | None = None,
+    description: dict[str, Any] | None = None,
+) -> Leaderboard:
+    """An EXAM-Cover (or n-EXAM) leaderboard over all runs."""
+    per_system: dict[str, dict[str, float]] = {}
+    left_out: set[str] = set()
+    for run, ranked in runs.items():
+        per_system[run], skipped = cover_per_query(ranked, table, budget=budget, missing=missing,
+                                                   normalize=normalize)
+        left_out.update(skipped)
+    notes = [f"EXAM-Cover: queries a system did not answer are {'counted as 0' if missing == 'zero' else 'skipped'}"
+             f" (--missing {missing})"]
+    if left_out:
+        notes.append(f"n-EXAM: {len(left_out)} queries left out because no pooled passage answers any "
+                     f"of their questions at grade >= {table.tau}")
+    desc = {"metric": "n-EXAM-Cover" if normalize == "pool" else "EXAM-Cover", "min_grade": table.tau,
+            "budget": budget, "missing": missing, "normalize": normalize, **(description or {})}
+    return Leaderboard(ranked_entries(per_system), desc, notes)

@@ -1,0 +1,63 @@
+"""What every measure declares: names, parameters, whether it uses the relevance level, and its code."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A trec_eval-compatible measure over one query.
+
+    `compute(ranked, qrels, rel_level, cutoff)` gets the query's passage ids in trec_eval order, the
+    query's `{passage_id: label}` and the parameters, and returns the query's value.
+    """
+
+    name: str
+    """The ir_measures name (`P`, `nDCG`, `RR`, `AP`, `Rprec`)."""
+    trec_name: str
+    """The trec_eval name without cutoff (`P`, `ndcg_cut`, `recip_rank`, `map`, `Rprec`)."""
+    description: str
+    citation: str
+    needs_cutoff: bool
+    accepts_cutoff: bool
+    uses_relevance_level: bool
+    """False when trec_eval ignores the relevance level (graded gain measures such as nDCG)."""
+    compute: Callable[[list[str], dict[str, int], int, int | None], float]
+    trec_name_no_cutoff: str | None = None
+    """trec_eval's name when no cutoff is given, where it differs (`ndcg`)."""
+
+
+@dataclass(frozen=True)
+class MeasureSpec:
+    """A measure with its parameters bound: `P@20`, `nDCG@10`, `P(rel=3)@20`."""
+
+    measure: Measure
+    cutoff: int | None = None
+    rel: int | None = None
+    """A relevance level written into the name (`P(rel=3)@20`); otherwise the caller's τ is used."""
+
+    @property
+    def name(self) -> str:
+        """The ir_measures form, as shown in reports."""
+        rel = f"(rel={self.rel})" if self.rel is not None else ""
+        cut = f"@{self.cutoff}" if self.cutoff is not None else ""
+        return f"{self.measure.name}{rel}{cut}"
+
+    @property
+    def trec_name(self) -> str:
+        """The trec_eval form (`P.20`, `ndcg_cut.10`)."""
+        if self.cutoff is None:
+            return self.measure.trec_name_no_cutoff or self.measure.trec_name
+        return f"{self.measure.trec_name}.{self.cutoff}"
+
+    def per_query(self, ranked: list[str], qrels: dict[str, int], rel_level: int) -> float:
+        """The measure's value for one query."""
+        level = self.rel if self.rel is not None else rel_level
+        return self.measure.compute(ranked, qrels, level, self.cutoff)
+
+
+def relevant_count(qrels: dict[str, int], rel_level: int) -> int:
+    """R: how many judged passages reach the relevance level."""
+    return sum(1 for label in qrels.values() if label >= rel_level)

@@ -1,0 +1,181 @@
+"""Import files into the store: one function per kind, each inside one transaction.
+
+Unknown query ids (rankings, judgments or questions for a query the store does not know, once it knows
+some) are errors naming the file and line, unless the caller asks to skip them; skipped lines are counted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from proctor.errors import InputError, UsageError
+from proctor.io.banks import read_bank
+from proctor.io.corpus import read_corpus
+from proctor.io.exampp import read_exampp
+from proctor.io.queries import read_queries
+from proctor.io.trec import read_qrels, read_run
+from proctor.store import Store
+
+KINDS = ("queries", "runs", "qrels", "corpus", "bank", "exampp")
+
+
+@dataclass
+class ImportReport:
+    """What one import added (counts of items read) and what it skipped."""
+
+    kind: str
+    path: str
+    counts: dict[str, int] = field(default_factory=dict)
+    skipped_unknown_queries: int = 0
+    unchanged: bool = False
+
+    def summary(self) -> str:
+        """One line for the terminal."""
+        parts = ", ".join(f"{n} {what}" for what, n in self.counts.items())
+        extra = f"; skipped {self.skipped_unknown_queries} lines of unknown queries" if self.skipped_unknown_queries else ""
+        same = " (already imported: nothing changed)" if self.unchanged else ""
+        return f"{self.path}: {self.kind}: {parts}{extra}{same}"
+
+
+@dataclass
+class ImportOptions:
+    """Options of `proctor import`."""
+
+    with_grades: bool = True
+    bank_name: str | None = None
+    skip_unknown_queries: bool = False
+
+
+def import_files(
+    store: Store, kind: str, paths: list[str | Path], options: ImportOptions | None = None
+) -> list[ImportReport]:
+    """Import files of `kind` in one transaction: on any error the store is left unchanged."""
+    if kind not in _IMPORTERS:
+        raise UsageError(f"unknown import kind {kind!r}; choose one of {', '.join(KINDS)}")
+    options = options or ImportOptions()
+    reports = []
+    with store.transaction():
+        for path in map(Path, paths):
+            report = ImportReport(kind, str(path))
+            before = store.db.total_changes
+            _IMPORTERS[kind](store, path, options, report)
+            report.unchanged = store.db.total_changes == before
+            store.record_import(kind, _sha256(path), str(path))
+            reports.append(report)
+    return reports
+
+
+class _QueryCheck:
+    """Decides, line by line, whether a query id is known; counts what it skips."""
+
+    def __init__(self, store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
+        self.known = store.query_ids()
+        self.path, self.skip, self.report = path, options.skip_unknown_queries, report
+
+    def keep(self, line: int, query_id: str) -> bool:
+        if not self.known or query_id in self.known:
+            return True
+        if self.skip:
+            self.report.skipped_unknown_queries += 1
+            return False
+        raise InputError(str(self.path), line,
+                         f"unknown query id {query_id!r} (the store knows {len(self.known)} queries; "
+                         "import them first, or pass --skip-unknown-queries)")
+
+
+def _import_queries(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
+    rows = read_queries(path)
+    seen: dict[str, int] = {}
+    for line, qid, _ in rows:
+        if qid in seen and line > 1:
+            raise InputError(str(path), line, f"query {qid!r} also on line {seen[qid]}")
+        seen[qid] = line
+    store.upsert_queries((qid, text) for _, qid, text in rows)
+    report.counts["queries"] = len(rows)
+
+
+def _import_runs(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
+    check = _QueryCheck(store, path, options, report)
+    lines = [r for r in read_run(path) if check.keep(r.line, r.query_id)]
+    store.upsert_rankings((r.run, r.query_id, r.passage_id, r.rank, r.score) for r in lines)
+    store.upsert_passages((r.passage_id, None) for r in lines)
+    report.counts["runs"] = len({r.run for r in lines})
+    report.counts["rankings"] = len(lines)
+
+
+def _import_qrels(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
+    check = _QueryCheck(store, path, options, report)
+    rows = [(qid, pid, rel) for line, qid, pid, rel in read_qrels(path) if check.keep(line, qid)]
+    store.upsert_judgments(rows)
+    store.upsert_passages((pid, None) for _, pid, _ in rows)
+    report.counts["judgments"] = len(rows)
+
+
+def _import_corpus(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
+    rows = read_corpus(path)
+    store.upsert_passages((pid, text) for _, pid, text in rows)
+    report.counts["passages"] = len(rows)
+
+
+def _import_bank(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
+    bank = read_bank(path)
+    check = _QueryCheck(store, path, options, report)
+    questions = [q for q in bank.questions if check.keep(bank.lines[q["question_id"]], q["query_id"])]
+    bank.questions = questions
+    name = options.bank_name or _stem(path)
+    store.upsert_queries((qid, text) for qid, text in bank.query_texts.items() if not check.known or qid in check.known)
+    store.replace_bank(name, bank.version, str(path), bank.info or None, questions)
+    report.counts["questions"] = sum(q["kind"] == "question" for q in questions)
+    report.counts["nuggets"] = sum(q["kind"] == "nugget" for q in questions)
+    report.counts["queries"] = len({q["query_id"] for q in questions})
+
+
+def _import_exampp(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
+    counts = dict.fromkeys(("queries", "passages", "judgments", "rankings", "grades"), 0)
+    runs: set[str] = set()
+    for query in read_exampp(path, with_grades=options.with_grades):
+        store.upsert_queries([(query.query_id, None)])
+        store.upsert_passages(query.passages)
+        store.upsert_judgments(query.judgments)
+        store.upsert_rankings(query.rankings)
+        for (method, model, version), info in query.configs.items():
+            store.upsert_grade_config(method, model, version, info)
+        store.upsert_grades(query.grades)
+        counts["queries"] += 1
+        counts["passages"] += len(query.passages)
+        counts["judgments"] += len(query.judgments)
+        counts["rankings"] += len(query.rankings)
+        counts["grades"] += len(query.grades)
+        runs.update(r[0] for r in query.rankings)
+    counts["runs"] = len(runs)
+    if not options.with_grades:
+        del counts["grades"]
+    report.counts.update(counts)
+
+
+_IMPORTERS: dict[str, Callable[[Store, Path, ImportOptions, ImportReport], None]] = {
+    "queries": _import_queries,
+    "runs": _import_runs,
+    "qrels": _import_qrels,
+    "corpus": _import_corpus,
+    "bank": _import_bank,
+    "exampp": _import_exampp,
+}
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    for suffix in (".gz", ".jsonl", ".json", ".yaml", ".yml"):
+        name = name.removesuffix(suffix)
+    return name
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

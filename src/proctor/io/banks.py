@@ -1,0 +1,99 @@
+"""Read question banks in both formats of the original workbench (exam_pp).
+
+One JSON line per query (or per query facet): `{query_id, facet_id, test_collection, query_text, info,
+items: [...]}` (current format) or `... questions: [...]` (older format). An item is a question
+(`question_id`, `question_text`, optional `gold_answers`) or a nugget (`nugget_id`, `nugget_text`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from proctor.errors import InputError
+from proctor.io.textfile import iter_jsonl
+
+ANSWER_KEYS = ("gold_answers", "answers", "answer", "gold_answer")
+
+
+@dataclass
+class Bank:
+    """A parsed bank: its questions (dicts ready for `Store.replace_bank`) and the query texts it names."""
+
+    questions: list[dict[str, Any]] = field(default_factory=list)
+    query_texts: dict[str, str] = field(default_factory=dict)
+    lines: dict[str, int] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def version(self) -> str:
+        """A digest of the bank's content: same questions, same version."""
+        digest = hashlib.sha256()
+        for q in sorted(self.questions, key=lambda q: q["question_id"]):
+            digest.update(repr((q["question_id"], q["query_id"], q.get("facet_id"), q["kind"], q["text"],
+                                q.get("answers"))).encode())
+        return digest.hexdigest()[:12]
+
+
+def read_bank(path: str | Path) -> Bank:
+    """Parse a bank file (plain or gzipped JSONL); every problem names the file and the line."""
+    bank = Bank()
+    for line, obj in iter_jsonl(path):
+        if not isinstance(obj, dict):
+            raise InputError(str(path), line, "expected a JSON object per line")
+        items = obj.get("items", obj.get("questions"))
+        if not isinstance(items, list):
+            raise InputError(str(path), line, "expected a list under key 'items' (or the older 'questions')")
+        query_id = obj.get("query_id")
+        if not isinstance(query_id, str | int):
+            raise InputError(str(path), line, "missing 'query_id'")
+        query_id = str(query_id)
+        facet_id = obj.get("facet_id")
+        text = obj.get("query_text")
+        if isinstance(text, str) and facet_id is None:
+            bank.query_texts.setdefault(query_id, text)
+        if isinstance(obj.get("info"), dict) and not bank.info:
+            bank.info = {k: v for k, v in obj["info"].items() if k != "hash"}
+        for item in items:
+            question = _item(path, line, item, query_id, facet_id, text)
+            if question["question_id"] in bank.lines:
+                first = bank.lines[question["question_id"]]
+                raise InputError(str(path), line, f"id {question['question_id']!r} also on line {first}")
+            bank.lines[question["question_id"]] = line
+            bank.questions.append(question)
+    return bank
+
+
+def _item(path: str | Path, line: int, item: Any, query_id: str, facet_id: Any, query_text: Any) -> dict:
+    if not isinstance(item, dict):
+        raise InputError(str(path), line, "every item must be a JSON object")
+    if "nugget_id" in item or "nugget_text" in item:
+        kind, id_key, text_key = "nugget", "nugget_id", "nugget_text"
+    else:
+        kind, id_key, text_key = "question", "question_id", "question_text"
+    qid, text = item.get(id_key), item.get(text_key)
+    if not isinstance(qid, str) or not qid or not isinstance(text, str) or not text.strip():
+        raise InputError(str(path), line, f"a {kind} needs a non-empty {id_key!r} and {text_key!r}")
+    item_query = str(item.get("query_id", query_id))
+    if item_query != query_id:
+        raise InputError(str(path), line, f"{kind} {qid!r} names query {item_query!r}, its line {query_id!r}")
+    answers = next((item[k] for k in ANSWER_KEYS if item.get(k) is not None), None)
+    if isinstance(answers, str):
+        answers = [answers]
+    if answers is not None and not (isinstance(answers, list) and all(isinstance(a, str) for a in answers)):
+        raise InputError(str(path), line, f"{kind} {qid!r}: gold answers must be a string or a list of strings")
+    info = {k: v for k, v in item.items()
+            if k not in {id_key, text_key, "query_id", "facet_id", *ANSWER_KEYS} and v is not None}
+    if query_text is not None and facet_id is not None:
+        info["query_text"] = query_text
+    return {
+        "question_id": qid,
+        "query_id": query_id,
+        "facet_id": item.get("facet_id", facet_id),
+        "kind": kind,
+        "text": text.strip(),
+        "answers": sorted(set(answers)) if answers else None,
+        "info": info or None,
+    }

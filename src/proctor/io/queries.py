@@ -1,0 +1,68 @@
+"""Read query (topic) files: JSON `{id: text}`, JSONL `{"query_id"|"id"|"qid": ..., "text"|"query": ...}`,
+or TSV `id<TAB>text`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from proctor.errors import InputError
+from proctor.io.textfile import iter_jsonl, looks_like_json, parse_json_document, read_lines
+
+ID_KEYS = ("query_id", "qid", "id", "_id", "topic_id")
+TEXT_KEYS = ("text", "query", "query_text", "title")
+
+
+def read_queries(path: str | Path) -> list[tuple[int, str, str]]:
+    """Return `(line, query_id, text)` for every query in the file, in file order."""
+    name = str(path).removesuffix(".gz")
+    if name.endswith(".jsonl"):
+        return _read_jsonl(path)
+    if name.endswith(".json") or looks_like_json(path):
+        try:
+            return _read_json(path)
+        except InputError as exc:
+            # A JSONL file without the .jsonl suffix fails as one document: read it line by line.
+            if "Extra data" in exc.message:
+                return _read_jsonl(path)
+            raise
+    return _read_tsv(path)
+
+
+def _read_json(path: str | Path) -> list[tuple[int, str, str]]:
+    data = parse_json_document(path)
+    if isinstance(data, dict):
+        out = []
+        for qid, text in data.items():
+            if not isinstance(text, str):
+                raise InputError(str(path), None, f"query {qid!r}: text must be a string, got {type(text).__name__}")
+            out.append((1, str(qid), text))
+        return out
+    if isinstance(data, list):
+        return [(1, *_record(path, 1, item)) for item in data]
+    raise InputError(str(path), 1, "expected a JSON object {query_id: text} or a list of query records")
+
+
+def _read_jsonl(path: str | Path) -> list[tuple[int, str, str]]:
+    return [(line, *_record(path, line, obj)) for line, obj in iter_jsonl(path)]
+
+
+def _record(path: str | Path, line: int, obj: object) -> tuple[str, str]:
+    if not isinstance(obj, dict):
+        raise InputError(str(path), line, "expected a JSON object with a query id and text")
+    qid = next((obj[k] for k in ID_KEYS if k in obj), None)
+    text = next((obj[k] for k in TEXT_KEYS if k in obj), None)
+    if qid is None or not isinstance(text, str):
+        raise InputError(str(path), line, f"expected keys {ID_KEYS[0]!r} and {TEXT_KEYS[0]!r} (string)")
+    return str(qid), text
+
+
+def _read_tsv(path: str | Path) -> list[tuple[int, str, str]]:
+    out = []
+    for line, text in read_lines(path):
+        if not text.strip():
+            continue
+        parts = text.split("\t", 1)
+        if len(parts) != 2 or not parts[0].strip():
+            raise InputError(str(path), line, "expected `query_id<TAB>text`")
+        out.append((line, parts[0].strip(), parts[1].strip()))
+    return out
