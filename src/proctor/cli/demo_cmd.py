@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from proctor.demo.run import run_demo
-
 
 def register(commands: argparse._SubParsersAction) -> None:
     """Add the `demo` command."""
@@ -18,5 +16,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the demo."""
+    """Run the demo (imported here: the demo drives the CLI itself)."""
+    from proctor.demo.run import run_demo
+
     return run_demo(args.out)

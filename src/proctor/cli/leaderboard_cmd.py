@@ -12,10 +12,16 @@ from proctor.cli.render import to_json, to_markdown, to_tsv
 from proctor.errors import UsageError
 from proctor.evaluate.cover import CoverTable
 from proctor.evaluate.leaderboard import Leaderboard, cover_leaderboard, measure_leaderboard
-from proctor.evaluate.measures import known_measures, parse_measure
+from proctor.evaluate.measures import MeasureSpec, known_measures, parse_measure
+from proctor.evaluate.runs import Ranked
 from proctor.evaluate.sources import (
-    choose_grade_set, describe, exam_qrels, load_runs, official_or_file_qrels,
+    choose_grade_set,
+    describe,
+    exam_qrels,
+    load_runs,
+    official_or_file_qrels,
 )
+from proctor.store import Store
 
 DESCRIPTION = f"""\
 Score systems and print a leaderboard, best first.
@@ -59,9 +65,10 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build the leaderboard and print it."""
+    spec = check_options(args)
     with readable_store(args.store) as store:
         runs = load_runs(store, args.runs)
-        board = cover_board(store, runs, args) if args.metric == "cover" else qrels_board(store, runs, args)
+        board = cover_board(store, runs, args) if spec is None else qrels_board(store, runs, spec, args)
     for line in board.notes:
         note(line)
     if args.format == "tsv":
@@ -73,8 +80,16 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def qrels_board(store, runs, args: argparse.Namespace) -> Leaderboard:
-    """EXAM-Qrels (or human-judgment) leaderboard."""
+def check_options(args: argparse.Namespace) -> MeasureSpec | None:
+    """Refuse contradictory options before any work; returns the measure (None for cover)."""
+    if args.metric == "cover":
+        if args.measure or args.qrels:
+            raise UsageError("--metric cover takes no --measure or --qrels (it reads the grades directly)")
+        if args.min_grade is None:
+            raise UsageError("--metric cover needs --min-grade T (the smallest grade that answers a question)")
+        if args.budget < 1:
+            raise UsageError("--budget must be at least 1")
+        return None
     if not args.measure:
         raise UsageError("--metric qrels needs --measure M (e.g. P@20 or ndcg_cut.10)")
     if args.normalize:
@@ -82,13 +97,17 @@ def qrels_board(store, runs, args: argparse.Namespace) -> Leaderboard:
     spec = parse_measure(args.measure)
     if spec.rel is not None and args.min_grade is not None and spec.rel != args.min_grade:
         raise UsageError(f"{args.measure} names rel={spec.rel} but --min-grade is {args.min_grade}")
-    level = spec.rel if spec.rel is not None else args.min_grade
+    if (not args.qrels and spec.rel is None and args.min_grade is None and spec.measure.uses_relevance_level):
+        raise UsageError(f"{spec.name} on EXAM-Qrels needs --min-grade T (the smallest relevant grade)")
+    return spec
+
+
+def qrels_board(store: Store, runs: Ranked, spec: MeasureSpec, args: argparse.Namespace) -> Leaderboard:
+    """EXAM-Qrels (or human-judgment) leaderboard."""
     if args.qrels:
         qrels = official_or_file_qrels(store, args.qrels)
         description = {"labels": "human judgments" if args.qrels == "official" else f"qrels file {args.qrels}"}
     else:
-        if level is None and spec.measure.uses_relevance_level:
-            raise UsageError(f"{spec.name} on EXAM-Qrels needs --min-grade T (the smallest relevant grade)")
         grade_set = choose_grade_set(store, args.method, args.model)
         qrels = exam_qrels(store, grade_set, min_questions=args.min_questions, facets=args.facets)
         description = describe(store, grade_set)
@@ -98,14 +117,8 @@ def qrels_board(store, runs, args: argparse.Namespace) -> Leaderboard:
     return measure_leaderboard(runs, qrels, spec, args.min_grade, missing=missing, description=description)
 
 
-def cover_board(store, runs, args: argparse.Namespace) -> Leaderboard:
+def cover_board(store: Store, runs: Ranked, args: argparse.Namespace) -> Leaderboard:
     """EXAM-Cover leaderboard."""
-    if args.measure or args.qrels:
-        raise UsageError("--metric cover takes no --measure or --qrels (it reads the grades directly)")
-    if args.min_grade is None:
-        raise UsageError("--metric cover needs --min-grade T (the smallest grade that answers a question)")
-    if args.budget < 1:
-        raise UsageError("--budget must be at least 1")
     grade_set = choose_grade_set(store, args.method, args.model)
     table = CoverTable.build(store.grade_rows(grade_set["method"], grade_set["model"]), args.min_grade)
     return cover_leaderboard(runs, table, budget=args.budget, missing=args.missing or "zero",

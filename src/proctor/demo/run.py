@@ -1,2 +1,46 @@
-def run_demo(out):
-    raise NotImplementedError
+"""`proctor demo`: write the example collection, import it through the public readers, and print the
+EXAM-Qrels, EXAM-Cover and human-judgment leaderboards with how each was made."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from proctor.cli import main as cli
+from proctor.demo.write import write_collection
+
+
+def run_demo(out: str | Path) -> int:
+    """Run the demo into folder `out` (the store is rebuilt each time); return an exit status."""
+    out = Path(out)
+    paths = write_collection(out / "collection")
+    store = out / "demo.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{store}{suffix}").unlink(missing_ok=True)
+    steps = [
+        ["import", "queries", str(paths["queries"])],
+        ["import", "corpus", str(paths["corpus"])],
+        ["import", "runs", *sorted(str(p) for p in paths["runs"].iterdir())],
+        ["import", "qrels", str(paths["qrels"])],
+        ["import", "bank", str(paths["bank"])],
+        ["import", "exampp", str(paths["exampp"])],
+        ["info"],
+        ["leaderboard", "--measure", "P@3", "--min-grade", "4", "--format", "md"],
+        ["leaderboard", "--measure", "nDCG@5", "--format", "md"],
+        ["leaderboard", "--metric", "cover", "--min-grade", "4", "--budget", "3", "--format", "md"],
+        ["leaderboard", "--metric", "cover", "--min-grade", "4", "--budget", "3", "--missing", "skip",
+         "--format", "md"],
+        ["leaderboard", "--measure", "nDCG@5", "--qrels", "official", "--format", "md"],
+    ]
+    for step in steps:
+        print(f"\n$ proctor {' '.join(step)} --store {store}", flush=True)
+        status = cli([*step, "--store", str(store)])
+        if status != 0:
+            return status
+    qrels_file = out / "exam.qrels"
+    print(f"\n$ proctor qrels --store {store} > {qrels_file}", flush=True)
+    with open(qrels_file, "w", encoding="utf-8") as handle, contextlib.redirect_stdout(handle):
+        status = cli(["qrels", "--store", str(store)])
+    print(f"\nDone. The store is {store}; EXAM-Qrels are in {qrels_file}. The grades are example "
+          "self-ratings written for this demo; `proctor grade` (coming) makes real ones with an LLM.")
+    return status

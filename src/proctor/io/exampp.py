@@ -100,10 +100,7 @@ def _exam_grades(query: ExamppQuery, pid: str, eg: dict) -> None:
         rating = ratings.get(qid)
         if rating is not None and (not isinstance(rating, int) or isinstance(rating, bool)):
             raise ValueError(f"self_rating {rating!r} of {qid} is not an integer")
-        if self_rated:
-            grade = rating
-        else:
-            grade = 1 if qid in correct else 0
+        grade = rating if self_rated else 1 if qid in correct else 0
         verdict = True if qid in correct else False if qid in wrong else None
         query.grades.append(Grade(
             query.query_id, pid, qid, method, model, version, grade,

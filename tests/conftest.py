@@ -1,0 +1,62 @@
+"""Shared fixtures: running the CLI in-process and as a real process, and the DL19 data when present."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from proctor.cli import main
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+DL19 = SHARED / "dl19"
+DL19_POOL = DL19 / "dl19-pool-graded-flan-t5-large.jsonl.gz"
+
+
+class Result:
+    """Exit status and captured output of one command."""
+
+    def __init__(self, code: int, out: str, err: str) -> None:
+        self.code, self.out, self.err = code, out, err
+
+
+@pytest.fixture
+def cli(capsys):
+    """Run `proctor ARGS` in-process; returns a Result."""
+
+    def run(*args: str) -> Result:
+        capsys.readouterr()
+        code = main([str(a) for a in args])
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return run
+
+
+def run_process(*args: str, cwd: Path | None = None) -> Result:
+    """Run `proctor ARGS` as a real process (as a user would)."""
+    proc = subprocess.run([sys.executable, "-m", "proctor", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd or ROOT, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture(scope="session")
+def dl19_pool() -> Path:
+    """The graded DL19 pool; tests using it skip when ../shared is absent."""
+    if not DL19_POOL.exists():
+        pytest.skip("../shared/data/dl19 is not present")
+    return DL19_POOL
+
+
+@pytest.fixture(scope="session")
+def dl19_store(dl19_pool, tmp_path_factory) -> Path:
+    """A store with the DL19 pool imported once per test session."""
+    store = tmp_path_factory.mktemp("dl19") / "dl19.db"
+    assert main(["import", "exampp", str(dl19_pool), "--store", str(store)]) == 0
+    return store
