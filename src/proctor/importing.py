@@ -35,7 +35,8 @@ class ImportReport:
     def summary(self) -> str:
         """One line for the terminal."""
         parts = ", ".join(f"{n} {what}" for what, n in self.counts.items())
-        extra = f"; skipped {self.skipped_unknown_queries} lines of unknown queries" if self.skipped_unknown_queries else ""
+        skipped = self.skipped_unknown_queries
+        extra = f"; skipped {skipped} lines of unknown queries" if skipped else ""
         same = " (already imported: nothing changed)" if self.unchanged else ""
         return f"{self.path}: {self.kind}: {parts}{extra}{same}"
 

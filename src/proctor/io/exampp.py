@@ -154,8 +154,11 @@ def _write(store: Store, handle: TextIO) -> int:
     current: dict[tuple, list[Grade]] = {}
     for g in store.grades():
         current.setdefault((g.query_id, g.passage_id, g.method, g.model, g.prompt_version), []).append(g)
+    configs: dict[tuple[str, str, str], dict] = {}
     for (qid, pid, method, model, version), grades in current.items():
-        config = store.grade_config(method, model, version) or {}
+        if (method, model, version) not in configs:
+            configs[(method, model, version)] = store.grade_config(method, model, version) or {}
+        config = configs[(method, model, version)]
         target = para(qid, pid)
         if config.get("direct"):
             for g in grades:
