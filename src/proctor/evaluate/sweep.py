@@ -1,0 +1,41 @@
+"""Many leaderboards from one store in one pass: τ = 1..5 × measures (EXAM-Qrels) and τ = 1..5 (EXAM-Cover).
+
+Grades, labels and runs are read once; each leaderboard then only re-scores. This is what reports and
+meta-evaluation build on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from proctor.evaluate.cover import CoverTable
+from proctor.evaluate.leaderboard import Leaderboard, cover_leaderboard, measure_leaderboard
+from proctor.evaluate.measures import parse_measure
+from proctor.evaluate.runs import Ranked
+from proctor.evaluate.sources import describe, exam_qrels
+from proctor.store import Store
+
+DEFAULT_MEASURES = ("P@20", "nDCG@10", "RR", "AP")
+
+
+def sweep(
+    store: Store, grade_set: dict[str, Any], runs: Ranked, *, taus: Sequence[int] = (1, 2, 3, 4, 5),
+    measures: Sequence[str] = DEFAULT_MEASURES, budget: int = 20, missing_cover: str = "zero",
+) -> list[Leaderboard]:
+    """EXAM-Qrels leaderboards for every τ × measure, then EXAM-Cover for every τ."""
+    description = describe(store, grade_set)
+    qrels = exam_qrels(store, grade_set)
+    rows = list(store.grade_rows(grade_set["method"], grade_set["model"]))
+    boards = []
+    for tau in taus:
+        for name in measures:
+            spec = parse_measure(name)
+            if not spec.measure.uses_relevance_level and tau != taus[0]:
+                continue  # nDCG ignores τ: one leaderboard is enough
+            boards.append(measure_leaderboard(runs, qrels, spec, tau if spec.measure.uses_relevance_level else None,
+                                              description=description))
+    for tau in taus:
+        boards.append(cover_leaderboard(runs, CoverTable.build(rows, tau), budget=budget, missing=missing_cover,
+                                        description=description))
+    return boards
