@@ -82,6 +82,8 @@ def run(args: argparse.Namespace) -> int:
 
 def check_options(args: argparse.Namespace) -> MeasureSpec | None:
     """Refuse contradictory options before any work; returns the measure (None for cover)."""
+    if args.per_query and args.format != "json":
+        raise UsageError("--per-query needs --format json")
     if args.metric == "cover":
         if args.measure or args.qrels:
             raise UsageError("--metric cover takes no --measure or --qrels (it reads the grades directly)")

@@ -40,6 +40,8 @@ def run(args: argparse.Namespace) -> int:
     """Write the qrels to standard output; how they were made goes to standard error."""
     if args.binary and args.min_grade is None:
         raise UsageError("--binary needs --min-grade T")
+    if args.min_grade is not None and not args.binary:
+        raise UsageError("--min-grade applies with --binary only (graded labels keep every grade)")
     with readable_store(args.store) as store:
         grade_set = choose_grade_set(store, args.method, args.model)
         stats = LabelStats()

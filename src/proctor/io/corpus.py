@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from proctor.errors import InputError
-from proctor.io.textfile import iter_jsonl, looks_like_json, read_lines
+from proctor.io.records import id_and_text, read_id_text_tsv
+from proctor.io.textfile import iter_jsonl, looks_like_json
 
 ID_KEYS = ("id", "passage_id", "paragraph_id", "docid", "pid", "_id", "doc_id")
 TEXT_KEYS = ("text", "contents", "passage", "body")
@@ -16,25 +16,12 @@ def read_corpus(path: str | Path) -> list[tuple[int, str, str]]:
     """Return `(line, passage_id, text)` for every passage."""
     if looks_like_json(path):
         return [_record(path, line, obj) for line, obj in iter_jsonl(path)]
-    out = []
-    for line, text in read_lines(path):
-        if not text.strip():
-            continue
-        parts = text.split("\t")
-        if len(parts) < 2 or not parts[0].strip():
-            raise InputError(str(path), line, "expected `passage_id<TAB>text`")
-        out.append((line, parts[0].strip(), "\t".join(parts[1:]).strip()))
-    return out
+    return read_id_text_tsv(path, "passage")
 
 
 def _record(path: str | Path, line: int, obj: object) -> tuple[int, str, str]:
-    if not isinstance(obj, dict):
-        raise InputError(str(path), line, "expected a JSON object with a passage id and text")
-    pid = next((obj[k] for k in ID_KEYS if k in obj), None)
-    text = next((obj[k] for k in TEXT_KEYS if k in obj), None)
-    if pid is None or not isinstance(text, str):
-        raise InputError(str(path), line, f"expected keys {ID_KEYS[0]!r} and {TEXT_KEYS[0]!r} (string)")
-    title = obj.get("title")
+    pid, text = id_and_text(path, line, obj, ID_KEYS, TEXT_KEYS, "passage")
+    title = obj.get("title")  # type: ignore[union-attr]
     if isinstance(title, str) and title.strip():
         text = f"{title.strip()}\n{text}"
-    return line, str(pid), text
+    return line, pid, text

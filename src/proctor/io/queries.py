@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from proctor.errors import InputError
-from proctor.io.textfile import iter_jsonl, looks_like_json, parse_json_document, read_lines
+from proctor.io.records import id_and_text, read_id_text_tsv
+from proctor.io.textfile import iter_jsonl, looks_like_json, parse_json_document
 
 ID_KEYS = ("query_id", "qid", "id", "_id", "topic_id")
 TEXT_KEYS = ("text", "query", "query_text", "title")
@@ -25,7 +26,7 @@ def read_queries(path: str | Path) -> list[tuple[int, str, str]]:
             if "Extra data" in exc.message:
                 return _read_jsonl(path)
             raise
-    return _read_tsv(path)
+    return read_id_text_tsv(path, "query")
 
 
 def _read_json(path: str | Path) -> list[tuple[int, str, str]]:
@@ -47,22 +48,4 @@ def _read_jsonl(path: str | Path) -> list[tuple[int, str, str]]:
 
 
 def _record(path: str | Path, line: int, obj: object) -> tuple[str, str]:
-    if not isinstance(obj, dict):
-        raise InputError(str(path), line, "expected a JSON object with a query id and text")
-    qid = next((obj[k] for k in ID_KEYS if k in obj), None)
-    text = next((obj[k] for k in TEXT_KEYS if k in obj), None)
-    if qid is None or not isinstance(text, str):
-        raise InputError(str(path), line, f"expected keys {ID_KEYS[0]!r} and {TEXT_KEYS[0]!r} (string)")
-    return str(qid), text
-
-
-def _read_tsv(path: str | Path) -> list[tuple[int, str, str]]:
-    out = []
-    for line, text in read_lines(path):
-        if not text.strip():
-            continue
-        parts = text.split("\t", 1)
-        if len(parts) != 2 or not parts[0].strip():
-            raise InputError(str(path), line, "expected `query_id<TAB>text`")
-        out.append((line, parts[0].strip(), parts[1].strip()))
-    return out
+    return id_and_text(path, line, obj, ID_KEYS, TEXT_KEYS, "query")

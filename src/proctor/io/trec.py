@@ -34,10 +34,7 @@ def read_run(path: str | Path) -> list[RunLine]:
     for line, text in read_lines(path):
         if not text.strip():
             continue
-        parts = text.split()
-        if len(parts) != 6:
-            raise InputError(str(path), line, f"expected 6 columns `qid Q0 docid rank score tag`, got {len(parts)}")
-        qid, _, docid, rank, score, tag = parts
+        qid, _, docid, rank, score, tag = _columns(path, line, text, "qid Q0 docid rank score tag")
         try:
             rank_value = int(rank)
         except ValueError:
@@ -65,10 +62,7 @@ def read_qrels(path: str | Path) -> list[tuple[int, str, str, int]]:
     for line, text in read_lines(path):
         if not text.strip():
             continue
-        parts = text.split()
-        if len(parts) != 4:
-            raise InputError(str(path), line, f"expected 4 columns `qid iter docid relevance`, got {len(parts)}")
-        qid, _, docid, rel = parts
+        qid, _, docid, rel = _columns(path, line, text, "qid iter docid relevance")
         try:
             rel_value = int(rel)
         except ValueError:
@@ -84,6 +78,13 @@ def read_qrels(path: str | Path) -> list[tuple[int, str, str, int]]:
         seen[(qid, docid)] = (line, rel_value)
         out.append((line, qid, docid, rel_value))
     return out
+
+
+def _columns(path: str | Path, line: int, text: str, layout: str) -> list[str]:
+    parts, expected = text.split(), len(layout.split())
+    if len(parts) != expected:
+        raise InputError(str(path), line, f"expected {expected} columns `{layout}`, got {len(parts)}")
+    return parts
 
 
 def qrels_dict(rows: Iterable[tuple[int, str, str, int]]) -> dict[str, dict[str, int]]:
