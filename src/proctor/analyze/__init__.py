@@ -1,0 +1,1 @@
+"""Meta-evaluation: rank correlation with official leaderboards, agreement with human judges, reports."""

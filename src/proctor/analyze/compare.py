@@ -1,0 +1,66 @@
+"""Compare a predicted leaderboard with the official one: align systems (listing the ones that are in one
+only), correlate, bootstrap over queries, and correlate query by query."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from proctor.analyze.correlation import bootstrap_intervals, correlate_scores
+from proctor.io.leaderboards import LeaderboardFile
+
+
+def compare(
+    predicted: LeaderboardFile, official: LeaderboardFile, *, samples: int = 1000, seed: int = 0,
+) -> dict[str, Any]:
+    """Spearman, Kendall τ-b and τ_AP over the systems in both, with bootstrap intervals when per-query
+    scores are available, and the systems missing from either side."""
+    common = sorted(set(predicted.scores) & set(official.scores))
+    pred = [predicted.scores[s] for s in common]
+    off = [official.scores[s] for s in common]
+    corr = correlate_scores(pred, off)
+    result: dict[str, Any] = {
+        "spearman": _clean(corr.spearman),
+        "kendall": _clean(corr.kendall),
+        "tau_ap": _clean(corr.tau_ap),
+        "n_systems": len(common),
+        "missing": {
+            "only_in_leaderboard": sorted(set(predicted.scores) - set(official.scores)),
+            "only_in_official": sorted(set(official.scores) - set(predicted.scores)),
+        },
+        "official_kind": official.kind,
+        "method": "scipy semantics: scores ranked with average ranks; Kendall tau-b; tau_AP top-weighted "
+                  "(Yilmaz et al. 2008), official ties count one half",
+        "confidence_intervals": None,
+    }
+    if predicted.per_query and samples > 0:
+        pred_pq = {s: predicted.per_query[s] for s in common if s in predicted.per_query}
+        if official.per_query:
+            off_source: dict = {s: official.per_query[s] for s in pred_pq if s in official.per_query}
+        else:
+            off_source = {s: official.scores[s] for s in pred_pq}
+        pred_pq = {s: v for s, v in pred_pq.items() if s in off_source}
+        intervals = bootstrap_intervals(pred_pq, off_source, samples=samples, seed=seed)
+        if intervals:
+            result["confidence_intervals"] = {
+                "level": 0.95, "samples": samples, "seed": seed, "resampled": "queries",
+                **{k: list(v) for k, v in intervals.items()},
+            }
+    return result
+
+
+def per_query_correlation(
+    predicted: dict[str, dict[str, float]], official: dict[str, dict[str, float]]
+) -> dict[str, dict[str, Any]]:
+    """For every query (ids matched exactly), the correlation of the systems' scores on that query alone."""
+    queries = sorted({q for per in predicted.values() for q in per} & {q for per in official.values() for q in per})
+    out = {}
+    for qid in queries:
+        systems = sorted(s for s in predicted if qid in predicted[s] and qid in official.get(s, {}))
+        corr = correlate_scores([predicted[s][qid] for s in systems], [official[s][qid] for s in systems])
+        out[qid] = {"spearman": _clean(corr.spearman), "kendall": _clean(corr.kendall), "n_systems": len(systems)}
+    return out
+
+
+def _clean(value: float) -> float | None:
+    return None if math.isnan(value) else value

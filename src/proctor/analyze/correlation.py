@@ -1,0 +1,149 @@
+"""Rank correlation of leaderboards: Spearman's ρ and Kendall's τ-b exactly as scipy computes them (values
+ranked with average ranks), τ_AP (Yilmaz, Aslam & Robertson 2008, top-weighted), and bootstrap
+confidence intervals over queries."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+def average_ranks(values: Sequence[float]) -> list[float]:
+    """Ranks 1..n, ties sharing the average of their positions (scipy's `rankdata(method="average")`)."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def pearson(x: Sequence[float], y: Sequence[float]) -> float:
+    """Pearson's r; NaN when either side is constant or fewer than 2 values."""
+    n = len(x)
+    if n < 2:
+        return math.nan
+    mx, my = math.fsum(x) / n, math.fsum(y) / n
+    sxy = math.fsum((a - mx) * (b - my) for a, b in zip(x, y, strict=True))
+    sxx = math.fsum((a - mx) ** 2 for a in x)
+    syy = math.fsum((b - my) ** 2 for b in y)
+    if sxx == 0 or syy == 0:
+        return math.nan
+    return max(-1.0, min(1.0, sxy / math.sqrt(sxx * syy)))
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float:
+    """Spearman's ρ: Pearson's r of the average ranks."""
+    return pearson(average_ranks(x), average_ranks(y))
+
+
+def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float:
+    """Kendall's τ-b (ties in either ranking handled as scipy's `kendalltau`)."""
+    n = len(x)
+    concordant = discordant = ties_x = ties_y = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            dx, dy = x[i] - x[j], y[i] - y[j]
+            if dx == 0 and dy == 0:
+                continue
+            if dx == 0:
+                ties_x += 1
+            elif dy == 0:
+                ties_y += 1
+            elif (dx > 0) == (dy > 0):
+                concordant += 1
+            else:
+                discordant += 1
+    denominator = math.sqrt((concordant + discordant + ties_x) * (concordant + discordant + ties_y))
+    return (concordant - discordant) / denominator if denominator else math.nan
+
+
+def tau_ap(predicted: Sequence[float], truth: Sequence[float]) -> float:
+    """τ_AP of the predicted ranking against the true one (higher = better on both sides).
+
+    The predicted list is read best first (ties in it broken by position in the input); item i counts the
+    items above it that the truth also puts above it, a pair tied in the truth counting one half.
+    """
+    n = len(predicted)
+    if n < 2:
+        return math.nan
+    order = sorted(range(n), key=lambda i: -predicted[i])
+    total = 0.0
+    for pos in range(1, n):
+        item = order[pos]
+        correct = 0.0
+        for above in order[:pos]:
+            if truth[above] > truth[item]:
+                correct += 1
+            elif truth[above] == truth[item]:
+                correct += 0.5
+        total += correct / pos
+    return 2 * total / (n - 1) - 1
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """Correlations between two aligned score lists."""
+
+    spearman: float
+    kendall: float
+    tau_ap: float
+    n: int
+
+
+def correlate_scores(predicted: Sequence[float], official: Sequence[float]) -> Correlation:
+    """All three coefficients; both lists hold scores where higher is better."""
+    return Correlation(spearman(predicted, official), kendall_tau_b(predicted, official),
+                       tau_ap(predicted, official), len(predicted))
+
+
+def bootstrap_intervals(
+    predicted: dict[str, dict[str, float]], official: dict[str, dict[str, float]] | dict[str, float],
+    *, samples: int = 1000, seed: int = 0, level: float = 0.95,
+) -> dict[str, tuple[float, float]]:
+    """Percentile bootstrap intervals of ρ and τ-b, resampling queries with replacement.
+
+    `predicted` holds per-query scores `{system: {query: value}}`; `official` holds per-query scores too
+    (resampled with the same queries) or fixed scores `{system: value}`. A system's score in a sample is
+    the mean over the sampled queries it has.
+    """
+    import numpy as np
+
+    systems = sorted(predicted)
+    queries = sorted({q for per in predicted.values() for q in per})
+    if len(systems) < 3 or len(queries) < 2:
+        return {}
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(queries), size=(samples, len(queries)))
+    pred_means = _sample_means(np, predicted, systems, queries, picks)
+    per_query_official = all(isinstance(v, dict) for v in official.values())
+    if per_query_official:
+        off_means = _sample_means(np, official, systems, queries, picks)  # type: ignore[arg-type]
+    else:
+        fixed = np.array([official[s] for s in systems], dtype=float)
+        off_means = np.tile(fixed, (samples, 1))
+    rhos, taus = [], []
+    for b in range(samples):
+        rhos.append(spearman(pred_means[b].tolist(), off_means[b].tolist()))
+        taus.append(kendall_tau_b(pred_means[b].tolist(), off_means[b].tolist()))
+    low, high = (1 - level) / 2 * 100, (1 + level) / 2 * 100
+    out = {}
+    for name, values in (("spearman", rhos), ("kendall", taus)):
+        arr = np.array([v for v in values if not math.isnan(v)])
+        if len(arr):
+            out[name] = (float(np.percentile(arr, low)), float(np.percentile(arr, high)))
+    return out
+
+
+def _sample_means(np, per_query, systems, queries, picks):
+    matrix = np.array([[per_query.get(s, {}).get(q, np.nan) for q in queries] for s in systems], dtype=float)
+    sampled = matrix[:, picks]  # systems × samples × queries
+    with np.errstate(invalid="ignore"):
+        means = np.nanmean(sampled, axis=2)
+    return np.nan_to_num(means, nan=0.0).T  # samples × systems

@@ -1,0 +1,37 @@
+"""Agreement of every grade set in a store with the store's human judgments (pairs of predicted label and
+judgment for the passages that have both), for labels from "at least m questions"."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from proctor.analyze.agreement import BINARY_MERGES, agreement_report
+from proctor.errors import UsageError
+from proctor.evaluate.sources import describe, exam_qrels
+from proctor.store import Store
+
+
+def store_agreement(
+    store: Store, judged_relevant: int, *, min_questions: Sequence[int] = (1, 2, 5),
+    merges: Sequence[str] = BINARY_MERGES, method: str | None = None, model: str | None = None,
+) -> dict[str, Any]:
+    """Agreement figures per grade set and per m."""
+    judgments = store.judgments()
+    if not judgments:
+        raise UsageError(f"{store.path}: the store holds no judgments to agree with (import qrels)")
+    sets = [s for s in store.grade_sets()
+            if (method is None or s["method"] == method) and (model is None or s["model"] == model)]
+    if not sets:
+        raise UsageError(f"{store.path}: no grades match (method={method}, model={model})")
+    out = []
+    for grade_set in sets:
+        per_m = {}
+        for m in min_questions:
+            labels = exam_qrels(store, grade_set, min_questions=m)
+            pairs = [(label, judgments[q][p]) for q, per in labels.items() for p, label in per.items()
+                     if p in judgments.get(q, {})]
+            per_m[str(m)] = agreement_report([a for a, _ in pairs], [b for _, b in pairs], judged_relevant, merges)
+        out.append({**describe(store, grade_set), "at_least_m_questions": per_m})
+    return {"store": str(store.path), "judged_relevant": judged_relevant,
+            "label_rule": "label = m-th largest grade over the query's questions", "grade_sets": out}

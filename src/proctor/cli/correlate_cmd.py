@@ -1,0 +1,112 @@
+"""`proctor correlate LEADERBOARD --official OFFICIAL`: how well a leaderboard agrees with the official one."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from proctor.analyze.compare import compare, per_query_correlation
+from proctor.cli.common import add_format, note, readable_store
+from proctor.errors import UsageError
+from proctor.evaluate.leaderboard import measure_leaderboard
+from proctor.evaluate.measures import parse_measure
+from proctor.evaluate.runs import order_runs
+from proctor.io.leaderboards import LeaderboardFile, read_leaderboard, read_official
+from proctor.io.trec import qrels_dict, read_qrels, read_runs
+
+DESCRIPTION = """\
+Correlate a leaderboard with the official one: Spearman's rho and Kendall's tau-b exactly as scipy computes
+them (scores ranked with average ranks), and tau_AP (top-weighted). Systems found in one leaderboard only are
+listed under `missing`, never dropped silently.
+
+LEADERBOARD: a TSV or JSON written by `proctor leaderboard` (JSON with --per-query enables bootstrap
+confidence intervals over queries and per-query correlation), or any `system<TAB>score` TSV.
+OFFICIAL: --official FILE (JSON {run: rank}, ties and fractional ranks allowed, or a TSV of scores), or
+--official-qrels FILE --measure M (the official leaderboard computed from judgments and the runs of
+--store S or --runs)."""
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the `correlate` command."""
+    p = commands.add_parser("correlate", help="rank correlation of a leaderboard with the official one",
+                            description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("leaderboard", metavar="LEADERBOARD", help="leaderboard file (TSV or JSON)")
+    p.add_argument("--official", metavar="FILE", help="official leaderboard: JSON {run: rank} or TSV of scores")
+    p.add_argument("--official-qrels", metavar="FILE", help="compute the official leaderboard from these qrels")
+    p.add_argument("--measure", help="with --official-qrels: the measure, e.g. nDCG@10")
+    p.add_argument("--judged-relevant", type=int, default=1, metavar="J",
+                   help="with --official-qrels: relevance level of binary measures (default 1)")
+    p.add_argument("--store", help="with --official-qrels: take the runs from this store")
+    p.add_argument("--runs", nargs="+", metavar="DIR|FILE", help="with --official-qrels: take the runs from files")
+    p.add_argument("--bootstrap", type=int, default=1000, metavar="B",
+                   help="bootstrap samples over queries (0 = none; default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    add_format(p, ("json", "tsv", "md"), "json")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compare and print."""
+    predicted = read_leaderboard(args.leaderboard)
+    official = _official(args)
+    result = {"leaderboard": args.leaderboard, "leaderboard_made_by": predicted.description or None,
+              "official": args.official or f"{args.official_qrels} ({args.measure})",
+              **compare(predicted, official, samples=args.bootstrap, seed=args.seed)}
+    if predicted.per_query and official.per_query:
+        result["per_query"] = per_query_correlation(predicted.per_query, official.per_query)
+    missing = result["missing"]
+    if missing["only_in_leaderboard"] or missing["only_in_official"]:
+        note(f"systems in one leaderboard only (left out of the correlation): "
+             f"leaderboard {missing['only_in_leaderboard']}, official {missing['only_in_official']}")
+    sys.stdout.write(render(result, args.format))
+    return 0
+
+
+def _official(args: argparse.Namespace) -> LeaderboardFile:
+    if bool(args.official) == bool(args.official_qrels):
+        raise UsageError("give exactly one of --official FILE and --official-qrels FILE")
+    if args.official:
+        return read_official(args.official)
+    if not args.measure:
+        raise UsageError("--official-qrels needs --measure M")
+    spec = parse_measure(args.measure)
+    if args.runs:
+        runs = order_runs(read_runs(args.runs))
+    elif args.store:
+        with readable_store(args.store) as store:
+            runs = order_runs(store.rankings())
+    else:
+        raise UsageError("--official-qrels needs the runs: --store S or --runs FILES")
+    board = measure_leaderboard(runs, qrels_dict(read_qrels(args.official_qrels)), spec, args.judged_relevant)
+    return LeaderboardFile({e.system: e.score for e in board.entries},
+                           {e.system: e.per_query for e in board.entries}, board.description)
+
+
+def render(result: dict, fmt: str) -> str:
+    """JSON (everything), TSV (one row of coefficients), or Markdown."""
+    if fmt == "json":
+        return json.dumps(result, indent=2) + "\n"
+    ci = result.get("confidence_intervals") or {}
+    fields = ["spearman", "kendall", "tau_ap", "n_systems"]
+    if fmt == "tsv":
+        header = fields + ["spearman_ci", "kendall_ci", "missing"]
+        missing = ",".join(result["missing"]["only_in_leaderboard"] + result["missing"]["only_in_official"])
+        values = [_fmt(result[f]) for f in fields] + [_ci(ci.get("spearman")), _ci(ci.get("kendall")), missing]
+        return "\t".join(header) + "\n" + "\t".join(values) + "\n"
+    lines = [f"**Correlation** of {result['leaderboard']} with {result['official']} ({result['method']})", "",
+             "| Spearman | Kendall τ-b | τ_AP | systems |", "|---:|---:|---:|---:|",
+             f"| {_fmt(result['spearman'])} {_ci(ci.get('spearman'))} | {_fmt(result['kendall'])} "
+             f"{_ci(ci.get('kendall'))} | {_fmt(result['tau_ap'])} | {result['n_systems']} |"]
+    for side, systems in result["missing"].items():
+        if systems:
+            lines.append(f"\nMissing ({side.replace('_', ' ')}): {', '.join(systems)}")
+    return "\n".join(lines) + "\n"
+
+
+def _fmt(value) -> str:
+    return "nan" if value is None else f"{value:.4f}" if isinstance(value, float) else str(value)
+
+
+def _ci(interval) -> str:
+    return f"[{interval[0]:.3f}, {interval[1]:.3f}]" if interval else ""

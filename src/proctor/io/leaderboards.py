@@ -1,0 +1,90 @@
+"""Read leaderboards: Proctor's TSV (`system<TAB>score<TAB>stderr<TAB>n_queries`) or JSON output (with
+per-query scores when written with --per-query), any `system<TAB>score` TSV, and official leaderboards
+given as JSON `{run: rank}` (ties and fractional ranks allowed) or a TSV of scores."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from proctor.errors import InputError
+from proctor.io.textfile import looks_like_json, parse_json_document, read_lines
+
+
+@dataclass
+class LeaderboardFile:
+    """Scores (higher is better), optional per-query scores, and what the file says about itself."""
+
+    scores: dict[str, float]
+    per_query: dict[str, dict[str, float]] | None = None
+    description: dict[str, Any] = field(default_factory=dict)
+    kind: str = "scores"
+    """`scores`, or `ranks` when the file gave ranks (then scores are the negated ranks)."""
+
+
+def read_leaderboard(path: str | Path) -> LeaderboardFile:
+    """A leaderboard written by `proctor leaderboard` (TSV or JSON) or any `system<TAB>score` TSV."""
+    if looks_like_json(path):
+        data = parse_json_document(path)
+        if isinstance(data, dict) and isinstance(data.get("systems"), list):
+            return _from_proctor_json(path, data)
+        if isinstance(data, dict):
+            return LeaderboardFile(_numbers(path, data, "score"))
+        raise InputError(str(path), 1, "expected a Proctor leaderboard JSON (with `systems`) or {system: score}")
+    return LeaderboardFile(_read_tsv(path))
+
+
+def read_official(path: str | Path) -> LeaderboardFile:
+    """An official leaderboard: JSON `{run: rank}` (rank 1 is best) or a TSV of scores."""
+    if looks_like_json(path):
+        data = parse_json_document(path)
+        if isinstance(data, dict) and isinstance(data.get("systems"), list):
+            return _from_proctor_json(path, data)
+        if not isinstance(data, dict):
+            raise InputError(str(path), 1, "expected a JSON object {run: rank}")
+        ranks = _numbers(path, data, "rank")
+        return LeaderboardFile({run: -rank for run, rank in ranks.items()}, kind="ranks")
+    return LeaderboardFile(_read_tsv(path))
+
+
+def _from_proctor_json(path: str | Path, data: dict) -> LeaderboardFile:
+    scores, per_query = {}, {}
+    for row in data["systems"]:
+        if not isinstance(row, dict) or "system" not in row or not isinstance(row.get("score"), int | float):
+            raise InputError(str(path), None, "every entry of `systems` needs `system` and a numeric `score`")
+        scores[str(row["system"])] = float(row["score"])
+        if isinstance(row.get("per_query"), dict):
+            per_query[str(row["system"])] = {str(q): float(v) for q, v in row["per_query"].items()}
+    description = {k: v for k, v in data.items() if k not in ("systems", "notes")}
+    return LeaderboardFile(scores, per_query or None, description)
+
+
+def _numbers(path: str | Path, data: dict, what: str) -> dict[str, float]:
+    out = {}
+    for key, value in data.items():
+        if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+            raise InputError(str(path), None, f"{key!r}: the {what} must be a number, got {value!r}")
+        out[str(key)] = float(value)
+    return out
+
+
+def _read_tsv(path: str | Path) -> dict[str, float]:
+    scores: dict[str, float] = {}
+    for line, text in read_lines(path):
+        if not text.strip():
+            continue
+        parts = text.split("\t") if "\t" in text else text.split()
+        if len(parts) < 2:
+            raise InputError(str(path), line, "expected `system<TAB>score`")
+        if line == 1 and parts[0] == "system":
+            continue
+        try:
+            score = float(parts[1])
+        except ValueError:
+            raise InputError(str(path), line, f"score {parts[1]!r} is not a number") from None
+        if parts[0] in scores:
+            raise InputError(str(path), line, f"system {parts[0]!r} listed twice")
+        scores[parts[0]] = score
+    return scores
