@@ -8,11 +8,22 @@ from collections.abc import Sequence
 
 from proctor import __version__
 from proctor.cli import (
-    agreement_cmd, correlate_cmd, demo_cmd, export_cmd, import_cmd, info_cmd, leaderboard_cmd, qrels_cmd,
+    agreement_cmd,
+    analyze_cmd,
+    correlate_cmd,
+    demo_cmd,
+    export_cmd,
+    import_cmd,
+    info_cmd,
+    leaderboard_cmd,
+    qrels_cmd,
 )
 from proctor.errors import ProctorError
 
-COMMANDS = (import_cmd, export_cmd, info_cmd, qrels_cmd, leaderboard_cmd, correlate_cmd, agreement_cmd, demo_cmd)
+COMMANDS = (
+    import_cmd, export_cmd, info_cmd, qrels_cmd, leaderboard_cmd, correlate_cmd, agreement_cmd, analyze_cmd,
+    demo_cmd,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

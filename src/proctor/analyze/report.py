@@ -1,0 +1,255 @@
+"""`proctor analyze`: the whole meta-evaluation of a store in one pass, written as Markdown, TSV/JSON,
+PNG plots and one self-contained HTML page.
+
+For every grade set (method, model) it sweeps τ × measures (EXAM-Qrels) and τ (EXAM-Cover), correlates
+each leaderboard with the official one (a table like 003 Table 3, best per column marked), computes the
+agreement with the human judgments, correlates query by query, and draws the plots."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from proctor.analyze import plots
+from proctor.analyze.agreement_render import markdown as agreement_markdown
+from proctor.analyze.compare import compare, per_query_correlation
+from proctor.analyze.judges import store_agreement
+from proctor.analyze.tables import Table
+from proctor.evaluate.leaderboard import Leaderboard, measure_leaderboard
+from proctor.evaluate.measures import parse_measure
+from proctor.evaluate.sources import exam_qrels, load_runs
+from proctor.evaluate.sweep import sweep
+from proctor.io.leaderboards import LeaderboardFile
+from proctor.store import Store
+
+MEASURES = ("P@20", "nDCG@10", "RR", "AP", "Rprec")
+TAUS = (1, 2, 3, 4, 5)
+
+
+@dataclass
+class AnalyzeOptions:
+    """What `proctor analyze` sweeps and against what."""
+
+    official_name: str
+    judged_relevant: int = 2
+    measures: tuple[str, ...] = MEASURES
+    taus: tuple[int, ...] = TAUS
+    budget: int = 20
+    missing_cover: str = "zero"
+    per_query_measure: str = "nDCG@10"
+    per_query_tau: int = 3
+
+
+@dataclass
+class Report:
+    """Everything the report shows, kept as data until it is written."""
+
+    correlations: list[dict[str, Any]] = field(default_factory=list)
+    sections: list[tuple[str, str, str]] = field(default_factory=list)
+    """(title, markdown, html) in order."""
+    images: dict[str, Path] = field(default_factory=dict)
+    files: list[Path] = field(default_factory=list)
+
+
+def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, out: Path) -> Report:
+    """Run the meta-evaluation and write it into `out`; returns what was written."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "plots").mkdir(exist_ok=True)
+    report = Report()
+    runs = load_runs(store, None)
+    judgments = store.judgments()
+    grade_sets = store.grade_sets()
+    _section_grade_sets(report, grade_sets, store)
+    correlation_table = Table(["method", "model", "τ"] + [f"{m} {c}" for m in options.measures for c in ("ρ", "τ")]
+                              + ["Cover ρ", "Cover τ"],
+                              caption=f"Leaderboard correlation with {options.official_name} (Spearman ρ, "
+                              f"Kendall τ-b); EXAM-Qrels at relevance level τ, EXAM-Cover at grade ≥ τ with "
+                              f"budget {options.budget}, missing queries: {options.missing_cover}. Bold: best "
+                              "per column. nDCG ignores τ.")
+    missing: dict[str, list[str]] = {}
+    for grade_set in grade_sets:
+        boards = sweep(store, grade_set, runs, taus=options.taus, measures=options.measures,
+                       budget=options.budget, missing_cover=options.missing_cover)
+        rows = [_correlate(board, official, grade_set) for board in boards]
+        report.correlations.extend(rows)
+        missing = rows[0]["missing"] if rows else missing
+        for tau in options.taus:
+            row: list[object] = [grade_set["method"], grade_set["model"], tau]
+            for name in options.measures:
+                hit = _find(rows, "EXAM-Qrels", parse_measure(name).name, tau)
+                row += [hit["spearman"], hit["kendall"]] if hit else [None, None]
+            hit = _find(rows, "EXAM-Cover", "cover", tau)
+            row += [hit["spearman"], hit["kendall"]] if hit else [None, None]
+            correlation_table.rows.append(row)
+        _plots(report, out, official, grade_set, boards, rows)
+        if judgments:
+            _per_query(report, out, store, grade_set, runs, judgments, options)
+    correlation_table.mark_best_per_column(list(range(3, len(correlation_table.header))))
+    report.sections.insert(1, ("Leaderboard correlation (like RUBRIC Table 3)", correlation_table.markdown()
+                               + _missing_md(missing), correlation_table.html() + html.escape(_missing_md(missing))))
+    (out / "correlations.tsv").write_text(correlation_table.tsv(), encoding="utf-8")
+    (out / "correlations.json").write_text(json.dumps(report.correlations, indent=2), encoding="utf-8")
+    report.files += [out / "correlations.tsv", out / "correlations.json"]
+    if judgments:
+        agreement = store_agreement(store, options.judged_relevant)
+        (out / "agreement.json").write_text(json.dumps(agreement, indent=2), encoding="utf-8")
+        text = agreement_markdown(agreement)
+        (out / "agreement.md").write_text(text, encoding="utf-8")
+        report.files += [out / "agreement.json", out / "agreement.md"]
+        report.sections.append(("Agreement with human judgments", text, _markdown_tables_to_html(text)))
+    _write_report(report, out, options)
+    return report
+
+
+def _correlate(board: Leaderboard, official: LeaderboardFile, grade_set: dict) -> dict[str, Any]:
+    d = board.description
+    cover = "metric" in d
+    result = compare(LeaderboardFile(board.scores()), official, samples=0)
+    return {
+        "method": grade_set["method"], "model": grade_set["model"],
+        "metric": "EXAM-Cover" if cover else "EXAM-Qrels",
+        "measure": "cover" if cover else d["measure"],
+        "tau": d["min_grade"] if cover else d["relevance_level"],
+        "spearman": result["spearman"], "kendall": result["kendall"], "tau_ap": result["tau_ap"],
+        "n_systems": result["n_systems"], "missing": result["missing"],
+        "scores": board.scores(),
+    }
+
+
+def _find(rows: list[dict], metric: str, measure: str, tau: int) -> dict | None:
+    for row in rows:
+        if row["metric"] == metric and row["measure"] == measure and (row["tau"] in (tau, None)):
+            return row
+    return None
+
+
+def _best(rows: list[dict], metric: str) -> dict | None:
+    candidates = [r for r in rows if r["metric"] == metric and r["kendall"] is not None]
+    return max(candidates, key=lambda r: r["kendall"]) if candidates else None
+
+
+def _label(row: dict) -> str:
+    tau = "" if row["tau"] is None else f", τ={row['tau']}"
+    return f"{row['metric']} {row['measure']}{tau} (Kendall {row['kendall']:.3f})"
+
+
+def _slug(grade_set: dict) -> str:
+    return "".join(c if c.isalnum() else "-" for c in f"{grade_set['method']}_{grade_set['model']}")
+
+
+def _plots(report: Report, out: Path, official: LeaderboardFile, grade_set: dict, boards, rows) -> None:
+    best = [b for b in (_best(rows, "EXAM-Qrels"), _best(rows, "EXAM-Cover")) if b]
+    if not best:
+        return
+    name = f"{grade_set['method']} / {grade_set['model']}"
+    scatter_path = out / "plots" / f"scatter_{_slug(grade_set)}.png"
+    plots.scatter(scatter_path, official.scores, {_label(b): b["scores"] for b in best}, official.kind,
+                  f"Official vs predicted leaderboard — {name}")
+    renorm_path = out / "plots" / f"renormalised_{_slug(grade_set)}.png"
+    plots.renormalised(renorm_path, official.scores, {_label(b): b["scores"] for b in best},
+                       f"Renormalised leaderboards, systems in official order — {name}")
+    report.images[f"Official vs predicted — {name}"] = scatter_path
+    report.images[f"Renormalised leaderboards — {name}"] = renorm_path
+
+
+def _per_query(report: Report, out: Path, store: Store, grade_set: dict, runs, judgments, options) -> None:
+    spec = parse_measure(options.per_query_measure)
+    level = options.per_query_tau if spec.measure.uses_relevance_level else None
+    predicted = measure_leaderboard(runs, exam_qrels(store, grade_set), spec, level)
+    official = measure_leaderboard(runs, judgments, spec, options.judged_relevant)
+    per_query = per_query_correlation({e.system: e.per_query for e in predicted.entries},
+                                      {e.system: e.per_query for e in official.entries})
+    slug = _slug(grade_set)
+    table = Table(["query", "Spearman ρ", "Kendall τ", "systems"],
+                  [[q, v["spearman"], v["kendall"], v["n_systems"]] for q, v in per_query.items()],
+                  caption=f"Per-query correlation of {spec.name} with EXAM-Qrels "
+                  f"({'graded labels' if level is None else f'relevant at grade >= {level}'}) vs the same measure "
+                  f"with the human judgments (relevant >= {options.judged_relevant}), query ids matched exactly")
+    (out / f"per_query_{slug}.tsv").write_text(table.tsv(), encoding="utf-8")
+    report.files.append(out / f"per_query_{slug}.tsv")
+    values = [v["kendall"] for v in per_query.values() if v["kendall"] is not None]
+    path = out / "plots" / f"per_query_{slug}.png"
+    plots.distribution(path, values, f"Per-query Kendall τ, {spec.name} — {grade_set['method']} / "
+                       f"{grade_set['model']}", "Kendall τ-b of one query's leaderboard")
+    report.images[f"Per-query correlation — {grade_set['method']} / {grade_set['model']}"] = path
+    undefined = len(per_query) - len(values)
+    note = f"\n{undefined} queries have an undefined τ (every system scores the same).\n" if undefined else ""
+    report.sections.append((f"Per-query correlation — {grade_set['method']} / {grade_set['model']}",
+                            table.markdown() + note, table.html() + html.escape(note)))
+
+
+def _section_grade_sets(report: Report, grade_sets: list[dict], store: Store) -> None:
+    banks = ", ".join(f"{b['bank']}@{b['version']}" for b in store.banks()) or "none imported (questions as graded)"
+    table = Table(["method", "model", "prompt version", "grades", "parse failures"],
+                  [[s["method"], s["model"], ",".join(s["prompt_versions"]), s["grades"], s["failures"]]
+                   for s in grade_sets], caption=f"Grade sets in {store.path}; banks: {banks}")
+    report.sections.insert(0, ("Grade sets", table.markdown(), table.html()))
+
+
+def _missing_md(missing: dict[str, list[str]]) -> str:
+    parts = [f"{side.replace('_', ' ')}: {', '.join(systems)}" for side, systems in missing.items() if systems]
+    return ("\nSystems left out of the correlations (" + "; ".join(parts) + ").\n") if parts else ""
+
+
+def _markdown_tables_to_html(text: str) -> str:
+    """Agreement Markdown → HTML: pipe tables to <table>, other lines to paragraphs/headings."""
+    out, table = [], []
+
+    def flush() -> None:
+        if table:
+            rows = [r.strip("|").split("|") for r in table if not set(r.replace("|", "").strip()) <= set("-: ")]
+            head, body = rows[0], rows[1:]
+            out.append("<table><thead><tr>" + "".join(f"<th>{html.escape(c.strip())}</th>" for c in head)
+                       + "</tr></thead><tbody>" + "".join(
+                           "<tr>" + "".join(f"<td>{html.escape(c.strip())}</td>" for c in r) + "</tr>" for r in body)
+                       + "</tbody></table>")
+            table.clear()
+
+    for line in text.splitlines():
+        if line.startswith("|"):
+            table.append(line)
+            continue
+        flush()
+        if line.startswith("### "):
+            out.append(f"<h3>{html.escape(line[4:])}</h3>")
+        elif line.strip():
+            out.append(f"<p>{html.escape(line.replace('**', ''))}</p>")
+    flush()
+    return "\n".join(out)
+
+
+def _write_report(report: Report, out: Path, options: AnalyzeOptions) -> None:
+    header = (f"# Proctor meta-evaluation\n\nOfficial leaderboard: {options.official_name}. Measures "
+              f"{', '.join(options.measures)}; τ = {', '.join(map(str, options.taus))}; cover budget "
+              f"{options.budget}; judgments >= {options.judged_relevant} count as relevant.\n")
+    md = [header]
+    for title, text, _ in report.sections:
+        md += [f"## {title}\n", text]
+    md.append("## Plots\n")
+    md += [f"### {title}\n\n![{title}](plots/{path.name})\n" for title, path in report.images.items()]
+    (out / "report.md").write_text("\n".join(md), encoding="utf-8")
+    body = [f"<h1>Proctor meta-evaluation</h1><p>{html.escape(header.split(chr(10), 2)[2])}</p>"]
+    for title, _, fragment in report.sections:
+        body.append(f"<h2>{html.escape(title)}</h2>\n{fragment}")
+    body.append("<h2>Plots</h2>")
+    for title, path in report.images.items():
+        data = base64.b64encode(path.read_bytes()).decode()
+        body.append(f"<figure><img alt=\"{html.escape(title)}\" src=\"data:image/png;base64,{data}\">"
+                    f"<figcaption>{html.escape(title)}</figcaption></figure>")
+    page = ("<!doctype html><html><head><meta charset=\"utf-8\"><title>Proctor meta-evaluation</title><style>"
+            "body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em}"
+            "table{border-collapse:collapse;margin:1em 0;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;"
+            "text-align:right}th{background:#f3f3f3}caption{caption-side:top;text-align:left;font-style:italic}"
+            "img{max-width:100%}</style></head><body>" + "\n".join(body) + "</body></html>")
+    (out / "report.html").write_text(page, encoding="utf-8")
+    report.files += [out / "report.md", out / "report.html", *report.images.values()]
+
+
+def finite(value: float | None) -> bool:
+    """True for a real number (not None, not NaN)."""
+    return value is not None and not math.isnan(value)

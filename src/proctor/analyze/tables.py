@@ -1,0 +1,59 @@
+"""A small table model rendered the same way to Markdown, HTML and TSV (reports show one table three ways)."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Table:
+    """Header, rows of cells, and which cells to emphasise (best per column)."""
+
+    header: list[str]
+    rows: list[list[object]] = field(default_factory=list)
+    bold: set[tuple[int, int]] = field(default_factory=set)
+    caption: str = ""
+
+    def mark_best_per_column(self, columns: list[int]) -> None:
+        """Emphasise the largest number in each of `columns` (ties all marked)."""
+        for c in columns:
+            values = [r[c] for r in self.rows if isinstance(r[c], float)]
+            if not values:
+                continue
+            best = max(values)
+            self.bold |= {(i, c) for i, r in enumerate(self.rows) if isinstance(r[c], float) and r[c] == best}
+
+    def _cell(self, value: object) -> str:
+        return f"{value:.3f}" if isinstance(value, float) else "—" if value is None else str(value)
+
+    def markdown(self) -> str:
+        """GitHub-flavoured Markdown; emphasised cells in bold."""
+        lines = [f"*{self.caption}*", ""] if self.caption else []
+        lines.append("| " + " | ".join(self.header) + " |")
+        lines.append("|" + "|".join("---:" if i else "---" for i in range(len(self.header))) + "|")
+        for i, row in enumerate(self.rows):
+            cells = [f"**{self._cell(v)}**" if (i, c) in self.bold else self._cell(v) for c, v in enumerate(row)]
+            lines.append("| " + " | ".join(cells) + " |")
+        return "\n".join(lines) + "\n"
+
+    def html(self) -> str:
+        """An HTML table; emphasised cells in <strong>."""
+        out = ["<table>"]
+        if self.caption:
+            out.append(f"<caption>{html.escape(self.caption)}</caption>")
+        out.append("<thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in self.header) + "</tr></thead><tbody>")
+        for i, row in enumerate(self.rows):
+            cells = []
+            for c, v in enumerate(row):
+                text = html.escape(self._cell(v))
+                cells.append(f"<td><strong>{text}</strong></td>" if (i, c) in self.bold else f"<td>{text}</td>")
+            out.append("<tr>" + "".join(cells) + "</tr>")
+        out.append("</tbody></table>")
+        return "\n".join(out)
+
+    def tsv(self) -> str:
+        """Header and rows, full precision, `best` cells not marked."""
+        def cell(v: object) -> str:
+            return "" if v is None else repr(v) if isinstance(v, float) else str(v)
+        return "\n".join(["\t".join(self.header)] + ["\t".join(cell(v) for v in r) for r in self.rows]) + "\n"

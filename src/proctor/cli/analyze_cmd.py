@@ -1,0 +1,58 @@
+"""`proctor analyze --store S --official OFFICIAL --out DIR`: the whole meta-evaluation in one command."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from proctor.cli.common import add_store, note, readable_store
+from proctor.errors import UsageError
+from proctor.evaluate.measures import parse_measure
+
+DESCRIPTION = """\
+Sweep tau = 1..5 x measures (P@20, nDCG@10, RR, AP, Rprec) for EXAM-Qrels and tau = 1..5 for EXAM-Cover,
+for every method/model in the store; correlate every leaderboard with the official one; compute agreement
+with the store's human judgments; correlate query by query; draw the plots. Writes into DIR:
+  report.md, report.html (self-contained, images embedded), correlations.tsv/.json, agreement.md/.json,
+  per_query_*.tsv and plots/*.png."""
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the `analyze` command."""
+    p = commands.add_parser("analyze", help="meta-evaluation report: correlations, agreement, plots",
+                            description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_store(p)
+    p.add_argument("--official", required=True, metavar="FILE",
+                   help="official leaderboard: JSON {run: rank} or TSV of scores")
+    p.add_argument("--out", required=True, metavar="DIR", help="folder for the report (created if missing)")
+    p.add_argument("--judged-relevant", type=int, default=2, metavar="J",
+                   help="judgments >= J are relevant, for agreement and per-query correlation (default 2)")
+    p.add_argument("--measures", default="P@20,nDCG@10,RR,AP,Rprec", help="comma-separated measures")
+    p.add_argument("--budget", type=int, default=20, metavar="K", help="EXAM-Cover budget (default 20)")
+    p.add_argument("--missing", choices=("zero", "skip"), default="zero",
+                   help="EXAM-Cover: queries a system did not answer (default zero)")
+    p.add_argument("--per-query-measure", default="nDCG@10", help="measure of the per-query correlation")
+    p.add_argument("--per-query-tau", type=int, default=3, help="τ of the per-query correlation (binary measures)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Analyse and write the report."""
+    from proctor.analyze.report import AnalyzeOptions, analyze
+    from proctor.io.leaderboards import read_official
+
+    measures = tuple(m.strip() for m in args.measures.split(",") if m.strip())
+    for m in (*measures, args.per_query_measure):
+        parse_measure(m)
+    if not measures:
+        raise UsageError("--measures is empty")
+    official = read_official(args.official)
+    options = AnalyzeOptions(official_name=args.official, judged_relevant=args.judged_relevant, measures=measures,
+                             budget=args.budget, missing_cover=args.missing,
+                             per_query_measure=args.per_query_measure, per_query_tau=args.per_query_tau)
+    with readable_store(args.store) as store:
+        if not store.grade_sets():
+            raise UsageError(f"{args.store}: the store holds no grades to analyse")
+        report = analyze(store, official, options, Path(args.out))
+    note(f"wrote {len(report.files)} files to {args.out} (open report.html)")
+    return 0
