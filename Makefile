@@ -28,6 +28,7 @@ lint: install
 
 bench: install
 	$(BIN)/python benchmarks/bench_foundation.py
+	$(BIN)/python benchmarks/bench_analyze.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

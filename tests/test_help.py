@@ -10,6 +10,7 @@ from conftest import run_process
 @pytest.mark.parametrize(("command", "expect"), [
     ([], "EXAM-Qrels"), (["import"], "exampp"), (["export"], "exam_pp"), (["info"], "counts"),
     (["qrels"], "largest grade"), (["leaderboard"], "EXAM-Cover"), (["demo"], "example collection"),
+    (["correlate"], "tau_AP"), (["agreement"], "Krippendorff"), (["analyze"], "report.html"),
 ])
 def test_help(command, expect):
     result = run_process(*command, "--help")

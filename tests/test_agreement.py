@@ -1,0 +1,96 @@
+"""Agreement statistics equal scikit-learn's κ and the krippendorff package's α, on built and real labels."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import krippendorff
+import numpy as np
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from conftest import run_process
+from proctor.analyze.agreement import agreement_report, cohen_kappa, confusion, krippendorff_alpha_ordinal
+from proctor.evaluate.sources import choose_grade_set, exam_qrels
+from proctor.store import Store
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_kappa_and_alpha_on_random_labels(seed):
+    rng = random.Random(seed)
+    a = [rng.randrange(6) for _ in range(300)]
+    b = [min(3, max(0, x // 2 + rng.choice([-1, 0, 0, 1]))) for x in a]
+    assert cohen_kappa(a, b) == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)
+    assert cohen_kappa(a, b, "linear") == pytest.approx(cohen_kappa_score(a, b, weights="linear"), abs=1e-12)
+    expected = krippendorff.alpha(reliability_data=np.array([a, b]), level_of_measurement="ordinal")
+    assert krippendorff_alpha_ordinal(a, b) == pytest.approx(expected, abs=1e-9)
+
+
+def test_confusion_totals():
+    table = confusion([0, 4, 5, 4], [0, 2, 3, 0])
+    assert table["predicted_labels"] == [0, 4, 5] and table["judgments"] == [0, 2, 3]
+    assert table["counts"] == [[1, 0, 0], [1, 1, 0], [0, 0, 1]]
+    assert table["row_totals"] == [1, 2, 1] and table["column_totals"] == [2, 1, 1] and table["total"] == 4
+
+
+def test_llmjudge_binarisations_only_for_0_to_3_labels():
+    report = agreement_report([0, 1, 2, 3, 3], [0, 1, 3, 3, 2], judged_relevant=2)
+    assert set(report["llmjudge_kappa"]) == {"0|123", "01|23", "012|3"}
+    assert report["llmjudge_kappa"]["01|23"] == pytest.approx(cohen_kappa_score([0, 0, 1, 1, 1], [0, 0, 1, 1, 1]))
+    assert agreement_report([0, 5], [0, 3], 2)["llmjudge_kappa"] is None
+
+
+def test_real_dl19_labels_equal_the_reference_packages(dl19_store):
+    store = Store.open(dl19_store)
+    judgments = store.judgments()
+    grade_set = choose_grade_set(store, None, None)
+    for m in (1, 2, 5):
+        labels = exam_qrels(store, grade_set, min_questions=m)
+        pairs = [(label, judgments[q][p]) for q, per in labels.items() for p, label in per.items()]
+        a, b = [x for x, _ in pairs], [y for _, y in pairs]
+        assert len(a) == 9260
+        for t in (1, 3, 4):
+            pa, pb = [int(x >= t) for x in a], [int(y >= 2) for y in b]
+            assert cohen_kappa(pa, pb) == pytest.approx(cohen_kappa_score(pa, pb), abs=1e-12)
+        assert cohen_kappa(a, b, "linear") == pytest.approx(cohen_kappa_score(a, b, weights="linear"), abs=1e-12)
+        expected = krippendorff.alpha(reliability_data=np.array([a, b]), level_of_measurement="ordinal")
+        assert krippendorff_alpha_ordinal(a, b) == pytest.approx(expected, abs=1e-9)
+
+
+def _kappa_values_and_keys(node, key=""):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _kappa_values_and_keys(v, k if isinstance(v, int | float) or v is None else k + "/" + key)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _kappa_values_and_keys(item, key)
+    else:
+        yield key, node
+
+
+def test_agreement_command_on_dl19(dl19_store):
+    result = run_process("agreement", "--store", dl19_store, "--judged-relevant", "2", "--format", "json")
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    reports = data["grade_sets"][0]["at_least_m_questions"]
+    assert set(reports) == {"1", "2", "5"}
+    binary = reports["1"]["binary"]
+    assert [b["predicted"] for b in binary] == [">=1", ">=3", ">=4", "=5"]
+    assert all("kappa" in key for b in binary for key in b if isinstance(b[key], float))
+    assert "linear_weighted_kappa" in reports["1"] and "krippendorff_alpha_ordinal" in reports["1"]
+    assert reports["1"]["confusion"]["total"] == 9260
+    for fmt in ("md", "tsv"):
+        assert run_process("agreement", "--store", dl19_store, "--judged-relevant", "2", "--format", fmt).code == 0
+
+
+def test_agreement_needs_judgments(tmp_path):
+    store = tmp_path / "s.db"
+    grades = tmp_path / "g.jsonl"
+    grades.write_text(json.dumps(["q", [{"paragraph_id": "p", "text": "t", "paragraph_data": {},
+                                         "exam_grades": [{"llm": "m", "prompt_info": {"is_self_rated": True},
+                                                          "self_ratings": [{"question_id": "q/1",
+                                                                            "self_rating": 3}]}]}]]) + "\n")
+    assert run_process("import", "exampp", grades, "--store", store).code == 0
+    result = run_process("agreement", "--store", store, "--judged-relevant", "2")
+    assert result.code == 2 and "no judgments" in result.err

@@ -1,0 +1,78 @@
+"""`proctor analyze`: the files it writes, the sweep table, and the HTML report as a browser shows it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+
+from conftest import DL19, run_process
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def demo_report(tmp_path_factory):
+    root = tmp_path_factory.mktemp("demo")
+    assert run_process("demo", "--out", root).code == 0
+    official = root / "official.json"
+    official.write_text(json.dumps({"strong": 1, "partial": 2, "middling": 3, "weak": 4}))
+    out = root / "report"
+    result = run_process("analyze", "--store", root / "demo.db", "--official", official, "--out", out,
+                         "--measures", "P@3,nDCG@5,RR", "--budget", "3")
+    assert result.code == 0, result.err
+    return out
+
+
+def test_analyze_writes_every_part(demo_report):
+    for name in ("report.md", "report.html", "correlations.tsv", "correlations.json", "agreement.md",
+                 "agreement.json"):
+        assert (demo_report / name).stat().st_size > 0, name
+    pngs = sorted(p.name for p in (demo_report / "plots").iterdir())
+    assert len(pngs) == 3 and all((demo_report / "plots" / p).read_bytes()[:4] == b"\x89PNG" for p in pngs)
+    rows = json.loads((demo_report / "correlations.json").read_text())
+    assert {r["metric"] for r in rows} == {"EXAM-Qrels", "EXAM-Cover"}
+    assert len(rows) == 5 * 2 + 1 + 5  # P@3 and RR per τ, nDCG once (it ignores τ), cover per τ
+    report = (demo_report / "report.md").read_text()
+    assert "**" in report and "Agreement with human judgments" in report and "plots/" in report
+
+
+def test_html_report_renders_its_plots_in_chromium(demo_report, tmp_path):
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed (.ci/run installs Debian's chromium)")
+        pytest.skip("chromium is not installed")
+    from playwright.sync_api import sync_playwright
+
+    html = (demo_report / "report.html").read_text()
+    assert "src=\"data:image/png;base64," in html and "plots/" not in html.split("<body>")[1].split("<img")[0]
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto((demo_report / "report.html").as_uri())
+        images = page.evaluate("Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.naturalHeight])")
+        tables = page.locator("table").count()
+        shot = tmp_path / "report.png"
+        page.screenshot(path=str(shot), full_page=True)
+        browser.close()
+    assert len(images) == 3 and all(done and w > 100 and h > 100 for done, w, h in images)
+    assert tables >= 3
+    assert shot.read_bytes()[:4] == b"\x89PNG" and shot.stat().st_size > 10_000
+
+
+def test_analyze_dl19(dl19_store, tmp_path):
+    out = tmp_path / "dl19-report"
+    result = run_process("analyze", "--store", dl19_store, "--official", DL19 / "dl19-official-leaderboard.json",
+                         "--out", out)
+    assert result.code == 0, result.err
+    rows = json.loads((out / "correlations.json").read_text())
+    p20 = next(r for r in rows if r["measure"] == "P@20" and r["tau"] == 3)
+    assert p20["kendall"] == pytest.approx(0.754, abs=0.001) and p20["n_systems"] == 36
+    table = (out / "correlations.tsv").read_text().splitlines()
+    assert table[0].startswith("method\tmodel\tτ\tP@20 ρ\tP@20 τ") and len(table) == 1 + 5
+    per_query = (out / "per_query_self-rating-google-flan-t5-large.tsv").read_text().splitlines()
+    assert len(per_query) == 1 + 43
