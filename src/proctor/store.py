@@ -306,6 +306,24 @@ class Store:
         ).fetchone()
         return json.loads(row[0]) if row and row[0] else None
 
+    def bank_items(self, kind: str, bank: str | None = None) -> dict[str, list[tuple[str, str, list[str] | None]]]:
+        """`{query_id: [(item_id, text, gold answers), ...]}` of the banks' questions or nuggets."""
+        sql = "SELECT query_id, question_id, text, answers FROM questions WHERE kind = ?"
+        args: list[str] = [kind]
+        if bank is not None:
+            sql += " AND bank_id = ?"
+            args.append(bank)
+        out: dict[str, list[tuple[str, str, list[str] | None]]] = defaultdict(list)
+        for qid, item_id, text, answers in self.db.execute(sql + " ORDER BY query_id, question_id", args):
+            out[qid].append((item_id, text, json.loads(answers) if answers else None))
+        return dict(out)
+
+    def graded_keys(self, method: str, model: str) -> set[tuple[str, str, str]]:
+        """(query, passage, question) of the pairs that already have a usable grade."""
+        return set(self.db.execute(
+            "SELECT query_id, passage_id, question_id FROM grades WHERE method = ? AND model = ? AND parse_status != ?",
+            (method, model, FAILED)))
+
     def question_facets(self) -> dict[str, str | None]:
         """`{question_id: facet_id}` from the imported banks."""
         return dict(self.db.execute("SELECT question_id, facet_id FROM questions"))

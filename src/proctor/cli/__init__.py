@@ -13,6 +13,7 @@ from proctor.cli import (
     correlate_cmd,
     demo_cmd,
     export_cmd,
+    grade_cmd,
     import_cmd,
     info_cmd,
     leaderboard_cmd,
@@ -21,7 +22,7 @@ from proctor.cli import (
 from proctor.errors import ProctorError
 
 COMMANDS = (
-    import_cmd, export_cmd, info_cmd, qrels_cmd, leaderboard_cmd, correlate_cmd, agreement_cmd, analyze_cmd,
+    import_cmd, export_cmd, info_cmd, grade_cmd, qrels_cmd, leaderboard_cmd, correlate_cmd, agreement_cmd, analyze_cmd,
     demo_cmd,
 )
 

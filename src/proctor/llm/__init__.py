@@ -1,0 +1,46 @@
+"""LLM backends behind one protocol (`proctor.llm.base.Backend`), chosen by a spec string:
+`openai:MODEL`, `hf:PATH`, `llamacpp:PATH.gguf`, `replay:FILE[@MODEL]`, `embed:minilm|PATH`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from proctor.errors import UsageError
+from proctor.llm.base import Backend, Reply, Request
+
+SPECS = ("openai:MODEL", "hf:PATH", "llamacpp:PATH.gguf", "replay:FILE[@MODEL]", "embed:minilm")
+
+
+def make_backend(spec: str, *, method: str, options: dict[str, Any] | None = None) -> Backend:
+    """Build the backend a spec names (heavy libraries are imported only here, only for that backend)."""
+    options = options or {}
+    kind, sep, rest = spec.partition(":")
+    if not sep or not rest:
+        raise UsageError(f"--llm {spec!r}: expected one of {', '.join(SPECS)}")
+    if kind == "openai":
+        from proctor.llm.openai_backend import OpenAIBackend, OpenAIOptions
+
+        known = OpenAIOptions.__dataclass_fields__
+        return OpenAIBackend(rest, OpenAIOptions(**{k: v for k, v in options.items() if k in known and v is not None}))
+    if kind == "hf":
+        from proctor.llm.hf import HFBackend
+
+        return HFBackend(rest, device=options.get("device"), batch_size=options.get("batch_size") or 8,
+                         probabilities=bool(options.get("probabilities")))
+    if kind == "llamacpp":
+        from proctor.llm.llamacpp import LlamaCppBackend
+
+        return LlamaCppBackend(rest)
+    if kind == "replay":
+        from proctor.llm.replay import ReplayBackend
+
+        source, _, model = rest.partition("@")
+        return ReplayBackend(source, method, model or None)
+    if kind == "embed":
+        from proctor.llm.embed import EmbeddingBackend
+
+        return EmbeddingBackend(rest, device=options.get("device"))
+    raise UsageError(f"--llm {spec!r}: unknown backend {kind!r}; expected one of {', '.join(SPECS)}")
+
+
+__all__ = ["Backend", "Reply", "Request", "SPECS", "make_backend"]

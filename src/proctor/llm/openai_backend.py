@@ -1,0 +1,101 @@
+"""`openai:MODEL`: any OpenAI-compatible chat-completions server (vLLM, SGLang, TGI, Ollama, llama.cpp
+server, OpenRouter, OpenAI) through the `openai` SDK's async client.
+
+Bounded in-flight requests (`--concurrency`), a per-request timeout, capped exponential backoff with jitter
+on 429/5xx/connection errors/timeouts, optional RPM/TPM limits. The API key comes only from the
+environment (`OPENAI_API_KEY`, or `PROCTOR_API_KEY`) and is never stored or logged."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from proctor.llm.base import Reply, Request, fit_by_chars
+from proctor.llm.limits import RateLimiter, backoff_delay
+
+
+@dataclass
+class OpenAIOptions:
+    """Connection and decoding options."""
+
+    base_url: str | None = None
+    concurrency: int = 8
+    timeout: float = 60.0
+    max_retries: int = 6
+    backoff_base: float = 0.5
+    backoff_max: float = 30.0
+    rpm: float | None = None
+    tpm: float | None = None
+    temperature: float = 0.0
+    max_context_chars: int = 12000
+
+
+class OpenAIBackend:
+    """Chat completions, one request per call, `concurrency` calls in flight."""
+
+    kind = "openai"
+    batch_size = 1
+    uses_cache = True
+
+    def __init__(self, model: str, options: OpenAIOptions) -> None:
+        from openai import AsyncOpenAI
+
+        self.model = model
+        self.options = options
+        self.concurrency = options.concurrency
+        api_key = os.environ.get("PROCTOR_API_KEY") or os.environ.get("OPENAI_API_KEY") or "no-key"
+        self.client = AsyncOpenAI(base_url=options.base_url, api_key=api_key, max_retries=0,
+                                  timeout=options.timeout)
+        self.requests = RateLimiter(options.rpm)
+        self.tokens = RateLimiter(options.tpm)
+
+    def params(self) -> dict[str, Any]:
+        return {"temperature": self.options.temperature}
+
+    def fit(self, before: str, context: str, after: str) -> tuple[str, bool]:
+        return fit_by_chars(before, context, after, self.options.max_context_chars)
+
+    async def complete(self, requests: list[Request]) -> list[Reply]:
+        return [await self._one(r) for r in requests]
+
+    async def _one(self, request: Request) -> Reply:
+        import openai
+
+        retryable = (openai.RateLimitError, openai.APIConnectionError, openai.APITimeoutError,
+                     openai.InternalServerError)
+        last_error = "no attempt"
+        for attempt in range(self.options.max_retries + 1):
+            await self.requests.acquire()
+            await self.tokens.acquire(len(request.prompt) / 4 + request.max_tokens)
+            try:
+                response = await self.client.chat.completions.create(
+                    model=self.model, messages=[{"role": "user", "content": request.prompt}],
+                    temperature=self.options.temperature, max_tokens=request.max_tokens)
+            except retryable as exc:
+                last_error = f"{type(exc).__name__}: {_short(exc)}"
+            except openai.APIStatusError as exc:
+                if exc.status_code >= 500 or exc.status_code == 429:
+                    last_error = f"HTTP {exc.status_code}: {_short(exc)}"
+                else:
+                    return Reply(error=f"HTTP {exc.status_code}: {_short(exc)}", attempts=attempt + 1)
+            except openai.OpenAIError as exc:
+                last_error = f"{type(exc).__name__}: {_short(exc)}"
+            else:
+                choice = response.choices[0] if response.choices else None
+                text = choice.message.content if choice and choice.message else None
+                usage = response.usage.total_tokens if response.usage else 0
+                return Reply(text=text or "", tokens=usage or 0, attempts=attempt + 1)
+            if attempt < self.options.max_retries:
+                await asyncio.sleep(backoff_delay(attempt, self.options.backoff_base, self.options.backoff_max))
+        return Reply(error=f"gave up after {self.options.max_retries + 1} attempts: {last_error}",
+                     attempts=self.options.max_retries + 1)
+
+    async def aclose(self) -> None:
+        await self.client.close()
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc).replace("\n", " ")
+    return text[:200]
