@@ -13,8 +13,10 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # Reinstall only when the package metadata changes (the install is editable: code changes need nothing).
+# torch is installed first, pinned, so that nothing pulls a multi-GB build.
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet 'torch==2.13.0'
+	$(BIN)/python -m pip install --quiet -e '.[test,embed,hf]'
 	touch $(STAMP)
 
 test: install

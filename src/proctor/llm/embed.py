@@ -48,7 +48,7 @@ class EmbeddingBackend:
     def fit(self, before: str, context: str, after: str) -> tuple[str, bool]:
         tokenizer = self.encoder.tokenizer
         limit = self.encoder.max_seq_length
-        ids = tokenizer(context, add_special_tokens=True, truncation=False)["input_ids"]
+        ids = tokenizer(context, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
         return context, len(ids) > limit
 
     def similarities(self, pairs: list[tuple[str, str]]) -> list[float]:

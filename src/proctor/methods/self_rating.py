@@ -12,7 +12,7 @@ import re
 from proctor.methods.base import DEFAULTED, DISTRIBUTION, FAILED, NUMBER, UNANSWERABLE, Parsed
 from proctor.methods.unanswerable import is_unanswerable
 
-_STANDALONE = re.compile(r"(?<![\w.\-/])([0-5])(?![\w]|[.\-/:]\d)")
+_STANDALONE = re.compile(r"(?<![\w.\-/])([0-5])(?![\w]|[.\-:]\d)")
 DEFAULT_GRADE = 1
 
 
