@@ -171,7 +171,7 @@ class Engine:
             await self.backend.aclose()
         summary.interrupted = stop.is_set()
         summary.elapsed = progress.elapsed
-        summary.calls, summary.tokens = progress.calls, progress.tokens
+        summary.calls, summary.tokens, summary.cached = progress.calls, progress.tokens, progress.cached
         return summary
 
     async def _prepare(self, chunk: list[WorkItem], summary: Summary, progress: Progress):

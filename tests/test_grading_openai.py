@@ -1,0 +1,134 @@
+"""`proctor grade` against a real local OpenAI-compatible server that injects 429s, 500s, stalls past the
+timeout, empty and non-numeric replies; the cache; resume after `kill -9`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT, run_process
+from fake_openai import FakeOpenAI
+from proctor.demo.write import write_collection
+from proctor.store import Store
+
+
+def bucket(prompt: str) -> int:
+    return int(hashlib.sha1(prompt.encode()).hexdigest(), 16) % 10
+
+
+def faults(prompt: str, attempt: int) -> str:
+    b = bucket(prompt)
+    if b == 0 and attempt == 1:
+        return "429"
+    if b == 1 and attempt == 1:
+        return "500"
+    if b == 2 and attempt == 1:
+        return "stall"
+    if b == 3:
+        return "empty"
+    if b == 4:
+        return "text"
+    if b == 5:
+        return "unanswerable"
+    if b == 6:
+        return "500"  # never succeeds
+    return "ok"
+
+
+@pytest.fixture
+def demo_store(tmp_path):
+    paths = write_collection(tmp_path / "collection")
+    store = tmp_path / "s.db"
+    for kind in ("queries", "corpus", "qrels", "bank"):
+        assert run_process("import", kind, paths[kind], "--store", store).code == 0
+    assert run_process("import", "runs", *sorted(paths["runs"].iterdir()), "--store", store).code == 0
+    return store
+
+
+def grade_args(store, server, *extra):
+    return ["grade", "--store", store, "--method", "self-rating", "--llm", "openai:fake-model", "--base-url",
+            server.base_url, "--concurrency", "8", "--timeout", "1", "--max-retries", "2", "--backoff-max", "0.05",
+            "--format", "json", *extra]
+
+
+def test_faults_end_as_grades_or_recorded_failures(demo_store):
+    with FakeOpenAI(faults=faults, stall_seconds=3) as server:
+        result = run_process(*grade_args(demo_store, server))
+    assert result.code == 0, result.err
+    summary = json.loads(result.out)
+    assert summary["pairs_in_pool"] == 72 and summary["graded_now"] == 72
+    grades = list(Store.open(demo_store).grades("self-rating", "fake-model"))
+    assert len(grades) == 72
+    statuses = {g.parse_status for g in grades}
+    assert statuses <= {"number", "defaulted", "unanswerable", "failed"}
+    failed = [g for g in grades if g.parse_status == "failed"]
+    assert failed and all(g.grade is None and g.extra.get("error") or g.extra.get("reason") for g in failed)
+    assert summary["failures"] == len(failed) == summary["by_status"]["failed"]
+    assert any("gave up" in (g.extra or {}).get("error", "") for g in failed)
+    assert any((g.extra or {}).get("reason") == "empty reply" for g in failed)
+    assert {g.grade for g in grades if g.parse_status == "defaulted"} == {1}
+    assert {g.grade for g in grades if g.parse_status == "unanswerable"} == {0}
+    assert any((g.extra or {}).get("attempts", 1) > 1 for g in grades if g.parse_status == "number")
+
+
+def test_grades_are_the_servers_and_rerun_uses_the_cache(demo_store):
+    with FakeOpenAI() as server:
+        first = run_process(*grade_args(demo_store, server))
+        assert first.code == 0, first.err
+        calls = server.requests
+        assert calls == 72
+        # grades come from the replies, and a second run has nothing left to do
+        again = json.loads(run_process(*grade_args(demo_store, server)).out)
+        assert again["graded_now"] == 0 and again["already_graded"] == 72 and server.requests == calls
+        # drop the grades: the re-grade is answered from the cache, without asking the server
+        db = sqlite3.connect(demo_store)
+        db.execute("DELETE FROM grades")
+        db.commit()
+        db.close()
+        cached = json.loads(run_process(*grade_args(demo_store, server)).out)
+        assert cached["cache_hits"] == 72 and server.requests == calls
+    labels = run_process("qrels", "--store", demo_store, "--method", "self-rating")
+    assert labels.code == 0 and {int(line.split()[3]) for line in labels.out.splitlines()} <= set(range(6))
+
+
+def _snapshot(store) -> dict:
+    return {(g.query_id, g.passage_id, g.question_id): (g.grade, g.parse_status, g.raw_reply)
+            for g in Store.open(store).grades("self-rating", "fake-model")}
+
+
+def test_kill_9_then_rerun_equals_an_uninterrupted_run(demo_store, tmp_path):
+    reference = tmp_path / "reference.db"
+    subprocess.run(["cp", demo_store, reference], check=True)
+    with FakeOpenAI(latency=0.15) as server:
+        args = [sys.executable, "-m", "proctor", *map(str, grade_args(demo_store, server))]
+        args[args.index("8")] = "2"  # concurrency 2: slow enough to kill mid-run
+        proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            time.sleep(0.2)
+            try:
+                n = sqlite3.connect(demo_store).execute("SELECT COUNT(*) FROM grades").fetchone()[0]
+            except sqlite3.OperationalError:
+                n = 0
+            if n >= 10:
+                break
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        partial = len(_snapshot(demo_store))
+        assert 10 <= partial < 72
+        resumed = run_process(*grade_args(demo_store, server))
+        assert resumed.code == 0
+        assert json.loads(resumed.out)["already_graded"] == partial
+        assert run_process(*grade_args(reference, server)).code == 0
+    got, want = _snapshot(demo_store), _snapshot(reference)
+    assert got == want and len(got) == 72
+    assert all(grade == int(reply) for grade, _, reply in got.values())
