@@ -46,7 +46,10 @@ class HFBackend:
         self.batch_size = batch_size
         self.probabilities = probabilities
         window = getattr(config, "n_positions", None) or getattr(config, "max_position_embeddings", None) or 512
-        self.max_input = max_input_tokens or min(int(window), self.tokenizer.model_max_length or window)
+        window = min(int(window), self.tokenizer.model_max_length or window)
+        # A causal model writes its reply into the same window: keep room for it.
+        self.max_new = 32
+        self.max_input = max_input_tokens or (window if self.seq2seq else window - self.max_new)
         self.grade_ids = [self.tokenizer.encode(t, add_special_tokens=False)[-1] for t in GRADE_TOKENS]
 
     def params(self) -> dict[str, Any]:
@@ -68,7 +71,7 @@ class HFBackend:
         replies: list[Reply | None] = [None] * len(requests)
         prompts = [requests[i].prompt for i in order]
         try:
-            texts, dists, counts = self._generate(prompts, max(r.max_tokens for r in requests))
+            texts, dists, counts = self._generate(prompts, min(self.max_new, max(r.max_tokens for r in requests)))
         except Exception as exc:  # a failing batch becomes recorded failures, not a crash
             return [Reply(error=f"{type(exc).__name__}: {exc}") for _ in requests]
         for slot, i in enumerate(order):
@@ -77,8 +80,9 @@ class HFBackend:
 
     def _generate(self, prompts: list[str], max_new: int):
         torch = self.torch
-        enc = self.tokenizer(prompts, return_tensors="pt", padding=True, truncation=True,
-                             max_length=self.max_input).to(self.device)
+        batch = self.tokenizer(prompts, return_tensors="pt", padding=True, truncation=True, max_length=self.max_input,
+                               return_token_type_ids=False)
+        enc = {"input_ids": batch["input_ids"].to(self.device), "attention_mask": batch["attention_mask"].to(self.device)}
         with torch.no_grad():
             out = self.net.generate(**enc, max_new_tokens=max_new, do_sample=False, num_beams=1,
                                     output_scores=self.probabilities, return_dict_in_generate=True,

