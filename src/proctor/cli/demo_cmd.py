@@ -9,8 +9,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     """Add the `demo` command."""
     p = commands.add_parser("demo", help="run Proctor end to end on its small example collection",
                             description="Import the bundled example collection (queries, passages, runs, "
-                            "judgments, a question bank and grades) into a store, then print EXAM-Qrels and "
-                            "EXAM-Cover leaderboards next to the human-judgment leaderboard.")
+                            "judgments and a question bank) into a store, grade it with the embedded default grader "
+                            "(embed:minilm), then print EXAM-Qrels and EXAM-Cover leaderboards next to the "
+                            "human-judgment leaderboard.")
     p.add_argument("--out", default="demo-out", help="folder for the store and reports (default: demo-out)")
     p.set_defaults(func=run)
 

@@ -1,5 +1,6 @@
-"""`proctor demo`: write the example collection, import it through the public readers, and print the
-EXAM-Qrels, EXAM-Cover and human-judgment leaderboards with how each was made."""
+"""`proctor demo`: write the example collection, import it through the public readers, grade it with the
+embedded default grader (embed:minilm), and print the EXAM-Qrels, EXAM-Cover and human-judgment
+leaderboards with how each was made."""
 
 from __future__ import annotations
 
@@ -23,12 +24,12 @@ def run_demo(out: str | Path) -> int:
         ["import", "runs", *sorted(str(p) for p in paths["runs"].iterdir())],
         ["import", "qrels", str(paths["qrels"])],
         ["import", "bank", str(paths["bank"])],
-        ["import", "exampp", str(paths["exampp"])],
+        ["grade", "--method", "embedding", "--llm", "embed:minilm"],
         ["info"],
         ["leaderboard", "--measure", "P@3", "--min-grade", "4", "--format", "md"],
         ["leaderboard", "--measure", "nDCG@5", "--format", "md"],
-        ["leaderboard", "--metric", "cover", "--min-grade", "4", "--budget", "3", "--format", "md"],
-        ["leaderboard", "--metric", "cover", "--min-grade", "4", "--budget", "3", "--missing", "skip",
+        ["leaderboard", "--metric", "cover", "--min-grade", "4", "--budget", "2", "--format", "md"],
+        ["leaderboard", "--metric", "cover", "--min-grade", "4", "--budget", "2", "--missing", "skip",
          "--format", "md"],
         ["leaderboard", "--measure", "nDCG@5", "--qrels", "official", "--format", "md"],
     ]
@@ -41,6 +42,7 @@ def run_demo(out: str | Path) -> int:
     print(f"\n$ proctor qrels --store {store} > {qrels_file}", flush=True)
     with open(qrels_file, "w", encoding="utf-8") as handle, contextlib.redirect_stdout(handle):
         status = cli(["qrels", "--store", str(store)])
-    print(f"\nDone. The store is {store}; EXAM-Qrels are in {qrels_file}. The grades are example "
-          "self-ratings written for this demo; `proctor grade` (coming) makes real ones with an LLM.")
+    print(f"\nDone. The store is {store}; EXAM-Qrels are in {qrels_file}. The grades come from the embedded "
+          "default grader (all-MiniLM-L6-v2 similarity); `proctor grade --method self-rating --llm ...` grades "
+          "with an LLM.")
     return status
