@@ -82,7 +82,7 @@ class HFBackend:
         torch = self.torch
         batch = self.tokenizer(prompts, return_tensors="pt", padding=True, truncation=True, max_length=self.max_input,
                                return_token_type_ids=False)
-        enc = {"input_ids": batch["input_ids"].to(self.device), "attention_mask": batch["attention_mask"].to(self.device)}
+        enc = {key: batch[key].to(self.device) for key in ("input_ids", "attention_mask")}
         with torch.no_grad():
             out = self.net.generate(**enc, max_new_tokens=max_new, do_sample=False, num_beams=1,
                                     output_scores=self.probabilities, return_dict_in_generate=True,
