@@ -16,10 +16,11 @@ from proctor.io.banks import read_bank
 from proctor.io.corpus import read_corpus
 from proctor.io.exampp import read_exampp
 from proctor.io.queries import read_queries
+from proctor.io.responses import read_responses
 from proctor.io.trec import read_qrels, read_run
 from proctor.store import Store
 
-KINDS = ("queries", "runs", "qrels", "corpus", "bank", "exampp")
+KINDS = ("queries", "runs", "qrels", "corpus", "bank", "exampp", "responses")
 
 
 @dataclass
@@ -30,6 +31,7 @@ class ImportReport:
     path: str
     counts: dict[str, int] = field(default_factory=dict)
     skipped_unknown_queries: int = 0
+    skipped_records: list[InputError] = field(default_factory=list)
     unchanged: bool = False
 
     def summary(self) -> str:
@@ -37,6 +39,8 @@ class ImportReport:
         parts = ", ".join(f"{n} {what}" for what, n in self.counts.items())
         skipped = self.skipped_unknown_queries
         extra = f"; skipped {skipped} lines of unknown queries" if skipped else ""
+        if self.skipped_records:
+            extra += f"; skipped {len(self.skipped_records)} malformed records"
         same = " (already imported: nothing changed)" if self.unchanged else ""
         return f"{self.path}: {self.kind}: {parts}{extra}{same}"
 
@@ -48,6 +52,9 @@ class ImportOptions:
     with_grades: bool = True
     bank_name: str | None = None
     skip_unknown_queries: bool = False
+    response_format: str = "auto"
+    word_budget: int | None = None
+    on_error: str = "fail"
 
 
 def import_files(
@@ -157,6 +164,24 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
     report.counts.update(counts)
 
 
+def _import_responses(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
+    read = read_responses(path, options.response_format, word_budget=options.word_budget, on_error=options.on_error)
+    report.skipped_records.extend(read.skipped)
+    check = _QueryCheck(store, path, options, report)
+    kept = [r for r in read.responses if check.keep(r.line, r.query_id)]
+    store.upsert_queries((r.query_id, r.query_text) for r in kept)
+    for r in kept:
+        store.upsert_passages((s.passage_id, s.text) for s in r.segments)
+        store.upsert_rankings((r.run, r.query_id, s.passage_id, s.position + 1, float(-s.position))
+                              for s in r.segments)
+        store.upsert_segments((s.passage_id, r.run, r.query_id, s.position, s.citations, r.truncated)
+                              for s in r.segments)
+    report.counts["responses"] = len(kept)
+    report.counts["runs"] = len({r.run for r in kept})
+    report.counts["passages"] = sum(len(r.segments) for r in kept)
+    report.counts["truncated"] = sum(r.truncated for r in kept)
+
+
 _IMPORTERS: dict[str, Callable[[Store, Path, ImportOptions, ImportReport], None]] = {
     "queries": _import_queries,
     "runs": _import_runs,
@@ -164,6 +189,7 @@ _IMPORTERS: dict[str, Callable[[Store, Path, ImportOptions, ImportReport], None]
     "corpus": _import_corpus,
     "bank": _import_bank,
     "exampp": _import_exampp,
+    "responses": _import_responses,
 }
 
 
@@ -175,8 +201,13 @@ def _stem(path: Path) -> str:
 
 
 def _sha256(path: Path) -> str:
+    """Digest of a file's bytes, or of a folder's file names and bytes."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
+    files = sorted(f for f in path.rglob("*") if f.is_file()) if path.is_dir() else [path]
+    for file in files:
+        if path.is_dir():
+            digest.update(str(file.relative_to(path)).encode() + b"\0")
+        with open(file, "rb") as handle:
+            for block in iter(lambda h=handle: h.read(1 << 20), b""):
+                digest.update(block)
     return digest.hexdigest()

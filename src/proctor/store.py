@@ -46,6 +46,9 @@ CREATE TABLE IF NOT EXISTS grades (
     raw_reply TEXT, grade INTEGER, parse_status TEXT NOT NULL, answer TEXT, correct INTEGER,
     extra TEXT, created TEXT NOT NULL,
     PRIMARY KEY (method, model, query_id, passage_id, question_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS response_segments (
+    passage_id TEXT PRIMARY KEY, run TEXT NOT NULL, query_id TEXT NOT NULL, position INTEGER NOT NULL,
+    citations TEXT, truncated INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS imports (
     kind TEXT NOT NULL, sha256 TEXT NOT NULL, path TEXT NOT NULL, imported_at TEXT NOT NULL,
     PRIMARY KEY (kind, sha256)) WITHOUT ROWID;
@@ -191,6 +194,26 @@ class Store:
             ],
         )
         return True
+
+    def upsert_segments(self, rows: Iterable[tuple[str, str, str, int, list[str], bool]]) -> None:
+        """Remember where a passage of a generated response came from and what it cites."""
+        self.db.executemany(
+            "INSERT INTO response_segments VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (passage_id) DO UPDATE SET"
+            " run = excluded.run, query_id = excluded.query_id, position = excluded.position,"
+            " citations = excluded.citations, truncated = excluded.truncated"
+            " WHERE response_segments.citations IS NOT excluded.citations"
+            " OR response_segments.position IS NOT excluded.position"
+            " OR response_segments.truncated IS NOT excluded.truncated",
+            ((pid, run, qid, pos, _dumps(cites) if cites else None, int(cut))
+             for pid, run, qid, pos, cites, cut in rows),
+        )
+
+    def segments(self) -> dict[str, dict[str, Any]]:
+        """`{passage_id: {run, query_id, position, citations, truncated}}` of imported responses."""
+        rows = self.db.execute(
+            "SELECT passage_id, run, query_id, position, citations, truncated FROM response_segments")
+        return {pid: {"run": run, "query_id": qid, "position": pos, "citations": json.loads(c) if c else [],
+                      "truncated": bool(t)} for pid, run, qid, pos, c, t in rows}
 
     def upsert_grade_config(self, method: str, model: str, prompt_version: str, info: dict | None) -> None:
         """Record how a set of grades was made (prompt information, LLM options)."""
@@ -345,6 +368,7 @@ class Store:
             "queries": one("SELECT COUNT(*) FROM queries"),
             "passages": one("SELECT COUNT(*) FROM passages"),
             "runs": one("SELECT COUNT(DISTINCT run) FROM rankings"),
+            "generated_runs": one("SELECT COUNT(DISTINCT run) FROM response_segments"),
             "rankings": one("SELECT COUNT(*) FROM rankings"),
             "judgments": one("SELECT COUNT(*) FROM judgments"),
             "banks": one("SELECT COUNT(*) FROM banks"),
@@ -358,7 +382,7 @@ class Store:
     def dump(self) -> dict[str, list[tuple]]:
         """Every row of every content table, sorted (for tests of idempotence and atomicity)."""
         tables = ["queries", "passages", "rankings", "judgments", "banks", "questions", "grade_configs",
-                  "grades", "imports"]
+                  "grades", "response_segments", "imports"]
         return {t: sorted(self.db.execute(f"SELECT * FROM {t}"), key=repr) for t in tables}
 
 

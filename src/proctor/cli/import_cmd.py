@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from proctor.cli.common import add_store, note, writable_store
+from proctor.errors import UsageError
 from proctor.importing import KINDS, ImportOptions, import_files
 
 HELP = """\
@@ -18,6 +19,9 @@ kinds:
   corpus   passages: JSONL {"id", "text"} or TSV id<TAB>text
   bank     question/nugget banks of the Autograder Workbench (key `items` or the older `questions`)
   exampp   the Workbench's interchange file: passages, judgments, rankings and grades
+  responses generated answers: JSONL {run_id, query_id, text}, TREC RAG 2024/2025 answer records, or a
+           folder SYSTEM/QUERY.txt|md; cut into passages (sentences up to ~400 tokens; one passage per
+           answer sentence for RAG records, with its citations), kept in order as the system's ranking
 """
 
 
@@ -30,6 +34,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_store(p)
     p.add_argument("--no-grades", action="store_true", help="exampp: import everything but the grades")
     p.add_argument("--name", help="bank: the bank's name in the store (default: the file name)")
+    p.add_argument("--format", dest="response_format", default="auto",
+                   choices=("auto", "jsonl", "rag24", "rag25", "text-dir"), help="responses: input format")
+    p.add_argument("--word-budget", type=int, metavar="N",
+                   help="responses: keep the first N words of every response (the same budget for all systems)")
+    p.add_argument("--on-error", choices=("fail", "skip"), default="fail",
+                   help="responses: a malformed record fails the import (default) or is skipped and reported")
     p.add_argument("--skip-unknown-queries", action="store_true",
                    help="skip (and count) lines of queries the store does not know instead of failing")
     p.set_defaults(func=run)
@@ -37,10 +47,15 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Import and print one summary line per file on standard error."""
+    if args.word_budget is not None and args.word_budget < 1:
+        raise UsageError("--word-budget must be at least 1")
     options = ImportOptions(with_grades=not args.no_grades, bank_name=args.name,
-                            skip_unknown_queries=args.skip_unknown_queries)
+                            skip_unknown_queries=args.skip_unknown_queries, response_format=args.response_format,
+                            word_budget=args.word_budget, on_error=args.on_error)
     with writable_store(args.store) as store:
         reports = import_files(store, args.kind, args.files, options)
     for report in reports:
+        for problem in report.skipped_records:
+            note(f"skipped: {problem}")
         note(report.summary())
     return 0

@@ -57,6 +57,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                    help="a query a system did not answer: counts 0 or is skipped (default: zero for cover, "
                    "as the papers; skip for measures, as trec_eval without -c)")
     p.add_argument("--normalize", choices=("pool",), help="cover: n-EXAM, divided by what the whole pool covers")
+    p.add_argument("--gold", metavar="RUN", help="cover: n-EXAM, divided by what this run (e.g. gold articles) covers")
     p.add_argument("--runs", nargs="+", metavar="DIR|FILE", help="score these run files instead of stored rankings")
     add_format(p, ("tsv", "json", "md"), "tsv")
     p.add_argument("--per-query", action="store_true", help="json: add every system's per-query scores")
@@ -91,7 +92,11 @@ def check_options(args: argparse.Namespace) -> MeasureSpec | None:
             raise UsageError("--metric cover needs --min-grade T (the smallest grade that answers a question)")
         if args.budget < 1:
             raise UsageError("--budget must be at least 1")
+        if args.gold and args.normalize:
+            raise UsageError("--gold RUN and --normalize pool are two different normalisers: choose one")
         return None
+    if args.gold:
+        raise UsageError("--gold applies to --metric cover only")
     if not args.measure:
         raise UsageError("--metric qrels needs --measure M (e.g. P@20 or ndcg_cut.10)")
     if args.normalize:
@@ -122,6 +127,8 @@ def qrels_board(store: Store, runs: Ranked, spec: MeasureSpec, args: argparse.Na
 def cover_board(store: Store, runs: Ranked, args: argparse.Namespace) -> Leaderboard:
     """EXAM-Cover leaderboard."""
     grade_set = choose_grade_set(store, args.method, args.model)
+    if args.gold and args.gold not in runs:
+        raise UsageError(f"--gold {args.gold}: no such run (runs: {', '.join(sorted(runs))})")
     table = CoverTable.build(store.grade_rows(grade_set["method"], grade_set["model"]), args.min_grade)
     return cover_leaderboard(runs, table, budget=args.budget, missing=args.missing or "zero",
-                             normalize=args.normalize, description=describe(store, grade_set))
+                             normalize=args.normalize, gold=args.gold, description=describe(store, grade_set))

@@ -3,7 +3,8 @@ the system's first k answers with grade >= τ; a system's score is the mean over
 
 A query's questions are those graded for it (by the chosen method and model). A query the system did not
 answer counts 0 (`missing="zero"`, as the papers) or is left out (`missing="skip"`, as the original
-workbench). n-EXAM (`normalize="pool"`) divides by what the whole graded pool of the query covers.
+workbench). n-EXAM divides by what the whole graded pool of the query covers (`normalize="pool"`) or by
+what a gold run — e.g. the gold articles of 001 §3.1.3 — covers within the same budget (`normalize="gold"`).
 """
 
 from __future__ import annotations
@@ -53,17 +54,20 @@ def cover_per_query(
     budget: int = 20,
     missing: str = "zero",
     normalize: str | None = None,
+    gold: dict[str, list[str]] | None = None,
 ) -> tuple[dict[str, float], list[str]]:
-    """One system's per-query cover and the queries left out (n-EXAM: pool covers nothing)."""
+    """One system's per-query cover and the queries left out (n-EXAM: the normaliser covers nothing)."""
     scores: dict[str, float] = {}
     left_out: list[str] = []
     for qid, questions in table.questions.items():
         denominator = len(questions)
         if normalize == "pool":
             denominator = len(table.pool_covered(qid))
-            if denominator == 0:
-                left_out.append(qid)
-                continue
+        elif normalize == "gold":
+            denominator = len(table.covered(qid, (gold or {}).get(qid, [])[:budget]))
+        if denominator == 0:
+            left_out.append(qid)
+            continue
         if qid not in ranked:
             if missing == "zero":
                 scores[qid] = 0.0

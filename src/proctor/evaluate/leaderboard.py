@@ -90,20 +90,23 @@ def measure_leaderboard(
 
 def cover_leaderboard(
     runs: Ranked, table: CoverTable, *, budget: int = 20, missing: str = "zero", normalize: str | None = None,
-    description: dict[str, Any] | None = None,
+    gold: str | None = None, description: dict[str, Any] | None = None,
 ) -> Leaderboard:
-    """An EXAM-Cover (or n-EXAM) leaderboard over all runs."""
+    """An EXAM-Cover (or n-EXAM, normalised by the pool or by the `gold` run) leaderboard over all runs."""
     per_system: dict[str, dict[str, float]] = {}
     left_out: set[str] = set()
+    if gold is not None:
+        normalize = "gold"
     for run, ranked in runs.items():
         per_system[run], skipped = cover_per_query(ranked, table, budget=budget, missing=missing,
-                                                   normalize=normalize)
+                                                   normalize=normalize, gold=runs.get(gold) if gold else None)
         left_out.update(skipped)
     notes = [f"EXAM-Cover: queries a system did not answer are {'counted as 0' if missing == 'zero' else 'skipped'}"
              f" (--missing {missing})"]
     if left_out:
-        notes.append(f"n-EXAM: {len(left_out)} queries left out because no pooled passage answers any "
-                     f"of their questions at grade >= {table.tau}")
-    desc = {"metric": "n-EXAM-Cover" if normalize == "pool" else "EXAM-Cover", "min_grade": table.tau,
-            "budget": budget, "missing": missing, "normalize": normalize, **(description or {})}
+        by = f"gold run {gold}" if gold else "pooled passage"
+        notes.append(f"n-EXAM: {len(left_out)} queries left out because no {by} answers any of their questions "
+                     f"at grade >= {table.tau}")
+    desc = {"metric": "n-EXAM-Cover" if normalize else "EXAM-Cover", "min_grade": table.tau,
+            "budget": budget, "missing": missing, "normalize": normalize, "gold_run": gold, **(description or {})}
     return Leaderboard(ranked_entries(per_system), desc, notes)

@@ -1,0 +1,225 @@
+"""Read generated responses of RAG and generation systems:
+
+- `jsonl`: `{run_id, query_id, text}` per line;
+- `rag24`: TREC RAG 2024 answers `{run_id, topic_id, topic, references, response_length,
+  answer: [{text, citations}]}` (citations index into `references`);
+- `rag25`: TREC RAG 2025 answers `{metadata: {run_id, narrative_id, ...}, references, answer: [...]}`;
+- `text-dir`: a folder with one sub-folder per system holding one `QUERY.txt` or `QUERY.md` per query.
+
+Each response becomes segments: plain text is cut into passages of whole sentences up to ~400 tokens;
+RAG answers give one passage per answer sentence with the documents it cites. Problems are reported with
+file and line; with `on_error="skip"` the bad record is skipped and reported instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from proctor.errors import InputError
+from proctor.io.segment import segment, truncate_words
+from proctor.io.textfile import iter_jsonl, parse_json_line, read_lines, read_text
+
+FORMATS = ("auto", "jsonl", "rag24", "rag25", "text-dir")
+
+
+@dataclass
+class Segment:
+    """One passage of a response, in the system's order."""
+
+    passage_id: str
+    text: str
+    position: int
+    citations: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Response:
+    """One system's response to one query."""
+
+    line: int
+    run: str
+    query_id: str
+    query_text: str | None
+    segments: list[Segment]
+    truncated: bool = False
+    references: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ReadReport:
+    """Responses read and records skipped (with `on_error="skip"`)."""
+
+    responses: list[Response] = field(default_factory=list)
+    skipped: list[InputError] = field(default_factory=list)
+
+
+def detect_format(path: Path) -> str:
+    """`text-dir` for folders, else by the keys of the first record."""
+    if path.is_dir():
+        return "text-dir"
+    for line, obj in iter_jsonl(path):
+        if not isinstance(obj, dict):
+            raise InputError(str(path), line, "expected a JSON object per line")
+        if "metadata" in obj:
+            return "rag25"
+        if "topic_id" in obj or "answer" in obj:
+            return "rag24"
+        return "jsonl"
+    raise InputError(str(path), 1, "file is empty")
+
+
+def read_responses(path: str | Path, fmt: str = "auto", *, word_budget: int | None = None,
+                   max_tokens: int = 400, on_error: str = "fail") -> ReadReport:
+    """Parse every response; bad records raise `InputError` or, with `on_error="skip"`, are collected."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(str(path), None, "no such file or folder")
+    fmt = detect_format(path) if fmt == "auto" else fmt
+    report = ReadReport()
+    seen: dict[tuple[str, str], int] = {}
+    for item in _records(path, fmt, word_budget, max_tokens):
+        if isinstance(item, InputError):
+            if on_error == "fail":
+                raise item
+            report.skipped.append(item)
+            continue
+        key = (item.run, item.query_id)
+        if key in seen:
+            error = InputError(str(path), item.line, f"run {item.run!r} answers query {item.query_id!r} twice "
+                               f"(first on line {seen[key]})")
+            if on_error == "fail":
+                raise error
+            report.skipped.append(error)
+            continue
+        seen[key] = item.line
+        report.responses.append(item)
+    return report
+
+
+def _records(path: Path, fmt: str, budget: int | None, max_tokens: int) -> Iterator[Response | InputError]:
+    if fmt == "text-dir":
+        yield from _text_dir(path, budget, max_tokens)
+        return
+    parse = {"jsonl": _plain, "rag24": _rag24, "rag25": _rag25}.get(fmt)
+    if parse is None:
+        raise InputError(str(path), None, f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    for line, text in read_lines(path):
+        if not text.strip():
+            continue
+        try:
+            yield parse(parse_json_line(path, line, text), budget, max_tokens, line)
+        except _Bad as bad:
+            yield InputError(str(path), line, str(bad))
+        except InputError as exc:  # invalid JSON on this line only: the next line is a record of its own
+            yield exc
+
+
+class _Bad(ValueError):
+    """A malformed record."""
+
+
+def _field(obj: Any, key: str, kind: type | tuple[type, ...], what: str = "") -> Any:
+    if not isinstance(obj, dict) or key not in obj:
+        raise _Bad(f"missing field {what or key!r}")
+    value = obj[key]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise _Bad(f"field {what or key!r} must be {names}, got {type(value).__name__}")
+    return value
+
+
+def _plain(obj: Any, budget: int | None, max_tokens: int, line: int) -> Response:
+    run = str(_field(obj, "run_id", (str, int)))
+    qid = str(_field(obj, "query_id", (str, int)))
+    text = _field(obj, "text", str)
+    if not text.strip():
+        raise _Bad("empty response text")
+    text, cut = truncate_words(text, budget)
+    parts = segment(text, max_tokens)
+    return Response(line, run, qid, obj.get("query") if isinstance(obj.get("query"), str) else None,
+                    [Segment(f"{run}/{qid}/{i}", p, i) for i, p in enumerate(parts)], cut)
+
+
+def _rag_answer(run: str, qid: str, answer: Any, references: list, budget: int | None) -> tuple[list[Segment], bool]:
+    if not isinstance(answer, list) or not answer:
+        raise _Bad("field 'answer' must be a non-empty list of {text, citations}")
+    segments, used, truncated = [], 0, False
+    for i, sentence in enumerate(answer):
+        text = _field(sentence, "text", str, f"answer[{i}].text")
+        citations = sentence.get("citations", []) if isinstance(sentence, dict) else []
+        if not isinstance(citations, list):
+            raise _Bad(f"field 'answer[{i}].citations' must be a list")
+        cited = []
+        for c in citations:
+            if isinstance(c, bool) or not isinstance(c, int | str):
+                raise _Bad(f"answer[{i}] cites {c!r}: citations are indices into 'references'")
+            if isinstance(c, int):
+                if not 0 <= c < len(references):
+                    raise _Bad(f"answer[{i}] cites index {c}, but there are {len(references)} references")
+                cited.append(str(references[c]))
+            else:
+                cited.append(c)
+        if not text.strip():
+            continue
+        if budget is not None:
+            room = budget - used
+            if room <= 0:
+                truncated = True
+                break
+            text, cut = truncate_words(text, room)
+            truncated |= cut
+        used += len(text.split())
+        segments.append(Segment(f"{run}/{qid}/{len(segments)}", text.strip(), len(segments), cited))
+    if not segments:
+        raise _Bad("empty answer: no sentence has text")
+    return segments, truncated
+
+
+def _references(obj: dict) -> list[str]:
+    references = obj.get("references", [])
+    if not isinstance(references, list):
+        raise _Bad("field 'references' must be a list of document ids")
+    return [str(r) for r in references]
+
+
+def _rag24(obj: Any, budget: int | None, max_tokens: int, line: int) -> Response:
+    run = str(_field(obj, "run_id", (str, int)))
+    qid = str(_field(obj, "topic_id", (str, int)))
+    references = _references(obj)
+    segments, cut = _rag_answer(run, qid, obj.get("answer"), references, budget)
+    topic = obj.get("topic") if isinstance(obj.get("topic"), str) else None
+    return Response(line, run, qid, topic, segments, cut, references)
+
+
+def _rag25(obj: Any, budget: int | None, max_tokens: int, line: int) -> Response:
+    meta = _field(obj, "metadata", dict)
+    run = str(_field(meta, "run_id", (str, int), "metadata.run_id"))
+    qid = str(_field(meta, "narrative_id", (str, int), "metadata.narrative_id"))
+    references = _references(obj)
+    segments, cut = _rag_answer(run, qid, obj.get("answer"), references, budget)
+    narrative = meta.get("narrative") if isinstance(meta.get("narrative"), str) else None
+    return Response(line, run, qid, narrative, segments, cut, references)
+
+
+def _text_dir(root: Path, budget: int | None, max_tokens: int) -> Iterator[Response | InputError]:
+    systems = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if not systems:
+        yield InputError(str(root), None, "expected one sub-folder per system holding QUERY.txt or QUERY.md files")
+        return
+    for system in systems:
+        for file in sorted(f for f in system.iterdir() if f.suffix in (".txt", ".md") and f.is_file()):
+            try:
+                text = read_text(file)
+            except InputError as exc:
+                yield exc
+                continue
+            text, cut = truncate_words(text, budget)
+            parts = segment(text, max_tokens)
+            if not parts:
+                yield InputError(str(file), 1, "empty response")
+                continue
+            run, qid = system.name, file.stem
+            yield Response(1, run, qid, None, [Segment(f"{run}/{qid}/{i}", p, i) for i, p in enumerate(parts)], cut)

@@ -1,0 +1,66 @@
+"""Cut generated text into passages: sentences joined up to ~400 tokens (003 §4.2: paragraph-sized plain
+text passages of up to 400 tokens), and fair word budgets (001 §3.1.2)."""
+
+from __future__ import annotations
+
+import re
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n\s*\n")
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def count_tokens(text: str) -> int:
+    """Tokens as words and punctuation marks (close to what subword tokenizers count for English)."""
+    return len(_TOKEN.findall(text))
+
+
+def sentences(text: str) -> list[str]:
+    """Split on sentence ends (., !, ? before a capital or digit) and on blank lines."""
+    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+
+
+def segment(text: str, max_tokens: int = 400) -> list[str]:
+    """Passages of whole sentences, each at most `max_tokens` tokens (a longer sentence is cut by words)."""
+    passages: list[str] = []
+    current: list[str] = []
+    size = 0
+    for sentence in sentences(text):
+        n = count_tokens(sentence)
+        if n > max_tokens:
+            if current:
+                passages.append(" ".join(current))
+                current, size = [], 0
+            passages.extend(_cut(sentence, max_tokens))
+            continue
+        if size + n > max_tokens and current:
+            passages.append(" ".join(current))
+            current, size = [], 0
+        current.append(sentence)
+        size += n
+    if current:
+        passages.append(" ".join(current))
+    return passages
+
+
+def _cut(sentence: str, max_tokens: int) -> list[str]:
+    words, out, current, size = sentence.split(), [], [], 0
+    for word in words:
+        n = count_tokens(word)
+        if size + n > max_tokens and current:
+            out.append(" ".join(current))
+            current, size = [], 0
+        current.append(word)
+        size += n
+    if current:
+        out.append(" ".join(current))
+    return out
+
+
+def truncate_words(text: str, budget: int | None) -> tuple[str, bool]:
+    """The first `budget` words of a text (all systems get the same budget); True when cut."""
+    if budget is None:
+        return text, False
+    words = text.split()
+    if len(words) <= budget:
+        return text, False
+    return " ".join(words[:budget]), True
