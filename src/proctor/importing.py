@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from proctor.errors import InputError, UsageError
-from proctor.io.banks import read_bank
+from proctor.io.banks import load_bank
 from proctor.io.corpus import read_corpus
 from proctor.io.exampp import read_exampp
 from proctor.io.queries import read_queries
@@ -129,7 +129,7 @@ def _import_corpus(store: Store, path: Path, options: ImportOptions, report: Imp
 
 
 def _import_bank(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
-    bank = read_bank(path)
+    bank = load_bank(path)
     check = _QueryCheck(store, path, options, report)
     questions = [q for q in bank.questions if check.keep(bank.lines[q["question_id"]], q["query_id"])]
     bank.questions = questions

@@ -10,6 +10,7 @@ from proctor import __version__
 from proctor.cli import (
     agreement_cmd,
     analyze_cmd,
+    bank_cmd,
     correlate_cmd,
     demo_cmd,
     export_cmd,
@@ -18,12 +19,13 @@ from proctor.cli import (
     info_cmd,
     leaderboard_cmd,
     qrels_cmd,
+    verify_cmd,
 )
 from proctor.errors import ProctorError
 
 COMMANDS = (
     import_cmd, export_cmd, info_cmd, grade_cmd, qrels_cmd, leaderboard_cmd, correlate_cmd, agreement_cmd, analyze_cmd,
-    demo_cmd,
+    bank_cmd, verify_cmd, demo_cmd,
 )
 
 

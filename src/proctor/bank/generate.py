@@ -1,0 +1,132 @@
+"""Generate question (or nugget) banks with an LLM (003 Table 1, 004 Table 1): one prompt per query (DL) or
+per query subtopic (CAR, query text "Title / Subtopic"), replies parsed robustly, retried when unusable,
+duplicates removed, ids as the workbench computes them, and the prompt, model, parameters and time
+recorded in the bank."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from proctor.bank.ids import item_id
+from proctor.bank.parse import extract_items
+from proctor.errors import InputError
+from proctor.io.queries import read_queries
+from proctor.io.textfile import iter_jsonl
+from proctor.llm.base import Backend, Request
+from proctor.store import now
+
+
+@dataclass(frozen=True)
+class Topic:
+    """What one bank line is generated for."""
+
+    query_id: str
+    facet_id: str | None
+    title: str
+    subtopic: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The query text as the bank records it ("Title / Subtopic" for CAR)."""
+        return f"{self.title} / {self.subtopic}" if self.subtopic else self.title
+
+
+@dataclass
+class Outcome:
+    """Generated lines and the topics that never gave a usable reply."""
+
+    lines: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    attempts: int = 0
+
+
+def prompts() -> dict[str, Any]:
+    """The packaged generation prompts."""
+    text = resources.files("proctor.bank").joinpath("templates", "generate.yaml").read_text(encoding="utf-8")
+    return yaml.safe_load(text)
+
+
+def read_topics(path: str | Path, style: str) -> list[Topic]:
+    """DL: any query file. CAR: JSONL `{query_id, facet_id, title, subtopic}` or `{..., text: "Title / Sub"}`."""
+    if style == "dl":
+        return [Topic(qid, None, text) for _, qid, text in read_queries(path)]
+    topics = []
+    for line, obj in iter_jsonl(path):
+        if not isinstance(obj, dict) or "query_id" not in obj or "facet_id" not in obj:
+            raise InputError(str(path), line, "CAR topics need query_id, facet_id and title/subtopic (or text)")
+        title, subtopic = obj.get("title"), obj.get("subtopic")
+        if not (isinstance(title, str) and isinstance(subtopic, str)):
+            text = obj.get("text") or obj.get("query_text")
+            if not isinstance(text, str) or " / " not in text:
+                raise InputError(str(path), line, "expected title and subtopic, or text \"Title / Subtopic\"")
+            title, _, subtopic = text.partition(" / ")
+        topics.append(Topic(str(obj["query_id"]), str(obj["facet_id"]), title.strip(), subtopic.strip()))
+    return topics
+
+
+def render(topic: Topic, style: str, kind: str, n: int) -> str:
+    """The generation prompt for one topic, JSON instruction appended."""
+    table = prompts()
+    text = table[style][kind].replace("{query_title}", topic.title).replace("{n}", str(n))
+    if topic.subtopic is not None:
+        text = text.replace("{query_subtopic}", topic.subtopic)
+    return text + table["json_instruction"][kind]
+
+
+async def generate(topics: list[Topic], backend: Backend, *, style: str, kind: str, n: int, retries: int = 3,
+                   progress=None) -> Outcome:
+    """Generate every topic's items (up to `n`), concurrently as the backend allows."""
+    outcome = Outcome()
+    gate = asyncio.Semaphore(max(1, backend.concurrency))
+    item_kind = "nugget" if kind == "nuggets" else "question"
+    params = {**backend.params(), "n": n, "style": style, "kind": kind}
+
+    async def one(topic: Topic) -> None:
+        prompt = render(topic, style, kind, n)
+        reasons = []
+        for _attempt in range(retries + 1):
+            async with gate:
+                reply = (await backend.complete([Request(topic.query_id, "", "", prompt, "", "", 1024)]))[0]
+            outcome.attempts += 1
+            items = None if reply.error else extract_items(reply.text)
+            if items:
+                outcome.lines.append(_line(topic, items[:n], item_kind, prompt, backend.model, params))
+                break
+            reasons.append(reply.error or f"unusable reply: {(reply.text or '')[:80]!r}")
+        else:
+            outcome.failures.append({"query_id": topic.query_id, "facet_id": topic.facet_id, "reasons": reasons})
+        if progress is not None:
+            progress.update(1)
+
+    await asyncio.gather(*(one(t) for t in topics))
+    order = {(t.query_id, t.facet_id): i for i, t in enumerate(topics)}
+    outcome.lines.sort(key=lambda line: order[(line["query_id"], line["facet_id"])])
+    return outcome
+
+
+def _line(topic: Topic, items: list[str], kind: str, prompt: str, model: str, params: dict) -> dict[str, Any]:
+    id_key, text_key = ("nugget_id", "nugget_text") if kind == "nugget" else ("question_id", "question_text")
+    return {
+        "query_id": topic.query_id, "facet_id": topic.facet_id, "test_collection": "proctor",
+        "query_text": topic.text,
+        "info": {"generator": "proctor bank generate", "prompt": prompt, "model": model, "params": params,
+                 "time": now(), "prompt_target": f"{kind}s"},
+        "items": [{"query_id": topic.query_id, "facet_id": topic.facet_id, id_key: item_id(topic.query_id, text,
+                                                                                           topic.facet_id),
+                   text_key: text} for text in items],
+    }
+
+
+def write_bank(lines: list[dict[str, Any]], out: str | Path) -> None:
+    """Write bank lines (the workbench's current `items` format), atomically."""
+    out = Path(out)
+    tmp = out.with_name(f".{out.name}.partial")
+    tmp.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
+    tmp.replace(out)

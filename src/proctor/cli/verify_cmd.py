@@ -1,0 +1,48 @@
+"""`proctor verify --store S REPORT`: reports that let a person check the rubric against judgments."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from proctor.cli.common import add_format, add_store, readable_store
+from proctor.evaluate.sources import choose_grade_set
+from proctor.review.verify import REPORTS, VerifyOptions, build_report, render_markdown, render_text
+
+DESCRIPTION = """\
+Human verification of the rubric (RUBRIC 6.7):
+  answers       per question: passages that answer it, best grade first, with the extracted answer
+  spurious      questions most often answered (grade >= T) by passages judged non-relevant
+  uncovered     passages judged relevant that no question answers with grade >= T
+  distribution  the grade histogram of every question"""
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the `verify` command."""
+    p = commands.add_parser("verify", help="reports to verify the rubric: answers, spurious, uncovered, distribution",
+                            description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("report", choices=REPORTS, metavar="REPORT", help=" | ".join(REPORTS))
+    add_store(p)
+    p.add_argument("--method", help="grading method (needed when the store has several)")
+    p.add_argument("--model", help="model (needed when the store has several)")
+    p.add_argument("--min-grade", type=int, default=4, metavar="T", help="a question is answered at grade >= T (4)")
+    p.add_argument("--judged-relevant", type=int, default=1, metavar="J",
+                   help="judgments >= J are relevant, lower ones non-relevant (default 1; TREC DL: 2)")
+    p.add_argument("--limit", type=int, default=5, help="passages per question / questions per query (default 5)")
+    p.add_argument("--query", help="only this query")
+    add_format(p, ("text", "json", "md"), "text")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build the report and print it."""
+    with readable_store(args.store) as store:
+        grade_set = choose_grade_set(store, args.method, args.model)
+        data = build_report(store, args.report, VerifyOptions(
+            grade_set["method"], grade_set["model"], args.min_grade, args.judged_relevant, args.limit, args.query))
+    if args.format == "json":
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    else:
+        sys.stdout.write(render_markdown(data) if args.format == "md" else render_text(data))
+    return 0

@@ -1,0 +1,171 @@
+"""Verification reports (RUBRIC §6.7): where the grades and the rubric disagree with human judgments.
+
+- `answers`: per question, the passages that answer it, best grade first, with the extracted answer;
+- `spurious`: questions most often answered (grade >= τ) by passages judged non-relevant — candidates for
+  removal or rewording;
+- `uncovered`: passages judged relevant that no question answers with grade >= τ — the rubric misses them;
+- `distribution`: the grade histogram of every question (and its failed grades).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from proctor.errors import UsageError
+from proctor.store import Store
+
+REPORTS = ("answers", "spurious", "uncovered", "distribution")
+
+
+@dataclass
+class VerifyOptions:
+    """Which grades, thresholds and how much to show."""
+
+    method: str
+    model: str
+    min_grade: int = 4
+    judged_relevant: int = 1
+    limit: int = 5
+    query: str | None = None
+
+
+def build_report(store: Store, report: str, options: VerifyOptions) -> dict[str, Any]:
+    """The named report as data (rendered by `render_text` / `render_markdown` or dumped as JSON)."""
+    if report not in REPORTS:
+        raise UsageError(f"unknown report {report!r}; choose one of {', '.join(REPORTS)}")
+    grades = [g for g in store.grades(options.method, options.model) if g.question_id
+              and (options.query is None or g.query_id == options.query)]
+    if not grades:
+        raise UsageError(f"no per-question grades for method={options.method} model={options.model}"
+                         + (f" and query {options.query}" if options.query else ""))
+    questions = dict(store.db.execute("SELECT question_id, text FROM questions"))
+    judgments = store.judgments()
+    if report in ("spurious", "uncovered") and not judgments:
+        raise UsageError(f"{store.path}: the {report} report needs human judgments (import qrels)")
+    build = {"answers": _answers, "spurious": _spurious, "uncovered": _uncovered, "distribution": _distribution}
+    body = build[report](grades, questions, judgments, store, options)
+    return {"report": report, "method": options.method, "model": options.model, "min_grade": options.min_grade,
+            "judged_relevant": options.judged_relevant if report in ("spurious", "uncovered") else None,
+            "query": options.query, **body}
+
+
+def _answers(grades, questions, judgments, store, options) -> dict[str, Any]:
+    per_question = defaultdict(list)
+    for g in grades:
+        if g.grade is not None:
+            per_question[(g.query_id, g.question_id)].append(g)
+    items = []
+    for (qid, question_id), rows in sorted(per_question.items()):
+        rows.sort(key=lambda g: (-g.grade, g.passage_id))
+        items.append({"query_id": qid, "question_id": question_id, "question": questions.get(question_id),
+                      "answered": sum(g.grade >= options.min_grade for g in rows), "graded": len(rows),
+                      "passages": [{"passage_id": g.passage_id, "grade": g.grade, "answer": g.answer,
+                                    "judgment": judgments.get(qid, {}).get(g.passage_id)}
+                                   for g in rows[: options.limit]]})
+    return {"questions": items}
+
+
+def _spurious(grades, questions, judgments, store, options) -> dict[str, Any]:
+    hits, non_relevant = Counter(), Counter()
+    for g in grades:
+        judged = judgments.get(g.query_id, {}).get(g.passage_id)
+        if judged is None or judged >= options.judged_relevant:
+            continue
+        non_relevant[(g.query_id, g.question_id)] += 1
+        if g.grade is not None and g.grade >= options.min_grade:
+            hits[(g.query_id, g.question_id)] += 1
+    items = [{"query_id": q, "question_id": k, "question": questions.get(k), "non_relevant_answering": n,
+              "non_relevant_graded": non_relevant[(q, k)], "fraction": n / non_relevant[(q, k)]}
+             for (q, k), n in hits.most_common()]
+    items.sort(key=lambda i: (-i["non_relevant_answering"], -i["fraction"], i["question_id"]))
+    per_query: dict[str, list] = defaultdict(list)
+    for item in items:
+        per_query[item["query_id"]].append(item)
+    return {"questions": items[: options.limit * max(1, len(per_query))] if options.query is None else items,
+            "most_spurious_per_query": {q: [i["question_id"] for i in rows[: options.limit]]
+                                        for q, rows in sorted(per_query.items())}}
+
+
+def _uncovered(grades, questions, judgments, store, options) -> dict[str, Any]:
+    best: dict[tuple[str, str], int] = {}
+    for g in grades:
+        if g.grade is not None:
+            key = (g.query_id, g.passage_id)
+            best[key] = max(best.get(key, -1), g.grade)
+    texts = store.passage_texts()
+    items, relevant = [], 0
+    for qid, per in sorted(judgments.items()):
+        if options.query is not None and qid != options.query:
+            continue
+        for pid, rel in sorted(per.items()):
+            if rel < options.judged_relevant:
+                continue
+            relevant += 1
+            grade = best.get((qid, pid))
+            if grade is None or grade < options.min_grade:
+                items.append({"query_id": qid, "passage_id": pid, "judgment": rel, "best_grade": grade,
+                              "text": (texts.get(pid) or "")[:300]})
+    return {"judged_relevant_passages": relevant, "uncovered": len(items), "passages": items}
+
+
+def _distribution(grades, questions, judgments, store, options) -> dict[str, Any]:
+    histograms: dict[tuple[str, str], Counter] = defaultdict(Counter)
+    for g in grades:
+        histograms[(g.query_id, g.question_id)][g.grade if g.grade is not None else "failed"] += 1
+    return {"questions": [{"query_id": q, "question_id": k, "question": questions.get(k),
+                           "histogram": {str(grade): h.get(grade, 0) for grade in range(6)},
+                           "failed": h.get("failed", 0)} for (q, k), h in sorted(histograms.items())]}
+
+
+def render_markdown(data: dict[str, Any]) -> str:
+    """A Markdown rendering of any report."""
+    head = (f"**{data['report']}** — method={data['method']}, model={data['model']}, grade >= {data['min_grade']}"
+            + (f", judged relevant >= {data['judged_relevant']}" if data["judged_relevant"] is not None else ""))
+    lines = [head, ""]
+    if data["report"] == "answers":
+        for q in data["questions"]:
+            lines.append(f"### {q['question_id']}: {q['question'] or '(text not in the store)'}")
+            lines.append(f"answered by {q['answered']} of {q['graded']} graded passages\n")
+            lines += ["| passage | grade | judgment | answer |", "|---|---:|---:|---|"]
+            lines += [f"| {p['passage_id']} | {p['grade']} | {_dash(p['judgment'])} | {_cell(p['answer'])} |"
+                      for p in q["passages"]]
+            lines.append("")
+    elif data["report"] == "spurious":
+        lines += ["| query | question | non-relevant answering | of graded | fraction | text |",
+                  "|---|---|---:|---:|---:|---|"]
+        lines += [f"| {q['query_id']} | {q['question_id']} | {q['non_relevant_answering']} | "
+                  f"{q['non_relevant_graded']} | {q['fraction']:.2f} | {_cell(q['question'])} |"
+                  for q in data["questions"]]
+    elif data["report"] == "uncovered":
+        lines.append(f"{data['uncovered']} of {data['judged_relevant_passages']} judged relevant passages are "
+                     "answered by no question\n")
+        lines += ["| query | passage | judgment | best grade | text |", "|---|---|---:|---:|---|"]
+        lines += [f"| {p['query_id']} | {p['passage_id']} | {p['judgment']} | {_dash(p['best_grade'])} | "
+                  f"{_cell(p['text'][:120])} |" for p in data["passages"]]
+    else:
+        lines += ["| query | question | " + " | ".join(str(g) for g in range(6)) + " | failed |",
+                  "|---|---|" + "---:|" * 7]
+        lines += [f"| {q['query_id']} | {q['question_id']} | " + " | ".join(str(q["histogram"][str(g)])
+                                                                       for g in range(6)) + f" | {q['failed']} |"
+                  for q in data["questions"]]
+    return "\n".join(lines) + "\n"
+
+
+def render_text(data: dict[str, Any]) -> str:
+    """A plain-text rendering: the Markdown without table syntax."""
+    out = []
+    for line in render_markdown(data).splitlines():
+        if set(line) <= set("|-: "):
+            continue
+        out.append(line.strip("| ").replace(" | ", "  ").replace("**", "").replace("### ", ""))
+    return "\n".join(out) + "\n"
+
+
+def _cell(text: str | None) -> str:
+    return (text or "").replace("|", "\\|").replace("\n", " ")
+
+
+def _dash(value: object) -> str:
+    return "—" if value is None else str(value)
