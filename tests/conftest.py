@@ -46,6 +46,25 @@ def run_process(*args: str, cwd: Path | None = None) -> Result:
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
+def seed_demo(folder: Path, runs: list[str] | None = None) -> Path:
+    """A store with the demo collection's queries, passages, judgments, bank and runs (all, or `runs`)."""
+    from proctor.demo.write import write_collection
+
+    paths = write_collection(folder / "collection")
+    store = folder / "s.db"
+    for kind in ("queries", "corpus", "qrels", "bank"):
+        assert main(["import", kind, str(paths[kind]), "--store", str(store)]) == 0
+    files = sorted(paths["runs"].iterdir()) if runs is None else [paths["runs"] / f"{r}.run" for r in runs]
+    assert main(["import", "runs", *map(str, files), "--store", str(store)]) == 0
+    return store
+
+
+@pytest.fixture
+def demo_store(tmp_path) -> Path:
+    """The demo collection without grades, in a fresh store."""
+    return seed_demo(tmp_path)
+
+
 @pytest.fixture(scope="session")
 def dl19_pool() -> Path:
     """The graded DL19 pool; tests using it skip when ../shared is absent."""

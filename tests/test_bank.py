@@ -140,13 +140,9 @@ def test_diff(tmp_path):
     assert result["unchanged"] == 1
 
 
-def test_impact_grades_only_what_is_new(tmp_path):
-    paths = write_collection(tmp_path / "c")
-    store = tmp_path / "s.db"
-    for kind in ("queries", "corpus", "qrels", "bank"):
-        assert run_process("import", kind, paths[kind], "--store", store).code == 0
-    assert run_process("import", "runs", *sorted(paths["runs"].iterdir()), "--store", store).code == 0
-    old = paths["bank"]
+def test_impact_grades_only_what_is_new(tmp_path, demo_store):
+    store = demo_store
+    old = tmp_path / "collection" / "bank.jsonl"
     lines = [json.loads(line) for line in old.read_text().splitlines()]
     lines[0]["items"].append({"query_id": "q1", "question_id": "q1/new", "question_text": "Do bees sleep?"})
     lines[1]["items"] = lines[1]["items"][1:]

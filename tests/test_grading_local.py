@@ -8,19 +8,8 @@ import json
 import pytest
 
 from conftest import run_process
-from proctor.demo.write import write_collection
 from proctor.io.exampp import read_exampp
 from proctor.store import Store
-
-
-@pytest.fixture
-def demo_store(tmp_path):
-    paths = write_collection(tmp_path / "collection")
-    store = tmp_path / "s.db"
-    for kind in ("queries", "corpus", "qrels", "bank"):
-        assert run_process("import", kind, paths[kind], "--store", store).code == 0
-    assert run_process("import", "runs", *sorted(paths["runs"].iterdir()), "--store", store).code == 0
-    return store
 
 
 def test_replay_reproduces_every_recorded_dl19_grade(dl19_pool, tmp_path):

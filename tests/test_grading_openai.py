@@ -12,11 +12,8 @@ import subprocess
 import sys
 import time
 
-import pytest
-
 from conftest import ROOT, run_process
 from fake_openai import FakeOpenAI
-from proctor.demo.write import write_collection
 from proctor.store import Store
 
 
@@ -41,16 +38,6 @@ def faults(prompt: str, attempt: int) -> str:
     if b == 6:
         return "500"  # never succeeds
     return "ok"
-
-
-@pytest.fixture
-def demo_store(tmp_path):
-    paths = write_collection(tmp_path / "collection")
-    store = tmp_path / "s.db"
-    for kind in ("queries", "corpus", "qrels", "bank"):
-        assert run_process("import", kind, paths[kind], "--store", store).code == 0
-    assert run_process("import", "runs", *sorted(paths["runs"].iterdir()), "--store", store).code == 0
-    return store
 
 
 def grade_args(store, server, *extra):

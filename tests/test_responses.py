@@ -7,8 +7,7 @@ import json
 
 import pytest
 
-from conftest import run_process
-from proctor.demo.write import write_collection
+from conftest import run_process, seed_demo
 from proctor.io.segment import count_tokens, segment, sentences, truncate_words
 from proctor.store import Store
 from rag_collection import SYSTEMS, rag24_record, rag25_record, write_jsonl, write_text_dir
@@ -26,12 +25,7 @@ def test_sentences_and_segments():
 
 @pytest.fixture
 def store(tmp_path):
-    paths = write_collection(tmp_path / "collection")
-    store = tmp_path / "s.db"
-    for kind in ("queries", "corpus", "qrels", "bank"):
-        assert run_process("import", kind, paths[kind], "--store", store).code == 0
-    assert run_process("import", "runs", paths["runs"] / "strong.run", "--store", store).code == 0
-    return store
+    return seed_demo(tmp_path, runs=["strong"])
 
 
 def test_generated_and_retrieval_systems_in_one_leaderboard(store, tmp_path):

@@ -21,39 +21,27 @@ def sentences(text: str) -> list[str]:
 
 def segment(text: str, max_tokens: int = 400) -> list[str]:
     """Passages of whole sentences, each at most `max_tokens` tokens (a longer sentence is cut by words)."""
-    passages: list[str] = []
+    units: list[str] = []
+    for sentence in sentences(text):
+        units.extend(_pack(sentence.split(), max_tokens) if count_tokens(sentence) > max_tokens else [sentence])
+    return _pack(units, max_tokens)
+
+
+def _pack(units: list[str], max_tokens: int) -> list[str]:
+    """Join consecutive units greedily into chunks of at most `max_tokens` tokens."""
+    chunks: list[str] = []
     current: list[str] = []
     size = 0
-    for sentence in sentences(text):
-        n = count_tokens(sentence)
-        if n > max_tokens:
-            if current:
-                passages.append(" ".join(current))
-                current, size = [], 0
-            passages.extend(_cut(sentence, max_tokens))
-            continue
+    for unit in units:
+        n = count_tokens(unit)
         if size + n > max_tokens and current:
-            passages.append(" ".join(current))
+            chunks.append(" ".join(current))
             current, size = [], 0
-        current.append(sentence)
+        current.append(unit)
         size += n
     if current:
-        passages.append(" ".join(current))
-    return passages
-
-
-def _cut(sentence: str, max_tokens: int) -> list[str]:
-    words, out, current, size = sentence.split(), [], [], 0
-    for word in words:
-        n = count_tokens(word)
-        if size + n > max_tokens and current:
-            out.append(" ".join(current))
-            current, size = [], 0
-        current.append(word)
-        size += n
-    if current:
-        out.append(" ".join(current))
-    return out
+        chunks.append(" ".join(current))
+    return chunks
 
 
 def truncate_words(text: str, budget: int | None) -> tuple[str, bool]:
