@@ -40,8 +40,8 @@ def faults(prompt: str, attempt: int) -> str:
     return "ok"
 
 
-def grade_args(store, server, *extra):
-    return ["grade", "--store", store, "--method", "self-rating", "--llm", "openai:fake-model", "--base-url",
+def grade_args(store, server, *extra, method="self-rating"):
+    return ["grade", "--store", store, "--method", method, "--llm", "openai:fake-model", "--base-url",
             server.base_url, "--concurrency", "8", "--timeout", "1", "--max-retries", "2", "--backoff-max", "0.05",
             "--format", "json", *extra]
 
@@ -119,3 +119,24 @@ def test_kill_9_then_rerun_equals_an_uninterrupted_run(demo_store, tmp_path):
     got, want = _snapshot(demo_store), _snapshot(reference)
     assert got == want and len(got) == 72
     assert all(grade == int(reply) for grade, _, reply in got.values())
+
+
+def test_qa_with_llm_verification(demo_store):
+    def reply(prompt: str) -> str:
+        if prompt.startswith("Is the answer"):
+            return "Yes." if 'answer "nectar' in prompt else "No"
+        return "nectar, mostly" if "bees collect" in prompt else "the Moon"
+
+    with FakeOpenAI(reply=reply) as server:
+        result = run_process(*grade_args(demo_store, server, "--max-queries", "1", "--verify", "llm", method="qa"))
+        asked = server.requests
+    assert result.code == 0, result.err
+    grades = list(Store.open(demo_store).grades("qa", "fake-model"))
+    assert len(grades) == 18 and asked == 18 * 2
+    nectar = [g for g in grades if g.answer == "nectar, mostly"]
+    assert nectar and all(g.grade == 1 and g.parse_status == "correct" and g.extra["verification"] == "llm"
+                          for g in nectar)
+    # the edit-distance rule alone would have rejected "nectar, mostly"; the verifier accepted it
+    assert all(g.extra["edit_distance_verdict"] == "wrong" for g in nectar)
+    others = [g for g in grades if g.answer == "the Moon"]
+    assert all(g.grade == 0 and g.parse_status == "wrong" for g in others)

@@ -44,6 +44,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-size", type=int, help="hf: prompts per forward pass (default 8)")
     p.add_argument("--grade-probabilities", action="store_true",
                    help="hf: read ratings from the probabilities of the tokens 0-5 in one forward pass")
+    p.add_argument("--verify", choices=("edit-distance", "llm"), default="edit-distance",
+                   help="qa: check answers against the answer key by normalised edit distance (default) or by "
+                   "asking the same LLM whether they are equivalent")
     p.add_argument("--depth", type=int, default=20, help="pool: top-k of every run (default 20)")
     p.add_argument("--max-queries", type=int, help="trial runs: only the first N queries")
     p.add_argument("--max-passages", type=int, help="trial runs: only the first N pool passages per query")
@@ -70,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--llm SPEC is required, e.g. openai:MODEL, hf:PATH, replay:FILE, embed:minilm")
     if (method.kind == "similarity") != spec.startswith("embed:"):
         raise UsageError("--method embedding goes with --llm embed:..., and embed backends only with it")
+    if args.verify == "llm" and method.kind != "qa":
+        raise UsageError("--verify llm applies to --method qa only")
     if bool(args.prefilter) != (args.prefilter_below is not None):
         raise UsageError("--prefilter SPEC and --prefilter-below S go together")
     for name in ("concurrency", "depth", "max_queries", "max_passages", "batch_size"):
@@ -85,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         prefilter = make_backend(args.prefilter, method="embedding", options=options) if args.prefilter else None
         grade_options = GradeOptions(depth=args.depth, max_queries=args.max_queries, max_passages=args.max_passages,
                                      bank=args.bank, prefilter=prefilter, prefilter_below=args.prefilter_below,
-                                     progress=args.progress)
+                                     progress=args.progress, verify=args.verify)
         summary = Engine(store, method, backend, grade_options).run()
     data = summary.as_dict()
     if args.format == "json":

@@ -23,6 +23,7 @@ from proctor.llm.base import Backend, Reply, Request
 from proctor.llm.cache import ResponseCache, cache_key
 from proctor.methods import Method
 from proctor.methods.base import CORRECT, FAILED, PREFILTERED
+from proctor.methods.qa import verified
 from proctor.store import Grade, Store
 
 CHUNK = 256
@@ -41,6 +42,8 @@ class GradeOptions:
     prefilter: Backend | None = None
     prefilter_below: float | None = None
     progress: bool | None = None
+    verify: str = "edit-distance"
+    """qa: check extracted answers against the answer key by `edit-distance` or by asking the `llm`."""
 
 
 @dataclass(frozen=True)
@@ -223,9 +226,27 @@ class Engine:
     async def _call(self, batch):
         try:
             replies = await self.backend.complete([request for _, request, _, _ in batch])
+            if self.method.kind == "qa" and self.options.verify == "llm":
+                await self._verify(batch, replies)
         except Exception as exc:  # a backend that raises still yields recorded failures
             replies = [Reply(error=f"{type(exc).__name__}: {exc}") for _ in batch]
         return batch, replies
+
+    async def _verify(self, batch, replies: list[Reply]) -> None:
+        """Ask the backend whether each extracted answer is equivalent to the gold answers (000 §4.2.1)."""
+        template = self.method.template.extra["verify_template"]
+        todo = [(item, reply) for (item, _, _, _), reply in zip(batch, replies, strict=True)
+                if reply.error is None and item.answers and reply.text and reply.text.strip()]
+        if not todo:
+            return
+        requests = [Request(item.query_id, item.passage_id, item.question_id,
+                            template.replace("{answer}", reply.text.strip()).replace("{question}", item.question)
+                            .replace("{gold}", " / ".join(item.answers)), item.question, "", 8)
+                    for item, reply in todo]
+        for (_, reply), verdict in zip(todo, await self.backend.complete(requests), strict=True):
+            reply.info["verifier_reply"] = verdict.text if verdict.error is None else None
+            if verdict.error is not None:
+                reply.info["verifier_error"] = verdict.error
 
     def _collect(self, done: set[asyncio.Task], summary: Summary, progress: Progress) -> None:
         for task in done:
@@ -248,6 +269,8 @@ class Engine:
         else:
             parsed = self.method.parse(reply.text, probabilities=reply.probabilities, score=reply.score,
                                        gold_answers=item.answers)
+            if "verifier_reply" in reply.info:
+                parsed = verified(parsed, reply.info.pop("verifier_reply"), reply.info.pop("verifier_error", None))
             parsed_grade, status, answer, extra = parsed.grade, parsed.status, parsed.answer, dict(parsed.extra)
             if status == FAILED:
                 summary.errors[extra.get("reason", "unparseable")] += 1

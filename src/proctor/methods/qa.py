@@ -72,6 +72,20 @@ def parse_answer(reply: str | None, gold_answers: Sequence[str] | None) -> Parse
     return Parsed(0, WRONG, answer, {"verification": "edit distance"})
 
 
+def verified(parsed: Parsed, verifier_reply: str | None, error: str | None = None) -> Parsed:
+    """Replace the edit-distance verdict by an LLM verifier's yes/no; ill-formed and unanswerable answers stay
+    wrong; a verifier reply that is neither yes nor no (or an error) makes the grade a recorded failure."""
+    if parsed.status != CORRECT and parsed.extra.get("reason") == "ill-formed or unanswerable":
+        return parsed
+    verdict = parse_verification(verifier_reply)
+    extra = {"verification": "llm", "verifier_reply": verifier_reply,
+             "edit_distance_verdict": parsed.status}
+    if verdict is None:
+        extra["reason"] = error or "verifier reply is neither yes nor no"
+        return Parsed(None, FAILED, parsed.answer, extra)
+    return Parsed(1, CORRECT, parsed.answer, extra) if verdict else Parsed(0, WRONG, parsed.answer, extra)
+
+
 def parse_verification(reply: str | None) -> bool | None:
     """An LLM verifier's yes/no; None when the reply is neither."""
     if not reply:
