@@ -291,8 +291,13 @@ class Store:
             " FROM grades GROUP BY method, model ORDER BY method, model",
             (FAILED,),
         )
+        statuses: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
+        for m, x, status, n in self.db.execute(
+                "SELECT method, model, parse_status, COUNT(*) FROM grades GROUP BY method, model, parse_status"):
+            statuses[(m, x)][status] = n
         return [
-            {"method": m, "model": x, "grades": n, "failures": f or 0, "prompt_versions": (v or "").split(",")}
+            {"method": m, "model": x, "grades": n, "failures": f or 0, "prompt_versions": (v or "").split(","),
+             "by_status": statuses[(m, x)]}
             for m, x, n, f, v in rows
         ]
 

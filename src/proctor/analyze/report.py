@@ -25,6 +25,7 @@ from proctor.evaluate.measures import parse_measure
 from proctor.evaluate.sources import exam_qrels, load_runs
 from proctor.evaluate.sweep import sweep
 from proctor.io.leaderboards import LeaderboardFile
+from proctor.methods import INTERMEDIATE
 from proctor.store import Store
 
 MEASURES = ("P@20", "nDCG@10", "RR", "AP", "Rprec")
@@ -63,7 +64,7 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
     report = Report()
     runs = load_runs(store, None)
     judgments = store.judgments()
-    grade_sets = store.grade_sets()
+    grade_sets = [s for s in store.grade_sets() if s["method"] not in INTERMEDIATE]
     _section_grade_sets(report, grade_sets, store)
     correlation_table = Table(["method", "model", "τ"] + [f"{m} {c}" for m in options.measures for c in ("ρ", "τ")]
                               + ["Cover ρ", "Cover τ"],
@@ -185,9 +186,13 @@ def _per_query(report: Report, out: Path, store: Store, grade_set: dict, runs, j
 
 def _section_grade_sets(report: Report, grade_sets: list[dict], store: Store) -> None:
     banks = ", ".join(f"{b['bank']}@{b['version']}" for b in store.banks()) or "none imported (questions as graded)"
-    table = Table(["method", "model", "prompt version", "grades", "parse failures"],
-                  [[s["method"], s["model"], ",".join(s["prompt_versions"]), s["grades"], s["failures"]]
-                   for s in grade_sets], caption=f"Grade sets in {store.path}; banks: {banks}")
+    defaulted = ("defaulted", "invalid", "unanswerable")
+    table = Table(["method", "model", "prompt version", "grades", "parse failures", "defaulted (no number)"],
+                  [[s["method"], s["model"], ",".join(s["prompt_versions"]), s["grades"], s["failures"],
+                    sum(s["by_status"].get(k, 0) for k in defaulted)] for s in grade_sets],
+                  caption=f"Grade sets in {store.path}; banks: {banks}. Parse failures have no grade; "
+                  "defaulted replies got the papers' default label (self-rating: 1, or 0 for unanswerable; "
+                  "graded prompts: 0, 002 §4.1)")
     report.sections.insert(0, ("Grade sets", table.markdown(), table.html()))
 
 

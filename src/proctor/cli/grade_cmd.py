@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
-import sys
 
 from proctor.cli.common import add_format, add_store, note
 from proctor.errors import UsageError
@@ -17,6 +17,10 @@ same command runs again. A reply that cannot be parsed is recorded as a failure 
 
 methods:  self-rating (0-5, 003 Table 2), nugget-rating (0-5, key facts), qa (answer + verification
           against gold answers, 0/1), embedding (cosine similarity → 0-5, needs --llm embed:minilm)
+          direct relevance labels per passage (000 Appendix A): thomas (0-2), fagb, fagb-few, helm, sun,
+          sun-few (yes/no → 1/0), umbrela (0-3)
+          criteria-based (002): four-prompts [--aggregate prompt|sum|naive-bayes], four-prompts-cot,
+          query-gen (0-3)
 backends: openai:MODEL [--base-url URL]   any OpenAI-compatible server; key from OPENAI_API_KEY
           hf:PATH                         local transformers model (seq2seq or causal), never downloads
           llamacpp:PATH.gguf              local GGUF model (optional extra)
@@ -44,6 +48,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-size", type=int, help="hf: prompts per forward pass (default 8)")
     p.add_argument("--grade-probabilities", action="store_true",
                    help="hf: read ratings from the probabilities of the tokens 0-5 in one forward pass")
+    p.add_argument("--aggregate", choices=("prompt", "sum", "naive-bayes"), default="prompt",
+                   help="four-prompts: how the criterion grades become a label (default prompt, 002 Table 3)")
+    p.add_argument("--sum-thresholds", default="10,7,5", metavar="A,B,C",
+                   help="four-prompts --aggregate sum: minimum sums for labels 3, 2, 1 (default 10,7,5)")
     p.add_argument("--verify", choices=("edit-distance", "llm"), default="edit-distance",
                    help="qa: check answers against the answer key by normalised edit distance (default) or by "
                    "asking the same LLM whether they are equivalent")
@@ -64,10 +72,20 @@ def run(args: argparse.Namespace) -> int:
     """Grade and print a summary."""
     from proctor.cli.common import writable_store
     from proctor.grading.engine import Engine, GradeOptions
+    from proctor.grading.relevance import run_relevance
     from proctor.llm import make_backend
-    from proctor.methods import get_method
+    from proctor.methods import DIRECT, METHOD_NAMES, MULTI_STEP, get_method
 
-    method = get_method(args.method)
+    if args.method not in METHOD_NAMES:
+        raise UsageError(f"unknown method {args.method!r}; choose one of {', '.join(METHOD_NAMES)}")
+    relevance = args.method in DIRECT or args.method in MULTI_STEP
+    method = get_method("four-prompts" if args.method == "four-prompts-cot" else args.method)
+    try:
+        thresholds = tuple(int(t) for t in args.sum_thresholds.split(","))
+    except ValueError:
+        thresholds = ()
+    if len(thresholds) != 3 or not thresholds[0] >= thresholds[1] >= thresholds[2]:
+        raise UsageError("--sum-thresholds takes three decreasing integers, e.g. 10,7,5")
     spec = args.llm or ("embed:minilm" if method.kind == "similarity" else None)
     if spec is None:
         raise UsageError("--llm SPEC is required, e.g. openai:MODEL, hf:PATH, replay:FILE, embed:minilm")
@@ -91,21 +109,41 @@ def run(args: argparse.Namespace) -> int:
         grade_options = GradeOptions(depth=args.depth, max_queries=args.max_queries, max_passages=args.max_passages,
                                      bank=args.bank, prefilter=prefilter, prefilter_below=args.prefilter_below,
                                      progress=args.progress, verify=args.verify)
-        summary = Engine(store, method, backend, grade_options).run()
-    data = summary.as_dict()
+
+        async def grade() -> list:
+            try:
+                if relevance:
+                    return await run_relevance(store, args.method, backend, grade_options, aggregate=args.aggregate,
+                                               thresholds=thresholds)  # type: ignore[arg-type]
+                return [await Engine(store, method, backend, grade_options).arun()]
+            finally:
+                await backend.aclose()
+                if prefilter is not None:
+                    await prefilter.aclose()
+
+        summaries = asyncio.run(grade())
     if args.format == "json":
+        data = summaries[-1].as_dict()
+        if len(summaries) > 1:
+            data["steps"] = [s.as_dict() for s in summaries]
         print(json.dumps(data, indent=2))
-    else:
-        statuses = ", ".join(f"{k} {v}" for k, v in sorted(data["by_status"].items())) or "nothing to do"
-        rate = f"{data['pairs_per_second']:.1f} pairs/s" if data["pairs_per_second"] else "-"
-        note(f"{method.name} with {backend.model}: {data['pairs_in_pool']} pairs in the pool, "
-             f"{data['already_graded']} already graded, {data['graded_now']} graded now ({statuses}); "
-             f"{data['failures']} failures; {data['llm_calls']} calls, {data['cache_hits']} cache hits, "
-             f"{data['tokens']} tokens, {data['truncated_contexts']} contexts cut; {data['seconds']} s, {rate}")
-        for reason, count in data["failure_reasons"].items():
-            note(f"  failure: {reason} × {count}")
-    if summary.interrupted:
-        note("interrupted: grades so far are saved; run the same command again to resume")
-        sys.stderr.flush()
-        return 130
+    for summary in summaries:
+        if args.format != "json":
+            _print_summary(summary)
+        if summary.interrupted:
+            note("interrupted: grades so far are saved; run the same command again to resume")
+            return 130
     return 0
+
+
+def _print_summary(summary) -> None:
+    """One line per step on standard error, failure reasons below it."""
+    data = summary.as_dict()
+    statuses = ", ".join(f"{k} {v}" for k, v in sorted(data["by_status"].items())) or "nothing to do"
+    rate = f"{data['pairs_per_second']:.1f} pairs/s" if data["pairs_per_second"] else "-"
+    note(f"{data['method']} with {data['model']}: {data['pairs_in_pool']} pairs in the pool, "
+         f"{data['already_graded']} already graded, {data['graded_now']} graded now ({statuses}); "
+         f"{data['failures']} failures; {data['llm_calls']} calls, {data['cache_hits']} cache hits, "
+         f"{data['tokens']} tokens, {data['truncated_contexts']} contexts cut; {data['seconds']} s, {rate}")
+    for reason, count in data["failure_reasons"].items():
+        note(f"  failure: {reason} × {count}")

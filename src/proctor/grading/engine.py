@@ -11,7 +11,7 @@ import contextlib
 import signal
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
@@ -44,6 +44,8 @@ class GradeOptions:
     progress: bool | None = None
     verify: str = "edit-distance"
     """qa: check extracted answers against the answer key by `edit-distance` or by asking the `llm`."""
+    variables: Callable[[str, str, str], dict[str, str] | None] | None = None
+    """Extra template variables per (query, passage, item) from earlier steps; None skips the pair."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,7 @@ class WorkItem:
     question: str
     passage: str
     answers: tuple[str, ...] | None
+    variables: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -101,7 +104,7 @@ class Engine:
     # -- planning ------------------------------------------------------------------------------------
     def plan(self) -> tuple[list[tuple[str, list[str], list[tuple[str, str, list[str] | None]]]], int, int]:
         """Queries with their pool passages and items; the number of pairs, and of pairs already graded."""
-        items = self.store.bank_items(self.method.items, self.options.bank)
+        items = self._items()
         if not items:
             raise UsageError(f"{self.store.path}: no {self.method.items}s in the store's banks "
                              f"(import a bank with `proctor import bank`); method {self.method.name} grades "
@@ -112,31 +115,62 @@ class Engine:
             queries = queries[: self.options.max_queries]
         done = self.store.graded_keys(self.method.name, self.backend.model)
         plan, total, already = [], 0, 0
+        selected = self.options.variables
         for qid in queries:
             passages = pool[qid][: self.options.max_passages] if self.options.max_passages else pool[qid]
             plan.append((qid, passages, items[qid]))
-            total += len(passages) * len(items[qid])
-            already += sum(1 for p in passages for item in items[qid] if (qid, p, item[0]) in done)
+            pairs = [(p, item[0]) for p in passages for item in items[qid]
+                     if selected is None or selected(qid, p, item[0]) is not None]
+            total += len(pairs)
+            already += sum(1 for p, item_id in pairs if (qid, p, item_id) in done)
         self._done = done
         return plan, total, already
+
+    def _items(self) -> dict[str, list[tuple[str, str, list[str] | None]]]:
+        """What is graded per passage of each query: bank items, the query itself, or the four criteria."""
+        kind = self.method.items
+        if kind in ("question", "nugget"):
+            return self.store.bank_items(kind, self.options.bank)
+        queries = {qid: text for qid, text in self.store.queries().items() if text}
+        if kind == "query":
+            return {qid: [("", text, None)] for qid, text in queries.items()}
+        criteria = self.method.template.extra["criteria"]
+        return {qid: [(name, description, None) for name, description in criteria.items()] for qid in queries}
 
     def work(self, plan) -> Iterator[WorkItem]:
         """The pairs still to grade, lazily (memory stays flat however large the pool)."""
         texts = self.store.passage_texts()
+        queries = self.store.queries()
+        variables = self.options.variables
         for qid, passages, items in plan:
             for pid in passages:
                 text = texts.get(pid)
                 for item_id, question, answers in items:
                     if (qid, pid, item_id) in self._done:
                         continue
-                    yield WorkItem(qid, pid, item_id, question, text or "", tuple(answers) if answers else None)
+                    extra = {"query": queries.get(qid) or qid, "criterion_name": item_id}
+                    if variables is not None:
+                        more = variables(qid, pid, item_id)
+                        if more is None:
+                            continue
+                        extra.update(more)
+                    yield WorkItem(qid, pid, item_id, question, text or "", tuple(answers) if answers else None,
+                                   extra)
 
     # -- running -------------------------------------------------------------------------------------
     def run(self) -> Summary:
-        """Grade everything that lacks a grade; returns the summary (also after Ctrl-C)."""
-        return asyncio.run(self._run())
+        """Grade everything that lacks a grade, then release the backend; returns the summary (also after
+        Ctrl-C)."""
+        async def run_and_close() -> Summary:
+            try:
+                return await self.arun()
+            finally:
+                await self.backend.aclose()
 
-    async def _run(self) -> Summary:
+        return asyncio.run(run_and_close())
+
+    async def arun(self) -> Summary:
+        """`run` inside a running event loop; the backend stays open for further steps."""
         plan, total, already = self.plan()
         summary = Summary(self.method.name, self.backend.model, pairs=total, already_graded=already)
         progress = Progress(total - already, self.options.progress, f"{self.method.name} · {self.backend.model}")
@@ -171,7 +205,6 @@ class Engine:
             progress.close()
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.remove_signal_handler(signal.SIGINT)
-            await self.backend.aclose()
         summary.interrupted = stop.is_set()
         summary.elapsed = progress.elapsed
         summary.calls, summary.tokens, summary.cached = progress.calls, progress.tokens, progress.cached
@@ -183,7 +216,7 @@ class Engine:
             chunk = await self._prefilter(chunk, summary, progress)
         prepared = [self._request(item) for item in chunk]
         if self.cache is not None and prepared:
-            keys = [cache_key(self.backend.kind, self.backend.model, r.prompt, self.params) for _, r, _ in prepared]
+            keys = [cache_key(self.backend.kind, self.backend.model, r.text(), self.params) for _, r, _ in prepared]
             hits = self.cache.get_many(keys)
             rest = []
             for (item, request, truncated), key in zip(prepared, keys, strict=True):
@@ -217,11 +250,14 @@ class Engine:
         return keep
 
     def _request(self, item: WorkItem) -> tuple[WorkItem, Request, bool]:
-        before, after = self.method.template.parts(item.question)
-        context, truncated = self.backend.fit(before, item.passage, after)
-        prompt = before + context + after
-        return item, Request(item.query_id, item.passage_id, item.question_id, prompt, item.question, context,
-                             self.method.template.max_tokens), truncated
+        template = self.method.template
+        before, after = template.parts(item.question, item.variables)
+        if "{context}" in template.template:
+            context, truncated = self.backend.fit(before, item.passage, after)
+        else:
+            context, truncated = "", False
+        return item, Request(item.query_id, item.passage_id, item.question_id, before + context + after,
+                             item.question, context or item.passage, template.max_tokens, template.system), truncated
 
     async def _call(self, batch):
         try:
@@ -254,7 +290,7 @@ class Engine:
             failures = tokens = 0
             for (item, _, truncated, key), reply in zip(batch, replies, strict=True):
                 grade = self._record(item, reply, truncated, summary)
-                failures += grade.grade is None
+                failures += grade.parse_status == FAILED
                 tokens += reply.tokens
                 if key is not None and self.cache is not None and reply.error is None:
                     self._cache_buffer.append((key, reply))
@@ -289,7 +325,7 @@ class Engine:
         self._buffer.append(grade)
         summary.by_status[status] += 1
         summary.graded += 1
-        summary.failures += parsed_grade is None
+        summary.failures += status == FAILED
         return grade
 
     def _maybe_flush(self) -> None:

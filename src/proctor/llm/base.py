@@ -18,6 +18,11 @@ class Request:
     question: str
     context: str
     max_tokens: int = 32
+    system: str | None = None
+
+    def text(self) -> str:
+        """System message and prompt as one text, for backends without chat roles."""
+        return f"{self.system}\n\n{self.prompt}" if self.system else self.prompt
 
 
 @dataclass

@@ -67,9 +67,9 @@ class HFBackend:
         return await asyncio.to_thread(self._run, requests)
 
     def _run(self, requests: list[Request]) -> list[Reply]:
-        order = sorted(range(len(requests)), key=lambda i: len(requests[i].prompt))
+        order = sorted(range(len(requests)), key=lambda i: len(requests[i].text()))
         replies: list[Reply | None] = [None] * len(requests)
-        prompts = [requests[i].prompt for i in order]
+        prompts = [requests[i].text() for i in order]
         try:
             texts, dists, counts = self._generate(prompts, min(self.max_new, max(r.max_tokens for r in requests)))
         except Exception as exc:  # a failing batch becomes recorded failures, not a crash

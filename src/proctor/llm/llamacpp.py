@@ -46,7 +46,9 @@ class LlamaCppBackend:
 
     def _one(self, request: Request) -> Reply:
         try:
-            out = self.llm.create_chat_completion(messages=[{"role": "user", "content": request.prompt}],
+            messages = ([{"role": "system", "content": request.system}] if request.system else []) + [
+                {"role": "user", "content": request.prompt}]
+            out = self.llm.create_chat_completion(messages=messages,
                                                   temperature=0.0, max_tokens=request.max_tokens)
         except Exception as exc:  # one failing prompt is a recorded failure
             return Reply(error=f"{type(exc).__name__}: {exc}")

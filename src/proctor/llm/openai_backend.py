@@ -48,6 +48,7 @@ class OpenAIBackend:
         api_key = os.environ.get("PROCTOR_API_KEY") or os.environ.get("OPENAI_API_KEY") or "no-key"
         self.client = AsyncOpenAI(base_url=options.base_url, api_key=api_key, max_retries=0,
                                   timeout=options.timeout)
+        self.gate = asyncio.Semaphore(options.concurrency)
         self.requests = RateLimiter(options.rpm)
         self.tokens = RateLimiter(options.tpm)
 
@@ -58,7 +59,7 @@ class OpenAIBackend:
         return fit_by_chars(before, context, after, self.options.max_context_chars)
 
     async def complete(self, requests: list[Request]) -> list[Reply]:
-        return [await self._one(r) for r in requests]
+        return list(await asyncio.gather(*(self._one(r) for r in requests)))
 
     async def _one(self, request: Request) -> Reply:
         import openai
@@ -66,13 +67,16 @@ class OpenAIBackend:
         retryable = (openai.RateLimitError, openai.APIConnectionError, openai.APITimeoutError,
                      openai.InternalServerError)
         last_error = "no attempt"
+        messages = ([{"role": "system", "content": request.system}] if request.system else []) + [
+            {"role": "user", "content": request.prompt}]
         for attempt in range(self.options.max_retries + 1):
             await self.requests.acquire()
-            await self.tokens.acquire(len(request.prompt) / 4 + request.max_tokens)
+            await self.tokens.acquire(len(request.text()) / 4 + request.max_tokens)
             try:
-                response = await self.client.chat.completions.create(
-                    model=self.model, messages=[{"role": "user", "content": request.prompt}],
-                    temperature=self.options.temperature, max_tokens=request.max_tokens)
+                async with self.gate:
+                    response = await self.client.chat.completions.create(
+                        model=self.model, messages=messages,
+                        temperature=self.options.temperature, max_tokens=request.max_tokens)
             except retryable as exc:
                 last_error = f"{type(exc).__name__}: {_short(exc)}"
             except openai.APIStatusError as exc:

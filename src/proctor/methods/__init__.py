@@ -1,5 +1,7 @@
 """Grading methods: a registry of name → (template, how to parse a reply). Prompts are YAML data under
-`templates/`; each parser lives in the module named after what it parses."""
+`templates/`; each parser lives in the module named after what it parses. Multi-step relevance methods
+(`four-prompts`, `four-prompts-cot`, `query-gen`) are orchestrated by `proctor.grading.relevance` from
+the single-prompt steps registered here."""
 
 from __future__ import annotations
 
@@ -11,21 +13,25 @@ from proctor.errors import UsageError
 from proctor.methods.base import Parsed, Template, load_template
 from proctor.methods.embedding import parse_similarity
 from proctor.methods.qa import parse_answer
+from proctor.methods.relevance import parse_generated, parse_in_range, parse_yes_no
 from proctor.methods.self_rating import parse_rating
 
 
 @dataclass(frozen=True)
 class Method:
-    """A grading method: its template and how a reply becomes a grade."""
+    """A grading method (or one step of a multi-step method): its template and how a reply becomes a grade."""
 
     name: str
     template: Template
     kind: str
-    """`rating` (0–5 from the reply), `qa` (answer + verification), `similarity` (embedding score)."""
+    """`rating` (0–5), `qa` (answer + verification), `similarity` (embedding), `yes-no`, `range` (low–high),
+    `generated` (text kept for a later step)."""
+    low: int = 0
+    high: int = 5
 
     @property
     def items(self) -> str:
-        """Which bank items it grades: `question` or `nugget`."""
+        """What it grades per passage: bank `question`s or `nugget`s, the `query` itself, or the `criteria`."""
         return self.template.items
 
     def parse(self, reply: str | None, *, probabilities: dict[int, float] | None = None, score: float | None = None,
@@ -35,19 +41,50 @@ class Method:
             return parse_rating(reply, probabilities)
         if self.kind == "qa":
             return parse_answer(reply, gold_answers)
+        if self.kind == "yes-no":
+            return parse_yes_no(reply)
+        if self.kind == "range":
+            return parse_in_range(reply, self.low, self.high)
+        if self.kind == "generated":
+            return parse_generated(reply)
         return parse_similarity(reply, score)
 
 
-_KINDS = {"self-rating": "rating", "nugget-rating": "rating", "qa": "qa", "embedding": "similarity"}
-METHOD_NAMES = tuple(_KINDS)
+# name → (template file, kind, low, high)
+_STEPS: dict[str, tuple[str, str, int, int]] = {
+    "self-rating": ("self-rating", "rating", 0, 5),
+    "nugget-rating": ("nugget-rating", "rating", 0, 5),
+    "qa": ("qa", "qa", 0, 1),
+    "embedding": ("embedding", "similarity", 0, 5),
+    "thomas": ("thomas", "range", 0, 2),
+    "fagb": ("fagb", "yes-no", 0, 1),
+    "fagb-few": ("fagb-few", "yes-no", 0, 1),
+    "helm": ("helm", "yes-no", 0, 1),
+    "sun": ("sun", "yes-no", 0, 1),
+    "sun-few": ("sun-few", "yes-no", 0, 1),
+    "umbrela": ("umbrela", "range", 0, 3),
+    "criteria": ("criteria", "range", 0, 3),
+    "four-prompts": ("four-prompts", "range", 0, 3),
+    "cot-relevant": ("cot-relevant", "range", 2, 3),
+    "cot-nonrelevant": ("cot-nonrelevant", "range", 0, 1),
+    "query-gen-query": ("query-gen-generate", "generated", 0, 0),
+    "query-gen": ("query-gen", "range", 0, 3),
+}
+DIRECT = ("thomas", "fagb", "fagb-few", "helm", "sun", "sun-few", "umbrela")
+MULTI_STEP = ("four-prompts", "four-prompts-cot", "query-gen")
+INTERMEDIATE = ("criteria", "query-gen-query")
+"""Steps whose grades feed a later step rather than labels of their own."""
+METHOD_NAMES = ("self-rating", "nugget-rating", "qa", "embedding", *DIRECT, *MULTI_STEP)
 
 
 @cache
 def get_method(name: str) -> Method:
-    """The method called `name`; unknown names are a usage error."""
-    if name not in _KINDS:
+    """The method (or step) called `name`; unknown names are a usage error."""
+    if name not in _STEPS:
         raise UsageError(f"unknown method {name!r}; choose one of {', '.join(METHOD_NAMES)}")
-    return Method(name, load_template(name), _KINDS[name])
+    template, kind, low, high = _STEPS[name]
+    loaded = load_template(template)
+    return Method(loaded.name, loaded, kind, low, high)
 
 
-__all__ = ["METHOD_NAMES", "Method", "Parsed", "get_method"]
+__all__ = ["DIRECT", "INTERMEDIATE", "METHOD_NAMES", "MULTI_STEP", "Method", "Parsed", "get_method"]

@@ -41,22 +41,32 @@ class Template:
     source: str
     template: str
     max_tokens: int = 32
+    system: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def render(self, question: str, context: str) -> str:
-        """The prompt with the question and (already fitted) context filled in."""
-        return self.template.replace("{question}", question).replace("{context}", context)
+    def render(self, question: str, context: str, variables: dict[str, str] | None = None) -> str:
+        """The prompt with the question, other variables and the (already fitted) context filled in."""
+        before, after = self.parts(question, variables)
+        return before + context + after
 
-    def parts(self, question: str) -> tuple[str, str]:
-        """The prompt before and after the context, question filled in (for fitting the context)."""
+    def parts(self, question: str, variables: dict[str, str] | None = None) -> tuple[str, str]:
+        """The prompt before and after the context, everything else filled in (for fitting the context)."""
         before, _, after = self.template.partition("{context}")
-        return before.replace("{question}", question), after.replace("{question}", question)
+        return fill(before, question, variables), fill(after, question, variables)
+
+
+def fill(text: str, question: str, variables: dict[str, str] | None) -> str:
+    """Replace `{question}` and every `{name}` of `variables` (other braces are left alone)."""
+    text = text.replace("{question}", question)
+    for name, value in (variables or {}).items():
+        text = text.replace("{" + name + "}", value)
+    return text
 
 
 def load_template(name: str) -> Template:
     """Read a packaged template."""
     text = resources.files("proctor.methods").joinpath("templates", f"{name}.yaml").read_text(encoding="utf-8")
     data = yaml.safe_load(text)
-    known = {"name", "version", "items", "source", "template", "max_tokens"}
+    known = {"name", "version", "items", "source", "template", "max_tokens", "system"}
     return Template(**{k: v for k, v in data.items() if k in known},
                     extra={k: v for k, v in data.items() if k not in known})
