@@ -79,7 +79,8 @@ def test_embedding_thresholds(similarity, grade):
 
 
 def test_registry():
-    assert set(METHOD_NAMES) == {"self-rating", "nugget-rating", "qa", "embedding"}
+    assert set(METHOD_NAMES) == {"self-rating", "nugget-rating", "qa", "embedding", "thomas", "fagb", "fagb-few",
+                                 "helm", "sun", "sun-few", "umbrela", "four-prompts", "four-prompts-cot", "query-gen"}
     assert get_method("nugget-rating").items == "nugget"
     with pytest.raises(UsageError):
         get_method("magic")

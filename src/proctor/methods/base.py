@@ -47,7 +47,7 @@ class Template:
     def render(self, question: str, context: str, variables: dict[str, str] | None = None) -> str:
         """The prompt with the question, other variables and the (already fitted) context filled in."""
         before, after = self.parts(question, variables)
-        return before + context + after
+        return before + (context if "{context}" in self.template else "") + after
 
     def parts(self, question: str, variables: dict[str, str] | None = None) -> tuple[str, str]:
         """The prompt before and after the context, everything else filled in (for fitting the context)."""
