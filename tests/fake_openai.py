@@ -108,8 +108,15 @@ class FakeOpenAI:
             await asyncio.sleep(self.stall_seconds)
         content = {"empty": "", "text": "I cannot tell from this.", "unanswerable": "unanswerable"}.get(
             action, self.reply(prompt))
+        choice = {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+        if request.get("logprobs") and content:
+            # the reply's first character is the most likely token; its neighbours get the rest
+            top = [{"token": content[:1], "logprob": -0.2, "bytes": None}]
+            top += [{"token": t, "logprob": -2.0, "bytes": None} for t in ("4", "x") if t != content[:1]]
+            choice["logprobs"] = {"content": [{"token": content[:1], "logprob": -0.2, "bytes": None,
+                                               "top_logprobs": top}]}
         return "200 OK", {
             "id": "cmpl-1", "object": "chat.completion", "created": 0, "model": request.get("model", "fake"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "choices": [choice],
             "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": 1, "total_tokens": len(prompt) // 4 + 1},
         }

@@ -12,6 +12,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from conftest import ROOT, run_process
 from fake_openai import FakeOpenAI
 from proctor.store import Store
@@ -140,3 +142,15 @@ def test_qa_with_llm_verification(demo_store):
     assert all(g.extra["edit_distance_verdict"] == "wrong" for g in nectar)
     others = [g for g in grades if g.answer == "the Moon"]
     assert all(g.grade == 0 and g.parse_status == "wrong" for g in others)
+
+
+def test_grade_distribution_from_logprobs(demo_store):
+    with FakeOpenAI() as server:
+        result = run_process(*grade_args(demo_store, server, "--max-queries", "1", "--grade-probabilities"))
+    assert result.code == 0, result.err
+    grades = list(Store.open(demo_store).grades("self-rating", "fake-model"))
+    assert len(grades) == 18 and {g.parse_status for g in grades} == {"distribution"}
+    for g in grades:
+        probabilities = {int(k): v for k, v in g.extra["probabilities"].items()}
+        assert g.grade == int(g.raw_reply) == max(probabilities, key=probabilities.get)
+        assert sum(probabilities.values()) == pytest.approx(1.0)

@@ -47,7 +47,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--device", help="hf/embed: cpu or cuda (default: cuda when available for hf, else cpu)")
     p.add_argument("--batch-size", type=int, help="hf: prompts per forward pass (default 8)")
     p.add_argument("--grade-probabilities", action="store_true",
-                   help="hf: read ratings from the probabilities of the tokens 0-5 in one forward pass")
+                   help="hf, openai: read ratings from the probabilities of the tokens 0-5 of the first generated "
+                   "token (openai: needs a server that returns logprobs)")
     p.add_argument("--aggregate", choices=("prompt", "sum", "naive-bayes"), default="prompt",
                    help="four-prompts: how the criterion grades become a label (default prompt, 002 Table 3)")
     p.add_argument("--sum-thresholds", default="10,7,5", metavar="A,B,C",

@@ -8,6 +8,7 @@ environment (`OPENAI_API_KEY`, or `PROCTOR_API_KEY`) and is never stored or logg
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,8 @@ class OpenAIOptions:
     tpm: float | None = None
     temperature: float = 0.0
     max_context_chars: int = 12000
+    probabilities: bool = False
+    """Ask for the log-probabilities of the first token and read a 0-5 grade distribution from them."""
 
 
 class OpenAIBackend:
@@ -53,7 +56,7 @@ class OpenAIBackend:
         self.tokens = RateLimiter(options.tpm)
 
     def params(self) -> dict[str, Any]:
-        return {"temperature": self.options.temperature}
+        return {"temperature": self.options.temperature, "probabilities": self.options.probabilities}
 
     def fit(self, before: str, context: str, after: str) -> tuple[str, bool]:
         return fit_by_chars(before, context, after, self.options.max_context_chars)
@@ -74,9 +77,10 @@ class OpenAIBackend:
             await self.tokens.acquire(len(request.text()) / 4 + request.max_tokens)
             try:
                 async with self.gate:
+                    extra = {"logprobs": True, "top_logprobs": 10} if self.options.probabilities else {}
                     response = await self.client.chat.completions.create(
                         model=self.model, messages=messages,
-                        temperature=self.options.temperature, max_tokens=request.max_tokens)
+                        temperature=self.options.temperature, max_tokens=request.max_tokens, **extra)
             except retryable as exc:
                 last_error = f"{type(exc).__name__}: {_short(exc)}"
             except openai.APIStatusError as exc:
@@ -90,7 +94,8 @@ class OpenAIBackend:
                 choice = response.choices[0] if response.choices else None
                 text = choice.message.content if choice and choice.message else None
                 usage = response.usage.total_tokens if response.usage else 0
-                return Reply(text=text or "", tokens=usage or 0, attempts=attempt + 1)
+                probabilities = grade_distribution(choice) if self.options.probabilities and choice else None
+                return Reply(text=text or "", probabilities=probabilities, tokens=usage or 0, attempts=attempt + 1)
             if attempt < self.options.max_retries:
                 await asyncio.sleep(backoff_delay(attempt, self.options.backoff_base, self.options.backoff_max))
         return Reply(error=f"gave up after {self.options.max_retries + 1} attempts: {last_error}",
@@ -98,6 +103,21 @@ class OpenAIBackend:
 
     async def aclose(self) -> None:
         await self.client.close()
+
+
+def grade_distribution(choice: Any) -> dict[int, float] | None:
+    """The distribution over the grade tokens "0".."5" among the first token's top log-probabilities
+    (renormalised); None when the server sent none or no grade token is among them."""
+    content = getattr(getattr(choice, "logprobs", None), "content", None)
+    if not content:
+        return None
+    found: dict[int, float] = {}
+    for candidate in content[0].top_logprobs or []:
+        token = candidate.token.strip()
+        if len(token) == 1 and token in "012345":
+            found[int(token)] = found.get(int(token), 0.0) + math.exp(candidate.logprob)
+    total = sum(found.values())
+    return {g: p / total for g, p in sorted(found.items())} if total > 0 else None
 
 
 def _short(exc: Exception) -> str:
