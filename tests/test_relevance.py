@@ -198,3 +198,13 @@ def test_every_method_against_a_local_server(demo_store):
     for method in ranges:
         assert f"| {method} | judge |" in text
     assert "| criteria |" not in text and "parse failures" in text
+
+
+def test_direct_methods_need_query_texts(tmp_path):
+    store = tmp_path / "s.db"
+    run = tmp_path / "r.run"
+    run.write_text("q1 Q0 d1 1 1.0 sys\n")
+    assert run_process("import", "runs", run, "--store", store).code == 0
+    result = run_process("grade", "--store", store, "--method", "thomas", "--llm", "openai:x", "--base-url",
+                         "http://127.0.0.1:9/v1")
+    assert result.code == 2 and "no query texts" in result.err and "proctor import queries" in result.err

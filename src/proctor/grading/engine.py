@@ -105,6 +105,9 @@ class Engine:
     def plan(self) -> tuple[list[tuple[str, list[str], list[tuple[str, str, list[str] | None]]]], int, int]:
         """Queries with their pool passages and items; the number of pairs, and of pairs already graded."""
         items = self._items()
+        if not items and self.method.items in ("query", "criteria"):
+            raise UsageError(f"{self.store.path}: no query texts in the store; method {self.method.name} shows the "
+                             "query to the LLM (import them with `proctor import queries FILE`)")
         if not items:
             raise UsageError(f"{self.store.path}: no {self.method.items}s in the store's banks "
                              f"(import a bank with `proctor import bank`); method {self.method.name} grades "
