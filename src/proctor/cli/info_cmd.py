@@ -25,13 +25,13 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(counts, indent=2))
         return 0
-    for key in ("store", "queries", "passages", "runs", "rankings", "judgments", "banks", "questions",
+    for key in ("store", "queries", "passages", "runs", "generated_runs", "rankings", "judgments", "banks", "questions",
                 "grades", "failures"):
-        print(f"{key:<10} {counts[key]}")
+        print(f"{key:<14} {counts[key]}")
     for bank in counts["bank_versions"]:
-        print(f"bank       {bank['bank']}@{bank['version']}: {bank['questions']} items "
+        print(f"bank           {bank['bank']}@{bank['version']}: {bank['questions']} items "
               f"({bank['nuggets']} nuggets) from {bank['source']}")
     for s in counts["grades_by_method"]:
-        print(f"grades     {s['method']} / {s['model']}: {s['grades']} ({s['failures']} failed); "
+        print(f"grades         {s['method']} / {s['model']}: {s['grades']} ({s['failures']} failed); "
               f"prompt {', '.join(s['prompt_versions'])}")
     return 0
