@@ -134,7 +134,9 @@ def test_qa_with_llm_verification(demo_store):
         asked = server.requests
     assert result.code == 0, result.err
     grades = list(Store.open(demo_store).grades("qa", "fake-model"))
-    assert len(grades) == 18 and asked == 18 * 2
+    # 18 answers; each distinct verification prompt is asked at least once (repeats come from the cache once
+    # stored, so how many repeats are asked depends on timing)
+    assert len(grades) == 18 and 18 + 3 <= asked <= 18 * 2
     nectar = [g for g in grades if g.answer == "nectar, mostly"]
     assert nectar and all(g.grade == 1 and g.parse_status == "correct" and g.extra["verification"] == "llm"
                           for g in nectar)
@@ -154,3 +156,26 @@ def test_grade_distribution_from_logprobs(demo_store):
         probabilities = {int(k): v for k, v in g.extra["probabilities"].items()}
         assert g.grade == int(g.raw_reply) == max(probabilities, key=probabilities.get)
         assert sum(probabilities.values()) == pytest.approx(1.0)
+
+
+def test_llm_verification_is_cached_too(demo_store):
+    def reply(prompt: str) -> str:
+        if prompt.startswith("Is the answer"):
+            return "Yes."
+        return "nectar, mostly"
+
+    with FakeOpenAI(reply=reply) as server:
+        args = grade_args(demo_store, server, "--max-queries", "1", "--verify", "llm", method="qa")
+        assert run_process(*args).code == 0
+        first = {(g.passage_id, g.question_id): (g.grade, g.parse_status) for g in
+                 Store.open(demo_store).grades("qa", "fake-model")}
+        asked = server.requests
+        db = sqlite3.connect(demo_store)
+        db.execute("DELETE FROM grades")
+        db.commit()
+        db.close()
+        again = json.loads(run_process(*args).out)
+        assert server.requests == asked and again["cache_hits"] == 18
+    second = {(g.passage_id, g.question_id): (g.grade, g.parse_status) for g in
+              Store.open(demo_store).grades("qa", "fake-model")}
+    assert second == first and {status for _, status in first.values()} == {"correct"}

@@ -183,6 +183,7 @@ class Engine:
             loop.add_signal_handler(signal.SIGINT, stop.set)
         self._buffer: list[Grade] = []
         self._cache_buffer: list[tuple[str, Reply]] = []
+        self._pending_cached: list = []
         self._last_commit = time.monotonic()
         pending: set[asyncio.Task] = set()
         try:
@@ -190,6 +191,9 @@ class Engine:
                 if stop.is_set():
                     break
                 batches = await self._prepare(chunk, summary, progress)
+                if self._pending_cached:
+                    pending.add(asyncio.create_task(self._verify_cached(self._pending_cached)))
+                    self._pending_cached = []
                 for batch in batches:
                     while len(pending) >= self.backend.concurrency and not stop.is_set():
                         done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
@@ -221,13 +225,17 @@ class Engine:
         if self.cache is not None and prepared:
             keys = [cache_key(self.backend.kind, self.backend.model, r.text(), self.params) for _, r, _ in prepared]
             hits = self.cache.get_many(keys)
-            rest = []
+            rest, cached = [], []
             for (item, request, truncated), key in zip(prepared, keys, strict=True):
-                if key in hits:
+                if key not in hits:
+                    rest.append((item, request, truncated, key))
+                elif self.method.kind == "qa" and self.options.verify == "llm":
+                    cached.append(((item, request, truncated, None), hits[key]))  # still to be verified
+                else:
                     self._record(item, hits[key], truncated, summary)
                     progress.update(1, cached=1)
-                else:
-                    rest.append((item, request, truncated, key))
+            if cached:
+                self._pending_cached = cached
         else:
             rest = [(item, request, truncated, None) for item, request, truncated in prepared]
         size = self.backend.batch_size
@@ -271,6 +279,12 @@ class Engine:
             replies = [Reply(error=f"{type(exc).__name__}: {exc}") for _ in batch]
         return batch, replies
 
+    async def _verify_cached(self, cached):
+        """Cached QA replies still go through LLM verification (itself cached)."""
+        batch, replies = [entry for entry, _ in cached], [reply for _, reply in cached]
+        await self._verify(batch, replies)
+        return batch, replies
+
     async def _verify(self, batch, replies: list[Reply]) -> None:
         """Ask the backend whether each extracted answer is equivalent to the gold answers (000 §4.2.1)."""
         template = self.method.template.extra["verify_template"]
@@ -282,7 +296,17 @@ class Engine:
                             template.replace("{answer}", reply.text.strip()).replace("{question}", item.question)
                             .replace("{gold}", " / ".join(item.answers)), item.question, "", 8)
                     for item, reply in todo]
-        for (_, reply), verdict in zip(todo, await self.backend.complete(requests), strict=True):
+        keys = [cache_key(self.backend.kind, self.backend.model, r.text(), self.params) for r in requests]
+        hits = self.cache.get_many(keys) if self.cache is not None else {}
+        missing = [i for i, key in enumerate(keys) if key not in hits]
+        asked = await self.backend.complete([requests[i] for i in missing]) if missing else []
+        verdicts = dict(hits)
+        for i, verdict in zip(missing, asked, strict=True):
+            verdicts[keys[i]] = verdict
+            if verdict.error is None and self.cache is not None:
+                self._cache_buffer.append((keys[i], verdict))
+        for (_, reply), key in zip(todo, keys, strict=True):
+            verdict = verdicts[key]
             reply.info["verifier_reply"] = verdict.text if verdict.error is None else None
             if verdict.error is not None:
                 reply.info["verifier_error"] = verdict.error
@@ -290,15 +314,17 @@ class Engine:
     def _collect(self, done: set[asyncio.Task], summary: Summary, progress: Progress) -> None:
         for task in done:
             batch, replies = task.result()
-            failures = tokens = 0
+            failures = tokens = cached = 0
             for (item, _, truncated, key), reply in zip(batch, replies, strict=True):
                 grade = self._record(item, reply, truncated, summary)
                 failures += grade.parse_status == FAILED
                 tokens += reply.tokens
+                cached += reply.cached
                 if key is not None and self.cache is not None and reply.error is None:
                     self._cache_buffer.append((key, reply))
-            progress.update(len(batch), failures=failures, tokens=tokens, calls=len(batch) if self.backend.kind in (
-                "openai", "llamacpp") else 1)
+            asked = len(batch) - cached
+            calls = asked if self.backend.kind in ("openai", "llamacpp") else int(asked > 0)
+            progress.update(len(batch), failures=failures, tokens=tokens, cached=cached, calls=calls)
         self._maybe_flush()
 
     def _record(self, item: WorkItem, reply: Reply, truncated: bool, summary: Summary) -> Grade:
