@@ -130,3 +130,10 @@ def test_bank_errors_name_the_line(tmp_path, line, message):
     with pytest.raises(InputError) as err:
         read_bank(path)
     assert err.value.line == 2 and message in err.value.message
+
+
+def test_a_query_given_twice_is_an_error(tmp_path):
+    path = tmp_path / "q.tsv"
+    path.write_text("1\tfirst\n2\tsecond\n1\tagain\n")
+    with pytest.raises(InputError, match=r"q\.tsv:3: query '1' given twice \(first on line 1\)"):
+        read_queries(path)

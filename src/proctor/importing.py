@@ -96,11 +96,6 @@ class _QueryCheck:
 
 def _import_queries(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
     rows = read_queries(path)
-    seen: dict[str, int] = {}
-    for line, qid, _ in rows:
-        if qid in seen and line > 1:
-            raise InputError(str(path), line, f"query {qid!r} also on line {seen[qid]}")
-        seen[qid] = line
     store.upsert_queries((qid, text) for _, qid, text in rows)
     report.counts["queries"] = len(rows)
 

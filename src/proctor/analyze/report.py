@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import html
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -254,7 +253,3 @@ def _write_report(report: Report, out: Path, options: AnalyzeOptions) -> None:
     (out / "report.html").write_text(page, encoding="utf-8")
     report.files += [out / "report.md", out / "report.html", *report.images.values()]
 
-
-def finite(value: float | None) -> bool:
-    """True for a real number (not None, not NaN)."""
-    return value is not None and not math.isnan(value)

@@ -14,7 +14,18 @@ TEXT_KEYS = ("text", "query", "query_text", "title")
 
 
 def read_queries(path: str | Path) -> list[tuple[int, str, str]]:
-    """Return `(line, query_id, text)` for every query in the file, in file order."""
+    """Return `(line, query_id, text)` for every query in the file, in file order; a query id given twice is
+    an error."""
+    rows = _read_any(path)
+    seen: dict[str, int] = {}
+    for line, qid, _ in rows:
+        if qid in seen:
+            raise InputError(str(path), line, f"query {qid!r} given twice (first on line {seen[qid]})")
+        seen[qid] = line
+    return rows
+
+
+def _read_any(path: str | Path) -> list[tuple[int, str, str]]:
     name = str(path).removesuffix(".gz")
     if name.endswith(".jsonl"):
         return _read_jsonl(path)

@@ -133,9 +133,3 @@ def write_qrels(qrels: dict[str, dict[str, int]], out: TextIO) -> None:
         for docid in sorted(qrels[qid]):
             out.write(f"{qid} 0 {docid} {qrels[qid][docid]}\n")
 
-
-def write_run(run: str, ranked: dict[str, list[tuple[str, float]]], out: TextIO) -> None:
-    """Write one run in TREC format from `{query_id: [(passage_id, score), ...]}` in rank order."""
-    for qid in sorted(ranked):
-        for rank, (docid, score) in enumerate(ranked[qid], start=1):
-            out.write(f"{qid} Q0 {docid} {rank} {score:g} {run}\n")

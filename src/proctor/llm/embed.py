@@ -64,9 +64,5 @@ class EmbeddingBackend:
         scores = await asyncio.to_thread(self.similarities, [(r.question, r.context) for r in requests])
         return [Reply(text=None, score=s, attempts=1) for s in scores]
 
-    def forget_passages(self, keep: set[str]) -> None:
-        """Drop cached vectors not in `keep` (memory stays flat on long runs)."""
-        self.vectors = {t: v for t, v in self.vectors.items() if t in keep}
-
     async def aclose(self) -> None:
         return None
