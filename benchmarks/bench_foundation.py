@@ -53,9 +53,9 @@ def main() -> None:
         sweep_code = (
             "import time, resource; t = time.perf_counter()\n"
             "from proctor.store import Store\n"
-            "from proctor.evaluate.sources import choose_grade_set, load_runs\n"
+            "from proctor.evaluate.sources import load_runs, resolve_grade_set\n"
             "from proctor.evaluate.sweep import sweep\n"
-            f"s = Store.open({store!r}); g = choose_grade_set(s, None, None)\n"
+            f"s = Store.open({store!r}); g = resolve_grade_set(s)\n"
             "boards = sweep(s, g, load_runs(s, None))\n"
             "print(f'sweep: {len(boards)} leaderboards (tau 1..5 x P@20, nDCG@10, RR, AP + Cover tau 1..5) in '\n"
             "      f'{time.perf_counter() - t:.2f} s in one process (start-up excluded), '\n"

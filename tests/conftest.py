@@ -79,3 +79,18 @@ def dl19_store(dl19_pool, tmp_path_factory) -> Path:
     store = tmp_path_factory.mktemp("dl19") / "dl19.db"
     assert main(["import", "exampp", str(dl19_pool), "--store", str(store)]) == 0
     return store
+
+
+def grades_of(path: Path, method: str, model: str | None = None, step: str | None = None, **params) -> list:
+    """The grades of the one grade set of `method` (and `model`, and these params) in a store, of its label
+    step or of `step`."""
+    from proctor.store import Store
+
+    store = Store.open(path)
+    try:
+        sets = [s for s in store.grade_sets() if s.method == method and model in (None, s.model)
+                and all(s.params.get(k) == v for k, v in params.items())]
+        assert len(sets) == 1, [s.describe() for s in sets]
+        return list(store.grades(sets[0], step or sets[0].step))
+    finally:
+        store.close()

@@ -12,7 +12,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from conftest import run_process
 from proctor.analyze.agreement import agreement_report, cohen_kappa, confusion, krippendorff_alpha_ordinal
-from proctor.evaluate.sources import choose_grade_set, exam_qrels
+from proctor.evaluate.sources import exam_qrels, resolve_grade_set
 from proctor.store import Store
 
 
@@ -44,7 +44,7 @@ def test_llmjudge_binarisations_only_for_0_to_3_labels():
 def test_real_dl19_labels_equal_the_reference_packages(dl19_store):
     store = Store.open(dl19_store)
     judgments = store.judgments()
-    grade_set = choose_grade_set(store, None, None)
+    grade_set = resolve_grade_set(store)
     for m in (1, 2, 5):
         labels = exam_qrels(store, grade_set, min_questions=m)
         pairs = [(label, judgments[q][p]) for q, per in labels.items() for p, label in per.items()]

@@ -193,11 +193,15 @@ def test_dl19_spurious_uncovered_and_impact_of_removing_them(replay_store, tmp_p
             record = json.loads(line)
             record["questions"] = [q for q in record["questions"] if q["question_id"] not in drop]
             out.write(json.dumps(record) + "\n")
+    first = json.loads(run_process("info", "--store", replay_store, "--format", "json").out)["grade_sets"][0]["id"]
     impact = run_process("bank", "impact", DL19 / "dl19-questions-graded.jsonl.gz", new, "--store", replay_store,
                          "--official", DL19 / "dl19-official-leaderboard.json")
     assert impact.code == 0, impact.err
     assert "passage labels change" in impact.out and "Kendall 0.7538 →" in impact.out
+    # bank B's grade set now stands beside A's: reading grades without naming one lists both
+    both = run_process("verify", "answers", "--store", replay_store)
+    assert both.code == 2 and first in both.err and "several grade sets match" in both.err
     for report in ("answers", "distribution"):
         for fmt in ("text", "md", "json"):
-            assert run_process("verify", report, "--store", replay_store, "--query", "1037798", "--format",
-                               fmt).code == 0
+            assert run_process("verify", report, "--store", replay_store, "--grade-set", first, "--query", "1037798",
+                               "--format", fmt).code == 0

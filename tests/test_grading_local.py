@@ -7,9 +7,8 @@ import json
 
 import pytest
 
-from conftest import run_process
+from conftest import grades_of, run_process
 from proctor.io.exampp import read_exampp
-from proctor.store import Store
 
 
 def test_replay_reproduces_every_recorded_dl19_grade(dl19_pool, tmp_path):
@@ -24,7 +23,7 @@ def test_replay_reproduces_every_recorded_dl19_grade(dl19_pool, tmp_path):
     summary = json.loads(result.out)
     assert summary["graded_now"] == 92600 and summary["failures"] == 0
     recorded = {(g.query_id, g.passage_id, g.question_id): g.grade for q in read_exampp(dl19_pool) for g in q.grades}
-    ours = {(g.query_id, g.passage_id, g.question_id): g for g in Store.open(store).grades("self-rating")}
+    ours = {(g.query_id, g.passage_id, g.question_id): g for g in grades_of(store, "self-rating")}
     assert len(recorded) == len(ours) == 92600
     assert all(ours[k].grade == v and ours[k].model == "google/flan-t5-large" for k, v in recorded.items())
     # where the recorded text would parse differently under the papers' rule, the grade says so
@@ -51,7 +50,7 @@ def test_embedding_grader_orders_the_demo_systems(demo_store):
     result = run_process("grade", "--store", demo_store, "--method", "embedding", "--format", "json")
     assert result.code == 0, result.err
     assert json.loads(result.out)["by_status"] == {"similarity": 72}
-    grades = list(Store.open(demo_store).grades("embedding"))
+    grades = list(grades_of(demo_store, "embedding"))
     assert all(0 <= g.grade <= 5 and -1 <= g.extra["similarity"] <= 1 for g in grades)
     board = run_process("leaderboard", "--store", demo_store, "--method", "embedding", "--measure", "nDCG@5")
     order = [line.split("\t")[0] for line in board.out.splitlines()[1:] if not line.startswith("partial")]
@@ -70,7 +69,7 @@ def test_prefilter_skips_the_llm_for_dissimilar_pairs(demo_store):
     assert result.code == 0, result.err
     pruned = summary["by_status"]["prefiltered"]
     assert pruned > 0 and asked == 72 - pruned
-    grades = [g for g in Store.open(demo_store).grades("self-rating", "m") if g.parse_status == "prefiltered"]
+    grades = [g for g in grades_of(demo_store, "self-rating", "m") if g.parse_status == "prefiltered"]
     assert all(g.grade == 0 and g.raw_reply is None and g.extra["similarity"] < 0.3 for g in grades)
 
 
@@ -113,7 +112,7 @@ def test_hf_backend_grades_with_real_models(demo_store, tiny_models, name):
     assert result.code == 0, result.err
     summary = json.loads(result.out)
     assert summary["pairs_in_pool"] == 9 and summary["graded_now"] == 9
-    grades = list(Store.open(demo_store).grades("self-rating", name))
+    grades = list(grades_of(demo_store, "self-rating", name))
     assert len(grades) == 9 and all(g.parse_status in {"number", "defaulted", "unanswerable", "failed"}
                                     for g in grades)
     assert all(g.raw_reply is not None for g in grades)
@@ -126,7 +125,7 @@ def test_hf_backend_reads_grade_probabilities(demo_store, tiny_models):
                          f"hf:{tiny_models['tiny-t5']}", "--grade-probabilities", "--max-queries", "1",
                          "--max-passages", "2", "--format", "json")
     assert result.code == 0, result.err
-    grades = list(Store.open(demo_store).grades("self-rating", "tiny-t5"))
+    grades = list(grades_of(demo_store, "self-rating", "tiny-t5"))
     assert len(grades) == 6 and {g.parse_status for g in grades} == {"distribution"}
     for g in grades:
         probabilities = g.extra["probabilities"]

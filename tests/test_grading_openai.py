@@ -14,9 +14,8 @@ import time
 
 import pytest
 
-from conftest import ROOT, run_process
+from conftest import ROOT, grades_of, run_process
 from fake_openai import FakeOpenAI
-from proctor.store import Store
 
 
 def bucket(prompt: str) -> int:
@@ -54,7 +53,7 @@ def test_faults_end_as_grades_or_recorded_failures(demo_store):
     assert result.code == 0, result.err
     summary = json.loads(result.out)
     assert summary["pairs_in_pool"] == 72 and summary["graded_now"] == 72
-    grades = list(Store.open(demo_store).grades("self-rating", "fake-model"))
+    grades = list(grades_of(demo_store, "self-rating", "fake-model"))
     assert len(grades) == 72
     statuses = {g.parse_status for g in grades}
     assert statuses <= {"number", "defaulted", "unanswerable", "failed"}
@@ -90,7 +89,7 @@ def test_grades_are_the_servers_and_rerun_uses_the_cache(demo_store):
 
 def _snapshot(store) -> dict:
     return {(g.query_id, g.passage_id, g.question_id): (g.grade, g.parse_status, g.raw_reply)
-            for g in Store.open(store).grades("self-rating", "fake-model")}
+            for g in grades_of(store, "self-rating", "fake-model")}
 
 
 def test_kill_9_then_rerun_equals_an_uninterrupted_run(demo_store, tmp_path):
@@ -133,7 +132,7 @@ def test_qa_with_llm_verification(demo_store):
         result = run_process(*grade_args(demo_store, server, "--max-queries", "1", "--verify", "llm", method="qa"))
         asked = server.requests
     assert result.code == 0, result.err
-    grades = list(Store.open(demo_store).grades("qa", "fake-model"))
+    grades = list(grades_of(demo_store, "qa", "fake-model"))
     # 18 answers; each distinct verification prompt is asked at least once (repeats come from the cache once
     # stored, so how many repeats are asked depends on timing)
     assert len(grades) == 18 and 18 + 3 <= asked <= 18 * 2
@@ -150,7 +149,7 @@ def test_grade_distribution_from_logprobs(demo_store):
     with FakeOpenAI() as server:
         result = run_process(*grade_args(demo_store, server, "--max-queries", "1", "--grade-probabilities"))
     assert result.code == 0, result.err
-    grades = list(Store.open(demo_store).grades("self-rating", "fake-model"))
+    grades = list(grades_of(demo_store, "self-rating", "fake-model"))
     assert len(grades) == 18 and {g.parse_status for g in grades} == {"distribution"}
     for g in grades:
         probabilities = {int(k): v for k, v in g.extra["probabilities"].items()}
@@ -168,7 +167,7 @@ def test_llm_verification_is_cached_too(demo_store):
         args = grade_args(demo_store, server, "--max-queries", "1", "--verify", "llm", method="qa")
         assert run_process(*args).code == 0
         first = {(g.passage_id, g.question_id): (g.grade, g.parse_status) for g in
-                 Store.open(demo_store).grades("qa", "fake-model")}
+                 grades_of(demo_store, "qa", "fake-model")}
         asked = server.requests
         db = sqlite3.connect(demo_store)
         db.execute("DELETE FROM grades")
@@ -177,5 +176,5 @@ def test_llm_verification_is_cached_too(demo_store):
         again = json.loads(run_process(*args).out)
         assert server.requests == asked and again["cache_hits"] == 18
     second = {(g.passage_id, g.question_id): (g.grade, g.parse_status) for g in
-              Store.open(demo_store).grades("qa", "fake-model")}
+              grades_of(demo_store, "qa", "fake-model")}
     assert second == first and {status for _, status in first.values()} == {"correct"}

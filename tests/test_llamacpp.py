@@ -10,8 +10,7 @@ import shutil
 
 import pytest
 
-from conftest import run_process
-from proctor.store import Store
+from conftest import grades_of, run_process
 
 llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make test-llamacpp)")
 
@@ -38,7 +37,7 @@ def test_llamacpp_grades_with_a_real_model(demo_store, qwen_gguf):
     assert result.code == 0, result.err
     summary = json.loads(result.out)
     assert summary["graded_now"] == 6
-    grades = list(Store.open(demo_store).grades("self-rating", qwen_gguf.name))
+    grades = list(grades_of(demo_store, "self-rating", qwen_gguf.name))
     assert len(grades) == 6 and all(g.raw_reply for g in grades if g.parse_status != "failed")
     assert all(g.grade is None or 0 <= g.grade <= 5 for g in grades)
     again = json.loads(run_process("grade", "--store", demo_store, "--method", "self-rating", "--llm",

@@ -9,11 +9,10 @@ import random
 import pytest
 from sklearn.naive_bayes import GaussianNB as SklearnNB
 
-from conftest import run_process
+from conftest import grades_of, run_process
 from fake_openai import FakeOpenAI
-from proctor.grading.aggregate import GaussianNB, cross_validated, sum_label
 from proctor.methods import get_method
-from proctor.store import Store
+from proctor.methods.aggregate import GaussianNB, cross_validated, sum_label
 
 Q, P = "how do bees make honey", "Bees evaporate nectar."
 
@@ -183,10 +182,9 @@ def test_every_method_against_a_local_server(demo_store):
         assert qrels.code == 0, (method, qrels.err)
         labels = {int(line.split()[3]) for line in qrels.out.splitlines()}
         assert len(qrels.out.splitlines()) == 24 and labels <= allowed, (method, labels)
-    store = Store.open(demo_store)
-    criteria = list(store.grades("criteria", "judge"))
+    criteria = grades_of(demo_store, "four-prompts", "judge", step="criteria", aggregate="prompt")
     assert {g.question_id for g in criteria} == {"Exactness", "Coverage", "Topicality", "Contextual Fit"}
-    nb = next(iter(store.grades("four-prompts-naive-bayes", "judge")))
+    nb = grades_of(demo_store, "four-prompts", "judge", aggregate="naive-bayes")[0]
     assert set(nb.extra["criteria"]) == {"Exactness", "Coverage", "Topicality", "Contextual Fit"}
     # the whole meta-evaluation takes them all, side by side, without special cases
     official = demo_store.parent / "official.json"

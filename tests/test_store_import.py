@@ -69,7 +69,15 @@ def test_bank_reimport_of_an_edited_bank_makes_a_new_version(tmp_path, collectio
     collection["bank"].write_text("".join(json.dumps(x) + "\n" for x in lines))
     import_files(store, "bank", [collection["bank"]])
     banks = store.banks()
-    assert len(banks) == 1 and banks[0]["version"] != v1 and banks[0]["questions"] == 11
+    # the old version stays beside the new one; the new one is the latest
+    assert [(b["bank"], b["version"], b["questions"], b["latest"]) for b in banks] == [
+        ("bank", v1, 12, False), ("bank", banks[1]["version"], 11, True)]
+    assert banks[1]["version"] != v1 and store.bank_version("bank") == ("bank", banks[1]["version"])
+    assert store.bank_version(f"bank@{v1}") == ("bank", v1)
+    # importing either file again changes nothing
+    before = store.dump()
+    import_files(store, "bank", [collection["bank"]])
+    assert store.dump()["questions"] == before["questions"] and store.dump()["banks"] == before["banks"]
 
 
 def test_exampp_no_grades(tmp_path, collection):

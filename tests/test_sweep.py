@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from conftest import run_process
-from proctor.evaluate.sources import choose_grade_set, load_runs
+from proctor.evaluate.sources import load_runs, resolve_grade_set
 from proctor.evaluate.sweep import sweep
 from proctor.store import Store
 
@@ -14,7 +14,7 @@ def test_sweep_equals_single_leaderboards(tmp_path):
     assert run_process("demo", "--out", tmp_path).code == 0
     store_path = tmp_path / "demo.db"
     store = Store.open(store_path)
-    boards = sweep(store, choose_grade_set(store, None, None), load_runs(store, None), budget=3)
+    boards = sweep(store, resolve_grade_set(store), load_runs(store, None), budget=3)
     assert len(boards) == 5 * 3 + 1 + 5
     for board in boards:
         d = board.description

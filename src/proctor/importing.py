@@ -18,7 +18,9 @@ from proctor.io.exampp import read_exampp
 from proctor.io.queries import read_queries
 from proctor.io.responses import read_responses
 from proctor.io.trec import read_qrels, read_run
+from proctor.records import GradeSet
 from proctor.store import Store
+from proctor.store.banks import IdConflict
 
 KINDS = ("queries", "runs", "qrels", "corpus", "bank", "exampp", "responses")
 
@@ -33,6 +35,7 @@ class ImportReport:
     skipped_unknown_queries: int = 0
     skipped_records: list[InputError] = field(default_factory=list)
     unchanged: bool = False
+    bank: str | None = None
 
     def summary(self) -> str:
         """One line for the terminal."""
@@ -41,6 +44,8 @@ class ImportReport:
         extra = f"; skipped {skipped} lines of unknown queries" if skipped else ""
         if self.skipped_records:
             extra += f"; skipped {len(self.skipped_records)} malformed records"
+        if self.bank:
+            extra += f"; bank {self.bank}"
         same = " (already imported: nothing changed)" if self.unchanged else ""
         return f"{self.path}: {self.kind}: {parts}{extra}{same}"
 
@@ -55,6 +60,8 @@ class ImportOptions:
     response_format: str = "auto"
     word_budget: int | None = None
     on_error: str = "fail"
+    grades_bank: str | None = None
+    """exampp: attach the imported grades to this bank (`NAME[@VERSION]`), which must hold every graded question."""
 
 
 def import_files(
@@ -130,7 +137,11 @@ def _import_bank(store: Store, path: Path, options: ImportOptions, report: Impor
     bank.questions = questions
     name = options.bank_name or _stem(path)
     store.upsert_queries((qid, text) for qid, text in bank.query_texts.items() if not check.known or qid in check.known)
-    store.replace_bank(name, bank.version, str(path), bank.info or None, questions)
+    try:
+        added = store.add_bank_version(name, bank.version, str(path), bank.info or None, questions)
+    except IdConflict as exc:
+        raise InputError(str(path), bank.lines.get(exc.question_id), str(exc)) from None
+    report.bank = f"{name}@{bank.version}" + ("" if added else " (this version was already stored)")
     report.counts["questions"] = sum(q["kind"] == "question" for q in questions)
     report.counts["nuggets"] = sum(q["kind"] == "nugget" for q in questions)
     report.counts["queries"] = len({q["query_id"] for q in questions})
@@ -139,14 +150,27 @@ def _import_bank(store: Store, path: Path, options: ImportOptions, report: Impor
 def _import_exampp(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
     counts = dict.fromkeys(("queries", "passages", "judgments", "rankings", "grades"), 0)
     runs: set[str] = set()
+    bank = store.bank_version(options.grades_bank) if options.grades_bank else None
+    members = {q["question_id"] for q in store.bank_questions(*bank)} if bank else None
+    sets: dict[tuple[str, str, str], str] = {}
     for query in read_exampp(path, with_grades=options.with_grades):
         store.upsert_queries([(query.query_id, None)])
         store.upsert_passages(query.passages)
         store.upsert_judgments(query.judgments)
         store.upsert_rankings(query.rankings)
-        for (method, model, version), info in query.configs.items():
-            store.upsert_grade_config(method, model, version, info)
-        store.upsert_grades(query.grades)
+        for key, info in query.configs.items():
+            if key not in sets:
+                grade_set = GradeSet(*key, bank[0] if bank else None, bank[1] if bank else None,
+                                     {"source": "exampp"}, key[0], info)
+                sets[key] = store.ensure_grade_set(grade_set)
+        by_set: dict[str, list] = {}
+        for g in query.grades:
+            if members is not None and g.question_id not in members:
+                raise InputError(str(path), counts["queries"] + 1,
+                                 f"question {g.question_id!r} is graded but not in bank {options.grades_bank}")
+            by_set.setdefault(sets[(g.method, g.model, g.prompt_version)], []).append(g)
+        for grade_set_id, grades in by_set.items():
+            store.upsert_grades(grade_set_id, grades)
         counts["queries"] += 1
         counts["passages"] += len(query.passages)
         counts["judgments"] += len(query.judgments)
@@ -156,6 +180,8 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
     counts["runs"] = len(runs)
     if not options.with_grades:
         del counts["grades"]
+    else:
+        counts["grade_sets"] = len(sets)
     report.counts.update(counts)
 
 

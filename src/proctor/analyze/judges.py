@@ -8,22 +8,27 @@ from typing import Any
 
 from proctor.analyze.agreement import BINARY_MERGES, agreement_report
 from proctor.errors import UsageError
-from proctor.evaluate.sources import describe, exam_qrels
+from proctor.evaluate.sources import describe, exam_qrels, method_matches
 from proctor.store import Store
 
 
 def store_agreement(
     store: Store, judged_relevant: int, *, min_questions: Sequence[int] = (1, 2, 5),
     merges: Sequence[str] = BINARY_MERGES, method: str | None = None, model: str | None = None,
+    grade_set: str | None = None, bank: str | None = None,
 ) -> dict[str, Any]:
     """Agreement figures per grade set and per m."""
     judgments = store.judgments()
     if not judgments:
         raise UsageError(f"{store.path}: the store holds no judgments to agree with (import qrels)")
-    sets = [s for s in store.grade_sets()
-            if (method is None or s["method"] == method) and (model is None or s["model"] == model)]
+    name, _, version = (bank or "").partition("@")
+    every = store.grade_sets()
+    sets = [s for s in every if (s.id.startswith(grade_set) if grade_set else not s.intermediate)
+            and method_matches(s, method, every) and (model is None or s.model == model)
+            and (bank is None or s.bank == name) and (not version or s.bank_version == version)]
     if not sets:
-        raise UsageError(f"{store.path}: no grades match (method={method}, model={model})")
+        raise UsageError(f"{store.path}: no grade set matches (grade set={grade_set}, method={method}, model={model}, "
+                         f"bank={bank})")
     out = []
     for grade_set in sets:
         per_m = {}

@@ -24,7 +24,7 @@ from proctor.evaluate.measures import parse_measure
 from proctor.evaluate.sources import exam_qrels, load_runs
 from proctor.evaluate.sweep import sweep
 from proctor.io.leaderboards import LeaderboardFile
-from proctor.methods import INTERMEDIATE
+from proctor.records import GradeSet
 from proctor.store import Store
 
 MEASURES = ("P@20", "nDCG@10", "RR", "AP", "Rprec")
@@ -63,10 +63,13 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
     report = Report()
     runs = load_runs(store, None)
     judgments = store.judgments()
-    grade_sets = [s for s in store.grade_sets() if s["method"] not in INTERMEDIATE]
+    grade_sets = [s for s in store.grade_sets() if not s.intermediate]
+    _SHARED.clear()
+    for s in grade_sets:
+        _SHARED[f"{s.variant}_{s.model}"] = _SHARED.get(f"{s.variant}_{s.model}", 0) + 1
     _section_grade_sets(report, grade_sets, store)
     correlation_table = Table(["method", "model", "τ"] + [f"{m} {c}" for m in options.measures for c in ("ρ", "τ")]
-                              + ["Cover ρ", "Cover τ"],
+                              + ["Cover ρ", "Cover τ", "grade set"],
                               caption=f"Leaderboard correlation with {options.official_name} (Spearman ρ, "
                               f"Kendall τ-b); EXAM-Qrels at relevance level τ, EXAM-Cover at grade ≥ τ with "
                               f"budget {options.budget}, missing queries: {options.missing_cover}. Bold: best "
@@ -79,17 +82,17 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
         report.correlations.extend(rows)
         missing = rows[0]["missing"] if rows else missing
         for tau in options.taus:
-            row: list[object] = [grade_set["method"], grade_set["model"], tau]
+            row: list[object] = [grade_set.variant, grade_set.model, tau]
             for name in options.measures:
                 hit = _find(rows, "EXAM-Qrels", parse_measure(name).name, tau)
                 row += [hit["spearman"], hit["kendall"]] if hit else [None, None]
             hit = _find(rows, "EXAM-Cover", "cover", tau)
             row += [hit["spearman"], hit["kendall"]] if hit else [None, None]
-            correlation_table.rows.append(row)
+            correlation_table.rows.append([*row, grade_set.id])
         _plots(report, out, official, grade_set, boards, rows)
         if judgments:
             _per_query(report, out, store, grade_set, runs, judgments, options)
-    correlation_table.mark_best_per_column(list(range(3, len(correlation_table.header))))
+    correlation_table.mark_best_per_column(list(range(3, len(correlation_table.header) - 1)))
     report.sections.insert(1, ("Leaderboard correlation (like RUBRIC Table 3)", correlation_table.markdown()
                                + _missing_md(missing), correlation_table.html() + html.escape(_missing_md(missing))))
     (out / "correlations.tsv").write_text(correlation_table.tsv(), encoding="utf-8")
@@ -106,12 +109,12 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
     return report
 
 
-def _correlate(board: Leaderboard, official: LeaderboardFile, grade_set: dict) -> dict[str, Any]:
+def _correlate(board: Leaderboard, official: LeaderboardFile, grade_set: GradeSet) -> dict[str, Any]:
     d = board.description
     cover = "metric" in d
     result = compare(LeaderboardFile(board.scores()), official, samples=0)
     return {
-        "method": grade_set["method"], "model": grade_set["model"],
+        "grade_set": grade_set.id, "method": grade_set.variant, "model": grade_set.model,
         "metric": "EXAM-Cover" if cover else "EXAM-Qrels",
         "measure": "cover" if cover else d["measure"],
         "tau": d["min_grade"] if cover else d["relevance_level"],
@@ -138,15 +141,22 @@ def _label(row: dict) -> str:
     return f"{row['metric']} {row['measure']}{tau} (Kendall {row['kendall']:.3f})"
 
 
-def _slug(grade_set: dict) -> str:
-    return "".join(c if c.isalnum() else "-" for c in f"{grade_set['method']}_{grade_set['model']}")
+def _slug(grade_set: GradeSet) -> str:
+    """File names keep `variant_model`; the grade set id is added only where two sets would share them."""
+    name = f"{grade_set.variant}_{grade_set.model}"
+    if _SHARED.get(name, 1) > 1:
+        name += f"_{grade_set.id}"
+    return "".join(c if c.isalnum() else "-" for c in name)
 
 
-def _plots(report: Report, out: Path, official: LeaderboardFile, grade_set: dict, boards, rows) -> None:
+_SHARED: dict[str, int] = {}
+
+
+def _plots(report: Report, out: Path, official: LeaderboardFile, grade_set: GradeSet, boards, rows) -> None:
     best = [b for b in (_best(rows, "EXAM-Qrels"), _best(rows, "EXAM-Cover")) if b]
     if not best:
         return
-    name = f"{grade_set['method']} / {grade_set['model']}"
+    name = f"{grade_set.variant} / {grade_set.model} ({grade_set.id})"
     scatter_path = out / "plots" / f"scatter_{_slug(grade_set)}.png"
     plots.scatter(scatter_path, official.scores, {_label(b): b["scores"] for b in best}, official.kind,
                   f"Official vs predicted leaderboard — {name}")
@@ -157,7 +167,7 @@ def _plots(report: Report, out: Path, official: LeaderboardFile, grade_set: dict
     report.images[f"Renormalised leaderboards — {name}"] = renorm_path
 
 
-def _per_query(report: Report, out: Path, store: Store, grade_set: dict, runs, judgments, options) -> None:
+def _per_query(report: Report, out: Path, store: Store, grade_set: GradeSet, runs, judgments, options) -> None:
     spec = parse_measure(options.per_query_measure)
     level = options.per_query_tau if spec.measure.uses_relevance_level else None
     predicted = measure_leaderboard(runs, exam_qrels(store, grade_set), spec, level)
@@ -174,24 +184,26 @@ def _per_query(report: Report, out: Path, store: Store, grade_set: dict, runs, j
     report.files.append(out / f"per_query_{slug}.tsv")
     values = [v["kendall"] for v in per_query.values() if v["kendall"] is not None]
     path = out / "plots" / f"per_query_{slug}.png"
-    plots.distribution(path, values, f"Per-query Kendall τ, {spec.name} — {grade_set['method']} / "
-                       f"{grade_set['model']}", "Kendall τ-b of one query's leaderboard")
-    report.images[f"Per-query correlation — {grade_set['method']} / {grade_set['model']}"] = path
+    plots.distribution(path, values, f"Per-query Kendall τ, {spec.name} — {grade_set.variant} / "
+                       f"{grade_set.model} ({grade_set.id})", "Kendall τ-b of one query's leaderboard")
+    report.images[f"Per-query correlation — {grade_set.variant} / {grade_set.model} ({grade_set.id})"] = path
     undefined = len(per_query) - len(values)
     note = f"\n{undefined} queries have an undefined τ (every system scores the same).\n" if undefined else ""
-    report.sections.append((f"Per-query correlation — {grade_set['method']} / {grade_set['model']}",
+    report.sections.append((f"Per-query correlation — {grade_set.variant} / {grade_set.model} ({grade_set.id})",
                             table.markdown() + note, table.html() + html.escape(note)))
 
 
-def _section_grade_sets(report: Report, grade_sets: list[dict], store: Store) -> None:
-    banks = ", ".join(f"{b['bank']}@{b['version']}" for b in store.banks()) or "none imported (questions as graded)"
+def _section_grade_sets(report: Report, grade_sets: list[GradeSet], store: Store) -> None:
     defaulted = ("defaulted", "invalid", "unanswerable")
-    table = Table(["method", "model", "prompt version", "grades", "parse failures", "defaulted (no number)"],
-                  [[s["method"], s["model"], ",".join(s["prompt_versions"]), s["grades"], s["failures"],
-                    sum(s["by_status"].get(k, 0) for k in defaulted)] for s in grade_sets],
-                  caption=f"Grade sets in {store.path}; banks: {banks}. Parse failures have no grade; "
-                  "defaulted replies got the papers' default label (self-rating: 1, or 0 for unanswerable; "
-                  "graded prompts: 0, 002 §4.1)")
+    rows = []
+    for s in grade_sets:
+        statuses = store.step_statuses(s.id).get(s.step, {})
+        rows.append([s.id, s.variant, s.model, s.bank_label, s.prompt_version, s.grades, s.failures,
+                     sum(statuses.get(k, 0) for k in defaulted)])
+    table = Table(["grade set", "method", "model", "bank", "prompt version", "grades", "parse failures",
+                   "defaulted (no number)"], rows,
+                  caption=f"Grade sets in {store.path}. Parse failures have no grade; defaulted replies got the "
+                  "papers' default label (self-rating: 1, or 0 for unanswerable; graded prompts: 0, 002 §4.1)")
     report.sections.insert(0, ("Grade sets", table.markdown(), table.html()))
 
 

@@ -1,29 +1,95 @@
 """What a bank change does: the labels that change, each system's score, and the leaderboard correlation.
 
-Labels and leaderboards are computed twice from the same stored grades — once with the old bank's
-questions, once with the new bank's — after grading whatever the new bank adds (cached grades reused)."""
+Bank B gets a grade set of its own beside A's (same method, model, prompt version and parameters; B's
+version of the bank): the grades of questions B keeps unchanged are carried over, whatever B adds is graded
+(cached replies reused), and labels and leaderboards are computed once from each grade set."""
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Any
 
 from proctor.analyze.compare import compare
+from proctor.errors import UsageError
 from proctor.evaluate.labels import exam_labels
 from proctor.evaluate.leaderboard import measure_leaderboard
 from proctor.evaluate.measures import parse_measure
 from proctor.evaluate.runs import Ranked
+from proctor.io.banks import Bank
 from proctor.io.leaderboards import LeaderboardFile
+from proctor.llm.config import BackendConfig
+from proctor.records import GradeSet
 from proctor.store import Store
 
 
+def prepare_impact(store: Store, old_set: GradeSet, path: str, bank: Bank, config: BackendConfig | None, *,
+                   name: str | None = None, progress: bool | None = None) -> tuple[GradeSet, Any]:
+    """Import B (as the next version of A's bank unless named otherwise), make its grade set, carry over
+    what A's grade set graded of B's unchanged questions, and grade the rest with `config`'s backend.
+    Returns B's grade set and the grading summary of its label step (None when nothing was graded)."""
+    from proctor.importing import ImportOptions, import_files
+
+    ids = [q["question_id"] for q in bank.questions]
+    owner = store.question_owner(ids[0]) if ids else None
+    name = name or old_set.bank or (owner[0] if owner else None) or Path(path).name.split(".")[0]
+    same = _unchanged(store, old_set, bank)
+    graded = {key[2] for key in store.graded(old_set.id, old_set.step)}
+    missing = set(ids) - (same & graded)
+    if missing and config is None:  # refused before anything is written
+        raise UsageError(f"bank B has {len(missing)} questions without grades in grade set {old_set.id} "
+                         f"({old_set.method} / {old_set.model}): pass --llm SPEC to grade them")
+    import_files(store, "bank", [path], ImportOptions(bank_name=name))
+    new_set = GradeSet(old_set.method, old_set.model, old_set.prompt_version, name, bank.version, old_set.params,
+                       old_set.step, {"derived_from": old_set.id, "bank_impact": True})
+    with store.transaction():
+        store.ensure_grade_set(new_set)
+        for step in store.step_statuses(old_set.id):
+            store.carry_grades(new_set.id, old_set.id, step, same)
+    if not missing:
+        return new_set, None
+    assert config is not None
+    return new_set, _grade_missing(store, old_set, new_set, config, progress)
+
+
+def _unchanged(store: Store, old_set: GradeSet, bank: Bank) -> set[str]:
+    """Ids of B's questions that A's grade set graded unchanged (same query, text and answers); for grades
+    imported without a bank, the ids decide (the Workbench's ids are digests of the text)."""
+    if old_set.bank is None or old_set.bank_version is None:
+        return {q["question_id"] for q in bank.questions}
+    stored = {q["question_id"]: q for q in store.bank_questions(old_set.bank, old_set.bank_version)}
+    return {q["question_id"] for q in bank.questions if q["question_id"] in stored
+            and all(stored[q["question_id"]].get(k) == q.get(k) for k in ("query_id", "text", "answers"))}
+
+
+def _grade_missing(store: Store, old_set: GradeSet, new_set: GradeSet, config: BackendConfig, progress):
+    from proctor.grading import GradeOptions, GradeRequest, grade_set_for
+    from proctor.grading.recorded import load_recorded
+
+    request = GradeRequest(old_set.method, config, GradeOptions(bank=f"{new_set.bank}@{new_set.bank_version}",
+                                                                progress=progress),
+                           aggregate=old_set.params.get("aggregate", "prompt"))
+    backend = config.build(old_set.method, recorded=load_recorded)
+    fresh = grade_set_for(store, request.choice(), backend, request.options)
+    asyncio.run(backend.aclose())
+    if (fresh.model, fresh.prompt_version) != (old_set.model, old_set.prompt_version):
+        raise UsageError(f"--llm {config.spec} grades with model {fresh.model} and prompt {fresh.prompt_version}, but "
+                         f"grade set {old_set.id} was made with model {old_set.model} and prompt "
+                         f"{old_set.prompt_version}: B's new questions must be graded the same way (or grade bank B "
+                         "as a grade set of its own with `proctor grade`)")
+    from proctor.grading import grade
+
+    _, summaries = asyncio.run(grade(store, request, new_set))
+    return summaries[-1]
+
+
 def bank_impact(
-    store: Store, method: str, model: str, old_ids: set[str], new_ids: set[str], runs: Ranked, *,
+    store: Store, old_set: GradeSet, new_set: GradeSet, old_ids: set[str], new_ids: set[str], runs: Ranked, *,
     measure: str = "P@20", min_grade: int = 3, official: LeaderboardFile | None = None, limit: int = 50,
 ) -> dict[str, Any]:
-    """Compare labels and leaderboards under the old and the new question set."""
-    rows = [r for r in store.grade_rows(method, model)]
-    old_labels = exam_labels([r for r in rows if r[2] in old_ids])
-    new_labels = exam_labels([r for r in rows if r[2] in new_ids])
+    """Compare labels and leaderboards of A's grade set (A's questions) and B's (B's questions)."""
+    old_labels = exam_labels([r for r in store.grade_rows(old_set.id, old_set.step) if r[2] in old_ids])
+    new_labels = exam_labels([r for r in store.grade_rows(new_set.id, new_set.step) if r[2] in new_ids])
     changed = []
     for qid in sorted(set(old_labels) | set(new_labels)):
         before, after = old_labels.get(qid, {}), new_labels.get(qid, {})
@@ -42,7 +108,9 @@ def bank_impact(
                 "change": (new_scores.get(s) or 0.0) - (old_scores.get(s) or 0.0),
                 "old_rank": old_rank.get(s), "new_rank": new_rank.get(s)} for s in sorted(new_scores, key=new_rank.get)]
     result: dict[str, Any] = {
-        "method": method, "model": model, "measure": spec.name, "min_grade": level,
+        "method": old_set.method, "model": old_set.model, "measure": spec.name, "min_grade": level,
+        "grade_sets": {"old": old_set.id, "new": new_set.id},
+        "banks": {"old": old_set.bank_label, "new": new_set.bank_label},
         "questions": {"old": len(old_ids), "new": len(new_ids)},
         "changed_labels": len(changed), "changed": changed[:limit],
         "label_changes_by_direction": {"up": sum(1 for c in changed if _gain(c) > 0),
@@ -67,7 +135,9 @@ def _corr(result: dict[str, Any]) -> dict[str, Any]:
 
 def render_impact(result: dict[str, Any]) -> str:
     """A Markdown summary."""
-    lines = [f"**Bank impact** — method={result['method']}, model={result['model']}, {result['measure']}"
+    lines = [f"**Bank impact** — grade set {result['grade_sets']['old']} ({result['banks']['old']}) → "
+             f"{result['grade_sets']['new']} ({result['banks']['new']}); method={result['method']}, "
+             f"model={result['model']}, {result['measure']}"
              + (f" at grade >= {result['min_grade']}" if result["min_grade"] is not None else "")
              + f"; questions {result['questions']['old']} → {result['questions']['new']}", "",
              f"{result['changed_labels']} passage labels change ({result['label_changes_by_direction']['up']} up, "

@@ -30,8 +30,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--merges", default=",".join(BINARY_MERGES),
                    help=f"binary merges of predicted labels (default {','.join(BINARY_MERGES)})")
     p.add_argument("--min-questions", default="1,2,5", help="values of m (default 1,2,5)")
-    p.add_argument("--method", help="only this grading method")
-    p.add_argument("--model", help="only this model")
+    p.add_argument("--grade-set", metavar="ID", help="only this grade set (default: every grade set, one column each)")
+    p.add_argument("--method", help="only grade sets of this method")
+    p.add_argument("--model", help="only grade sets of this model")
+    p.add_argument("--bank", metavar="NAME[@VERSION]", help="only grade sets of this bank (version)")
     add_format(p, ("json", "tsv", "md"), "json")
     p.set_defaults(func=run)
 
@@ -47,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--min-questions takes positive integers, e.g. 1,2,5")
     with readable_store(args.store) as store:
         result = store_agreement(store, args.judged_relevant, min_questions=ms, merges=merges,
-                                 method=args.method, model=args.model)
+                                 method=args.method, model=args.model, grade_set=args.grade_set, bank=args.bank)
     sys.stdout.write(render(result, args.format))
     return 0
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from proctor.cli.common import add_format, add_store, note, readable_store, writable_store
 from proctor.errors import UsageError
+from proctor.llm.config import BackendConfig, add_backend_options
 
 GENERATE = """\
 Generate a bank with an LLM: 10 questions per query (--per-query) with the prompts of RUBRIC Table 1 (DL:
@@ -35,11 +36,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     g.add_argument("--nuggets", action="store_true", help="generate nuggets (key facts) instead of questions")
     g.add_argument("--per-query", type=int, default=10, metavar="N", help="items per query (default 10)")
     g.add_argument("--llm", required=True, help="openai:MODEL, hf:PATH or llamacpp:PATH.gguf")
-    g.add_argument("--base-url", help="openai: server URL")
-    g.add_argument("--timeout", type=float, default=120.0, help="openai: seconds per request (default 120)")
-    g.add_argument("--concurrency", type=int, default=4, help="openai: requests in flight (default 4)")
-    g.add_argument("--max-retries", type=int, default=6, help="openai: retries on 429/5xx/timeouts (default 6)")
-    g.add_argument("--backoff-max", type=float, default=30.0, help="openai: longest wait between retries (s)")
+    add_backend_options(g, concurrency=4, timeout=120.0)
     g.add_argument("--retries", type=int, default=3, help="asks again when a reply holds no usable list (default 3)")
     g.add_argument("--out", required=True, help="bank file to write (JSONL, workbench `items` format)")
     add_format(g, ("text", "json"), "text")
@@ -60,16 +57,20 @@ def register(commands: argparse._SubParsersAction) -> None:
     i.add_argument("old", metavar="A")
     i.add_argument("new", metavar="B")
     add_store(i)
-    i.add_argument("--llm", help="backend for questions of B that have no grade yet")
-    i.add_argument("--base-url", help="openai: server URL")
-    i.add_argument("--concurrency", type=int, default=8, help="openai: requests in flight")
-    i.add_argument("--method", help="grading method (default: the store's only one)")
-    i.add_argument("--model", help="model of the grades (default: the store's only one)")
+    i.add_argument("--llm", help="backend for questions of B that have no grade yet (same model as the grade set)")
+    i.add_argument("--grade-set", metavar="ID", help="the grade set of bank A (see `proctor info`)")
+    i.add_argument("--method", help="narrow to grade sets of this method (default: the store's only one)")
+    i.add_argument("--model", help="narrow to grade sets of this model")
+    i.add_argument("--bank", metavar="NAME[@VERSION]", help="narrow to grade sets of this bank (version)")
     i.add_argument("--measure", default="P@20", help="leaderboard measure (default P@20)")
     i.add_argument("--min-grade", type=int, default=3, metavar="T", help="relevance level τ (default 3)")
     i.add_argument("--official", help="official leaderboard (JSON {run: rank} or TSV) for the correlation")
-    i.add_argument("--name", help="name of bank B in the store (default: its file name)")
+    i.add_argument("--name", help="name of bank B in the store (default: the name of A's bank, so B becomes its "
+                   "next version; else the bank that holds B's ids; else B's file name)")
     i.add_argument("--limit", type=int, default=50, help="changed labels listed in text/md (default 50)")
+    add_backend_options(i)
+    i.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="show a progress bar while grading (default: when standard error is a terminal)")
     add_format(i, ("md", "json"), "md")
     i.set_defaults(func=run_impact)
 
@@ -77,7 +78,8 @@ def register(commands: argparse._SubParsersAction) -> None:
                        description="Write the questions and nuggets of the store's banks (or one bank) in the "
                        "workbench's current `items` format, its older `questions` format, or editable YAML.")
     add_store(e)
-    e.add_argument("--bank", help="only this bank (default: all)")
+    e.add_argument("--bank", metavar="NAME[@VERSION]",
+                   help="only this bank (its latest version unless named; default: every bank's latest version)")
     e.add_argument("--as", dest="fmt", choices=("items", "questions", "yaml"), default="items",
                    help="output format (default items)")
     e.add_argument("--out", required=True, help="file to write")
@@ -88,16 +90,12 @@ def run_generate(args: argparse.Namespace) -> int:
     """Generate a bank and report what never succeeded."""
     from proctor.bank.generate import generate, read_topics, write_bank
     from proctor.grading.progress import Progress
-    from proctor.llm import make_backend
-
     if args.per_query < 1:
         raise UsageError("--per-query must be at least 1")
     if args.llm.split(":")[0] not in ("openai", "hf", "llamacpp"):
         raise UsageError("bank generation needs a text-generating backend: openai:MODEL, hf:PATH, llamacpp:PATH")
     topics = read_topics(args.queries, args.style)
-    backend = make_backend(args.llm, method="generate", options={
-        "base_url": args.base_url, "timeout": args.timeout, "concurrency": args.concurrency,
-        "max_retries": args.max_retries, "backoff_max": args.backoff_max, "temperature": 0.0})
+    backend = BackendConfig.from_args(args).build("generate")
     progress = Progress(len(topics), None, "generating")
     kind = "nuggets" if args.nuggets else "questions"
 
@@ -139,48 +137,29 @@ def run_diff(args: argparse.Namespace) -> int:
 
 
 def run_impact(args: argparse.Namespace) -> int:
-    """Grade what is new, then compare labels and leaderboards."""
-    from proctor.bank.impact import bank_impact, render_impact
-    from proctor.evaluate.sources import choose_grade_set, load_runs
+    """Grade what is new (a grade set for bank B beside A's), then compare labels and leaderboards."""
+    from proctor.bank.impact import bank_impact, prepare_impact, render_impact
+    from proctor.evaluate.sources import load_runs, resolve_grade_set
     from proctor.io.banks import load_bank
     from proctor.io.leaderboards import read_official
 
     old, new = load_bank(args.old), load_bank(args.new)
     official = read_official(args.official) if args.official else None
-    old_ids = {q["question_id"] for q in old.questions}
-    new_ids = {q["question_id"] for q in new.questions}
+    config = BackendConfig.from_args(args) if args.llm else None
     with writable_store(args.store) as store:
-        grade_set = choose_grade_set(store, args.method, args.model)
-        graded = {row[0] for row in store.db.execute(
-            "SELECT DISTINCT question_id FROM grades WHERE method = ? AND model = ?",
-            (grade_set["method"], grade_set["model"]))}
-        missing = new_ids - graded
-        if missing:
-            if not args.llm:
-                raise UsageError(f"bank B has {len(missing)} questions without grades for {grade_set['method']} / "
-                                 f"{grade_set['model']}: pass --llm SPEC to grade them")
-            _grade_new(store, args, grade_set["method"])
+        old_set = resolve_grade_set(store, args.grade_set, args.method, args.model, args.bank)
+        new_set, graded = prepare_impact(store, old_set, args.new, new, config, name=args.name,
+                                         progress=args.progress)
+        if graded is not None:
+            note(f"graded {graded.graded} new pairs into grade set {new_set.id} ({graded.cached} from the cache, "
+                 f"{graded.failures} failures)")
         runs = load_runs(store, None)
-        result = bank_impact(store, grade_set["method"], grade_set["model"], old_ids, new_ids, runs,
-                             measure=args.measure, min_grade=args.min_grade, official=official, limit=args.limit)
+        old_ids = {q["question_id"] for q in old.questions}
+        new_ids = {q["question_id"] for q in new.questions}
+        result = bank_impact(store, old_set, new_set, old_ids, new_ids, runs, measure=args.measure,
+                             min_grade=args.min_grade, official=official, limit=args.limit)
     sys.stdout.write(json.dumps(result, indent=2) + "\n" if args.format == "json" else render_impact(result))
     return 0
-
-
-def _grade_new(store, args: argparse.Namespace, method_name: str) -> None:
-    from proctor.grading.engine import Engine, GradeOptions
-    from proctor.importing import ImportOptions, import_files
-    from proctor.llm import make_backend
-    from proctor.methods import get_method
-
-    name = args.name or Path(args.new).name.split(".")[0]
-    import_files(store, "bank", [args.new], ImportOptions(bank_name=name))
-    method = get_method(method_name)
-    backend = make_backend(args.llm, method=method.name, options={"base_url": args.base_url,
-                                                                  "concurrency": args.concurrency})
-    summary = Engine(store, method, backend, GradeOptions(bank=name)).run()
-    note(f"graded {summary.graded} new pairs for bank {name} ({summary.cached} from the cache, "
-         f"{summary.failures} failures)")
 
 
 def run_export(args: argparse.Namespace) -> int:
@@ -189,19 +168,15 @@ def run_export(args: argparse.Namespace) -> int:
     from proctor.bank.manual import bank_lines, yaml_text
 
     with readable_store(args.store) as store:
-        sql = "SELECT question_id, query_id, facet_id, kind, text, answers, info FROM questions"
-        rows = store.db.execute(sql + (" WHERE bank_id = ?" if args.bank else "") + " ORDER BY question_id",
-                                (args.bank,) if args.bank else ())
-        questions = [{"question_id": q, "query_id": qid, "facet_id": f, "kind": k, "text": t,
-                      "answers": json.loads(a) if a else None, "info": json.loads(i) if i else None}
-                     for q, qid, f, k, t, a, i in rows]
+        bank = store.bank_version(args.bank) if args.bank else None
+        questions = store.bank_questions(*bank) if bank else store.bank_questions()
         texts = {k: v for k, v in store.queries().items() if v}
     if not questions:
         raise UsageError(f"{args.store}: no bank questions" + (f" in bank {args.bank!r}" if args.bank else ""))
     if args.fmt == "yaml":
         out = Path(args.out)
         tmp = out.with_name(f".{out.name}.partial")
-        tmp.write_text(yaml_text(questions, texts, args.bank), encoding="utf-8")
+        tmp.write_text(yaml_text(questions, texts, bank[0] if bank else None), encoding="utf-8")
         tmp.replace(out)
     else:
         write_bank(bank_lines(questions, texts, args.fmt), args.out)

@@ -28,6 +28,8 @@ def writable_store(path: str) -> Iterator[Store]:
     target = Path(path)
     existed = target.exists()
     store = Store.create_or_open(target)
+    if store.migration_note:
+        note(store.migration_note)
     try:
         yield store
     except BaseException:
@@ -43,6 +45,8 @@ def writable_store(path: str) -> Iterator[Store]:
 def readable_store(path: str) -> Iterator[Store]:
     """Open an existing store for reading."""
     store = Store.open(path)
+    if store.migration_note:
+        note(store.migration_note)
     try:
         yield store
     finally:

@@ -7,7 +7,8 @@ import os
 from pathlib import Path
 
 from proctor.cli.common import add_store, note, readable_store
-from proctor.io.exampp import write_exampp
+from proctor.evaluate.sources import resolve_grade_set
+from proctor.exporting import write_exampp
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -18,6 +19,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("kind", choices=("exampp",), help="export format")
     add_store(p)
     p.add_argument("--out", required=True, help="output file (.jsonl or .jsonl.gz)")
+    p.add_argument("--grade-set", metavar="ID", action="append",
+                   help="export this grade set's grades (repeat for several; default: the store's only grade set)")
+    p.add_argument("--method", help="narrow to grade sets of this method")
+    p.add_argument("--model", help="narrow to grade sets of this model")
+    p.add_argument("--bank", metavar="NAME[@VERSION]", help="narrow to grade sets of this bank (version)")
+    p.add_argument("--no-grades", action="store_true", help="passages, judgments and rankings only")
     p.set_defaults(func=run)
 
 
@@ -26,11 +33,19 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     tmp = out.with_name(f".{out.name}.partial" + (".gz" if out.suffix == ".gz" else ""))
     with readable_store(args.store) as store:
+        if args.no_grades:
+            sets = []
+        elif args.grade_set:
+            sets = [resolve_grade_set(store, g) for g in args.grade_set]
+        elif store.grade_sets() or args.method or args.model or args.bank:
+            sets = [resolve_grade_set(store, None, args.method, args.model, args.bank)]
+        else:
+            sets = []
         try:
-            n = write_exampp(store, tmp)
+            n = write_exampp(store, tmp, sets)
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
     os.replace(tmp, out)
-    note(f"wrote {n} queries to {out}")
+    note(f"wrote {n} queries to {out}" + (f" with grade set(s) {', '.join(s.id for s in sets)}" if sets else ""))
     return 0

@@ -11,8 +11,9 @@ from proctor.cli.common import add_format, add_store, readable_store
 def register(commands: argparse._SubParsersAction) -> None:
     """Add the `info` command."""
     p = commands.add_parser("info", help="counts of what the store holds",
-                            description="Print counts: queries, passages, runs, judgments, banks, questions, "
-                            "grades by method and model, and failed grades.")
+                            description="Print counts: queries, passages, runs, judgments, banks and their "
+                            "versions, questions, and every grade set (id, method, model, bank@version, prompt "
+                            "version, grades, failures). --format json has them under `grade_sets`.")
     add_store(p)
     add_format(p, ("text", "json"), "text")
     p.set_defaults(func=run)
@@ -29,9 +30,11 @@ def run(args: argparse.Namespace) -> int:
                 "grades", "failures"):
         print(f"{key:<14} {counts[key]}")
     for bank in counts["bank_versions"]:
-        print(f"bank           {bank['bank']}@{bank['version']}: {bank['questions']} items "
+        latest = " (latest)" if bank["latest"] else ""
+        print(f"bank           {bank['bank']}@{bank['version']}{latest}: {bank['questions']} items "
               f"({bank['nuggets']} nuggets) from {bank['source']}")
-    for s in counts["grades_by_method"]:
-        print(f"grades         {s['method']} / {s['model']}: {s['grades']} ({s['failures']} failed); "
-              f"prompt {', '.join(s['prompt_versions'])}")
+    for s in counts["grade_sets"]:
+        hidden = " (intermediate)" if s.get("intermediate") else ""
+        print(f"grade set      {s['id']}  {s['method']} / {s['model']}  bank {s['bank']}  prompt {s['prompt_version']}"
+              f"  {s['grades']} grades ({s['failures']} failed){hidden}")
     return 0

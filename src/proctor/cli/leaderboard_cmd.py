@@ -15,11 +15,12 @@ from proctor.evaluate.leaderboard import Leaderboard, cover_leaderboard, measure
 from proctor.evaluate.measures import MeasureSpec, known_measures, parse_measure
 from proctor.evaluate.runs import Ranked
 from proctor.evaluate.sources import (
-    choose_grade_set,
     describe,
     exam_qrels,
+    grade_rows,
     load_runs,
     official_or_file_qrels,
+    resolve_grade_set,
 )
 from proctor.store import Store
 
@@ -115,7 +116,7 @@ def qrels_board(store: Store, runs: Ranked, spec: MeasureSpec, args: argparse.Na
         qrels = official_or_file_qrels(store, args.qrels)
         description = {"labels": "human judgments" if args.qrels == "official" else f"qrels file {args.qrels}"}
     else:
-        grade_set = choose_grade_set(store, args.method, args.model)
+        grade_set = resolve_grade_set(store, args.grade_set, args.method, args.model, args.bank)
         qrels = exam_qrels(store, grade_set, min_questions=args.min_questions, facets=args.facets)
         description = describe(store, grade_set)
         description["label_rule"] = ("max grade over questions" if args.min_questions == 1
@@ -126,9 +127,9 @@ def qrels_board(store: Store, runs: Ranked, spec: MeasureSpec, args: argparse.Na
 
 def cover_board(store: Store, runs: Ranked, args: argparse.Namespace) -> Leaderboard:
     """EXAM-Cover leaderboard."""
-    grade_set = choose_grade_set(store, args.method, args.model)
+    grade_set = resolve_grade_set(store, args.grade_set, args.method, args.model, args.bank)
     if args.gold and args.gold not in runs:
         raise UsageError(f"--gold {args.gold}: no such run (runs: {', '.join(sorted(runs))})")
-    table = CoverTable.build(store.grade_rows(grade_set["method"], grade_set["model"]), args.min_grade)
+    table = CoverTable.build(grade_rows(store, grade_set), args.min_grade)
     return cover_leaderboard(runs, table, budget=args.budget, missing=args.missing or "zero",
                              normalize=args.normalize, gold=args.gold, description=describe(store, grade_set))

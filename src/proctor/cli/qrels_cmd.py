@@ -8,14 +8,17 @@ import sys
 from proctor.cli.common import add_store, note, readable_store
 from proctor.errors import UsageError
 from proctor.evaluate.labels import LabelStats, binarize
-from proctor.evaluate.sources import choose_grade_set, exam_qrels
+from proctor.evaluate.sources import exam_qrels, resolve_grade_set
 from proctor.io.trec import write_qrels
 
 
 def add_label_options(p: argparse.ArgumentParser) -> None:
     """Options that choose a grade set and turn its grades into labels (shared with `leaderboard`)."""
-    p.add_argument("--method", help="grading method of the grades to use (needed when the store has several)")
-    p.add_argument("--model", help="model of the grades to use (needed when the store has several)")
+    p.add_argument("--grade-set", metavar="ID",
+                   help="the grade set to use (see `proctor info`; a unique prefix will do)")
+    p.add_argument("--method", help="narrow to grade sets of this method (needed when the store has several)")
+    p.add_argument("--model", help="narrow to grade sets of this model")
+    p.add_argument("--bank", metavar="NAME[@VERSION]", help="narrow to grade sets of this bank (version)")
     p.add_argument("--min-questions", type=int, default=1, metavar="M",
                    help="label = the grade reached by at least M questions (the M-th largest; default 1: max)")
     p.add_argument("--facets", action="store_true",
@@ -43,14 +46,15 @@ def run(args: argparse.Namespace) -> int:
     if args.min_grade is not None and not args.binary:
         raise UsageError("--min-grade applies with --binary only (graded labels keep every grade)")
     with readable_store(args.store) as store:
-        grade_set = choose_grade_set(store, args.method, args.model)
+        grade_set = resolve_grade_set(store, args.grade_set, args.method, args.model, args.bank)
         stats = LabelStats()
         qrels = exam_qrels(store, grade_set, min_questions=args.min_questions, facets=args.facets, stats=stats)
     if args.binary:
         qrels = binarize(qrels, args.min_grade)
     write_qrels(qrels, sys.stdout)
     how = "max over questions" if args.min_questions == 1 else f"{args.min_questions}-th largest grade"
-    note(f"qrels from method={grade_set['method']} model={grade_set['model']} ({how}"
+    note(f"qrels from grade set {grade_set.id} (method={grade_set.method} model={grade_set.model} "
+         f"bank={grade_set.bank_label} prompt={grade_set.prompt_version}; {how}"
          f"{', binary >= ' + str(args.min_grade) if args.binary else ''}): {stats.passages} passages in "
          f"{len(qrels)} queries; {stats.failed} failed grades left out, {stats.passages_without_grade} "
          "passages without any usable grade")

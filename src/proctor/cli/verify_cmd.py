@@ -7,7 +7,7 @@ import json
 import sys
 
 from proctor.cli.common import add_format, add_store, readable_store
-from proctor.evaluate.sources import choose_grade_set
+from proctor.evaluate.sources import resolve_grade_set
 from proctor.review.verify import REPORTS, VerifyOptions, build_report, render_markdown, render_text
 
 DESCRIPTION = """\
@@ -24,8 +24,10 @@ def register(commands: argparse._SubParsersAction) -> None:
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("report", choices=REPORTS, metavar="REPORT", help=" | ".join(REPORTS))
     add_store(p)
-    p.add_argument("--method", help="grading method (needed when the store has several)")
-    p.add_argument("--model", help="model (needed when the store has several)")
+    p.add_argument("--grade-set", metavar="ID", help="the grade set to check (see `proctor info`)")
+    p.add_argument("--method", help="narrow to grade sets of this method (needed when the store has several)")
+    p.add_argument("--model", help="narrow to grade sets of this model")
+    p.add_argument("--bank", metavar="NAME[@VERSION]", help="narrow to grade sets of this bank (version)")
     p.add_argument("--min-grade", type=int, default=4, metavar="T", help="a question is answered at grade >= T (4)")
     p.add_argument("--judged-relevant", type=int, default=1, metavar="J",
                    help="judgments >= J are relevant, lower ones non-relevant (default 1; TREC DL: 2)")
@@ -38,9 +40,9 @@ def register(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Build the report and print it."""
     with readable_store(args.store) as store:
-        grade_set = choose_grade_set(store, args.method, args.model)
+        grade_set = resolve_grade_set(store, args.grade_set, args.method, args.model, args.bank)
         data = build_report(store, args.report, VerifyOptions(
-            grade_set["method"], grade_set["model"], args.min_grade, args.judged_relevant, args.limit, args.query))
+            grade_set, args.min_grade, args.judged_relevant, args.limit, args.query))
     if args.format == "json":
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     else:

@@ -1,4 +1,4 @@
-"""Where a leaderboard's inputs come from: the grade set (method, model), labels, runs, and the
+"""Where a leaderboard's inputs come from: the grade set (resolved, never mixed), labels, runs, and the
 description every report carries of how its numbers were made."""
 
 from __future__ import annotations
@@ -10,47 +10,74 @@ from proctor.errors import UsageError
 from proctor.evaluate.labels import LabelStats, Qrels, exam_labels
 from proctor.evaluate.runs import Ranked, order_runs
 from proctor.io.trec import qrels_dict, read_qrels, read_runs
+from proctor.records import GradeSet
 from proctor.store import Store
 
 
-def choose_grade_set(store: Store, method: str | None, model: str | None) -> dict[str, Any]:
-    """The one (method, model) grade set that matches; ambiguity or absence is a usage error."""
+def resolve_grade_set(store: Store, grade_set: str | None = None, method: str | None = None,
+                      model: str | None = None, bank: str | None = None) -> GradeSet:
+    """The one grade set that `--grade-set ID` names or `--method/--model/--bank` leave; none or several is a
+    usage error that lists the candidates (id, method, model, bank@version, prompt version, grades, failures)."""
     sets = store.grade_sets()
-    matching = [s for s in sets if (method is None or s["method"] == method) and (model is None or s["model"] == model)]
-    if len(matching) == 1:
-        return matching[0]
-    available = "; ".join(f"--method {s['method']} --model {s['model']} ({s['grades']} grades)" for s in sets)
     if not sets:
         raise UsageError(f"{store.path}: the store holds no grades (import an exam_pp file or run `proctor grade`)")
+    if grade_set is not None:
+        matching = [s for s in sets if s.id.startswith(grade_set)]
+    else:
+        name, _, version = (bank or "").partition("@")
+        matching = [s for s in sets if not s.intermediate and method_matches(s, method, sets)
+                    and (model is None or s.model == model) and (bank is None or s.bank == name)
+                    and (not version or s.bank_version == version)]
+    if len(matching) == 1:
+        return matching[0]
+    listing = "\n".join("  " + s.describe() for s in (matching or sets))
     if not matching:
-        raise UsageError(f"no grades for method={method} model={model}; the store has: {available}")
-    raise UsageError(f"several grade sets match; choose one: {available}")
+        asked = f"--grade-set {grade_set}" if grade_set else ", ".join(
+            f"--{k} {v}" for k, v in (("method", method), ("model", model), ("bank", bank)) if v)
+        raise UsageError(f"no grade set matches {asked}; the store has:\n{listing}")
+    raise UsageError("several grade sets match; name one with --grade-set ID (or narrow with --method, --model, "
+                     f"--bank):\n{listing}")
 
 
-def describe(store: Store, grade_set: dict[str, Any] | None) -> dict[str, Any]:
-    """How labels were made: method, model, prompt versions, bank versions."""
+def method_matches(grade_set: GradeSet, method: str | None, sets: list[GradeSet]) -> bool:
+    """`--method M` names a variant (`four-prompts-sum`) where one is called so, else a method."""
+    if method is None:
+        return True
+    if any(s.variant == method for s in sets):
+        return grade_set.variant == method
+    return grade_set.method == method
+
+
+def describe(store: Store, grade_set: GradeSet | None) -> dict[str, Any]:
+    """How labels were made: grade set id, method, model, prompt version, bank version, parameters."""
     if grade_set is None:
         return {"labels": "human judgments"}
-    banks = [f"{b['bank']}@{b['version']}" for b in store.banks()]
     return {
         "labels": "EXAM grades",
-        "method": grade_set["method"],
-        "model": grade_set["model"],
-        "prompt_version": ",".join(grade_set["prompt_versions"]),
-        "bank": ",".join(banks) if banks else "none imported (questions as graded)",
-        "grades": grade_set["grades"],
-        "failed_grades": grade_set["failures"],
+        "grade_set": grade_set.id,
+        "method": grade_set.method,
+        "model": grade_set.model,
+        "prompt_version": grade_set.prompt_version,
+        "bank": grade_set.bank_label if grade_set.bank else "none (questions as graded)",
+        "params": grade_set.params,
+        "grades": grade_set.grades,
+        "failed_grades": grade_set.failures,
     }
 
 
 def exam_qrels(
-    store: Store, grade_set: dict[str, Any], *, min_questions: int = 1, facets: bool = False,
+    store: Store, grade_set: GradeSet, *, min_questions: int = 1, facets: bool = False,
     stats: LabelStats | None = None,
 ) -> Qrels:
-    """EXAM-Qrels labels from one grade set."""
+    """EXAM-Qrels labels from one grade set (its label step)."""
     facet_map = store.question_facets() if facets else None
-    rows = store.grade_rows(grade_set["method"], grade_set["model"])
+    rows = store.grade_rows(grade_set.id, grade_set.step)
     return exam_labels(rows, min_questions=min_questions, facets=facet_map, stats=stats)
+
+
+def grade_rows(store: Store, grade_set: GradeSet) -> list[tuple[str, str, str, int | None]]:
+    """(query, passage, question, grade) of a grade set's label step."""
+    return list(store.grade_rows(grade_set.id, grade_set.step))
 
 
 def official_or_file_qrels(store: Store, which: str) -> Qrels:

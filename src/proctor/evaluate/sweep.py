@@ -7,26 +7,26 @@ meta-evaluation build on.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from proctor.evaluate.cover import CoverTable
 from proctor.evaluate.leaderboard import Leaderboard, cover_leaderboard, measure_leaderboard
 from proctor.evaluate.measures import parse_measure
 from proctor.evaluate.runs import Ranked
-from proctor.evaluate.sources import describe, exam_qrels
+from proctor.evaluate.sources import describe, exam_qrels, grade_rows
+from proctor.records import GradeSet
 from proctor.store import Store
 
 DEFAULT_MEASURES = ("P@20", "nDCG@10", "RR", "AP")
 
 
 def sweep(
-    store: Store, grade_set: dict[str, Any], runs: Ranked, *, taus: Sequence[int] = (1, 2, 3, 4, 5),
+    store: Store, grade_set: GradeSet, runs: Ranked, *, taus: Sequence[int] = (1, 2, 3, 4, 5),
     measures: Sequence[str] = DEFAULT_MEASURES, budget: int = 20, missing_cover: str = "zero",
 ) -> list[Leaderboard]:
     """EXAM-Qrels leaderboards for every τ × measure, then EXAM-Cover for every τ."""
     description = describe(store, grade_set)
     qrels = exam_qrels(store, grade_set)
-    rows = list(store.grade_rows(grade_set["method"], grade_set["model"]))
+    rows = grade_rows(store, grade_set)
     boards = []
     for tau in taus:
         for name in measures:

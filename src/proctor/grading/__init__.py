@@ -1,1 +1,57 @@
-"""Phase 2: grade every passage of the judgment pool for every question of its query."""
+"""Phase 2: grade every passage of the judgment pool for every question of its query, into one grade set.
+
+`grade(store, GradeRequest(...))` is the Python API the CLI calls: it builds the backends from one
+configuration, resolves the grade set and runs the method's declared steps."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from proctor.grading.engine import GradeOptions, Summary
+from proctor.grading.recorded import load_recorded
+from proctor.grading.runner import MethodChoice, grade_set_for, run_grade_set
+from proctor.llm.config import BackendConfig
+from proctor.methods import user_method
+from proctor.methods.aggregate import SUM_THRESHOLDS
+from proctor.records import GradeSet
+from proctor.store import Store
+
+
+@dataclass(frozen=True)
+class GradeRequest:
+    """One `grade`: the method and its parameters, the backend configuration, what to grade."""
+
+    method: str
+    backend: BackendConfig
+    options: GradeOptions = field(default_factory=GradeOptions)
+    aggregate: str = "prompt"
+    thresholds: tuple[int, ...] = SUM_THRESHOLDS
+    templates: tuple[str, ...] = ()
+    prefilter: str | None = None
+
+    def choice(self) -> MethodChoice:
+        """The method with its parameters and user templates (each validated)."""
+        templates = {}
+        for path in self.templates:
+            method = user_method(path)
+            templates[method.name] = method
+        return MethodChoice(self.method, self.aggregate, tuple(self.thresholds), templates)  # type: ignore[arg-type]
+
+
+async def grade(store: Store, request: GradeRequest, grade_set: GradeSet | None = None
+                ) -> tuple[GradeSet, list[Summary]]:
+    """Grade one grade set (resolved from the request unless given); one summary per step."""
+    choice = request.choice()
+    backend = request.backend.build(request.method, recorded=load_recorded)
+    prefilter = (request.backend.build("embedding", spec=request.prefilter, recorded=load_recorded)
+                 if request.prefilter else None)
+    options = replace(request.options, prefilter=prefilter)
+    try:
+        return await run_grade_set(store, choice, backend, options, grade_set)
+    finally:
+        await backend.aclose()
+        if prefilter is not None:
+            await prefilter.aclose()
+
+
+__all__ = ["GradeOptions", "GradeRequest", "MethodChoice", "Summary", "grade", "grade_set_for", "run_grade_set"]

@@ -1,8 +1,7 @@
-"""The grading engine: works out which (passage, question) pairs of the judgment pool still lack a grade
-for this method and model, renders and fits their prompts (the question is never cut, the context is),
-answers what it can from the response cache, sends the rest to the backend in bounded concurrent batches,
-parses every reply, and commits grades as they complete — so a crash, `kill -9` or Ctrl-C loses at most
-the replies in flight, and running the same command again resumes."""
+"""The engine: schedules the pairs of one planned step, answers what it can from the response cache, sends
+the rest to the backend in bounded concurrent batches, parses every reply with the method's parser, and
+commits grades (with their cache entries) to the grade set as they complete — so a crash, `kill -9` or
+Ctrl-C loses at most the replies not yet committed, and running the same command again resumes."""
 
 from __future__ import annotations
 
@@ -11,20 +10,21 @@ import contextlib
 import signal
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from proctor.errors import UsageError
-from proctor.grading.pool import judgment_pool
+from proctor.grading.plan import Plan, WorkItem
 from proctor.grading.progress import Progress
-from proctor.llm.base import Backend, Reply, Request
-from proctor.llm.cache import ResponseCache, cache_key
+from proctor.grading.prompting import render, render_verification, similarity_request
+from proctor.llm.base import Backend, Reply
+from proctor.llm.cache import cache_key, cacheable, from_cache
 from proctor.methods import Method
 from proctor.methods.base import CORRECT, FAILED, PREFILTERED
 from proctor.methods.qa import verified
-from proctor.store import Grade, Store
+from proctor.records import Grade
+from proctor.store import Store
 
 CHUNK = 256
 
@@ -37,6 +37,7 @@ class GradeOptions:
     max_queries: int | None = None
     max_passages: int | None = None
     bank: str | None = None
+    """`NAME` or `NAME@VERSION` of the bank whose questions are graded (default: the store's only bank)."""
     commit_every: int = 256
     commit_seconds: float = 1.0
     prefilter: Backend | None = None
@@ -44,29 +45,15 @@ class GradeOptions:
     progress: bool | None = None
     verify: str = "edit-distance"
     """qa: check extracted answers against the answer key by `edit-distance` or by asking the `llm`."""
-    variables: Callable[[str, str, str], dict[str, str] | None] | None = None
-    """Extra template variables per (query, passage, item) from earlier steps; None skips the pair."""
-
-
-@dataclass(frozen=True)
-class WorkItem:
-    """One pair to grade."""
-
-    query_id: str
-    passage_id: str
-    question_id: str
-    question: str
-    passage: str
-    answers: tuple[str, ...] | None
-    variables: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
 class Summary:
-    """What a grading run did."""
+    """What one step of a grading run did."""
 
     method: str
     model: str
+    grade_set: str = ""
     pairs: int = 0
     already_graded: int = 0
     graded: int = 0
@@ -83,7 +70,7 @@ class Summary:
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
         rate = self.graded / self.elapsed if self.elapsed > 0 else None
-        return {"method": self.method, "model": self.model, "pairs_in_pool": self.pairs,
+        return {"grade_set": self.grade_set, "method": self.method, "model": self.model, "pairs_in_pool": self.pairs,
                 "already_graded": self.already_graded, "graded_now": self.graded, "by_status": dict(self.by_status),
                 "failures": self.failures, "llm_calls": self.calls, "cache_hits": self.cached, "tokens": self.tokens,
                 "truncated_contexts": self.truncated, "seconds": round(self.elapsed, 3),
@@ -92,109 +79,37 @@ class Summary:
 
 
 class Engine:
-    """Grades the pool for one method with one backend."""
+    """Grades the planned pairs of one step of one grade set with one backend."""
 
-    def __init__(self, store: Store, method: Method, backend: Backend, options: GradeOptions | None = None) -> None:
-        self.store, self.method, self.backend = store, method, backend
+    def __init__(self, store: Store, method: Method, backend: Backend, plan: Plan, *, grade_set: str,
+                 step: str | None = None, options: GradeOptions | None = None) -> None:
+        self.store, self.method, self.backend, self.plan = store, method, backend, plan
+        self.grade_set, self.step = grade_set, step or method.name
         self.options = options or GradeOptions()
-        self.cache = ResponseCache(store) if backend.uses_cache else None
-        self.version = method.template.version
+        self.cached_replies = backend.uses_cache
         self.params = {**backend.params(), "max_tokens": method.template.max_tokens}
-
-    # -- planning ------------------------------------------------------------------------------------
-    def plan(self) -> tuple[list[tuple[str, list[str], list[tuple[str, str, list[str] | None]]]], int, int]:
-        """Queries with their pool passages and items; the number of pairs, and of pairs already graded."""
-        items = self._items()
-        if not items and self.method.items in ("query", "criteria"):
-            raise UsageError(f"{self.store.path}: no query texts in the store; method {self.method.name} shows the "
-                             "query to the LLM (import them with `proctor import queries FILE`)")
-        if not items:
-            raise UsageError(f"{self.store.path}: no {self.method.items}s in the store's banks "
-                             f"(import a bank with `proctor import bank`); method {self.method.name} grades "
-                             f"{self.method.items}s")
-        pool = judgment_pool(self.store, self.options.depth)
-        queries = sorted(q for q in pool if q in items)
-        if self.options.max_queries is not None:
-            queries = queries[: self.options.max_queries]
-        done = self.store.graded_keys(self.method.name, self.backend.model)
-        plan, total, already = [], 0, 0
-        selected = self.options.variables
-        for qid in queries:
-            passages = pool[qid][: self.options.max_passages] if self.options.max_passages else pool[qid]
-            plan.append((qid, passages, items[qid]))
-            pairs = [(p, item[0]) for p in passages for item in items[qid]
-                     if selected is None or selected(qid, p, item[0]) is not None]
-            total += len(pairs)
-            already += sum(1 for p, item_id in pairs if (qid, p, item_id) in done)
-        self._done = done
-        return plan, total, already
-
-    def _items(self) -> dict[str, list[tuple[str, str, list[str] | None]]]:
-        """What is graded per passage of each query: bank items, the query itself, or the four criteria."""
-        kind = self.method.items
-        if kind in ("question", "nugget"):
-            return self.store.bank_items(kind, self.options.bank)
-        queries = {qid: text for qid, text in self.store.queries().items() if text}
-        if kind == "query":
-            return {qid: [("", text, None)] for qid, text in queries.items()}
-        criteria = self.method.template.extra["criteria"]
-        return {qid: [(name, description, None) for name, description in criteria.items()] for qid in queries}
-
-    def work(self, plan) -> Iterator[WorkItem]:
-        """The pairs still to grade, lazily (memory stays flat however large the pool)."""
-        texts = self.store.passage_texts()
-        queries = self.store.queries()
-        variables = self.options.variables
-        for qid, passages, items in plan:
-            for pid in passages:
-                text = texts.get(pid)
-                for item_id, question, answers in items:
-                    if (qid, pid, item_id) in self._done:
-                        continue
-                    extra = {"query": queries.get(qid) or qid, "criterion_name": item_id}
-                    if variables is not None:
-                        more = variables(qid, pid, item_id)
-                        if more is None:
-                            continue
-                        extra.update(more)
-                    yield WorkItem(qid, pid, item_id, question, text or "", tuple(answers) if answers else None,
-                                   extra)
-
-    # -- running -------------------------------------------------------------------------------------
-    def run(self) -> Summary:
-        """Grade everything that lacks a grade, then release the backend; returns the summary (also after
-        Ctrl-C)."""
-        async def run_and_close() -> Summary:
-            try:
-                return await self.arun()
-            finally:
-                await self.backend.aclose()
-
-        return asyncio.run(run_and_close())
+        self.verify = method.kind == "qa" and self.options.verify == "llm"
+        self.results = dict(plan.done)
+        """`{(query, passage, item): (grade, answer)}`: the step's usable grades, earlier and new."""
 
     async def arun(self) -> Summary:
-        """`run` inside a running event loop; the backend stays open for further steps."""
-        plan, total, already = self.plan()
-        summary = Summary(self.method.name, self.backend.model, pairs=total, already_graded=already)
-        progress = Progress(total - already, self.options.progress, f"{self.method.name} · {self.backend.model}")
+        """Grade every planned pair that lacks a grade; the backend stays open for further steps."""
+        summary = Summary(self.step, self.backend.model, self.grade_set, self.plan.pairs, self.plan.already)
+        progress = Progress(self.plan.pairs - self.plan.already, self.options.progress,
+                            f"{self.step} · {self.backend.model}")
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(signal.SIGINT, stop.set)
         self._buffer: list[Grade] = []
-        self._cache_buffer: list[tuple[str, Reply]] = []
-        self._pending_cached: list = []
+        self._cache_buffer: list[tuple[str, str, str, dict]] = []
         self._last_commit = time.monotonic()
         pending: set[asyncio.Task] = set()
         try:
-            for chunk in _chunks(self.work(plan), CHUNK):
+            for chunk in _chunks(self.plan.work(self.store), CHUNK):
                 if stop.is_set():
                     break
-                batches = await self._prepare(chunk, summary, progress)
-                if self._pending_cached:
-                    pending.add(asyncio.create_task(self._verify_cached(self._pending_cached)))
-                    self._pending_cached = []
-                for batch in batches:
+                for batch in await self._prepare(chunk, summary, progress):
                     while len(pending) >= self.backend.concurrency and not stop.is_set():
                         done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
                         self._collect(done, summary, progress)
@@ -217,42 +132,42 @@ class Engine:
         summary.calls, summary.tokens, summary.cached = progress.calls, progress.tokens, progress.cached
         return summary
 
-    async def _prepare(self, chunk: list[WorkItem], summary: Summary, progress: Progress):
-        """Pre-filter, render and fit prompts, answer from the cache; returns the batches still to send."""
+    async def _prepare(self, chunk: list[WorkItem], summary: Summary, progress: Progress) -> list[list]:
+        """Pre-filter, render, answer from the cache; returns the batches still to send."""
         if self.options.prefilter is not None and self.options.prefilter_below is not None:
             chunk = await self._prefilter(chunk, summary, progress)
-        prepared = [self._request(item) for item in chunk]
-        if self.cache is not None and prepared:
-            keys = [cache_key(self.backend.kind, self.backend.model, r.text(), self.params) for _, r, _ in prepared]
-            hits = self.cache.get_many(keys)
-            rest, cached = [], []
-            for (item, request, truncated), key in zip(prepared, keys, strict=True):
-                if key not in hits:
-                    rest.append((item, request, truncated, key))
-                elif self.method.kind == "qa" and self.options.verify == "llm":
-                    cached.append(((item, request, truncated, None), hits[key]))  # still to be verified
-                else:
-                    self._record(item, hits[key], truncated, summary)
-                    progress.update(1, cached=1)
-            if cached:
-                self._pending_cached = cached
-        else:
-            rest = [(item, request, truncated, None) for item, request, truncated in prepared]
+        rest, cached, replies = [], [], []
+        prepared = [(item, *render(self.method, self.step, item, self.backend)) for item in chunk]
+        keys = [self._key(request.text()) for _, request, _ in prepared] if self.cached_replies else []
+        hits = self.store.cache_get_many(keys) if keys else {}
+        for n, (item, request, truncated) in enumerate(prepared):
+            key = keys[n] if keys else None
+            if key is not None and key in hits:
+                cached.append((item, request, truncated, None))
+                replies.append(from_cache(hits[key]))
+            else:
+                rest.append((item, request, truncated, key))
+        if cached:
+            if self.verify:
+                await self._verify(cached, replies)
+            self._collect_replies(cached, replies, summary, progress)
         size = self.backend.batch_size
         return [rest[i:i + size] for i in range(0, len(rest), size)]
 
+    def _key(self, prompt: str) -> str:
+        return cache_key(self.backend.kind, self.backend.model, prompt, self.params)
+
     async def _prefilter(self, chunk: list[WorkItem], summary: Summary, progress: Progress) -> list[WorkItem]:
-        requests = [Request(i.query_id, i.passage_id, i.question_id, i.question, i.question, i.passage)
-                    for i in chunk]
-        replies = await self.options.prefilter.complete(requests)  # type: ignore[union-attr]
+        prefilter = self.options.prefilter
+        assert prefilter is not None and self.options.prefilter_below is not None
+        replies = await prefilter.complete([similarity_request(self.step, item) for item in chunk])
         keep = []
         for item, reply in zip(chunk, replies, strict=True):
-            if reply.score is not None and reply.score < self.options.prefilter_below:  # type: ignore[operator]
+            if reply.score is not None and reply.score < self.options.prefilter_below:
                 extra = {"similarity": round(reply.score, 6), "prefilter_below": self.options.prefilter_below,
-                         "prefilter": self.options.prefilter.model}  # type: ignore[union-attr]
-                grade = Grade(item.query_id, item.passage_id, item.question_id, self.method.name,
-                              self.backend.model, self.version, 0, PREFILTERED, extra=extra)
-                self._buffer.append(grade)
+                         "prefilter": prefilter.model}
+                self._add(Grade(item.query_id, item.passage_id, item.question_id, self.step, self.backend.model,
+                                self.method.template.version, 0, PREFILTERED, extra=extra))
                 summary.by_status[PREFILTERED] += 1
                 summary.graded += 1
                 progress.update(1)
@@ -260,51 +175,31 @@ class Engine:
                 keep.append(item)
         return keep
 
-    def _request(self, item: WorkItem) -> tuple[WorkItem, Request, bool]:
-        template = self.method.template
-        before, after = template.parts(item.question, item.variables)
-        if "{context}" in template.template:
-            context, truncated = self.backend.fit(before, item.passage, after)
-        else:
-            context, truncated = "", False
-        return item, Request(item.query_id, item.passage_id, item.question_id, before + context + after,
-                             item.question, context or item.passage, template.max_tokens, template.system), truncated
-
-    async def _call(self, batch):
+    async def _call(self, batch: list) -> tuple[list, list[Reply]]:
         try:
             replies = await self.backend.complete([request for _, request, _, _ in batch])
-            if self.method.kind == "qa" and self.options.verify == "llm":
+            if self.verify:
                 await self._verify(batch, replies)
         except Exception as exc:  # a backend that raises still yields recorded failures
             replies = [Reply(error=f"{type(exc).__name__}: {exc}") for _ in batch]
         return batch, replies
 
-    async def _verify_cached(self, cached):
-        """Cached QA replies still go through LLM verification (itself cached)."""
-        batch, replies = [entry for entry, _ in cached], [reply for _, reply in cached]
-        await self._verify(batch, replies)
-        return batch, replies
-
-    async def _verify(self, batch, replies: list[Reply]) -> None:
+    async def _verify(self, batch: list, replies: list[Reply]) -> None:
         """Ask the backend whether each extracted answer is equivalent to the gold answers (000 §4.2.1)."""
-        template = self.method.template.extra["verify_template"]
         todo = [(item, reply) for (item, _, _, _), reply in zip(batch, replies, strict=True)
                 if reply.error is None and item.answers and reply.text and reply.text.strip()]
         if not todo:
             return
-        requests = [Request(item.query_id, item.passage_id, item.question_id,
-                            template.replace("{answer}", reply.text.strip()).replace("{question}", item.question)
-                            .replace("{gold}", " / ".join(item.answers)), item.question, "", 8)
-                    for item, reply in todo]
-        keys = [cache_key(self.backend.kind, self.backend.model, r.text(), self.params) for r in requests]
-        hits = self.cache.get_many(keys) if self.cache is not None else {}
+        requests = [render_verification(self.method, item, reply.text or "") for item, reply in todo]
+        keys = [self._key(r.text()) for r in requests]
+        hits = self.store.cache_get_many(keys) if self.cached_replies else {}
         missing = [i for i, key in enumerate(keys) if key not in hits]
         asked = await self.backend.complete([requests[i] for i in missing]) if missing else []
-        verdicts = dict(hits)
+        verdicts = {key: from_cache(data) for key, data in hits.items()}
         for i, verdict in zip(missing, asked, strict=True):
             verdicts[keys[i]] = verdict
-            if verdict.error is None and self.cache is not None:
-                self._cache_buffer.append((keys[i], verdict))
+            if self.cached_replies and cacheable(verdict):
+                self._cache_buffer.append((keys[i], self.backend.kind, self.backend.model, verdict.to_cache()))
         for (_, reply), key in zip(todo, keys, strict=True):
             verdict = verdicts[key]
             reply.info["verifier_reply"] = verdict.text if verdict.error is None else None
@@ -314,18 +209,21 @@ class Engine:
     def _collect(self, done: set[asyncio.Task], summary: Summary, progress: Progress) -> None:
         for task in done:
             batch, replies = task.result()
-            failures = tokens = cached = 0
-            for (item, _, truncated, key), reply in zip(batch, replies, strict=True):
-                grade = self._record(item, reply, truncated, summary)
-                failures += grade.parse_status == FAILED
-                tokens += reply.tokens
-                cached += reply.cached
-                if key is not None and self.cache is not None and reply.error is None:
-                    self._cache_buffer.append((key, reply))
-            asked = len(batch) - cached
-            calls = asked if self.backend.kind in ("openai", "llamacpp") else int(asked > 0)
-            progress.update(len(batch), failures=failures, tokens=tokens, cached=cached, calls=calls)
+            self._collect_replies(batch, replies, summary, progress)
         self._maybe_flush()
+
+    def _collect_replies(self, batch: list, replies: list[Reply], summary: Summary, progress: Progress) -> None:
+        failures = tokens = cached = 0
+        for (item, _, truncated, key), reply in zip(batch, replies, strict=True):
+            grade = self._record(item, reply, truncated, summary)
+            failures += grade.parse_status == FAILED
+            tokens += reply.tokens
+            cached += reply.cached
+            if key is not None and cacheable(reply) and grade.parse_status != FAILED:
+                self._cache_buffer.append((key, self.backend.kind, self.backend.model, reply.to_cache()))
+        asked = len(batch) - cached
+        calls = asked if self.backend.kind in ("openai", "llamacpp") else int(asked > 0)
+        progress.update(len(batch), failures=failures, tokens=tokens, cached=cached, calls=calls)
 
     def _record(self, item: WorkItem, reply: Reply, truncated: bool, summary: Summary) -> Grade:
         if reply.error is not None:
@@ -347,15 +245,20 @@ class Engine:
         if reply.cached:
             extra["cached"] = True
         extra.update(reply.info)
-        grade = Grade(item.query_id, item.passage_id, item.question_id, self.method.name, self.backend.model,
-                      self.version, parsed_grade, status, raw_reply=reply.text, answer=answer,
+        grade = Grade(item.query_id, item.passage_id, item.question_id, self.step, self.backend.model,
+                      self.method.template.version, parsed_grade, status, raw_reply=reply.text, answer=answer,
                       correct=(status == CORRECT) if self.method.kind == "qa" and parsed_grade is not None else None,
                       extra=extra or None)
-        self._buffer.append(grade)
+        self._add(grade)
         summary.by_status[status] += 1
         summary.graded += 1
         summary.failures += status == FAILED
         return grade
+
+    def _add(self, grade: Grade) -> None:
+        self._buffer.append(grade)
+        if grade.parse_status != FAILED:
+            self.results[(grade.query_id, grade.passage_id, grade.question_id)] = (grade.grade, grade.answer)
 
     def _maybe_flush(self) -> None:
         if len(self._buffer) >= self.options.commit_every or (
@@ -366,13 +269,8 @@ class Engine:
         if not self._buffer and not self._cache_buffer:
             return
         with self.store.transaction():
-            if self._buffer:
-                self.store.upsert_grade_config(self.method.name, self.backend.model, self.version, {
-                    "backend": self.backend.kind, "params": self.params, "source": self.method.template.source})
-                self.store.upsert_grades(self._buffer)
-            if self.cache is not None:
-                for key, reply in self._cache_buffer:
-                    self.cache.put(key, self.backend.kind, self.backend.model, reply)
+            self.store.upsert_grades(self.grade_set, self._buffer)
+            self.store.cache_put(self._cache_buffer)
         self._buffer, self._cache_buffer = [], []
         self._last_commit = time.monotonic()
 
@@ -380,4 +278,3 @@ class Engine:
 def _chunks(items: Iterator[WorkItem], size: int) -> Iterator[list[WorkItem]]:
     while chunk := list(islice(items, size)):
         yield chunk
-

@@ -7,16 +7,13 @@ grades). See `../shared/data/README.md` of the project for the field list.
 
 from __future__ import annotations
 
-import gzip
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
 
 from proctor.errors import InputError
 from proctor.io.textfile import iter_jsonl
-from proctor.store import Grade, Store
+from proctor.records import Grade
 
 IMPORTED = "imported"
 """`parse_status` of a grade taken over from an exam_pp file (it was parsed by the workbench)."""
@@ -122,72 +119,3 @@ def _direct_grade(query: ExamppQuery, pid: str, g: dict) -> None:
     query.grades.append(Grade(query.query_id, pid, "", method, model, method, grade, IMPORTED,
                               raw_reply=g.get("answer"), answer=g.get("answer"),
                               correct=g.get("correctAnswered")))
-
-
-# -- writing --------------------------------------------------------------------------------------------
-def write_exampp(store: Store, out: str | Path) -> int:
-    """Write the store as an exam_pp file (gzipped when `out` ends in .gz); returns the number of queries."""
-    out = Path(out)
-    with (gzip.open(out, "wt", encoding="utf-8") if out.suffix == ".gz"
-          else open(out, "w", encoding="utf-8")) as handle:
-        return _write(store, handle)
-
-
-def _write(store: Store, handle: TextIO) -> int:
-    texts = store.passage_texts()
-    paragraphs: dict[str, dict[str, dict[str, Any]]] = {}
-
-    def para(qid: str, pid: str) -> dict[str, Any]:
-        per_query = paragraphs.setdefault(qid, {})
-        if pid not in per_query:
-            per_query[pid] = {"paragraph_id": pid, "text": texts.get(pid), "paragraph": {},
-                              "paragraph_data": {"judgments": [], "rankings": []}, "exam_grades": None}
-        return per_query[pid]
-
-    for qid, per_query in sorted(store.judgments().items()):
-        for pid, rel in sorted(per_query.items()):
-            para(qid, pid)["paragraph_data"]["judgments"].append(
-                {"paragraphId": pid, "query": qid, "relevance": rel, "titleQuery": qid})
-    for run, qid, pid, rank, score in sorted(store.ranking_rows()):
-        para(qid, pid)["paragraph_data"]["rankings"].append(
-            {"method": run, "paragraphId": pid, "queryId": qid, "rank": rank, "score": score})
-    current: dict[tuple, list[Grade]] = {}
-    for g in store.grades():
-        current.setdefault((g.query_id, g.passage_id, g.method, g.model, g.prompt_version), []).append(g)
-    configs: dict[tuple[str, str, str], dict] = {}
-    for (qid, pid, method, model, version), grades in current.items():
-        if (method, model, version) not in configs:
-            configs[(method, model, version)] = store.grade_config(method, model, version) or {}
-        config = configs[(method, model, version)]
-        target = para(qid, pid)
-        if config.get("direct"):
-            for g in grades:
-                target.setdefault("grades", []).append({
-                    "correctAnswered": bool(g.correct), "answer": g.answer or "", "llm": model,
-                    "llm_options": config.get("llm_options") or {}, "prompt_info": config.get("prompt_info"),
-                    "self_ratings": g.grade, "prompt_type": config.get("prompt_type")})
-            continue
-        target["exam_grades"] = target["exam_grades"] or []
-        target["exam_grades"].append(_exam_grades_entry(method, model, version, config, grades))
-    for qid in sorted(paragraphs):
-        handle.write(json.dumps([qid, list(paragraphs[qid].values())], ensure_ascii=False) + "\n")
-    return len(paragraphs)
-
-
-def _exam_grades_entry(method: str, model: str, version: str, config: dict, grades: list[Grade]) -> dict:
-    self_rated = method in ("self-rating", "nugget-rating") or any(
-        g.grade is not None and g.grade > 1 for g in grades)
-    prompt_info = config.get("prompt_info") or {"prompt_class": version, "is_self_rated": self_rated}
-    correct = [g.question_id for g in grades if g.correct is True]
-    wrong = [g.question_id for g in grades if g.correct is False]
-    return {
-        "correctAnswered": correct,
-        "wrongAnswered": wrong,
-        "answers": [[g.question_id, g.answer or ""] for g in grades],
-        "llm": model,
-        "llm_options": config.get("llm_options") or {},
-        "exam_ratio": len(correct) / len(grades) if grades else 0.0,
-        "prompt_info": prompt_info,
-        "self_ratings": [{"question_id": g.question_id, "self_rating": g.grade}
-                         for g in grades if g.grade is not None] if self_rated else None,
-    }

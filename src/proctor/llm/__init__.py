@@ -11,7 +11,8 @@ from proctor.llm.base import Backend, Reply, Request
 SPECS = ("openai:MODEL", "hf:PATH", "llamacpp:PATH.gguf", "replay:FILE[@MODEL]", "embed:minilm")
 
 
-def make_backend(spec: str, *, method: str, options: dict[str, Any] | None = None) -> Backend:
+def make_backend(spec: str, *, method: str, options: dict[str, Any] | None = None,
+                 recorded: Any = None) -> Backend:
     """Build the backend a spec names (heavy libraries are imported only here, only for that backend)."""
     options = options or {}
     kind, sep, rest = spec.partition(":")
@@ -34,8 +35,10 @@ def make_backend(spec: str, *, method: str, options: dict[str, Any] | None = Non
     if kind == "replay":
         from proctor.llm.replay import ReplayBackend
 
+        if recorded is None:
+            raise UsageError(f"--llm {spec}: replay is not available in this command")
         source, _, model = rest.partition("@")
-        return ReplayBackend(source, method, model or None)
+        return ReplayBackend(*recorded(source, method, model or None))
     if kind == "embed":
         from proctor.llm.embed import EmbeddingBackend
 

@@ -19,6 +19,8 @@ class Request:
     context: str
     max_tokens: int = 32
     system: str | None = None
+    step: str = ""
+    """The method step asking (replay looks replies up by it)."""
 
     def text(self) -> str:
         """System message and prompt as one text, for backends without chat roles."""

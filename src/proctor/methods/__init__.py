@@ -1,7 +1,7 @@
 """Grading methods: a registry of name → (template, how to parse a reply). Prompts are YAML data under
-`templates/`; each parser lives in the module named after what it parses. Multi-step relevance methods
-(`four-prompts`, `four-prompts-cot`, `query-gen`) are orchestrated by `proctor.grading.relevance` from
-the single-prompt steps registered here."""
+`templates/`; each parser lives in the module named after what it parses. Multi-step methods
+(`four-prompts`, `four-prompts-cot`, `query-gen`) are declared as lists of these single-prompt steps in
+`proctor.methods.steps`. A user's variant of a template (`--template FILE`) is loaded by `user_method`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from proctor.errors import UsageError
-from proctor.methods.base import Parsed, Template, load_template
+from proctor.methods.base import Parsed, Template, load_template, load_template_file
 from proctor.methods.embedding import parse_similarity
 from proctor.methods.qa import parse_answer
 from proctor.methods.relevance import parse_generated, parse_in_range, parse_yes_no
@@ -87,4 +87,17 @@ def get_method(name: str) -> Method:
     return Method(loaded.name, loaded, kind, low, high)
 
 
-__all__ = ["DIRECT", "INTERMEDIATE", "METHOD_NAMES", "MULTI_STEP", "Method", "Parsed", "get_method"]
+def user_method(path: str) -> Method:
+    """A step with a user's template (same schema as the packaged ones; validated, versioned by content)."""
+    template = load_template_file(path, known_steps=tuple(_STEPS))
+    _, kind, low, high = _STEPS[template.name]
+    low, high = template.extra.get("scale") or (low, high)
+    return Method(template.name, template, template.extra.get("parser") or kind, low, high)
+
+
+def steps_help() -> str:
+    """One line per method for `--help`."""
+    return ", ".join(METHOD_NAMES)
+
+
+__all__ = ["user_method", "DIRECT", "INTERMEDIATE", "METHOD_NAMES", "MULTI_STEP", "Method", "Parsed", "get_method"]

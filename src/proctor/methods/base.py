@@ -3,11 +3,16 @@ grade. Every parsed grade says how it was parsed (`status`)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
 import yaml
+
+from proctor.errors import InputError
 
 NUMBER = "number"          # a standalone grade was found in the reply
 DISTRIBUTION = "distribution"  # read from the probabilities of the grade tokens
@@ -70,3 +75,83 @@ def load_template(name: str) -> Template:
     known = {"name", "version", "items", "source", "template", "max_tokens", "system"}
     return Template(**{k: v for k, v in data.items() if k in known},
                     extra={k: v for k, v in data.items() if k not in known})
+
+
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_ ]*)\}")
+ALWAYS = frozenset({"question", "context", "query", "criterion_name"})
+PARSERS = {"rating": (0, 5), "qa": (0, 1), "yes-no": (0, 1), "range": (0, 5), "generated": (0, 0),
+           "similarity": (0, 5)}
+"""Parser kinds and the widest scale each can produce."""
+_FIELDS = {"name", "version", "items", "source", "template", "max_tokens", "system", "parser", "scale",
+           "criteria", "verify_template"}
+
+
+def load_template_file(path: str, known_steps: tuple[str, ...]) -> Template:
+    """A user's template file: the schema of the packaged templates; `name` says which step it replaces.
+    Unknown fields or placeholders, a missing or unknown parser and a bad scale are refused (FILE: field).
+    Its version is the declared one plus a digest of its content, so any edit makes a new prompt version."""
+    from proctor.io.textfile import read_text
+
+    text = read_text(path)
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise InputError(path, mark.line + 1 if mark else None, f"invalid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise InputError(path, 1, "expected a mapping (name, template, ...)")
+    unknown = sorted(set(data) - _FIELDS)
+    if unknown:
+        raise InputError(path, _line(text, unknown[0]),
+                         f"{unknown[0]}: unknown field (known: {', '.join(sorted(_FIELDS))})")
+    name = data.get("name")
+    if name not in known_steps:
+        raise InputError(path, _line(text, "name"), f"name: {name!r} is not a method or step; it names the step the "
+                         f"template replaces ({', '.join(known_steps)})")
+    packaged = _packaged(name)
+    if not isinstance(data.get("template"), str) or not data["template"].strip():
+        raise InputError(path, _line(text, "template"), "template: a non-empty text is required")
+    allowed = ALWAYS | set(PLACEHOLDER.findall(packaged.template))
+    for placeholder in PLACEHOLDER.findall(data["template"]):
+        if placeholder not in allowed:
+            raise InputError(path, _line(text, "template"), f"template: unknown placeholder {{{placeholder}}} "
+                             f"(this step knows {', '.join('{' + p + '}' for p in sorted(allowed))})")
+    _check_parser(path, text, data, packaged)
+    if data.get("items", packaged.items) != packaged.items:
+        raise InputError(path, _line(text, "items"), f"items: step {name} grades {packaged.items}s")
+    digest = hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:8]
+    merged = {**packaged.extra, **{k: v for k, v in data.items() if k in ("criteria", "verify_template", "parser",
+                                                                           "scale")}}
+    return Template(name=name, version=f"{data.get('version') or name}+{digest}", items=packaged.items,
+                    source=str(data.get("source") or f"user template {path}"), template=data["template"],
+                    max_tokens=int(data.get("max_tokens") or packaged.max_tokens),
+                    system=data.get("system", packaged.system), extra={**merged, "user_template": str(path)})
+
+
+def _check_parser(path: str, text: str, data: dict, packaged: Template) -> None:
+    parser = data.get("parser", packaged.extra.get("parser"))
+    if "parser" in data and parser not in PARSERS:
+        raise InputError(path, _line(text, "parser"), f"parser: {parser!r} is not one of {', '.join(PARSERS)}")
+    if "scale" in data:
+        scale = data["scale"]
+        ok = (isinstance(scale, list) and len(scale) == 2 and all(isinstance(v, int) for v in scale)
+              and scale[0] < scale[1])
+        widest = PARSERS.get(parser or "", (0, 5))
+        if not ok or scale[0] < widest[0] or scale[1] > widest[1]:
+            raise InputError(path, _line(text, "scale"), f"scale: expected [low, high] integers with low < high "
+                             f"within {list(widest)}")
+    if data.get("max_tokens") is not None and (not isinstance(data["max_tokens"], int) or data["max_tokens"] < 1):
+        raise InputError(path, _line(text, "max_tokens"), "max_tokens: a positive integer")
+
+
+def _packaged(name: str) -> Template:
+    from proctor.methods import get_method
+
+    return get_method(name).template
+
+
+def _line(text: str, key: str) -> int | None:
+    for n, line in enumerate(text.splitlines(), start=1):
+        if line.startswith(f"{key}:"):
+            return n
+    return None

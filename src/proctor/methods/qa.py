@@ -92,3 +92,9 @@ def parse_verification(reply: str | None) -> bool | None:
         return None
     first = normalise(reply).split()[:1]
     return {"yes": True, "no": False}.get(first[0]) if first else None
+
+
+def verification_prompt(template: str, question: str, answer: str, gold: tuple[str, ...] | list[str]) -> str:
+    """The LLM verification prompt (000 §4.2.1): is the extracted answer equivalent to the answer key?"""
+    return (template.replace("{answer}", answer.strip()).replace("{question}", question)
+            .replace("{gold}", " / ".join(gold)))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from proctor.errors import UsageError
+from proctor.records import GradeSet
 from proctor.store import Store
 
 REPORTS = ("answers", "spurious", "uncovered", "distribution")
@@ -23,8 +24,7 @@ REPORTS = ("answers", "spurious", "uncovered", "distribution")
 class VerifyOptions:
     """Which grades, thresholds and how much to show."""
 
-    method: str
-    model: str
+    grade_set: GradeSet
     min_grade: int = 4
     judged_relevant: int = 1
     limit: int = 5
@@ -35,18 +35,20 @@ def build_report(store: Store, report: str, options: VerifyOptions) -> dict[str,
     """The named report as data (rendered by `render_text` / `render_markdown` or dumped as JSON)."""
     if report not in REPORTS:
         raise UsageError(f"unknown report {report!r}; choose one of {', '.join(REPORTS)}")
-    grades = [g for g in store.grades(options.method, options.model) if g.question_id
+    grade_set = options.grade_set
+    grades = [g for g in store.grades(grade_set, grade_set.step) if g.question_id
               and (options.query is None or g.query_id == options.query)]
     if not grades:
-        raise UsageError(f"no per-question grades for method={options.method} model={options.model}"
-                         + (f" and query {options.query}" if options.query else ""))
-    questions = dict(store.db.execute("SELECT question_id, text FROM questions"))
+        raise UsageError(f"no per-question grades in grade set {grade_set.id} ({grade_set.method} / "
+                         f"{grade_set.model})" + (f" for query {options.query}" if options.query else ""))
+    questions = store.question_texts()
     judgments = store.judgments()
     if report in ("spurious", "uncovered") and not judgments:
         raise UsageError(f"{store.path}: the {report} report needs human judgments (import qrels)")
     build = {"answers": _answers, "spurious": _spurious, "uncovered": _uncovered, "distribution": _distribution}
     body = build[report](grades, questions, judgments, store, options)
-    return {"report": report, "method": options.method, "model": options.model, "min_grade": options.min_grade,
+    return {"report": report, "grade_set": grade_set.id, "method": grade_set.method, "model": grade_set.model,
+            "bank": grade_set.bank_label, "prompt_version": grade_set.prompt_version, "min_grade": options.min_grade,
             "judged_relevant": options.judged_relevant if report in ("spurious", "uncovered") else None,
             "query": options.query, **body}
 

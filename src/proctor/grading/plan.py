@@ -1,0 +1,99 @@
+"""Planning: which (passage, item) pairs of the judgment pool one step of a grade set still has to grade.
+
+Items are a bank version's questions or nuggets, the query itself (direct relevance methods) or the four
+criteria (Four Prompts). Pairs with a usable grade in this grade set and step are done; their results are
+kept for later steps."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from proctor.errors import UsageError
+from proctor.grading.pool import judgment_pool
+from proctor.methods import Method
+from proctor.methods.steps import Key, Variables
+from proctor.store import Store
+
+Items = dict[str, list[tuple[str, str, list[str] | None]]]
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    """One pair to grade."""
+
+    query_id: str
+    passage_id: str
+    question_id: str
+    question: str
+    passage: str
+    answers: tuple[str, ...] | None
+    variables: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Plan:
+    """The pairs of one step: per query its pool passages and items; what is done already."""
+
+    queries: list[tuple[str, list[str], list[tuple[str, str, list[str] | None]]]]
+    done: dict[Key, tuple[int | None, str | None]]
+    pairs: int
+    already: int
+    variables: Variables | None = None
+
+    def work(self, store: Store) -> Iterator[WorkItem]:
+        """The pairs still to grade, lazily (memory stays flat however large the pool)."""
+        texts = store.passage_texts()
+        query_texts = store.queries()
+        for qid, passages, items in self.queries:
+            for pid in passages:
+                text = texts.get(pid)
+                for item_id, question, answers in items:
+                    if (qid, pid, item_id) in self.done:
+                        continue
+                    extra = {"query": query_texts.get(qid) or qid, "criterion_name": item_id}
+                    if self.variables is not None:
+                        more = self.variables(qid, pid, item_id)
+                        if more is None:
+                            continue
+                        extra.update(more)
+                    yield WorkItem(qid, pid, item_id, question, text or "", tuple(answers) if answers else None,
+                                   extra)
+
+
+def items_of(store: Store, method: Method, bank: tuple[str, str] | None) -> Items:
+    """What is graded per passage of each query: bank items, the query itself, or the four criteria."""
+    kind = method.items
+    if kind in ("question", "nugget"):
+        items = store.bank_items(kind, *bank) if bank else {}
+        if not items:
+            where = f"bank {bank[0]}@{bank[1]}" if bank else "the store's banks"
+            raise UsageError(f"{store.path}: no {kind}s in {where} (import a bank with `proctor import bank`); "
+                             f"method {method.name} grades {kind}s")
+        return items
+    queries = {qid: text for qid, text in store.queries().items() if text}
+    if not queries:
+        raise UsageError(f"{store.path}: no query texts in the store; method {method.name} shows the query to the "
+                         "LLM (import them with `proctor import queries FILE`)")
+    if kind == "query":
+        return {qid: [("", text, None)] for qid, text in queries.items()}
+    criteria = method.template.extra["criteria"]
+    return {qid: [(name, description, None) for name, description in criteria.items()] for qid in queries}
+
+
+def make_plan(store: Store, items: Items, done: dict[Key, tuple[int | None, str | None]], *, depth: int,
+              max_queries: int | None, max_passages: int | None, variables: Variables | None) -> Plan:
+    """The plan over the judgment pool (every judged passage plus the top `depth` of every run)."""
+    pool = judgment_pool(store, depth)
+    queries = sorted(q for q in pool if q in items)
+    if max_queries is not None:
+        queries = queries[:max_queries]
+    plan = Plan([], done, 0, 0, variables)
+    for qid in queries:
+        passages = pool[qid][:max_passages] if max_passages else pool[qid]
+        plan.queries.append((qid, passages, items[qid]))
+        pairs = [(p, item[0]) for p in passages for item in items[qid]
+                 if variables is None or variables(qid, p, item[0]) is not None]
+        plan.pairs += len(pairs)
+        plan.already += sum(1 for p, item_id in pairs if (qid, p, item_id) in done)
+    return plan

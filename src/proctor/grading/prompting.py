@@ -1,0 +1,35 @@
+"""Prompting: the only place prompts are rendered and fitted to a backend's window — the question (and
+every instruction) is never cut, the context is."""
+
+from __future__ import annotations
+
+from proctor.grading.plan import WorkItem
+from proctor.llm.base import Backend, Request
+from proctor.methods import Method
+from proctor.methods.qa import verification_prompt
+
+
+def render(method: Method, step: str, item: WorkItem, backend: Backend) -> tuple[Request, bool]:
+    """The request for one pair and whether its context was cut."""
+    template = method.template
+    before, after = template.parts(item.question, item.variables)
+    if "{context}" in template.template:
+        context, truncated = backend.fit(before, item.passage, after)
+    else:
+        context, truncated = "", False
+    return Request(item.query_id, item.passage_id, item.question_id, before + context + after, item.question,
+                   context or item.passage, template.max_tokens, template.system, step), truncated
+
+
+def render_verification(method: Method, item: WorkItem, answer: str) -> Request:
+    """QA with `--verify llm`: the question whether an extracted answer matches the answer key."""
+    prompt = verification_prompt(method.template.extra["verify_template"], item.question, answer,
+                                 item.answers or ())
+    return Request(item.query_id, item.passage_id, item.question_id, prompt, item.question, "", 8, None,
+                   "qa-verify")
+
+
+def similarity_request(step: str, item: WorkItem) -> Request:
+    """A pre-filter request: the question against the passage, for an embedding backend."""
+    return Request(item.query_id, item.passage_id, item.question_id, item.question, item.question, item.passage,
+                   step=step)

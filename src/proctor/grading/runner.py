@@ -1,0 +1,147 @@
+"""The runner: resolves the grade set one `grade` command works on (bank version + method + model + prompt
+version + reply-changing parameters), carries over what an earlier version of the same bank graded with the
+same experiment, and runs the method's declared steps in order, carrying each step's results in memory."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from proctor.errors import UsageError
+from proctor.grading.engine import Engine, GradeOptions, Summary
+from proctor.grading.plan import items_of, make_plan
+from proctor.llm.base import Backend
+from proctor.methods import Method, get_method
+from proctor.methods.aggregate import SUM_THRESHOLDS
+from proctor.methods.steps import Results, Step, declared_steps
+from proctor.records import Grade, GradeSet
+from proctor.store import Store
+
+AGGREGATED = "aggregated"
+
+
+@dataclass
+class MethodChoice:
+    """Which method, with which parameters and templates (user templates replace the step they name)."""
+
+    name: str
+    aggregate: str = "prompt"
+    thresholds: tuple[int, int, int] = SUM_THRESHOLDS
+    templates: dict[str, Method] = field(default_factory=dict)
+
+    def steps(self) -> list[Step]:
+        """The declared steps of the method."""
+        return declared_steps(self.name, aggregate=self.aggregate, thresholds=self.thresholds)
+
+    def method_of(self, step: Step) -> Method:
+        """The single-prompt method a step sends (a user template where one replaces it)."""
+        assert step.prompt is not None
+        return self.templates.get(step.prompt) or get_method(step.prompt)
+
+
+def grade_set_for(store: Store, choice: MethodChoice, backend: Backend, options: GradeOptions) -> GradeSet:
+    """The grade set this command grades into (not yet recorded)."""
+    steps = choice.steps()
+    methods = [choice.method_of(s) for s in steps if s.prompt]
+    unknown = sorted(set(choice.templates) - {s.prompt for s in steps if s.prompt})
+    if unknown:
+        path = choice.templates[unknown[0]].template.extra.get("user_template")
+        raise UsageError(f"{path}: name: step {unknown[0]!r} is one that method {choice.name} does not have "
+                         f"(its steps: {', '.join(s.prompt for s in steps if s.prompt)})")
+    needs_bank = any(m.items in ("question", "nugget") for m in methods)
+    bank = store.bank_version(options.bank) if needs_bank else None
+    if needs_bank and bank is None:
+        raise UsageError(f"{store.path}: no bank in the store; method {choice.name} grades bank items "
+                         "(import one with `proctor import bank FILE`)")
+    versions = []
+    for step in steps:
+        version = choice.method_of(step).template.version if step.prompt else step.version
+        if version not in versions:
+            versions.append(version)
+    params: dict[str, Any] = {"backend": backend.kind, **backend.params()}
+    for step in steps:
+        params.update(step.params)
+    if choice.name in ("four-prompts",):
+        params["aggregate"] = choice.aggregate
+    if any(m.kind == "qa" for m in methods):
+        params["verify"] = options.verify
+    if options.prefilter is not None:
+        params["prefilter"] = {"model": options.prefilter.model, "below": options.prefilter_below}
+    return GradeSet(choice.name, backend.model, "+".join(versions), bank[0] if bank else None,
+                    bank[1] if bank else None, params, steps[-1].name)
+
+
+def carry_over(store: Store, target: GradeSet) -> int:
+    """Copy the grades of unchanged questions from grade sets of the same experiment on other versions of
+    the same bank; returns how many grades were copied."""
+    if target.bank is None:
+        return 0
+    copied = 0
+    for other in store.grade_sets():
+        if (other.id == target.id or other.bank != target.bank or other.method != target.method
+                or other.model != target.model or other.prompt_version != target.prompt_version
+                or other.params != target.params or other.bank_version is None):
+            continue
+        same = store.same_questions((other.bank, other.bank_version), (target.bank, target.bank_version or ""))
+        for step in {s.name for s in declared_steps(target.method, **_choice_args(target))}:
+            copied += store.carry_grades(target.id, other.id, step, same)
+    return copied
+
+
+def _choice_args(grade_set: GradeSet) -> dict[str, Any]:
+    args: dict[str, Any] = {}
+    if "aggregate" in grade_set.params:
+        args["aggregate"] = grade_set.params["aggregate"]
+    if "thresholds" in grade_set.params:
+        args["thresholds"] = tuple(grade_set.params["thresholds"])
+    return args
+
+
+async def run_grade_set(store: Store, choice: MethodChoice, backend: Backend, options: GradeOptions,
+                        grade_set: GradeSet | None = None) -> tuple[GradeSet, list[Summary]]:
+    """Grade one grade set: every declared step in order; one summary per step (the backend stays open)."""
+    grade_set = grade_set or grade_set_for(store, choice, backend, options)
+    with store.transaction():
+        store.ensure_grade_set(grade_set)
+        carried = carry_over(store, grade_set)
+    results: Results = {}
+    summaries: list[Summary] = []
+    for step in choice.steps():
+        if step.prompt is None:
+            summaries.append(_aggregate(store, grade_set, step, results))
+            continue
+        method = choice.method_of(step)
+        done = store.graded(grade_set.id, step.name)
+        plan = make_plan(store, items_of(store, method, _bank(grade_set)), done, depth=options.depth,
+                         max_queries=options.max_queries, max_passages=options.max_passages,
+                         variables=step.uses(results) if step.uses else None)
+        engine = Engine(store, method, backend, plan, grade_set=grade_set.id, step=step.name, options=options)
+        summary = await engine.arun()
+        results[step.name] = {**results.get(step.name, {}), **engine.results}
+        summaries.append(summary)
+        if summary.interrupted:
+            break
+    if carried:
+        summaries[0].by_status["carried over"] = carried
+    return grade_set, summaries
+
+
+def _bank(grade_set: GradeSet) -> tuple[str, str] | None:
+    return (grade_set.bank, grade_set.bank_version or "") if grade_set.bank else None
+
+
+def _aggregate(store: Store, grade_set: GradeSet, step: Step, results: Results) -> Summary:
+    """An aggregation step: labels computed from earlier steps' results, committed in one transaction."""
+    assert step.aggregate is not None
+    judgments = store.judgments() if step.needs_judgments else {}
+    if step.needs_judgments and not judgments:
+        raise UsageError(f"{store.path}: {step.name} needs human judgments to train on (import qrels)")
+    rows = step.aggregate(results, judgments)
+    grades = [Grade(r.query_id, r.passage_id, "", step.name, grade_set.model, step.version, r.grade, AGGREGATED,
+                    extra=r.extra) for r in rows]
+    with store.transaction():
+        store.upsert_grades(grade_set.id, grades)
+    results[step.name] = {(g.query_id, g.passage_id, ""): (g.grade, None) for g in grades}
+    summary = Summary(step.name, grade_set.model, grade_set.id, pairs=len(rows), graded=len(rows))
+    summary.by_status[AGGREGATED] = len(rows)
+    return summary

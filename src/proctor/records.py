@@ -1,0 +1,97 @@
+"""Plain records shared by readers, the store and the engine: a grade, and a grade set (one experiment's
+identity). No I/O here."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Grade:
+    """One grade: how well `passage_id` answers `question_id` (empty for direct relevance methods).
+
+    `method` is the step that produced it (the method itself for single-step methods); `model` and
+    `prompt_version` describe the reply's origin and come from the grade set when read back."""
+
+    query_id: str
+    passage_id: str
+    question_id: str
+    method: str
+    model: str
+    prompt_version: str
+    grade: int | None
+    parse_status: str
+    raw_reply: str | None = None
+    answer: str | None = None
+    correct: bool | None = None
+    extra: dict[str, Any] | None = None
+
+
+def grade_set_id(method: str, model: str, prompt_version: str, bank: str | None, bank_version: str | None,
+                 params: dict[str, Any]) -> str:
+    """The short stable id of a grade set: a digest of everything that changes its grades."""
+    blob = json.dumps({"method": method, "model": model, "prompt_version": prompt_version, "bank": bank,
+                       "bank_version": bank_version, "params": params}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:10]
+
+
+@dataclass(frozen=True)
+class GradeSet:
+    """What one experiment produced: bank version + method + model + prompt version + reply-changing
+    parameters. `label_step` is the step whose grades become labels."""
+
+    method: str
+    model: str
+    prompt_version: str
+    bank: str | None
+    bank_version: str | None
+    params: dict[str, Any] = field(default_factory=dict)
+    label_step: str = ""
+    info: dict[str, Any] = field(default_factory=dict)
+    grades: int = 0
+    failures: int = 0
+    created: str | None = None
+
+    @property
+    def id(self) -> str:
+        """The grade set's id (see `grade_set_id`)."""
+        return grade_set_id(self.method, self.model, self.prompt_version, self.bank, self.bank_version,
+                            self.params)
+
+    @property
+    def step(self) -> str:
+        """The step whose grades are the labels."""
+        return self.label_step or self.method
+
+    @property
+    def variant(self) -> str:
+        """The method's name as reports show it: its label step where that names a variant
+        (`four-prompts-sum`), else the method."""
+        return self.step if self.step.startswith(self.method) else self.method
+
+    @property
+    def bank_label(self) -> str:
+        """`name@version`, or `-` for grade sets that grade the query itself."""
+        if self.bank is None:
+            return "-"
+        return f"{self.bank}@{self.bank_version}" if self.bank_version else self.bank
+
+    @property
+    def intermediate(self) -> bool:
+        """Grade sets kept only as input to another step (migrated stores' `criteria`, generated queries)."""
+        return bool(self.info.get("intermediate"))
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready, with the fields every output names."""
+        return {"id": self.id, "method": self.method, "model": self.model, "bank": self.bank_label,
+                "prompt_version": self.prompt_version, "params": self.params, "label_step": self.step,
+                "grades": self.grades, "failures": self.failures, "created": self.created,
+                **({"intermediate": True} if self.intermediate else {})}
+
+    def describe(self) -> str:
+        """One line for listings and notes."""
+        return (f"{self.id}  {self.method} / {self.model}  bank {self.bank_label}  prompt {self.prompt_version}  "
+                f"{self.grades} grades, {self.failures} failed")

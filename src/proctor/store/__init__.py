@@ -1,0 +1,226 @@
+"""The SQLite store (one file, WAL): the only place with SQL. Schema and migrations in `schema`, banks and
+their versions in `banks`, grade sets, grades and the response cache in `grades`.
+
+Every import runs in one transaction, so a failed import leaves the store as it was, and every upsert
+only writes rows whose content differs, so importing the same file twice changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from proctor.errors import UsageError
+from proctor.records import Grade, GradeSet
+from proctor.store.banks import BankTables
+from proctor.store.grades import FAILED, GradeTables
+from proctor.store.schema import SCHEMA, SCHEMA_VERSION, migrate_v1
+
+
+def now() -> str:
+    """The current UTC time as ISO 8601 (seconds)."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class Store(BankTables, GradeTables):
+    """A Proctor store: one SQLite file. Use `Store.open` (read) or `Store.create_or_open` (write)."""
+
+    def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
+        self.path = path
+        self.db = connection
+        self.migration_note: str | None = None
+
+    # -- opening -------------------------------------------------------------------------------------
+    @classmethod
+    def open(cls, path: str | Path) -> Store:
+        """Open an existing store (migrating an older schema); a missing file is a usage error."""
+        path = Path(path)
+        if not path.is_file():
+            raise UsageError(f"{path}: no such store (create one with `proctor import ... --store {path}`)")
+        store = cls(path, _connect(path))
+        store._check_schema()
+        return store
+
+    @classmethod
+    def create_or_open(cls, path: str | Path) -> Store:
+        """Open a store for writing, creating it (and its schema) if it does not exist."""
+        path = Path(path)
+        if path.parent and not path.parent.exists():
+            raise UsageError(f"{path}: folder {path.parent} does not exist")
+        store = cls(path, _connect(path))
+        fresh = store.db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0
+        if fresh:
+            store.db.executescript(SCHEMA)
+            store.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        store._check_schema()
+        return store
+
+    def _check_schema(self) -> None:
+        try:
+            row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise UsageError(f"{self.path}: not a Proctor store ({exc})") from None
+        version = int(row[0]) if row is not None and str(row[0]).isdigit() else None
+        if version == 1:
+            self.migration_note = migrate_v1(self.db, now())
+            version = SCHEMA_VERSION
+        if version != SCHEMA_VERSION:
+            raise UsageError(f"{self.path}: not a Proctor store of schema version {SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All writes inside happen together or not at all."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    # -- content -------------------------------------------------------------------------------------
+    def upsert_queries(self, rows: Iterable[tuple[str, str | None]]) -> None:
+        """Add queries; a known query keeps its text unless it had none."""
+        self.db.executemany(
+            "INSERT INTO queries VALUES (?, ?) ON CONFLICT (query_id) DO UPDATE SET text = excluded.text"
+            " WHERE excluded.text IS NOT NULL AND queries.text IS NOT excluded.text",
+            rows,
+        )
+
+    def upsert_passages(self, rows: Iterable[tuple[str, str | None]]) -> None:
+        """Add passages; a known passage takes the new text when it differs."""
+        self.db.executemany(
+            "INSERT INTO passages VALUES (?, ?) ON CONFLICT (passage_id) DO UPDATE SET text = excluded.text"
+            " WHERE excluded.text IS NOT NULL AND passages.text IS NOT excluded.text",
+            rows,
+        )
+
+    def upsert_rankings(self, rows: Iterable[tuple[str, str, str, int, float]]) -> None:
+        """Add (run, query, passage, rank, score) rows."""
+        self.db.executemany(
+            "INSERT INTO rankings VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
+            " rank = excluded.rank, score = excluded.score"
+            " WHERE rankings.rank IS NOT excluded.rank OR rankings.score IS NOT excluded.score",
+            rows,
+        )
+
+    def upsert_judgments(self, rows: Iterable[tuple[str, str, int]]) -> None:
+        """Add (query, passage, relevance) human judgments; a new label replaces an old one."""
+        self.db.executemany(
+            "INSERT INTO judgments VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET relevance = excluded.relevance"
+            " WHERE judgments.relevance IS NOT excluded.relevance",
+            rows,
+        )
+
+    def upsert_segments(self, rows: Iterable[tuple[str, str, str, int, list[str], bool]]) -> None:
+        """Remember where a passage of a generated response came from and what it cites."""
+        self.db.executemany(
+            "INSERT INTO response_segments VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (passage_id) DO UPDATE SET"
+            " run = excluded.run, query_id = excluded.query_id, position = excluded.position,"
+            " citations = excluded.citations, truncated = excluded.truncated"
+            " WHERE response_segments.citations IS NOT excluded.citations"
+            " OR response_segments.position IS NOT excluded.position"
+            " OR response_segments.truncated IS NOT excluded.truncated",
+            ((pid, run, qid, pos, dumps(cites) if cites else None, int(cut))
+             for pid, run, qid, pos, cites, cut in rows),
+        )
+
+    def segments(self) -> dict[str, dict[str, Any]]:
+        """`{passage_id: {run, query_id, position, citations, truncated}}` of imported responses."""
+        rows = self.db.execute(
+            "SELECT passage_id, run, query_id, position, citations, truncated FROM response_segments")
+        return {pid: {"run": run, "query_id": qid, "position": pos, "citations": json.loads(c) if c else [],
+                      "truncated": bool(t)} for pid, run, qid, pos, c, t in rows}
+
+    def record_import(self, kind: str, sha256: str, path: str) -> None:
+        """Remember that a file was imported (the same file twice is remembered once)."""
+        self.db.execute("INSERT OR IGNORE INTO imports VALUES (?, ?, ?, ?)", (kind, sha256, str(path), now()))
+
+    def query_ids(self) -> set[str]:
+        """Ids of all known queries."""
+        return {row[0] for row in self.db.execute("SELECT query_id FROM queries")}
+
+    def queries(self) -> dict[str, str | None]:
+        """`{query_id: text}`."""
+        return dict(self.db.execute("SELECT query_id, text FROM queries ORDER BY query_id"))
+
+    def passage_texts(self) -> dict[str, str | None]:
+        """`{passage_id: text}`."""
+        return dict(self.db.execute("SELECT passage_id, text FROM passages"))
+
+    def runs(self) -> list[str]:
+        """Names of the runs whose rankings are stored."""
+        return [row[0] for row in self.db.execute("SELECT DISTINCT run FROM rankings ORDER BY run")]
+
+    def rankings(self) -> dict[str, dict[str, dict[str, float]]]:
+        """`{run: {query_id: {passage_id: score}}}` (the form `proctor.evaluate.runs` orders)."""
+        out: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
+        for run, qid, pid, score in self.db.execute("SELECT run, query_id, passage_id, score FROM rankings"):
+            out[run][qid][pid] = score
+        return {run: dict(per_query) for run, per_query in out.items()}
+
+    def ranking_rows(self) -> list[tuple[str, str, str, int, float]]:
+        """All (run, query, passage, rank, score) rows."""
+        return list(self.db.execute("SELECT run, query_id, passage_id, rank, score FROM rankings"))
+
+    def judgments(self) -> dict[str, dict[str, int]]:
+        """`{query_id: {passage_id: relevance}}` of the imported human judgments."""
+        out: dict[str, dict[str, int]] = defaultdict(dict)
+        for qid, pid, rel in self.db.execute("SELECT query_id, passage_id, relevance FROM judgments"):
+            out[qid][pid] = rel
+        return dict(out)
+
+    def counts(self) -> dict[str, Any]:
+        """The numbers `proctor info` prints."""
+        one = lambda sql: self.db.execute(sql).fetchone()[0]  # noqa: E731
+        return {
+            "store": str(self.path),
+            "queries": one("SELECT COUNT(*) FROM queries"),
+            "passages": one("SELECT COUNT(*) FROM passages"),
+            "runs": one("SELECT COUNT(DISTINCT run) FROM rankings"),
+            "generated_runs": one("SELECT COUNT(DISTINCT run) FROM response_segments"),
+            "rankings": one("SELECT COUNT(*) FROM rankings"),
+            "judgments": one("SELECT COUNT(*) FROM judgments"),
+            "banks": one("SELECT COUNT(DISTINCT bank_id) FROM banks"),
+            "questions": one("SELECT COUNT(DISTINCT question_id) FROM questions"),
+            "grades": one("SELECT COUNT(*) FROM grades"),
+            "failures": one(f"SELECT COUNT(*) FROM grades WHERE parse_status = '{FAILED}'"),
+            "grade_sets": [s.as_dict() for s in self.grade_sets()],
+            "bank_versions": self.banks(),
+        }
+
+    def dump(self) -> dict[str, list[tuple]]:
+        """Every row of every content table, sorted (for tests of idempotence and atomicity)."""
+        tables = ["queries", "passages", "rankings", "judgments", "banks", "questions", "grade_sets",
+                  "grades", "response_segments", "imports"]
+        return {t: sorted(self.db.execute(f"SELECT * FROM {t}"), key=repr) for t in tables}
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        db.execute("PRAGMA journal_mode = WAL")
+    except sqlite3.DatabaseError as exc:
+        db.close()
+        raise UsageError(f"{path}: not a Proctor store ({exc})") from None
+    db.execute("PRAGMA synchronous = NORMAL")
+    db.execute("PRAGMA busy_timeout = 5000")
+    return db
+
+
+def dumps(value: Any) -> str | None:
+    """Canonical JSON of a value (None stays None)."""
+    return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+__all__ = ["FAILED", "Grade", "GradeSet", "Store", "dumps", "now"]

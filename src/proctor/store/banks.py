@@ -1,0 +1,134 @@
+"""Banks and their versions. A bank has a name and versions that live side by side: importing a changed
+file under the same name adds a version and never rewrites an old one. A question id belongs to one bank
+and one query for good."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import defaultdict
+from datetime import UTC, datetime
+from typing import Any
+
+from proctor.errors import ProctorError, UsageError
+
+
+class IdConflict(ProctorError):
+    """A question id that already belongs to another bank or another query."""
+
+    def __init__(self, question_id: str, message: str) -> None:
+        self.question_id = question_id
+        super().__init__(message)
+
+
+class BankTables:
+    """The `banks` and `questions` tables (mixed into `Store`)."""
+
+    db: sqlite3.Connection
+
+    def add_bank_version(self, name: str, version: str, source: str, info: dict | None,
+                         questions: list[dict]) -> bool:
+        """Store a bank version; False when this version of this bank is already stored. Refuses (IdConflict)
+        a question id that already belongs to another bank or another query."""
+        if self.db.execute("SELECT 1 FROM banks WHERE bank_id = ? AND version = ?", (name, version)).fetchone():
+            return False
+        owners = self._question_owners([q["question_id"] for q in questions])
+        for q in questions:
+            owner = owners.get(q["question_id"])
+            if owner is not None and owner != (name, q["query_id"]):
+                raise IdConflict(q["question_id"], f"question id {q['question_id']!r} already belongs to bank "
+                                 f"{owner[0]!r}, query {owner[1]!r}; ids are never moved (give the item a new id)")
+        seq = self.db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM banks WHERE bank_id = ?", (name,)).fetchone()[0]
+        created = datetime.now(UTC).isoformat(timespec="seconds")
+        self.db.execute("INSERT INTO banks VALUES (?, ?, ?, ?, ?, ?)",
+                        (name, version, seq, source, _dumps(info), created))
+        self.db.executemany(
+            "INSERT INTO questions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(name, version, q["question_id"], q["query_id"], q.get("facet_id"), q["kind"], q["text"],
+              _dumps(q.get("answers")), _dumps(q.get("info"))) for q in questions])
+        return True
+
+    def _question_owners(self, ids: list[str]) -> dict[str, tuple[str, str]]:
+        out: dict[str, tuple[str, str]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for qid, bank, query in self.db.execute(
+                    f"SELECT DISTINCT question_id, bank_id, query_id FROM questions WHERE question_id IN ({marks})",
+                    chunk):
+                out[qid] = (bank, query)
+        return out
+
+    def question_owner(self, question_id: str) -> tuple[str, str] | None:
+        """(bank, query) a question id belongs to, if any."""
+        return self._question_owners([question_id]).get(question_id)
+
+    def banks(self) -> list[dict[str, Any]]:
+        """Every stored bank version with its question counts, oldest first per bank."""
+        rows = self.db.execute(
+            "SELECT b.bank_id, b.version, b.seq, b.source, b.created, COUNT(q.question_id), SUM(q.kind = 'nugget'),"
+            " b.seq = (SELECT MAX(seq) FROM banks c WHERE c.bank_id = b.bank_id)"
+            " FROM banks b LEFT JOIN questions q ON q.bank_id = b.bank_id AND q.version = b.version"
+            " GROUP BY b.bank_id, b.version ORDER BY b.bank_id, b.seq")
+        return [{"bank": b, "version": v, "seq": s, "source": src, "created": c, "questions": n,
+                 "nuggets": k or 0, "latest": bool(latest)} for b, v, s, src, c, n, k, latest in rows]
+
+    def bank_version(self, spec: str | None) -> tuple[str, str] | None:
+        """(name, version) of `NAME` (its latest version) or `NAME@VERSION`; None when no bank is named and
+        the store holds none. With no name and several banks, a usage error lists them."""
+        banks = self.banks()
+        if spec is None:
+            latest = [b for b in banks if b["latest"]]
+            if len(latest) > 1:
+                names = ", ".join(f"{b['bank']}@{b['version']}" for b in latest)
+                raise UsageError(f"the store holds several banks ({names}): name one with --bank NAME[@VERSION]")
+            return (latest[0]["bank"], latest[0]["version"]) if latest else None
+        name, _, version = spec.partition("@")
+        found = [b for b in banks if b["bank"] == name and (b["version"] == version if version else b["latest"])]
+        if not found:
+            known = ", ".join(f"{b['bank']}@{b['version']}" for b in banks) or "none"
+            raise UsageError(f"--bank {spec}: no such bank version (the store has: {known})")
+        return name, found[0]["version"]
+
+    def bank_items(self, kind: str, bank: str, version: str) -> dict[str, list[tuple[str, str, list[str] | None]]]:
+        """`{query_id: [(item_id, text, gold answers), ...]}` of one bank version's questions or nuggets."""
+        out: dict[str, list[tuple[str, str, list[str] | None]]] = defaultdict(list)
+        for qid, item_id, text, answers in self.db.execute(
+                "SELECT query_id, question_id, text, answers FROM questions WHERE kind = ? AND bank_id = ?"
+                " AND version = ? ORDER BY query_id, question_id", (kind, bank, version)):
+            out[qid].append((item_id, text, json.loads(answers) if answers else None))
+        return dict(out)
+
+    def bank_questions(self, bank: str | None = None, version: str | None = None) -> list[dict[str, Any]]:
+        """Question records of one bank version (or of every bank's latest version)."""
+        sql = ("SELECT q.question_id, q.query_id, q.facet_id, q.kind, q.text, q.answers, q.info FROM questions q"
+               " JOIN banks b ON b.bank_id = q.bank_id AND b.version = q.version")
+        if bank is not None:
+            sql += " WHERE q.bank_id = ? AND q.version = ?"
+            args: tuple = (bank, version)
+        else:
+            sql += " WHERE b.seq = (SELECT MAX(seq) FROM banks c WHERE c.bank_id = b.bank_id)"
+            args = ()
+        return [{"question_id": q, "query_id": qid, "facet_id": f, "kind": k, "text": t,
+                 "answers": json.loads(a) if a else None, "info": json.loads(i) if i else None}
+                for q, qid, f, k, t, a, i in self.db.execute(sql + " ORDER BY q.question_id", args)]
+
+    def question_texts(self) -> dict[str, str]:
+        """`{question_id: text}` over every bank version (a question id keeps its bank and query)."""
+        return dict(self.db.execute("SELECT q.question_id, q.text FROM questions q JOIN banks b"
+                                    " ON b.bank_id = q.bank_id AND b.version = q.version ORDER BY b.seq"))
+
+    def question_facets(self) -> dict[str, str | None]:
+        """`{question_id: facet_id}` from the imported banks."""
+        return dict(self.db.execute("SELECT question_id, facet_id FROM questions"))
+
+    def same_questions(self, old: tuple[str, str], new: tuple[str, str]) -> set[str]:
+        """Ids of the questions two bank versions share unchanged (same query, text and answers)."""
+        return {row[0] for row in self.db.execute(
+            "SELECT n.question_id FROM questions n JOIN questions o ON o.question_id = n.question_id"
+            " AND o.query_id = n.query_id AND o.text = n.text AND o.answers IS n.answers"
+            " WHERE n.bank_id = ? AND n.version = ? AND o.bank_id = ? AND o.version = ?", (*new, *old))}
+
+
+def _dumps(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)

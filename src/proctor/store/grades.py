@@ -1,0 +1,160 @@
+"""Grade sets, their grades and the response cache (mixed into `Store`). Every grade belongs to exactly one
+grade set; a step of a multi-step method keeps its grades in the set under its own step name."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+from proctor.records import Grade, GradeSet
+
+FAILED = "failed"
+"""The `parse_status` of a grade whose reply could not be turned into a grade."""
+
+_SET_COLUMNS = "method, model, prompt_version, bank_id, bank_version, params, label_step, info, created"
+
+
+class GradeTables:
+    """The `grade_sets`, `grades` and `llm_cache` tables."""
+
+    db: sqlite3.Connection
+
+    # -- grade sets ----------------------------------------------------------------------------------
+    def ensure_grade_set(self, grade_set: GradeSet) -> str:
+        """Record a grade set (once; later calls keep the first record's info); returns its id."""
+        self.db.execute(
+            f"INSERT OR IGNORE INTO grade_sets (grade_set_id, {_SET_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (grade_set.id, grade_set.method, grade_set.model, grade_set.prompt_version, grade_set.bank,
+             grade_set.bank_version, _dumps(grade_set.params), grade_set.step, _dumps(grade_set.info), _now()))
+        return grade_set.id
+
+    def update_grade_set_info(self, grade_set_id: str, info: dict[str, Any]) -> None:
+        """Merge `info` into a grade set's recorded information."""
+        row = self.db.execute("SELECT info FROM grade_sets WHERE grade_set_id = ?", (grade_set_id,)).fetchone()
+        merged = {**(json.loads(row[0]) if row and row[0] else {}), **info}
+        self.db.execute("UPDATE grade_sets SET info = ? WHERE grade_set_id = ?", (_dumps(merged), grade_set_id))
+
+    def grade_sets(self) -> list[GradeSet]:
+        """Every grade set with its numbers of grades and failures (of its label step)."""
+        counts = {gid: (n, f or 0) for gid, n, f in self.db.execute(
+            "SELECT g.grade_set_id, COUNT(*), SUM(g.parse_status = ?) FROM grades g JOIN grade_sets s"
+            " ON s.grade_set_id = g.grade_set_id AND s.label_step = g.step GROUP BY g.grade_set_id", (FAILED,))}
+        sets = []
+        for row in self.db.execute(f"SELECT grade_set_id, {_SET_COLUMNS} FROM grade_sets ORDER BY method, model, "
+                                   "created, grade_set_id"):
+            grade_set = _grade_set(row[1:], *counts.get(row[0], (0, 0)))
+            sets.append(grade_set if grade_set.id == row[0] else _Stored(row[0], grade_set))
+        return sets
+
+    def step_statuses(self, grade_set_id: str) -> dict[str, dict[str, int]]:
+        """`{step: {parse_status: count}}` of one grade set."""
+        out: dict[str, dict[str, int]] = {}
+        for step, status, n in self.db.execute(
+                "SELECT step, parse_status, COUNT(*) FROM grades WHERE grade_set_id = ? GROUP BY step, parse_status",
+                (grade_set_id,)):
+            out.setdefault(step, {})[status] = n
+        return out
+
+    # -- grades --------------------------------------------------------------------------------------
+    def upsert_grades(self, grade_set_id: str, grades: Iterable[Grade], created: str | None = None) -> None:
+        """Add grades to a grade set (`Grade.method` is the step); a stored grade is only rewritten when its
+        content differs."""
+        created = created or _now()
+        self.db.executemany(
+            "INSERT INTO grades VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
+            " raw_reply = excluded.raw_reply, grade = excluded.grade, parse_status = excluded.parse_status,"
+            " answer = excluded.answer, correct = excluded.correct, extra = excluded.extra, created = excluded.created"
+            " WHERE grades.raw_reply IS NOT excluded.raw_reply OR grades.grade IS NOT excluded.grade"
+            " OR grades.parse_status IS NOT excluded.parse_status OR grades.answer IS NOT excluded.answer"
+            " OR grades.correct IS NOT excluded.correct OR grades.extra IS NOT excluded.extra",
+            ((grade_set_id, g.method, g.query_id, g.passage_id, g.question_id, g.raw_reply, g.grade, g.parse_status,
+              g.answer, None if g.correct is None else int(g.correct), _dumps(g.extra), created) for g in grades))
+
+    def grade_rows(self, grade_set_id: str, step: str) -> Iterator[tuple[str, str, str, int | None]]:
+        """(query, passage, question, grade) of one step of a grade set; failed grades have grade None."""
+        return self.db.execute(
+            "SELECT query_id, passage_id, question_id, grade FROM grades WHERE grade_set_id = ? AND step = ?",
+            (grade_set_id, step))
+
+    def grades(self, grade_set: GradeSet, step: str | None = None) -> Iterator[Grade]:
+        """Full grade records of a grade set (of one step, or of all), `method` being the step."""
+        sql = ("SELECT query_id, passage_id, question_id, step, grade, parse_status, raw_reply, answer, correct, extra"
+               " FROM grades WHERE grade_set_id = ?")
+        args: list[str] = [grade_set.id]
+        if step is not None:
+            sql += " AND step = ?"
+            args.append(step)
+        for qid, pid, item, stp, grade, status, raw, answer, correct, extra in self.db.execute(
+                sql + " ORDER BY query_id, passage_id, step, question_id", args):
+            yield Grade(qid, pid, item, stp, grade_set.model, grade_set.prompt_version, grade, status, raw, answer,
+                        None if correct is None else bool(correct), json.loads(extra) if extra else None)
+
+    def graded(self, grade_set_id: str, step: str) -> dict[tuple[str, str, str], tuple[int | None, str | None]]:
+        """`{(query, passage, item): (grade, answer)}` of the pairs of a step that have a usable grade."""
+        return {(q, p, i): (g, a) for q, p, i, g, a in self.db.execute(
+            "SELECT query_id, passage_id, question_id, grade, answer FROM grades WHERE grade_set_id = ? AND step = ?"
+            " AND parse_status != ?", (grade_set_id, step, FAILED))}
+
+    def carry_grades(self, target: str, source: str, step: str, question_ids: Iterable[str]) -> int:
+        """Copy the usable grades of unchanged questions from another grade set of the same experiment into
+        `target` (pairs it already has are kept); returns how many were copied."""
+        self.db.execute("CREATE TEMP TABLE IF NOT EXISTS carry_ids (question_id TEXT PRIMARY KEY)")
+        self.db.execute("DELETE FROM carry_ids")
+        self.db.executemany("INSERT OR IGNORE INTO carry_ids VALUES (?)", ((q,) for q in question_ids))
+        before = self.db.total_changes
+        self.db.execute(
+            "INSERT OR IGNORE INTO grades SELECT ?, step, query_id, passage_id, question_id, raw_reply, grade,"
+            " parse_status, answer, correct, json_set(COALESCE(extra, '{}'), '$.carried_from', ?), created"
+            " FROM grades WHERE grade_set_id = ? AND step = ? AND parse_status != ?"
+            " AND question_id IN (SELECT question_id FROM carry_ids)", (target, source, source, step, FAILED))
+        return self.db.total_changes - before
+
+    # -- response cache ------------------------------------------------------------------------------
+    def cache_get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+        """Cached replies (as stored dicts) for the keys that have one."""
+        out: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(keys), 500):
+            chunk = keys[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for key, blob in self.db.execute(f"SELECT key, reply FROM llm_cache WHERE key IN ({marks})", chunk):
+                out[key] = json.loads(blob)
+        return out
+
+    def cache_put(self, rows: Iterable[tuple[str, str, str, dict[str, Any]]]) -> None:
+        """Remember (key, backend, model, reply) rows; a key already cached keeps its reply."""
+        created = _now()
+        self.db.executemany("INSERT OR IGNORE INTO llm_cache VALUES (?, ?, ?, ?, ?)",
+                            ((key, backend, model, json.dumps(reply), created) for key, backend, model, reply in rows))
+
+    def cache_count(self) -> int:
+        """Cached replies."""
+        return self.db.execute("SELECT COUNT(*) FROM llm_cache").fetchone()[0]
+
+
+class _Stored(GradeSet):
+    """A grade set whose stored id differs from the one its fields give (kept as stored)."""
+
+    def __init__(self, stored_id: str, grade_set: GradeSet) -> None:
+        super().__init__(**{f: getattr(grade_set, f) for f in grade_set.__dataclass_fields__})
+        object.__setattr__(self, "_stored_id", stored_id)
+
+    @property
+    def id(self) -> str:
+        return self._stored_id  # type: ignore[attr-defined]
+
+
+def _grade_set(row: tuple, grades: int, failures: int) -> GradeSet:
+    method, model, version, bank, bank_version, params, step, info, created = row
+    return GradeSet(method, model, version, bank, bank_version, json.loads(params), step,
+                    json.loads(info) if info else {}, grades, failures, created)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _dumps(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)

@@ -1,0 +1,108 @@
+"""The store's schema (version 2) and the migration of stores written by release 0.1.0 (schema 1)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from proctor.records import grade_set_id
+
+SCHEMA_VERSION = 2
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS queries (query_id TEXT PRIMARY KEY, text TEXT);
+CREATE TABLE IF NOT EXISTS passages (passage_id TEXT PRIMARY KEY, text TEXT);
+CREATE TABLE IF NOT EXISTS rankings (
+    run TEXT NOT NULL, query_id TEXT NOT NULL, passage_id TEXT NOT NULL,
+    rank INTEGER NOT NULL, score REAL NOT NULL,
+    PRIMARY KEY (run, query_id, passage_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS judgments (
+    query_id TEXT NOT NULL, passage_id TEXT NOT NULL, relevance INTEGER NOT NULL,
+    PRIMARY KEY (query_id, passage_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS banks (
+    bank_id TEXT NOT NULL, version TEXT NOT NULL, seq INTEGER NOT NULL, source TEXT, info TEXT,
+    created TEXT NOT NULL, PRIMARY KEY (bank_id, version)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS questions (
+    bank_id TEXT NOT NULL, version TEXT NOT NULL, question_id TEXT NOT NULL, query_id TEXT NOT NULL,
+    facet_id TEXT, kind TEXT NOT NULL, text TEXT NOT NULL, answers TEXT, info TEXT,
+    PRIMARY KEY (bank_id, version, question_id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS questions_by_id ON questions (question_id);
+CREATE TABLE IF NOT EXISTS grade_sets (
+    grade_set_id TEXT PRIMARY KEY, method TEXT NOT NULL, model TEXT NOT NULL, prompt_version TEXT NOT NULL,
+    bank_id TEXT, bank_version TEXT, params TEXT NOT NULL, label_step TEXT NOT NULL, info TEXT,
+    created TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS grades (
+    grade_set_id TEXT NOT NULL, step TEXT NOT NULL, query_id TEXT NOT NULL, passage_id TEXT NOT NULL,
+    question_id TEXT NOT NULL, raw_reply TEXT, grade INTEGER, parse_status TEXT NOT NULL, answer TEXT,
+    correct INTEGER, extra TEXT, created TEXT NOT NULL,
+    PRIMARY KEY (grade_set_id, step, query_id, passage_id, question_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS llm_cache (
+    key TEXT PRIMARY KEY, backend TEXT NOT NULL, model TEXT NOT NULL, reply TEXT NOT NULL, created TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS response_segments (
+    passage_id TEXT PRIMARY KEY, run TEXT NOT NULL, query_id TEXT NOT NULL, position INTEGER NOT NULL,
+    citations TEXT, truncated INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS imports (
+    kind TEXT NOT NULL, sha256 TEXT NOT NULL, path TEXT NOT NULL, imported_at TEXT NOT NULL,
+    PRIMARY KEY (kind, sha256)) WITHOUT ROWID;
+"""
+
+INTERMEDIATE_V1 = ("criteria", "query-gen-query")
+"""Schema-1 methods whose grades only fed a later step."""
+
+
+def migrate_v1(db: sqlite3.Connection, created: str) -> str:
+    """Rewrite a schema-1 store as schema 2 inside one transaction; returns a one-line note.
+
+    Banks become version 1 of themselves; every (method, model, prompt version) of the old grades becomes
+    a grade set, attached to the bank whose questions it graded when exactly one bank holds them all."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for table in ("banks", "questions", "grades"):
+            db.execute(f"ALTER TABLE {table} RENAME TO old_{table}")
+        db.execute("DROP INDEX IF EXISTS questions_by_query")
+        for statement in SCHEMA.split(";"):
+            if statement.strip():
+                db.execute(statement)  # not executescript: that would commit the open transaction
+        db.execute("INSERT INTO banks SELECT bank_id, version, 1, source, info, ? FROM old_banks", (created,))
+        db.execute("INSERT INTO questions SELECT q.bank_id, b.version, q.question_id, q.query_id, q.facet_id,"
+                   " q.kind, q.text, q.answers, q.info FROM old_questions q JOIN old_banks b USING (bank_id)")
+        configs = _old_configs(db)
+        owners = dict(db.execute("SELECT question_id, bank_id FROM old_questions"))
+        versions = dict(db.execute("SELECT bank_id, version FROM old_banks"))
+        groups = list(db.execute("SELECT DISTINCT method, model, prompt_version FROM old_grades"))
+        for method, model, version in groups:
+            questions = {r[0] for r in db.execute(
+                "SELECT DISTINCT question_id FROM old_grades WHERE method = ? AND model = ? AND prompt_version = ?",
+                (method, model, version))}
+            banks = {owners.get(q) for q in questions}
+            bank = banks.pop() if len(banks) == 1 and "" not in questions else None
+            info = {"migrated_from": "schema 1", **(configs.get((method, model, version)) or {})}
+            if method in INTERMEDIATE_V1:
+                info["intermediate"] = True
+            params = {"migrated": True}
+            gid = grade_set_id(method, model, version, bank, versions.get(bank) if bank else None, params)
+            db.execute("INSERT INTO grade_sets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (gid, method, model, version, bank, versions.get(bank) if bank else None,
+                        json.dumps(params), method, json.dumps(info, sort_keys=True), created))
+            db.execute("INSERT INTO grades SELECT ?, method, query_id, passage_id, question_id, raw_reply, grade,"
+                       " parse_status, answer, correct, extra, created FROM old_grades"
+                       " WHERE method = ? AND model = ? AND prompt_version = ?", (gid, method, model, version))
+        for table in ("old_grades", "old_questions", "old_banks", "grade_configs"):
+            db.execute(f"DROP TABLE IF EXISTS {table}")
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+    return (f"migrated the store from schema 1 to {SCHEMA_VERSION}: {len(groups)} grade sets "
+            f"(see `proctor info`)")
+
+
+def _old_configs(db: sqlite3.Connection) -> dict[tuple[str, str, str], dict]:
+    try:
+        rows = db.execute("SELECT method, model, prompt_version, info FROM grade_configs").fetchall()
+    except sqlite3.OperationalError:
+        return {}
+    return {(m, x, v): json.loads(i) if i else {} for m, x, v, i in rows}
