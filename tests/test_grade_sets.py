@@ -268,3 +268,24 @@ def test_dl19_leaderboard_is_unchanged_by_a_bank_impact_run(dl19_pool, tmp_path)
     assert after.err.count("self-rating / google/flan-t5-large") == 2
     named = run_process(*board, "--bank", v1)
     assert named.code == 0 and named.out == before.out
+
+
+def test_exampp_grades_can_name_the_bank_they_graded(tmp_path):
+    from proctor.demo.write import write_collection
+
+    paths = write_collection(tmp_path / "c")
+    store = tmp_path / "s.db"
+    assert run_process("import", "bank", paths["bank"], "--store", store, "--name", "demo").code == 0
+    wrong = run_process("import", "exampp", paths["exampp"], "--store", store, "--bank", "nope")
+    assert wrong.code == 2 and "--bank nope" in wrong.err
+    ok = run_process("import", "exampp", paths["exampp"], "--store", store, "--bank", "demo")
+    assert ok.code == 0, ok.err
+    [grade_set] = info(store)["grade_sets"]
+    assert grade_set["bank"].startswith("demo@") and grade_set["params"] == {"source": "exampp"}
+    assert run_process("qrels", "--store", store, "--bank", "demo").code == 0
+    other = tmp_path / "other.db"
+    lines = _bank_lines(paths["bank"])[:1]
+    assert run_process("import", "bank", _write(tmp_path / "one.jsonl", lines), "--store", other, "--name", "one"
+                       ).code == 0
+    missing = run_process("import", "exampp", paths["exampp"], "--store", other, "--bank", "one")
+    assert missing.code == 2 and "is graded but not in bank one" in missing.err and not Store.open(other).grade_sets()

@@ -181,7 +181,7 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
     if not options.with_grades:
         del counts["grades"]
     else:
-        counts["grade_sets"] = len(sets)
+        counts["grade sets"] = len(sets)
     report.counts.update(counts)
 
 

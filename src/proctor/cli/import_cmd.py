@@ -33,7 +33,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("files", nargs="+", metavar="FILE", help="files to import")
     add_store(p)
     p.add_argument("--no-grades", action="store_true", help="exampp: import everything but the grades")
-    p.add_argument("--name", help="bank: the bank's name in the store (default: the file name)")
+    p.add_argument("--name", help="bank: the bank's name in the store (default: the file name); a changed file under "
+                   "a known name adds a version")
+    p.add_argument("--bank", metavar="NAME[@VERSION]",
+                   help="exampp: the bank the recorded grades graded (every graded question must be in it); their "
+                   "grade sets then name that bank version")
     p.add_argument("--format", dest="response_format", default="auto",
                    choices=("auto", "jsonl", "rag24", "rag25", "text-dir"), help="responses: input format")
     p.add_argument("--word-budget", type=int, metavar="N",
@@ -51,7 +55,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--word-budget must be at least 1")
     options = ImportOptions(with_grades=not args.no_grades, bank_name=args.name,
                             skip_unknown_queries=args.skip_unknown_queries, response_format=args.response_format,
-                            word_budget=args.word_budget, on_error=args.on_error)
+                            word_budget=args.word_budget, on_error=args.on_error, grades_bank=args.bank)
+    if args.bank and args.kind != "exampp":
+        raise UsageError("--bank applies to `import exampp` only (bank files take --name)")
     with writable_store(args.store) as store:
         reports = import_files(store, args.kind, args.files, options)
     for report in reports:

@@ -58,7 +58,7 @@ def describe(store: Store, grade_set: GradeSet | None) -> dict[str, Any]:
         "method": grade_set.method,
         "model": grade_set.model,
         "prompt_version": grade_set.prompt_version,
-        "bank": grade_set.bank_label if grade_set.bank else "none (questions as graded)",
+        "bank": grade_set.bank_label if grade_set.bank else "none",
         "params": grade_set.params,
         "grades": grade_set.grades,
         "failed_grades": grade_set.failures,
