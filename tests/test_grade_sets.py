@@ -289,3 +289,21 @@ def test_exampp_grades_can_name_the_bank_they_graded(tmp_path):
                        ).code == 0
     missing = run_process("import", "exampp", paths["exampp"], "--store", other, "--bank", "one")
     assert missing.code == 2 and "is graded but not in bank one" in missing.err and not Store.open(other).grade_sets()
+
+
+def test_bank_is_refused_for_methods_that_grade_the_query_and_read_only_old_stores_say_why(demo_store, tmp_path):
+    refused = run_process("grade", "--store", demo_store, "--method", "thomas", "--llm", "openai:x", "--bank", "bank")
+    assert refused.code == 2 and "grades the query itself" in refused.err
+    old = tmp_path / "ro" / "old.db"
+    old.parent.mkdir()
+    shutil.copy(V1 / "store-v1.sqlite", old)
+    old.chmod(0o444)
+    old.parent.chmod(0o555)
+    try:
+        result = run_process("info", "--store", old)
+    finally:
+        old.parent.chmod(0o755)
+    import os
+
+    if os.geteuid() != 0:  # root writes read-only files anyway
+        assert result.code == 2 and "cannot be written" in result.err and "Traceback" not in result.err

@@ -49,6 +49,8 @@ def grade_set_for(store: Store, choice: MethodChoice, backend: Backend, options:
         raise UsageError(f"{path}: name: step {unknown[0]!r} is one that method {choice.name} does not have "
                          f"(its steps: {', '.join(s.prompt for s in steps if s.prompt)})")
     needs_bank = any(m.items in ("question", "nugget") for m in methods)
+    if options.bank and not needs_bank:
+        raise UsageError(f"--bank: method {choice.name} grades the query itself, not bank items")
     bank = store.bank_version(options.bank) if needs_bank else None
     if needs_bank and bank is None:
         raise UsageError(f"{store.path}: no bank in the store; method {choice.name} grades bank items "

@@ -123,7 +123,8 @@ def _distribution(grades, questions, judgments, store, options) -> dict[str, Any
 
 def render_markdown(data: dict[str, Any]) -> str:
     """A Markdown rendering of any report."""
-    head = (f"**{data['report']}** — method={data['method']}, model={data['model']}, grade >= {data['min_grade']}"
+    head = (f"**{data['report']}** — grade set {data['grade_set']} (method={data['method']}, model={data['model']}, "
+            f"bank {data['bank']}, prompt {data['prompt_version']}), grade >= {data['min_grade']}"
             + (f", judged relevant >= {data['judged_relevant']}" if data["judged_relevant"] is not None else ""))
     lines = [head, ""]
     if data["report"] == "answers":

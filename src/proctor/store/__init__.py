@@ -68,7 +68,11 @@ class Store(BankTables, GradeTables):
             raise UsageError(f"{self.path}: not a Proctor store ({exc})") from None
         version = int(row[0]) if row is not None and str(row[0]).isdigit() else None
         if version == 1:
-            self.migration_note = migrate_v1(self.db, now())
+            try:
+                self.migration_note = migrate_v1(self.db, now())
+            except sqlite3.OperationalError as exc:
+                raise UsageError(f"{self.path}: a store of schema 1 (release 0.1.0) is migrated when first opened, "
+                                 f"but this one cannot be written ({exc}); copy it somewhere writable") from None
             version = SCHEMA_VERSION
         if version != SCHEMA_VERSION:
             raise UsageError(f"{self.path}: not a Proctor store of schema version {SCHEMA_VERSION}")
