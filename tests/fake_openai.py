@@ -80,8 +80,9 @@ class FakeOpenAI:
                     headers[name.strip().lower()] = value.strip()
                 body = await reader.readexactly(int(headers.get("content-length", 0)))
                 status, payload = await self._handle(body)
-                data = json.dumps(payload).encode()
-                writer.write(f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {len(data)}"
+                kind = "text/html" if isinstance(payload, str) else "application/json"
+                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+                writer.write(f"HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {len(data)}"
                              f"\r\nConnection: keep-alive\r\n\r\n".encode() + data)
                 await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
@@ -90,7 +91,7 @@ class FakeOpenAI:
             self._tasks.discard(task)  # type: ignore[arg-type]
             writer.close()
 
-    async def _handle(self, body: bytes) -> tuple[str, dict]:
+    async def _handle(self, body: bytes) -> tuple[str, dict | str]:
         request = json.loads(body)
         prompt = request["messages"][-1]["content"]
         with self.lock:
@@ -106,6 +107,8 @@ class FakeOpenAI:
             return "500 Internal Server Error", {"error": {"message": "boom", "type": "server_error"}}
         if action == "stall":
             await asyncio.sleep(self.stall_seconds)
+        if action == "html":  # a proxy's error page with status 200
+            return "200 OK", "<html><body><h1>502 Bad Gateway</h1></body></html>"
         content = {"empty": "", "text": "I cannot tell from this.", "unanswerable": "unanswerable"}.get(
             action, self.reply(prompt))
         choice = {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}

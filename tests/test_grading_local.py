@@ -42,7 +42,8 @@ def test_replay_pairs_without_a_recorded_grade_are_failures(demo_store, tmp_path
     result = run_process("grade", "--store", demo_store, "--method", "self-rating", "--llm", f"replay:{source}",
                          "--format", "json")
     summary = json.loads(result.out)
-    assert result.code == 0 and summary["failures"] == summary["graded_now"] == 72
+    assert result.code == 3 and summary["failures"] == summary["graded_now"] == 72 and summary["exit_status"] == 3
+    assert "every one of the 72 pairs graded now failed (no recorded grade for this pair × 72)" in result.err
     assert summary["failure_reasons"] == {"no recorded grade for this pair": 72}
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 from collections.abc import Sequence
 
@@ -22,6 +23,7 @@ from proctor.cli import (
     verify_cmd,
 )
 from proctor.errors import ProctorError
+from proctor.store import StoreError
 
 COMMANDS = (
     import_cmd, export_cmd, info_cmd, grade_cmd, qrels_cmd, leaderboard_cmd, correlate_cmd, agreement_cmd, analyze_cmd,
@@ -50,8 +52,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    if not getattr(args, "lock_timeout", 0) >= 0:
+        print("proctor: error: --lock-timeout must be 0 or more seconds", file=sys.stderr)
+        return 2
     try:
         return args.func(args)
+    except sqlite3.OperationalError as exc:  # locked beyond --lock-timeout, disk full, read-only
+        print(f"proctor: error: {StoreError(getattr(args, 'store', None) or 'store', exc)}", file=sys.stderr)
+        return 2
     except ProctorError as exc:
         print(f"proctor: error: {exc}", file=sys.stderr)
         return 2

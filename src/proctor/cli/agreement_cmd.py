@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     if not ms or min(ms) < 1:
         raise UsageError("--min-questions takes positive integers, e.g. 1,2,5")
-    with readable_store(args.store) as store:
+    with readable_store(args.store, args.lock_timeout) as store:
         result = store_agreement(store, args.judged_relevant, min_questions=ms, merges=merges,
                                  method=args.method, model=args.model, grade_set=args.grade_set, bank=args.bank)
     sys.stdout.write(render(result, args.format))

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     options = AnalyzeOptions(official_name=args.official, judged_relevant=args.judged_relevant, measures=measures,
                              budget=args.budget, missing_cover=args.missing,
                              per_query_measure=args.per_query_measure, per_query_tau=args.per_query_tau)
-    with readable_store(args.store) as store:
+    with readable_store(args.store, args.lock_timeout) as store:
         if not store.grade_sets():
             raise UsageError(f"{args.store}: the store holds no grades to analyse")
         report = analyze(store, official, options, Path(args.out))

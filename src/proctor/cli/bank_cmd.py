@@ -146,7 +146,7 @@ def run_impact(args: argparse.Namespace) -> int:
     old, new = load_bank(args.old), load_bank(args.new)
     official = read_official(args.official) if args.official else None
     config = BackendConfig.from_args(args) if args.llm else None
-    with writable_store(args.store) as store:
+    with writable_store(args.store, args.lock_timeout) as store:
         old_set = resolve_grade_set(store, args.grade_set, args.method, args.model, args.bank)
         new_set, graded = prepare_impact(store, old_set, args.new, new, config, name=args.name,
                                          progress=args.progress)
@@ -167,7 +167,7 @@ def run_export(args: argparse.Namespace) -> int:
     from proctor.bank.generate import write_bank
     from proctor.bank.manual import bank_lines, yaml_text
 
-    with readable_store(args.store) as store:
+    with readable_store(args.store, args.lock_timeout) as store:
         bank = store.bank_version(args.bank) if args.bank else None
         questions = store.bank_questions(*bank) if bank else store.bank_questions()
         texts = {k: v for k, v in store.queries().items() if v}

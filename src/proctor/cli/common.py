@@ -8,12 +8,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from proctor.store import Store
+from proctor.store import DEFAULT_LOCK_TIMEOUT, Store
 
 
 def add_store(parser: argparse.ArgumentParser) -> None:
-    """Add the required `--store PATH` option."""
+    """Add the required `--store PATH` option and `--lock-timeout`."""
     parser.add_argument("--store", required=True, metavar="PATH", help="the Proctor store (one SQLite file)")
+    parser.add_argument("--lock-timeout", type=float, default=DEFAULT_LOCK_TIMEOUT, metavar="SECONDS",
+                        help="how long to wait while another process writes to the store before giving up with "
+                        f"exit status 2 (default {DEFAULT_LOCK_TIMEOUT:g})")
 
 
 def add_format(parser: argparse.ArgumentParser, choices: tuple[str, ...], default: str) -> None:
@@ -23,11 +26,11 @@ def add_format(parser: argparse.ArgumentParser, choices: tuple[str, ...], defaul
 
 
 @contextmanager
-def writable_store(path: str) -> Iterator[Store]:
+def writable_store(path: str, lock_timeout: float | None = None) -> Iterator[Store]:
     """Open (or create) a store for writing; a store this command created is removed again if it fails."""
     target = Path(path)
     existed = target.exists()
-    store = Store.create_or_open(target)
+    store = Store.create_or_open(target, lock_timeout=_timeout(lock_timeout))
     if store.migration_note:
         note(store.migration_note)
     try:
@@ -42,15 +45,19 @@ def writable_store(path: str) -> Iterator[Store]:
 
 
 @contextmanager
-def readable_store(path: str) -> Iterator[Store]:
-    """Open an existing store for reading."""
-    store = Store.open(path)
+def readable_store(path: str, lock_timeout: float | None = None) -> Iterator[Store]:
+    """Open an existing store for reading (read-only where the file cannot be written)."""
+    store = Store.open(path, lock_timeout=_timeout(lock_timeout))
     if store.migration_note:
         note(store.migration_note)
     try:
         yield store
     finally:
         store.close()
+
+
+def _timeout(value: float | None) -> float:
+    return DEFAULT_LOCK_TIMEOUT if value is None else value
 
 
 def note(message: str) -> None:

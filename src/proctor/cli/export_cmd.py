@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     """Write to a temporary file and rename it, so a failed export leaves nothing half-written."""
     out = Path(args.out)
     tmp = out.with_name(f".{out.name}.partial" + (".gz" if out.suffix == ".gz" else ""))
-    with readable_store(args.store) as store:
+    with readable_store(args.store, args.lock_timeout) as store:
         if args.no_grades:
             sets = []
         elif args.grade_set:

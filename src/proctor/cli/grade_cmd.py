@@ -63,6 +63,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--prefilter", metavar="SPEC", help="embedding pre-filter, e.g. embed:minilm")
     p.add_argument("--prefilter-below", type=float, metavar="S",
                    help="pairs with similarity below S get grade 0 without an LLM call (recorded as such)")
+    p.add_argument("--max-attempts", type=int, default=3, metavar="N",
+                   help="a pair whose reply failed (error, empty, unparseable) is tried again by later runs until it "
+                   "has failed N times in all; then it stays failed with its last reason (default 3)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="show a progress bar (default: when standard error is a terminal)")
     add_format(p, ("text", "json"), "text")
@@ -75,23 +78,32 @@ def run(args: argparse.Namespace) -> int:
     from proctor.grading import grade
 
     request = _request(args)
-    with writable_store(args.store) as store:
+    with writable_store(args.store, args.lock_timeout) as store:
         grade_set, summaries = asyncio.run(grade(store, request))
+    graded = sum(s.graded for s in summaries)
+    failures = sum(s.failures for s in summaries)
+    status = 3 if graded and failures == graded else 0
     if args.format == "json":
-        data = {**summaries[-1].as_dict(), "grade_set": grade_set.as_dict()}
+        data = {**summaries[-1].as_dict(), "grade_set": grade_set.as_dict(), "exit_status": status,
+                "failures_in_all_steps": failures}
         if len(summaries) > 1:
             data["steps"] = [s.as_dict() for s in summaries]
         print(json.dumps(data, indent=2))
     else:
         note(f"grade set {grade_set.id}: {grade_set.method} / {grade_set.model}, bank {grade_set.bank_label}, "
              f"prompt {grade_set.prompt_version}")
-    for summary in summaries:
-        if args.format != "json":
+        for summary in summaries:
             _print_summary(summary)
-        if summary.interrupted:
-            note("interrupted: grades so far are saved; run the same command again to resume")
-            return 130
-    return 0
+    if any(s.interrupted for s in summaries):
+        note("interrupted: grades so far are saved; run the same command again to resume")
+        return 130
+    if status == 3:
+        reasons = ", ".join(f"{r} × {n}" for s in summaries for r, n in s.errors.most_common(5))
+        note(f"every one of the {graded} pairs graded now failed ({reasons}); nothing usable was recorded")
+    elif failures:
+        note(f"{failures} of {graded} pairs failed; they are recorded with their reasons and tried again by the next "
+             f"run (up to --max-attempts {args.max_attempts} in all)")
+    return status
 
 
 def _request(args: argparse.Namespace):
@@ -117,13 +129,13 @@ def _request(args: argparse.Namespace):
         raise UsageError("--verify llm applies to --method qa only")
     if bool(args.prefilter) != (args.prefilter_below is not None):
         raise UsageError("--prefilter SPEC and --prefilter-below S go together")
-    for name in ("depth", "max_queries", "max_passages"):
+    for name in ("depth", "max_queries", "max_passages", "max_attempts"):
         value = getattr(args, name)
         if value is not None and value < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
     options = GradeOptions(depth=args.depth, max_queries=args.max_queries, max_passages=args.max_passages,
                            bank=args.bank, prefilter_below=args.prefilter_below, progress=args.progress,
-                           verify=args.verify)
+                           verify=args.verify, max_attempts=args.max_attempts)
     return GradeRequest(args.method, BackendConfig.from_args(args, spec), options, aggregate=args.aggregate,
                         thresholds=thresholds, templates=tuple(args.template or ()), prefilter=args.prefilter)
 
@@ -133,8 +145,9 @@ def _print_summary(summary) -> None:
     data = summary.as_dict()
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(data["by_status"].items())) or "nothing to do"
     rate = f"{data['pairs_per_second']:.1f} pairs/s" if data["pairs_per_second"] else "-"
+    given_up = f", {data['given_up']} failed too often (not retried)" if data["given_up"] else ""
     note(f"{data['method']} with {data['model']}: {data['pairs_in_pool']} pairs in the pool, "
-         f"{data['already_graded']} already graded, {data['graded_now']} graded now ({statuses}); "
+         f"{data['already_graded']} already graded{given_up}, {data['graded_now']} graded now ({statuses}); "
          f"{data['failures']} failures; {data['llm_calls']} calls, {data['cache_hits']} cache hits, "
          f"{data['tokens']} tokens, {data['truncated_contexts']} contexts cut; {data['seconds']} s, {rate}")
     for reason, count in data["failure_reasons"].items():

@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
                             word_budget=args.word_budget, on_error=args.on_error, grades_bank=args.bank)
     if args.bank and args.kind != "exampp":
         raise UsageError("--bank applies to `import exampp` only (bank files take --name)")
-    with writable_store(args.store) as store:
+    with writable_store(args.store, args.lock_timeout) as store:
         reports = import_files(store, args.kind, args.files, options)
     for report in reports:
         for problem in report.skipped_records:

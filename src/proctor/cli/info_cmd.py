@@ -21,7 +21,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the counts."""
-    with readable_store(args.store) as store:
+    with readable_store(args.store, args.lock_timeout) as store:
         counts = store.counts()
     if args.format == "json":
         print(json.dumps(counts, indent=2))

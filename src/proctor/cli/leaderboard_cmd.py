@@ -68,7 +68,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Build the leaderboard and print it."""
     spec = check_options(args)
-    with readable_store(args.store) as store:
+    with readable_store(args.store, args.lock_timeout) as store:
         runs = load_runs(store, args.runs)
         board = cover_board(store, runs, args) if spec is None else qrels_board(store, runs, spec, args)
     for line in board.notes:

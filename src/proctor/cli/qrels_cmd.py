@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--binary needs --min-grade T")
     if args.min_grade is not None and not args.binary:
         raise UsageError("--min-grade applies with --binary only (graded labels keep every grade)")
-    with readable_store(args.store) as store:
+    with readable_store(args.store, args.lock_timeout) as store:
         grade_set = resolve_grade_set(store, args.grade_set, args.method, args.model, args.bank)
         stats = LabelStats()
         qrels = exam_qrels(store, grade_set, min_questions=args.min_questions, facets=args.facets, stats=stats)

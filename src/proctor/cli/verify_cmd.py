@@ -39,7 +39,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build the report and print it."""
-    with readable_store(args.store) as store:
+    with readable_store(args.store, args.lock_timeout) as store:
         grade_set = resolve_grade_set(store, args.grade_set, args.method, args.model, args.bank)
         data = build_report(store, args.report, VerifyOptions(
             grade_set, args.min_grade, args.judged_relevant, args.limit, args.query))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import signal
 import time
 from collections import Counter
@@ -39,7 +40,10 @@ class GradeOptions:
     bank: str | None = None
     """`NAME` or `NAME@VERSION` of the bank whose questions are graded (default: the store's only bank)."""
     commit_every: int = 256
-    commit_seconds: float = 1.0
+    commit_seconds: float = 0.2
+    """Every received reply is committed (with its cache entry) within this many seconds."""
+    max_attempts: int = 3
+    """A pair that failed this many times (across runs) is kept as failed and no longer retried."""
     prefilter: Backend | None = None
     prefilter_below: float | None = None
     progress: bool | None = None
@@ -56,6 +60,7 @@ class Summary:
     grade_set: str = ""
     pairs: int = 0
     already_graded: int = 0
+    given_up: int = 0
     graded: int = 0
     by_status: Counter = field(default_factory=Counter)
     failures: int = 0
@@ -71,7 +76,8 @@ class Summary:
         """JSON-ready."""
         rate = self.graded / self.elapsed if self.elapsed > 0 else None
         return {"grade_set": self.grade_set, "method": self.method, "model": self.model, "pairs_in_pool": self.pairs,
-                "already_graded": self.already_graded, "graded_now": self.graded, "by_status": dict(self.by_status),
+                "already_graded": self.already_graded, "given_up": self.given_up, "graded_now": self.graded,
+                "by_status": dict(self.by_status),
                 "failures": self.failures, "llm_calls": self.calls, "cache_hits": self.cached, "tokens": self.tokens,
                 "truncated_contexts": self.truncated, "seconds": round(self.elapsed, 3),
                 "pairs_per_second": rate, "interrupted": self.interrupted,
@@ -94,8 +100,9 @@ class Engine:
 
     async def arun(self) -> Summary:
         """Grade every planned pair that lacks a grade; the backend stays open for further steps."""
-        summary = Summary(self.step, self.backend.model, self.grade_set, self.plan.pairs, self.plan.already)
-        progress = Progress(self.plan.pairs - self.plan.already, self.options.progress,
+        summary = Summary(self.step, self.backend.model, self.grade_set, self.plan.pairs, self.plan.already,
+                          self.plan.given_up)
+        progress = Progress(self.plan.pairs - self.plan.already - self.plan.given_up, self.options.progress,
                             f"{self.step} · {self.backend.model}")
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -105,6 +112,7 @@ class Engine:
         self._cache_buffer: list[tuple[str, str, str, dict]] = []
         self._last_commit = time.monotonic()
         pending: set[asyncio.Task] = set()
+        committer = asyncio.create_task(self._commit_regularly())
         try:
             for chunk in _chunks(self.plan.work(self.store), CHUNK):
                 if stop.is_set():
@@ -123,6 +131,9 @@ class Engine:
                 for task in pending:
                     task.cancel()
         finally:
+            committer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await committer  # re-raises what stopped it (a full disk), after which nothing more is committed
             self._flush()
             progress.close()
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
@@ -228,7 +239,7 @@ class Engine:
     def _record(self, item: WorkItem, reply: Reply, truncated: bool, summary: Summary) -> Grade:
         if reply.error is not None:
             parsed_grade, status, answer, extra = None, FAILED, None, {"error": reply.error}
-            summary.errors[reply.error.split(":")[0]] += 1
+            summary.errors[reason_of(reply.error)] += 1
         else:
             parsed = self.method.parse(reply.text, probabilities=reply.probabilities, score=reply.score,
                                        gold_answers=item.answers)
@@ -260,6 +271,12 @@ class Engine:
         if grade.parse_status != FAILED:
             self.results[(grade.query_id, grade.passage_id, grade.question_id)] = (grade.grade, grade.answer)
 
+    async def _commit_regularly(self) -> None:
+        """Commit what has arrived at least every `commit_seconds`, also while every request is still waiting."""
+        while True:
+            await asyncio.sleep(self.options.commit_seconds / 2)
+            self._maybe_flush()
+
     def _maybe_flush(self) -> None:
         if len(self._buffer) >= self.options.commit_every or (
                 self._buffer and time.monotonic() - self._last_commit >= self.options.commit_seconds):
@@ -269,10 +286,16 @@ class Engine:
         if not self._buffer and not self._cache_buffer:
             return
         with self.store.transaction():
-            self.store.upsert_grades(self.grade_set, self._buffer)
+            self.store.upsert_grades(self.grade_set, self._buffer, attempt=True)
             self.store.cache_put(self._cache_buffer)
         self._buffer, self._cache_buffer = [], []
         self._last_commit = time.monotonic()
+
+
+def reason_of(error: str) -> str:
+    """The part of a backend error that groups failures: what came back, not the attempt count."""
+    reason = re.sub(r"^gave up after \d+ attempts: ", "", error)
+    return reason[:100]
 
 
 def _chunks(items: Iterator[WorkItem], size: int) -> Iterator[list[WorkItem]]:

@@ -40,6 +40,9 @@ class Plan:
     pairs: int
     already: int
     variables: Variables | None = None
+    exhausted: set[Key] = field(default_factory=set)
+    """Failed pairs tried `max_attempts` times: kept as failed, not sent again."""
+    given_up: int = 0
 
     def work(self, store: Store) -> Iterator[WorkItem]:
         """The pairs still to grade, lazily (memory stays flat however large the pool)."""
@@ -49,7 +52,7 @@ class Plan:
             for pid in passages:
                 text = texts.get(pid)
                 for item_id, question, answers in items:
-                    if (qid, pid, item_id) in self.done:
+                    if (qid, pid, item_id) in self.done or (qid, pid, item_id) in self.exhausted:
                         continue
                     extra = {"query": query_texts.get(qid) or qid, "criterion_name": item_id}
                     if self.variables is not None:
@@ -82,13 +85,15 @@ def items_of(store: Store, method: Method, bank: tuple[str, str] | None) -> Item
 
 
 def make_plan(store: Store, items: Items, done: dict[Key, tuple[int | None, str | None]], *, depth: int,
-              max_queries: int | None, max_passages: int | None, variables: Variables | None) -> Plan:
-    """The plan over the judgment pool (every judged passage plus the top `depth` of every run)."""
+              max_queries: int | None, max_passages: int | None, variables: Variables | None,
+              exhausted: set[Key] | None = None) -> Plan:
+    """The plan over the judgment pool (every judged passage plus the top `depth` of every run); pairs in
+    `done` have a usable grade, pairs in `exhausted` failed too often to be tried again."""
     pool = judgment_pool(store, depth)
     queries = sorted(q for q in pool if q in items)
     if max_queries is not None:
         queries = queries[:max_queries]
-    plan = Plan([], done, 0, 0, variables)
+    plan = Plan([], done, 0, 0, variables, exhausted or set())
     for qid in queries:
         passages = pool[qid][:max_passages] if max_passages else pool[qid]
         plan.queries.append((qid, passages, items[qid]))
@@ -96,4 +101,5 @@ def make_plan(store: Store, items: Items, done: dict[Key, tuple[int | None, str 
                  if variables is None or variables(qid, p, item[0]) is not None]
         plan.pairs += len(pairs)
         plan.already += sum(1 for p, item_id in pairs if (qid, p, item_id) in done)
+        plan.given_up += sum(1 for p, item_id in pairs if (qid, p, item_id) in plan.exhausted)
     return plan

@@ -4,6 +4,10 @@ same experiment, and runs the method's declared steps in order, carrying each st
 
 from __future__ import annotations
 
+import os
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,6 +110,40 @@ async def run_grade_set(store: Store, choice: MethodChoice, backend: Backend, op
     with store.transaction():
         store.ensure_grade_set(grade_set)
         carried = carry_over(store, grade_set)
+    with grading_lock(store, grade_set):
+        summaries = await _run_steps(store, choice, backend, options, grade_set)
+    if carried:
+        summaries[0].by_status["carried over"] = carried
+    return grade_set, summaries
+
+
+@contextmanager
+def grading_lock(store: Store, grade_set: GradeSet) -> Iterator[None]:
+    """One process grades a grade set at a time: a second one is refused while the first is alive (a lock
+    left by a killed process is taken over), so no prompt is sent twice."""
+    pid, host = os.getpid(), socket.gethostname()
+    holder = store.lock_grade_set(grade_set.id, pid, host, _alive)
+    if holder is not None:
+        raise UsageError(f"grade set {grade_set.id} is being graded by pid {holder[0]} (since {holder[1]}); wait for "
+                         "it to finish (or stop it), then run this command again to grade what is left")
+    try:
+        yield
+    finally:
+        store.unlock_grade_set(grade_set.id, pid)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+async def _run_steps(store: Store, choice: MethodChoice, backend: Backend, options: GradeOptions,
+                     grade_set: GradeSet) -> list[Summary]:
     results: Results = {}
     summaries: list[Summary] = []
     for step in choice.steps():
@@ -116,16 +154,15 @@ async def run_grade_set(store: Store, choice: MethodChoice, backend: Backend, op
         done = store.graded(grade_set.id, step.name)
         plan = make_plan(store, items_of(store, method, _bank(grade_set)), done, depth=options.depth,
                          max_queries=options.max_queries, max_passages=options.max_passages,
-                         variables=step.uses(results) if step.uses else None)
+                         variables=step.uses(results) if step.uses else None,
+                         exhausted=store.exhausted(grade_set.id, step.name, options.max_attempts))
         engine = Engine(store, method, backend, plan, grade_set=grade_set.id, step=step.name, options=options)
         summary = await engine.arun()
         results[step.name] = {**results.get(step.name, {}), **engine.results}
         summaries.append(summary)
         if summary.interrupted:
             break
-    if carried:
-        summaries[0].by_status["carried over"] = carried
-    return grade_set, summaries
+    return summaries
 
 
 def _bank(grade_set: GradeSet) -> tuple[str, str] | None:

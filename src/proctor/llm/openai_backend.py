@@ -78,9 +78,10 @@ class OpenAIBackend:
             try:
                 async with self.gate:
                     extra = {"logprobs": True, "top_logprobs": 10} if self.options.probabilities else {}
-                    response = await self.client.chat.completions.create(
+                    raw = await self.client.chat.completions.with_raw_response.create(
                         model=self.model, messages=messages,
                         temperature=self.options.temperature, max_tokens=request.max_tokens, **extra)
+                    response = raw.parse()
             except retryable as exc:
                 last_error = f"{type(exc).__name__}: {_short(exc)}"
             except openai.APIStatusError as exc:
@@ -91,6 +92,11 @@ class OpenAIBackend:
             except openai.OpenAIError as exc:
                 last_error = f"{type(exc).__name__}: {_short(exc)}"
             else:
+                if not hasattr(response, "choices"):  # a 200 that is no chat completion (a proxy's error page)
+                    last_error = _not_a_completion(raw)
+                    if attempt < self.options.max_retries:
+                        await asyncio.sleep(backoff_delay(attempt, self.options.backoff_base, self.options.backoff_max))
+                    continue
                 choice = response.choices[0] if response.choices else None
                 text = choice.message.content if choice and choice.message else None
                 usage = response.usage.total_tokens if response.usage else 0
@@ -118,6 +124,13 @@ def grade_distribution(choice: Any) -> dict[int, float] | None:
             found[int(token)] = found.get(int(token), 0.0) + math.exp(candidate.logprob)
     total = sum(found.values())
     return {g: p / total for g, p in sorted(found.items())} if total > 0 else None
+
+
+def _not_a_completion(raw: Any) -> str:
+    """What came back instead of a chat completion: status, content type and the first bytes."""
+    body = raw.http_response.text[:80].replace("\n", " ")
+    kind = raw.headers.get("content-type") or "without content type"
+    return f"HTTP {raw.status_code} {kind}, not a chat completion: {body!r}"
 
 
 def _short(exc: Exception) -> str:

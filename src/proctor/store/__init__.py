@@ -8,6 +8,7 @@ only writes rows whose content differs, so importing the same file twice changes
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -21,6 +22,9 @@ from proctor.records import Grade, GradeSet
 from proctor.store.banks import BankTables
 from proctor.store.grades import FAILED, GradeTables
 from proctor.store.schema import SCHEMA, SCHEMA_VERSION, migrate_v1
+
+DEFAULT_LOCK_TIMEOUT = 60.0
+"""Seconds a writer waits for another writer's lock before giving up (`--lock-timeout`)."""
 
 
 def now() -> str:
@@ -38,26 +42,42 @@ class Store(BankTables, GradeTables):
 
     # -- opening -------------------------------------------------------------------------------------
     @classmethod
-    def open(cls, path: str | Path) -> Store:
-        """Open an existing store (migrating an older schema); a missing file is a usage error."""
+    def open(cls, path: str | Path, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT, read_only: bool = False) -> Store:
+        """Open an existing store (migrating an older schema); a missing file is a usage error. A file this
+        process cannot write (or `read_only`) is opened read-only, so read commands work on it."""
         path = Path(path)
+        if path.is_dir():
+            raise UsageError(f"{path}: is a folder, not a store file")
         if not path.is_file():
             raise UsageError(f"{path}: no such store (create one with `proctor import ... --store {path}`)")
-        store = cls(path, _connect(path))
+        if read_only or not _writable(path):
+            store = cls(path, _connect_read_only(path))
+        else:
+            store = cls(path, _connect(path, lock_timeout))
         store._check_schema()
         return store
 
     @classmethod
-    def create_or_open(cls, path: str | Path) -> Store:
-        """Open a store for writing, creating it (and its schema) if it does not exist."""
+    def create_or_open(cls, path: str | Path, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> Store:
+        """Open a store for writing, creating it (and its schema) if it does not exist. Another SQLite file is
+        refused, never given Proctor's tables."""
         path = Path(path)
+        if path.is_dir():
+            raise UsageError(f"{path}: is a folder, not a store file")
         if path.parent and not path.parent.exists():
             raise UsageError(f"{path}: folder {path.parent} does not exist")
-        store = cls(path, _connect(path))
-        fresh = store.db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0
+        store = cls(path, _connect(path, lock_timeout))
+        try:
+            fresh = store.db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0
+        except sqlite3.DatabaseError as exc:
+            store.close()
+            raise UsageError(f"{path}: not a Proctor store ({exc})") from None
         if fresh:
-            store.db.executescript(SCHEMA)
-            store.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            with store.transaction():
+                for statement in SCHEMA.split(";"):
+                    if statement.strip():
+                        store.db.execute(statement)
+                store.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         store._check_schema()
         return store
 
@@ -88,7 +108,8 @@ class Store(BankTables, GradeTables):
         try:
             yield
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:  # SQLite has already rolled back after some errors (a full disk)
+                self.db.execute("ROLLBACK")
             raise
         self.db.execute("COMMIT")
 
@@ -210,16 +231,51 @@ class Store(BankTables, GradeTables):
         return {t: sorted(self.db.execute(f"SELECT * FROM {t}"), key=repr) for t in tables}
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    db = sqlite3.connect(path, isolation_level=None)
+def _connect(path: Path, lock_timeout: float) -> sqlite3.Connection:
     try:
+        db = sqlite3.connect(path, isolation_level=None, timeout=lock_timeout)
+        db.execute(f"PRAGMA busy_timeout = {int(lock_timeout * 1000)}")
         db.execute("PRAGMA journal_mode = WAL")
     except sqlite3.DatabaseError as exc:
-        db.close()
-        raise UsageError(f"{path}: not a Proctor store ({exc})") from None
+        raise StoreError(path, exc) from None
     db.execute("PRAGMA synchronous = NORMAL")
-    db.execute("PRAGMA busy_timeout = 5000")
     return db
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection; `immutable` where SQLite cannot create the WAL index next to the file."""
+    for query in ("mode=ro", "immutable=1"):
+        try:
+            db = sqlite3.connect(f"{path.resolve().as_uri()}?{query}", uri=True, isolation_level=None)
+            db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            return db
+        except sqlite3.DatabaseError as exc:
+            error = exc
+    raise StoreError(path, error)
+
+
+def _writable(path: Path) -> bool:
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+
+
+class StoreError(UsageError):
+    """SQLite could not do what was asked: the message says why in the user's terms."""
+
+    def __init__(self, path: Path | str, exc: Exception) -> None:
+        text = str(exc)
+        if "locked" in text or "busy" in text:
+            why = ("another process is writing to the store and did not finish within --lock-timeout; "
+                   "run the command again when it is done (or raise --lock-timeout)")
+        elif "disk is full" in text or "database or disk is full" in text:
+            why = ("the disk is full: everything committed so far is kept; free some space and run the same "
+                   "command again to resume")
+        elif "readonly" in text:
+            why = "the store cannot be written (read-only file or folder)"
+        elif "file is not a database" in text or "malformed" in text:
+            why = "not a Proctor store"
+        else:
+            why = f"SQLite: {text}"
+        super().__init__(f"{path}: {why} ({text})" if why != f"SQLite: {text}" else f"{path}: {why}")
 
 
 def dumps(value: Any) -> str | None:
@@ -227,4 +283,4 @@ def dumps(value: Any) -> str | None:
     return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
-__all__ = ["FAILED", "Grade", "GradeSet", "Store", "dumps", "now"]
+__all__ = ["DEFAULT_LOCK_TIMEOUT", "FAILED", "Grade", "GradeSet", "Store", "StoreError", "dumps", "now"]

@@ -59,19 +59,51 @@ class GradeTables:
         return out
 
     # -- grades --------------------------------------------------------------------------------------
-    def upsert_grades(self, grade_set_id: str, grades: Iterable[Grade], created: str | None = None) -> None:
-        """Add grades to a grade set (`Grade.method` is the step); a stored grade is only rewritten when its
-        content differs."""
+    def upsert_grades(self, grade_set_id: str, grades: Iterable[Grade], created: str | None = None, *,
+                      attempt: bool = False) -> None:
+        """Add grades to a grade set (`Grade.method` is the step). Imports rewrite a stored grade only when its
+        content differs; a grading `attempt` always replaces it and counts one more attempt at the pair."""
         created = created or _now()
-        self.db.executemany(
-            "INSERT INTO grades VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
-            " raw_reply = excluded.raw_reply, grade = excluded.grade, parse_status = excluded.parse_status,"
-            " answer = excluded.answer, correct = excluded.correct, extra = excluded.extra, created = excluded.created"
+        condition = "" if attempt else (
             " WHERE grades.raw_reply IS NOT excluded.raw_reply OR grades.grade IS NOT excluded.grade"
             " OR grades.parse_status IS NOT excluded.parse_status OR grades.answer IS NOT excluded.answer"
-            " OR grades.correct IS NOT excluded.correct OR grades.extra IS NOT excluded.extra",
+            " OR grades.correct IS NOT excluded.correct OR grades.extra IS NOT excluded.extra")
+        self.db.executemany(
+            "INSERT INTO grades VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) ON CONFLICT DO UPDATE SET"
+            " raw_reply = excluded.raw_reply, grade = excluded.grade, parse_status = excluded.parse_status,"
+            " answer = excluded.answer, correct = excluded.correct, extra = excluded.extra, created = excluded.created,"
+            f" attempts = grades.attempts + {int(attempt)}" + condition,
             ((grade_set_id, g.method, g.query_id, g.passage_id, g.question_id, g.raw_reply, g.grade, g.parse_status,
               g.answer, None if g.correct is None else int(g.correct), _dumps(g.extra), created) for g in grades))
+
+    def exhausted(self, grade_set_id: str, step: str, max_attempts: int) -> set[tuple[str, str, str]]:
+        """Failed pairs of a step that were tried `max_attempts` times or more (kept as failed, not retried)."""
+        return set(self.db.execute(
+            "SELECT query_id, passage_id, question_id FROM grades WHERE grade_set_id = ? AND step = ?"
+            " AND parse_status = ? AND attempts >= ?", (grade_set_id, step, FAILED, max_attempts)))
+
+    # -- grading locks -------------------------------------------------------------------------------
+    def lock_grade_set(self, grade_set_id: str, pid: int, host: str, alive) -> tuple[int, str] | None:
+        """Take the grading lock of a grade set; returns (pid, started) of a live holder instead (on this host,
+        `alive(pid)` decides; a dead holder's lock is taken over)."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            row = self.db.execute("SELECT pid, host, started FROM grading_locks WHERE grade_set_id = ?",
+                                  (grade_set_id,)).fetchone()
+            if row is not None and row[0] != pid and (row[1] != host or alive(row[0])):
+                self.db.execute("ROLLBACK")
+                return row[0], row[2]
+            self.db.execute("INSERT OR REPLACE INTO grading_locks VALUES (?, ?, ?, ?)",
+                            (grade_set_id, pid, host, _now()))
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+        return None
+
+    def unlock_grade_set(self, grade_set_id: str, pid: int) -> None:
+        """Release a grading lock this process holds."""
+        self.db.execute("DELETE FROM grading_locks WHERE grade_set_id = ? AND pid = ?", (grade_set_id, pid))
 
     def grade_rows(self, grade_set_id: str, step: str) -> Iterator[tuple[str, str, str, int | None]]:
         """(query, passage, question, grade) of one step of a grade set; failed grades have grade None."""
@@ -107,7 +139,7 @@ class GradeTables:
         before = self.db.total_changes
         self.db.execute(
             "INSERT OR IGNORE INTO grades SELECT ?, step, query_id, passage_id, question_id, raw_reply, grade,"
-            " parse_status, answer, correct, json_set(COALESCE(extra, '{}'), '$.carried_from', ?), created"
+            " parse_status, answer, correct, json_set(COALESCE(extra, '{}'), '$.carried_from', ?), created, attempts"
             " FROM grades WHERE grade_set_id = ? AND step = ? AND parse_status != ?"
             " AND question_id IN (SELECT question_id FROM carry_ids)", (target, source, source, step, FAILED))
         return self.db.total_changes - before

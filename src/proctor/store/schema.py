@@ -35,8 +35,10 @@ CREATE TABLE IF NOT EXISTS grade_sets (
 CREATE TABLE IF NOT EXISTS grades (
     grade_set_id TEXT NOT NULL, step TEXT NOT NULL, query_id TEXT NOT NULL, passage_id TEXT NOT NULL,
     question_id TEXT NOT NULL, raw_reply TEXT, grade INTEGER, parse_status TEXT NOT NULL, answer TEXT,
-    correct INTEGER, extra TEXT, created TEXT NOT NULL,
+    correct INTEGER, extra TEXT, created TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 1,
     PRIMARY KEY (grade_set_id, step, query_id, passage_id, question_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS grading_locks (
+    grade_set_id TEXT PRIMARY KEY, pid INTEGER NOT NULL, host TEXT NOT NULL, started TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS llm_cache (
     key TEXT PRIMARY KEY, backend TEXT NOT NULL, model TEXT NOT NULL, reply TEXT NOT NULL, created TEXT NOT NULL
 ) WITHOUT ROWID;
@@ -87,7 +89,7 @@ def migrate_v1(db: sqlite3.Connection, created: str) -> str:
                        (gid, method, model, version, bank, versions.get(bank) if bank else None,
                         json.dumps(params), method, json.dumps(info, sort_keys=True), created))
             db.execute("INSERT INTO grades SELECT ?, method, query_id, passage_id, question_id, raw_reply, grade,"
-                       " parse_status, answer, correct, extra, created FROM old_grades"
+                       " parse_status, answer, correct, extra, created, 1 FROM old_grades"
                        " WHERE method = ? AND model = ? AND prompt_version = ?", (gid, method, model, version))
         for table in ("old_grades", "old_questions", "old_banks", "grade_configs"):
             db.execute(f"DROP TABLE IF EXISTS {table}")
