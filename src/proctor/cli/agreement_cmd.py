@@ -9,7 +9,7 @@ import sys
 from proctor.analyze.agreement import BINARY_MERGES, validate_merge
 from proctor.analyze.agreement_render import markdown, number, rows
 from proctor.analyze.judges import store_agreement
-from proctor.cli.common import add_format, add_store, readable_store
+from proctor.cli.common import add_format, add_store, check_judged_relevant, int_in, readable_store
 from proctor.errors import UsageError
 
 DESCRIPTION = """\
@@ -25,7 +25,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser("agreement", help="agreement (kappa, alpha, confusion) with human judgments",
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_store(p)
-    p.add_argument("--judged-relevant", type=int, required=True, metavar="J",
+    p.add_argument("--judged-relevant", type=int_in(1), required=True, metavar="J",
                    help="a judgment >= J counts as relevant (TREC DL: 2)")
     p.add_argument("--merges", default=",".join(BINARY_MERGES),
                    help=f"binary merges of predicted labels (default {','.join(BINARY_MERGES)})")
@@ -48,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     if not ms or min(ms) < 1:
         raise UsageError("--min-questions takes positive integers, e.g. 1,2,5")
     with readable_store(args.store, args.lock_timeout) as store:
+        check_judged_relevant(store, args.judged_relevant)
         result = store_agreement(store, args.judged_relevant, min_questions=ms, merges=merges,
                                  method=args.method, model=args.model, grade_set=args.grade_set, bank=args.bank)
     sys.stdout.write(render(result, args.format))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from proctor.cli.common import add_store, note, readable_store
+from proctor.cli.common import GRADE, add_store, check_judged_relevant, int_in, note, readable_store
 from proctor.errors import UsageError
 from proctor.evaluate.measures import parse_measure
 
@@ -25,14 +25,14 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--official", required=True, metavar="FILE",
                    help="official leaderboard: JSON {run: rank} or TSV of scores")
     p.add_argument("--out", required=True, metavar="DIR", help="folder for the report (created if missing)")
-    p.add_argument("--judged-relevant", type=int, default=2, metavar="J",
+    p.add_argument("--judged-relevant", type=int_in(1), default=2, metavar="J",
                    help="judgments >= J are relevant, for agreement and per-query correlation (default 2)")
     p.add_argument("--measures", default="P@20,nDCG@10,RR,AP,Rprec", help="comma-separated measures")
-    p.add_argument("--budget", type=int, default=20, metavar="K", help="EXAM-Cover budget (default 20)")
+    p.add_argument("--budget", type=int_in(1), default=20, metavar="K", help="EXAM-Cover budget (default 20)")
     p.add_argument("--missing", choices=("zero", "skip"), default="zero",
                    help="EXAM-Cover: queries a system did not answer (default zero)")
     p.add_argument("--per-query-measure", default="nDCG@10", help="measure of the per-query correlation")
-    p.add_argument("--per-query-tau", type=int, default=3, help="τ of the per-query correlation (binary measures)")
+    p.add_argument("--per-query-tau", type=GRADE, default=3, help="τ of the per-query correlation (binary measures)")
     p.set_defaults(func=run)
 
 
@@ -51,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
                              budget=args.budget, missing_cover=args.missing,
                              per_query_measure=args.per_query_measure, per_query_tau=args.per_query_tau)
     with readable_store(args.store, args.lock_timeout) as store:
+        check_judged_relevant(store, args.judged_relevant)
         if not store.grade_sets():
             raise UsageError(f"{args.store}: the store holds no grades to analyse")
         report = analyze(store, official, options, Path(args.out))

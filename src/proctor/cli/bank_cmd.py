@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from proctor.cli.common import add_format, add_store, note, readable_store, writable_store
+from proctor.cli.common import GRADE, add_format, add_store, note, readable_store, writable_store
 from proctor.errors import UsageError
 from proctor.llm.config import BackendConfig, add_backend_options
 
@@ -63,7 +63,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     i.add_argument("--model", help="narrow to grade sets of this model")
     i.add_argument("--bank", metavar="NAME[@VERSION]", help="narrow to grade sets of this bank (version)")
     i.add_argument("--measure", default="P@20", help="leaderboard measure (default P@20)")
-    i.add_argument("--min-grade", type=int, default=3, metavar="T", help="relevance level τ (default 3)")
+    i.add_argument("--min-grade", type=GRADE, default=3, metavar="T", help="relevance level τ (default 3)")
     i.add_argument("--official", help="official leaderboard (JSON {run: rank} or TSV) for the correlation")
     i.add_argument("--name", help="name of bank B in the store (default: the name of A's bank, so B becomes its "
                    "next version; else the bank that holds B's ids; else B's file name)")

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from proctor.errors import UsageError
 from proctor.store import DEFAULT_LOCK_TIMEOUT, Store
 
 
@@ -58,6 +59,36 @@ def readable_store(path: str, lock_timeout: float | None = None) -> Iterator[Sto
 
 def _timeout(value: float | None) -> float:
     return DEFAULT_LOCK_TIMEOUT if value is None else value
+
+
+MAX_GRADE = 5
+"""Grades and labels are 0-5 (direct relevance methods use part of that range)."""
+
+
+def int_in(low: int, high: int | None = None):
+    """An argparse type: an integer within [low, high]; anything else exits 2 naming the option and range."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            allowed = f"{low}..{high}" if high is not None else f"{low} or more"
+            raise argparse.ArgumentTypeError(f"must be {allowed} (got {value})")
+        return value
+    parse.__name__ = "integer"
+    return parse
+
+
+GRADE = int_in(1, MAX_GRADE)
+"""A threshold τ on grades: 1..5."""
+
+
+def check_judged_relevant(store: Store, value: int) -> None:
+    """`--judged-relevant J` must be reachable by the store's judgments (else every passage is non-relevant)."""
+    top = store.max_judgment()
+    if top is not None and value > top:
+        raise UsageError(f"--judged-relevant {value}: no judgment reaches it (the store's judgments go up to {top})")
 
 
 def note(message: str) -> None:

@@ -7,7 +7,7 @@ import json
 import sys
 
 from proctor.analyze.compare import compare, per_query_correlation
-from proctor.cli.common import add_format, note, readable_store
+from proctor.cli.common import add_format, int_in, note, readable_store
 from proctor.errors import UsageError
 from proctor.evaluate.leaderboard import measure_leaderboard
 from proctor.evaluate.measures import parse_measure
@@ -35,11 +35,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--official", metavar="FILE", help="official leaderboard: JSON {run: rank} or TSV of scores")
     p.add_argument("--official-qrels", metavar="FILE", help="compute the official leaderboard from these qrels")
     p.add_argument("--measure", help="with --official-qrels: the measure, e.g. nDCG@10")
-    p.add_argument("--judged-relevant", type=int, default=1, metavar="J",
+    p.add_argument("--judged-relevant", type=int_in(1), default=1, metavar="J",
                    help="with --official-qrels: relevance level of binary measures (default 1)")
     p.add_argument("--store", help="with --official-qrels: take the runs from this store")
     p.add_argument("--runs", nargs="+", metavar="DIR|FILE", help="with --official-qrels: take the runs from files")
-    p.add_argument("--bootstrap", type=int, default=1000, metavar="B",
+    p.add_argument("--bootstrap", type=int_in(0), default=1000, metavar="B",
                    help="bootstrap samples over queries (0 = none; default 1000)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     add_format(p, ("json", "tsv", "md"), "json")

@@ -7,7 +7,7 @@ import argparse
 import asyncio
 import json
 
-from proctor.cli.common import add_format, add_store, note
+from proctor.cli.common import add_format, add_store, int_in, note
 from proctor.errors import UsageError
 from proctor.llm.config import add_backend_options
 from proctor.methods import METHOD_NAMES
@@ -55,15 +55,15 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--verify", choices=("edit-distance", "llm"), default="edit-distance",
                    help="qa: check answers against the answer key by normalised edit distance (default) or by "
                    "asking the same LLM whether they are equivalent")
-    p.add_argument("--depth", type=int, default=20, help="pool: top-k of every run (default 20)")
-    p.add_argument("--max-queries", type=int, help="trial runs: only the first N queries")
-    p.add_argument("--max-passages", type=int, help="trial runs: only the first N pool passages per query")
+    p.add_argument("--depth", type=int_in(1), default=20, help="pool: top-k of every run (default 20)")
+    p.add_argument("--max-queries", type=int_in(1), help="trial runs: only the first N queries")
+    p.add_argument("--max-passages", type=int_in(1), help="trial runs: only the first N pool passages per query")
     p.add_argument("--bank", metavar="NAME[@VERSION]",
                    help="grade this bank's questions (its latest version unless named; default: the only bank)")
     p.add_argument("--prefilter", metavar="SPEC", help="embedding pre-filter, e.g. embed:minilm")
     p.add_argument("--prefilter-below", type=float, metavar="S",
                    help="pairs with similarity below S get grade 0 without an LLM call (recorded as such)")
-    p.add_argument("--max-attempts", type=int, default=3, metavar="N",
+    p.add_argument("--max-attempts", type=int_in(1), default=3, metavar="N",
                    help="a pair whose reply failed (error, empty, unparseable) is tried again by later runs until it "
                    "has failed N times in all; then it stays failed with its last reason (default 3)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from proctor.cli.common import add_format, add_store, note, readable_store
+from proctor.cli.common import GRADE, add_format, add_store, int_in, note, readable_store
 from proctor.cli.qrels_cmd import add_label_options
 from proctor.cli.render import to_json, to_markdown, to_tsv
 from proctor.errors import UsageError
@@ -48,12 +48,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--metric", choices=("qrels", "cover"), default="qrels",
                    help="qrels: a retrieval measure over labels (default); cover: EXAM-Cover")
     p.add_argument("--measure", help="retrieval measure for --metric qrels, e.g. P@20, nDCG@10, RR, AP, Rprec")
-    p.add_argument("--min-grade", type=int, metavar="T",
+    p.add_argument("--min-grade", type=GRADE, metavar="T",
                    help="τ: smallest grade that counts (relevance level of binary measures; cover threshold)")
     p.add_argument("--qrels", metavar="official|FILE",
                    help="score with human judgments (`official`) or a qrels file instead of grades")
     add_label_options(p)
-    p.add_argument("--budget", type=int, default=20, metavar="K", help="cover: passages per query read (default 20)")
+    p.add_argument("--budget", type=int_in(1), default=20, metavar="K",
+                   help="cover: passages per query read (default 20)")
     p.add_argument("--missing", choices=("zero", "skip"),
                    help="a query a system did not answer: counts 0 or is skipped (default: zero for cover, "
                    "as the papers; skip for measures, as trec_eval without -c)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from proctor.cli.common import add_store, note, readable_store
+from proctor.cli.common import GRADE, add_store, int_in, note, readable_store
 from proctor.errors import UsageError
 from proctor.evaluate.labels import LabelStats, binarize
 from proctor.evaluate.sources import exam_qrels, resolve_grade_set
@@ -19,7 +19,7 @@ def add_label_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--method", help="narrow to grade sets of this method (needed when the store has several)")
     p.add_argument("--model", help="narrow to grade sets of this model")
     p.add_argument("--bank", metavar="NAME[@VERSION]", help="narrow to grade sets of this bank (version)")
-    p.add_argument("--min-questions", type=int, default=1, metavar="M",
+    p.add_argument("--min-questions", type=int_in(1), default=1, metavar="M",
                    help="label = the grade reached by at least M questions (the M-th largest; default 1: max)")
     p.add_argument("--facets", action="store_true",
                    help="one label per query facet (query_id/facet_id), for banks with facets (CAR)")
@@ -35,7 +35,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_store(p)
     add_label_options(p)
     p.add_argument("--binary", action="store_true", help="write 1 for labels >= --min-grade, else 0")
-    p.add_argument("--min-grade", type=int, metavar="T", help="with --binary: the smallest relevant label")
+    p.add_argument("--min-grade", type=GRADE, metavar="T", help="with --binary: the smallest relevant label")
     p.set_defaults(func=run)
 
 

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from proctor.cli.common import add_format, add_store, readable_store
+from proctor.cli.common import GRADE, add_format, add_store, check_judged_relevant, int_in, readable_store
 from proctor.evaluate.sources import resolve_grade_set
 from proctor.review.verify import REPORTS, VerifyOptions, build_report, render_markdown, render_text
 
@@ -28,10 +28,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--method", help="narrow to grade sets of this method (needed when the store has several)")
     p.add_argument("--model", help="narrow to grade sets of this model")
     p.add_argument("--bank", metavar="NAME[@VERSION]", help="narrow to grade sets of this bank (version)")
-    p.add_argument("--min-grade", type=int, default=4, metavar="T", help="a question is answered at grade >= T (4)")
-    p.add_argument("--judged-relevant", type=int, default=1, metavar="J",
+    p.add_argument("--min-grade", type=GRADE, default=4, metavar="T", help="a question is answered at grade >= T (4)")
+    p.add_argument("--judged-relevant", type=int_in(1), default=1, metavar="J",
                    help="judgments >= J are relevant, lower ones non-relevant (default 1; TREC DL: 2)")
-    p.add_argument("--limit", type=int, default=5, help="passages per question / questions per query (default 5)")
+    p.add_argument("--limit", type=int_in(1), default=5, help="passages per question / questions per query (default 5)")
     p.add_argument("--query", help="only this query")
     add_format(p, ("text", "json", "md"), "text")
     p.set_defaults(func=run)
@@ -40,6 +40,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Build the report and print it."""
     with readable_store(args.store, args.lock_timeout) as store:
+        check_judged_relevant(store, args.judged_relevant)
         grade_set = resolve_grade_set(store, args.grade_set, args.method, args.model, args.bank)
         data = build_report(store, args.report, VerifyOptions(
             grade_set, args.min_grade, args.judged_relevant, args.limit, args.query))

@@ -205,6 +205,10 @@ class Store(BankTables, GradeTables):
             out[qid][pid] = rel
         return dict(out)
 
+    def max_judgment(self) -> int | None:
+        """The largest imported relevance judgment (None without judgments)."""
+        return self.db.execute("SELECT MAX(relevance) FROM judgments").fetchone()[0]
+
     def counts(self) -> dict[str, Any]:
         """The numbers `proctor info` prints."""
         one = lambda sql: self.db.execute(sql).fetchone()[0]  # noqa: E731

@@ -40,6 +40,8 @@ def parse_measure(text: str) -> MeasureSpec:
         raise UsageError(f"measure {text!r} needs a cutoff, e.g. {measure.name}@20 or {measure.trec_name}.20")
     if cutoff is not None and not measure.accepts_cutoff:
         raise UsageError(f"measure {measure.name} takes no cutoff")
+    if rel is not None and not 1 <= rel <= 5:
+        raise UsageError(f"measure {text!r}: rel must be a grade 1..5 (got {rel})")
     if cutoff is not None and cutoff < 1:
         raise UsageError(f"measure {text!r}: the cutoff must be at least 1")
     return MeasureSpec(measure, cutoff, rel)

@@ -1,0 +1,57 @@
+"""Options out of range are refused before any work: exit 2, the option and its range named, no output."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import run_process
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    from conftest import seed_demo
+
+    store = seed_demo(tmp_path_factory.mktemp("graded"))
+    assert run_process("grade", "--store", store, "--method", "embedding").code == 0
+    return store
+
+
+CASES = [
+    (("leaderboard", "--measure", "P@3", "--min-grade", "7"), "--min-grade", "1..5"),
+    (("leaderboard", "--measure", "P@3", "--min-grade", "-1"), "--min-grade", "1..5"),
+    (("leaderboard", "--measure", "P(rel=9)@20"), "rel must be a grade 1..5", ""),
+    (("leaderboard", "--metric", "cover", "--min-grade", "3", "--budget", "-4"), "--budget", "1 or more"),
+    (("qrels", "--binary", "--min-grade", "9"), "--min-grade", "1..5"),
+    (("qrels", "--min-questions", "0"), "--min-questions", "1 or more"),
+    (("verify", "answers", "--limit", "-1"), "--limit", "1 or more"),
+    (("verify", "spurious", "--judged-relevant", "9"), "--judged-relevant 9", "go up to"),
+    (("agreement", "--judged-relevant", "9"), "--judged-relevant 9", "go up to"),
+    (("agreement", "--judged-relevant", "0"), "--judged-relevant", "1 or more"),
+    (("analyze", "--official", "OFFICIAL", "--out", "r", "--budget", "-4"), "--budget", "1 or more"),
+    (("analyze", "--official", "OFFICIAL", "--out", "r", "--judged-relevant", "9"), "--judged-relevant 9", ""),
+    (("grade", "--method", "self-rating", "--llm", "openai:m", "--timeout", "-1"), "--timeout", "positive"),
+    (("grade", "--method", "self-rating", "--llm", "openai:m", "--max-retries", "-1"), "--max-retries", "at least 0"),
+    (("grade", "--method", "self-rating", "--llm", "openai:m", "--rpm", "0"), "--rpm", "positive"),
+    (("grade", "--method", "self-rating", "--llm", "openai:m", "--max-attempts", "0"), "--max-attempts", ""),
+    (("grade", "--method", "self-rating", "--llm", "openai:m", "--depth", "0"), "--depth", "1 or more"),
+    (("info", "--lock-timeout", "-5"), "--lock-timeout", "0 or more"),
+]
+
+
+@pytest.mark.parametrize("args,option,detail", CASES, ids=[" ".join(c[0][:1] + c[0][-2:]) for c in CASES])
+def test_out_of_range_options_exit_2_naming_the_option(graded, args, option, detail):
+    official = graded.parent / "official.json"
+    official.write_text('{"strong": 1, "partial": 2, "middling": 3, "weak": 4}')
+    args = [official if a == "OFFICIAL" else (graded.parent / "r" if a == "r" else a) for a in args]
+    result = run_process(*args, "--store", graded)
+    assert result.code == 2 and option in result.err and detail in result.err, result.err
+    assert result.out == "" and "Traceback" not in result.err
+
+
+def test_correlate_bootstrap_must_not_be_negative(tmp_path):
+    board = tmp_path / "lb.tsv"
+    board.write_text("system\tscore\na\t1\nb\t2\nc\t3\n")
+    official = tmp_path / "o.json"
+    official.write_text('{"a": 1, "b": 2, "c": 3}')
+    result = run_process("correlate", board, "--official", official, "--bootstrap", "-5")
+    assert result.code == 2 and "--bootstrap" in result.err and "0 or more" in result.err
