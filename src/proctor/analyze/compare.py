@@ -32,6 +32,7 @@ def compare(
         "method": "scipy semantics: scores ranked with average ranks; Kendall tau-b; tau_AP top-weighted "
                   "(Yilmaz et al. 2008), official ties count one half",
         "confidence_intervals": None,
+        "warnings": _warnings(len(common), corr),
     }
     if predicted.per_query and samples > 0:
         pred_pq = {s: predicted.per_query[s] for s in common if s in predicted.per_query}
@@ -59,6 +60,15 @@ def per_query_correlation(
         systems = sorted(s for s in predicted if qid in predicted[s] and qid in official.get(s, {}))
         corr = correlate_scores([predicted[s][qid] for s in systems], [official[s][qid] for s in systems])
         out[qid] = {"spearman": _clean(corr.spearman), "kendall": _clean(corr.kendall), "n_systems": len(systems)}
+    return out
+
+
+def _warnings(n: int, corr) -> list[str]:
+    out = []
+    if n < 3:
+        out.append(f"only {n} systems in both leaderboards: a rank correlation of {n} systems is meaningless")
+    if n >= 2 and math.isnan(corr.kendall):
+        out.append("one side ranks every system the same: the correlations are undefined (null)")
     return out
 
 

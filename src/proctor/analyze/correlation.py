@@ -71,8 +71,8 @@ def tau_ap(predicted: Sequence[float], truth: Sequence[float]) -> float:
     items above it that the truth also puts above it, a pair tied in the truth counting one half.
     """
     n = len(predicted)
-    if n < 2:
-        return math.nan
+    if n < 2 or len(set(predicted)) == 1 or len(set(truth)) == 1:
+        return math.nan  # undefined, as ρ and τ are, when either side ranks every system the same
     order = sorted(range(n), key=lambda i: -predicted[i])
     total = 0.0
     for pos in range(1, n):

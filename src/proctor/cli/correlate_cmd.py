@@ -55,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
               **compare(predicted, official, samples=args.bootstrap, seed=args.seed)}
     if predicted.per_query and official.per_query:
         result["per_query"] = per_query_correlation(predicted.per_query, official.per_query)
+    for warning in result["warnings"]:
+        note(f"warning: {warning}")
     missing = result["missing"]
     if missing["only_in_leaderboard"] or missing["only_in_official"]:
         note(f"systems in one leaderboard only (left out of the correlation): "

@@ -52,8 +52,10 @@ def read_official(path: str | Path) -> LeaderboardFile:
 def _from_proctor_json(path: str | Path, data: dict) -> LeaderboardFile:
     scores, per_query = {}, {}
     for row in data["systems"]:
-        if not isinstance(row, dict) or "system" not in row or not isinstance(row.get("score"), int | float):
-            raise InputError(str(path), None, "every entry of `systems` needs `system` and a numeric `score`")
+        if (not isinstance(row, dict) or "system" not in row or isinstance(row.get("score"), bool)
+                or not isinstance(row.get("score"), int | float) or not math.isfinite(row["score"])):
+            raise InputError(str(path), None, "every entry of `systems` needs `system` and a finite numeric `score`"
+                             + (f" ({row.get('system')!r} has {row.get('score')!r})" if isinstance(row, dict) else ""))
         scores[str(row["system"])] = float(row["score"])
         if isinstance(row.get("per_query"), dict):
             per_query[str(row["system"])] = {str(q): float(v) for q, v in row["per_query"].items()}
@@ -64,8 +66,8 @@ def _from_proctor_json(path: str | Path, data: dict) -> LeaderboardFile:
 def _numbers(path: str | Path, data: dict, what: str) -> dict[str, float]:
     out = {}
     for key, value in data.items():
-        if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-            raise InputError(str(path), None, f"{key!r}: the {what} must be a number, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise InputError(str(path), None, f"{key!r}: the {what} must be a finite number, got {value!r}")
         out[str(key)] = float(value)
     return out
 
@@ -84,6 +86,8 @@ def _read_tsv(path: str | Path) -> dict[str, float]:
             score = float(parts[1])
         except ValueError:
             raise InputError(str(path), line, f"score {parts[1]!r} is not a number") from None
+        if not math.isfinite(score):
+            raise InputError(str(path), line, f"score {parts[1]!r} of {parts[0]!r} is not a finite number")
         if parts[0] in scores:
             raise InputError(str(path), line, f"system {parts[0]!r} listed twice")
         scores[parts[0]] = score
