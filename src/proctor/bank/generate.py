@@ -20,6 +20,7 @@ from proctor.errors import InputError
 from proctor.io.queries import read_queries
 from proctor.io.textfile import iter_jsonl
 from proctor.llm.base import Backend, Request
+from proctor.outputs import file_target, write_text
 from proctor.store import now
 
 
@@ -126,7 +127,4 @@ def _line(topic: Topic, items: list[str], kind: str, prompt: str, model: str, pa
 
 def write_bank(lines: list[dict[str, Any]], out: str | Path) -> None:
     """Write bank lines (the workbench's current `items` format), atomically."""
-    out = Path(out)
-    tmp = out.with_name(f".{out.name}.partial")
-    tmp.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
-    tmp.replace(out)
+    write_text(file_target(out), "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))

@@ -40,12 +40,14 @@ def run(args: argparse.Namespace) -> int:
     """Analyse and write the report."""
     from proctor.analyze.report import AnalyzeOptions, analyze
     from proctor.io.leaderboards import read_official
+    from proctor.outputs import folder_target
 
     measures = tuple(m.strip() for m in args.measures.split(",") if m.strip())
     for m in (*measures, args.per_query_measure):
         parse_measure(m)
     if not measures:
         raise UsageError("--measures is empty")
+    folder_target(args.out)
     official = read_official(args.official)
     options = AnalyzeOptions(official_name=args.official, judged_relevant=args.judged_relevant, measures=measures,
                              budget=args.budget, missing_cover=args.missing,

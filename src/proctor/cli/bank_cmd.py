@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import json
 import sys
-from pathlib import Path
 
 from proctor.cli.common import GRADE, add_format, add_store, note, readable_store, writable_store
 from proctor.errors import UsageError
@@ -90,8 +89,11 @@ def run_generate(args: argparse.Namespace) -> int:
     """Generate a bank and report what never succeeded."""
     from proctor.bank.generate import generate, read_topics, write_bank
     from proctor.grading.progress import Progress
+    from proctor.outputs import file_target
+
     if args.per_query < 1:
         raise UsageError("--per-query must be at least 1")
+    file_target(args.out)  # before any LLM call
     if args.llm.split(":")[0] not in ("openai", "hf", "llamacpp"):
         raise UsageError("bank generation needs a text-generating backend: openai:MODEL, hf:PATH, llamacpp:PATH")
     topics = read_topics(args.queries, args.style)
@@ -166,6 +168,7 @@ def run_export(args: argparse.Namespace) -> int:
     """Write the stored bank(s)."""
     from proctor.bank.generate import write_bank
     from proctor.bank.manual import bank_lines, yaml_text
+    from proctor.outputs import file_target, write_text
 
     with readable_store(args.store, args.lock_timeout) as store:
         bank = store.bank_version(args.bank) if args.bank else None
@@ -174,10 +177,7 @@ def run_export(args: argparse.Namespace) -> int:
     if not questions:
         raise UsageError(f"{args.store}: no bank questions" + (f" in bank {args.bank!r}" if args.bank else ""))
     if args.fmt == "yaml":
-        out = Path(args.out)
-        tmp = out.with_name(f".{out.name}.partial")
-        tmp.write_text(yaml_text(questions, texts, bank[0] if bank else None), encoding="utf-8")
-        tmp.replace(out)
+        write_text(file_target(args.out), yaml_text(questions, texts, bank[0] if bank else None))
     else:
         write_bank(bank_lines(questions, texts, args.fmt), args.out)
     note(f"wrote {len(questions)} items to {args.out} ({args.fmt})")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 
 from proctor.cli.common import add_store, note, readable_store
 from proctor.evaluate.sources import resolve_grade_set
 from proctor.exporting import write_exampp
+from proctor.outputs import file_target, temporary_path
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -30,8 +30,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write to a temporary file and rename it, so a failed export leaves nothing half-written."""
-    out = Path(args.out)
-    tmp = out.with_name(f".{out.name}.partial" + (".gz" if out.suffix == ".gz" else ""))
+    out = file_target(args.out)
+    tmp = temporary_path(out)
     with readable_store(args.store, args.lock_timeout) as store:
         if args.no_grades:
             sets = []
@@ -43,9 +43,8 @@ def run(args: argparse.Namespace) -> int:
             sets = []
         try:
             n = write_exampp(store, tmp, sets)
-        except BaseException:
+            os.replace(tmp, out)
+        finally:
             tmp.unlink(missing_ok=True)
-            raise
-    os.replace(tmp, out)
     note(f"wrote {n} queries to {out}" + (f" with grade set(s) {', '.join(s.id for s in sets)}" if sets else ""))
     return 0
