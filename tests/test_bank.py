@@ -14,7 +14,7 @@ from conftest import DL19, run_process
 from fake_openai import FakeOpenAI
 from proctor.bank.parse import extract_items
 from proctor.demo.write import write_collection
-from proctor.io.banks import load_bank
+from proctor.io.bank_files import load_bank
 
 TEN = [f"Question number {i} about the topic?" for i in range(10)]
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from proctor.errors import InputError, UsageError
-from proctor.io.banks import load_bank
+from proctor.io.bank_files import load_bank
 from proctor.io.corpus import read_corpus
 from proctor.io.exampp import read_exampp
 from proctor.io.queries import read_queries

@@ -14,9 +14,9 @@ from typing import Any
 
 import yaml
 
-from proctor.bank.ids import item_id
 from proctor.bank.parse import extract_items
 from proctor.errors import InputError
+from proctor.io.ids import item_id
 from proctor.io.queries import read_queries
 from proctor.io.textfile import iter_jsonl
 from proctor.llm.base import Backend, Request

@@ -1,88 +1,11 @@
-"""Human-editable banks (YAML), and writing banks in both workbench formats.
-
-```yaml
-bank: my-rubric                 # optional name
-queries:
-  - query_id: "q1"
-    query_text: how do bees make honey
-    facet_id: null              # optional (CAR subtopics)
-    questions:
-      - text: What do bees collect from flowers?
-        answers: [nectar]       # optional gold answers
-      - text: Which part of the flower produces nectar?
-        choices: {A: petal, B: nectary, C: stem}   # optional multiple-choice options (TQA style)
-        correct: B                                 # the correct option; its text counts as a gold answer
-    nuggets:
-      - text: Bees evaporate water from nectar
-```
-Ids are computed as the workbench does (`query[/facet]/md5(text)`) unless an item gives `id`.
-"""
+"""Human-editable banks: writing banks as YAML and in both workbench formats (reading YAML banks is
+`proctor.io.yaml_banks`')."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import yaml
-
-from proctor.bank.ids import item_id
-from proctor.errors import InputError
-from proctor.io.banks import Bank
-from proctor.io.textfile import read_text
-
-
-def read_yaml_bank(path: str | Path) -> Bank:
-    """Parse a YAML bank; problems name the file and (where YAML knows it) the line."""
-    text = read_text(path)
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InputError(str(path), mark.line + 1 if mark else None, f"invalid YAML: {exc.problem or exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("queries"), list):
-        raise InputError(str(path), 1, "expected a mapping with a list under `queries`")
-    bank = Bank(info={"format": "proctor-yaml", **({"name": data["bank"]} if data.get("bank") else {})})
-    for index, query in enumerate(data["queries"]):
-        where = f"queries[{index}]"
-        if not isinstance(query, dict) or query.get("query_id") is None:
-            raise InputError(str(path), None, f"{where}: needs a query_id")
-        qid, facet = str(query["query_id"]), query.get("facet_id")
-        if isinstance(query.get("query_text"), str) and facet is None:
-            bank.query_texts.setdefault(qid, query["query_text"])
-        for kind, key in (("question", "questions"), ("nugget", "nuggets")):
-            for n, item in enumerate(query.get(key) or []):
-                bank.questions.append(_item(path, f"{where}.{key}[{n}]", qid, facet, kind, item, bank))
-    return bank
-
-
-def _item(path, where: str, qid: str, facet: Any, kind: str, item: Any, bank: Bank) -> dict[str, Any]:
-    if isinstance(item, str):
-        item = {"text": item}
-    if not isinstance(item, dict) or not isinstance(item.get("text"), str) or not item["text"].strip():
-        raise InputError(str(path), None, f"{where}: needs a non-empty `text`")
-    text = item["text"].strip()
-    answers = item.get("answers")
-    if isinstance(answers, str):
-        answers = [answers]
-    answers = list(answers or [])
-    info: dict[str, Any] = {}
-    if item.get("choices") is not None:
-        choices = item["choices"]
-        if not isinstance(choices, dict):
-            raise InputError(str(path), None, f"{where}: `choices` must map option keys to texts")
-        info["choices"] = {str(k): str(v) for k, v in choices.items()}
-        if item.get("correct") is not None:
-            key = str(item["correct"])
-            if key not in info["choices"]:
-                raise InputError(str(path), None, f"{where}: `correct` {key!r} is not one of the choices")
-            info["correct"] = key
-            answers.append(info["choices"][key])
-    identifier = str(item.get("id") or item_id(qid, text, str(facet) if facet else None))
-    if identifier in bank.lines:
-        raise InputError(str(path), None, f"{where}: id {identifier!r} appears twice")
-    bank.lines[identifier] = 1
-    return {"question_id": identifier, "query_id": qid, "facet_id": str(facet) if facet else None, "kind": kind,
-            "text": text, "answers": sorted(set(answers)) or None, "info": info or None}
 
 
 def bank_lines(questions: list[dict[str, Any]], query_texts: dict[str, str], fmt: str) -> list[dict[str, Any]]:

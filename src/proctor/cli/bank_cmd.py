@@ -131,7 +131,7 @@ def run_generate(args: argparse.Namespace) -> int:
 def run_diff(args: argparse.Namespace) -> int:
     """Print the diff of two bank files."""
     from proctor.bank.diff import diff_banks, render_diff
-    from proctor.io.banks import load_bank
+    from proctor.io.bank_files import load_bank
 
     result = diff_banks(load_bank(args.old).questions, load_bank(args.new).questions)
     sys.stdout.write(json.dumps(result, indent=2) + "\n" if args.format == "json" else render_diff(result, args.format))
@@ -142,7 +142,7 @@ def run_impact(args: argparse.Namespace) -> int:
     """Grade what is new (a grade set for bank B beside A's), then compare labels and leaderboards."""
     from proctor.bank.impact import bank_impact, prepare_impact, render_impact
     from proctor.evaluate.sources import load_runs, resolve_grade_set
-    from proctor.io.banks import load_bank
+    from proctor.io.bank_files import load_bank
     from proctor.io.leaderboards import read_official
 
     old, new = load_bank(args.old), load_bank(args.new)

@@ -37,15 +37,6 @@ class Bank:
         return digest.hexdigest()[:12]
 
 
-def load_bank(path: str | Path) -> Bank:
-    """A bank from a workbench JSONL file (either format) or a human-editable YAML file."""
-    if str(path).removesuffix(".gz").endswith((".yaml", ".yml")):
-        from proctor.bank.manual import read_yaml_bank
-
-        return read_yaml_bank(path)
-    return read_bank(path)
-
-
 def read_bank(path: str | Path) -> Bank:
     """Parse a bank file (plain or gzipped JSONL); every problem names the file and the line."""
     bank = Bank()
