@@ -17,7 +17,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the demo (imported here: the demo drives the CLI itself)."""
+    """Run the demo (a pipeline over the Python API)."""
     from proctor.demo.run import run_demo
 
     return run_demo(args.out)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
+from proctor.api import info_text
 from proctor.cli.common import add_format, add_store, readable_store
 
 
@@ -26,15 +28,5 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(counts, indent=2))
         return 0
-    for key in ("store", "queries", "passages", "runs", "generated_runs", "rankings", "judgments", "banks", "questions",
-                "grades", "failures"):
-        print(f"{key:<14} {counts[key]}")
-    for bank in counts["bank_versions"]:
-        latest = " (latest)" if bank["latest"] else ""
-        print(f"bank           {bank['bank']}@{bank['version']}{latest}: {bank['questions']} items "
-              f"({bank['nuggets']} nuggets) from {bank['source']}")
-    for s in counts["grade_sets"]:
-        hidden = " (intermediate)" if s.get("intermediate") else ""
-        print(f"grade set      {s['id']}  {s['method']} / {s['model']}  bank {s['bank']}  prompt {s['prompt_version']}"
-              f"  {s['grades']} grades ({s['failures']} failed){hidden}")
+    sys.stdout.write(info_text(counts))
     return 0

@@ -8,21 +8,8 @@ import sys
 
 from proctor.cli.common import GRADE, add_format, add_store, int_in, note, readable_store
 from proctor.cli.qrels_cmd import add_label_options
-from proctor.cli.render import to_json, to_markdown, to_tsv
 from proctor.errors import UsageError
-from proctor.evaluate.cover import CoverTable
-from proctor.evaluate.leaderboard import Leaderboard, cover_leaderboard, measure_leaderboard
-from proctor.evaluate.measures import MeasureSpec, known_measures, parse_measure
-from proctor.evaluate.runs import Ranked
-from proctor.evaluate.sources import (
-    describe,
-    exam_qrels,
-    grade_rows,
-    load_runs,
-    official_or_file_qrels,
-    resolve_grade_set,
-)
-from proctor.store import Store
+from proctor.evaluate.measures import known_measures
 
 DESCRIPTION = f"""\
 Score systems and print a leaderboard, best first.
@@ -67,70 +54,17 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Build the leaderboard and print it."""
-    spec = check_options(args)
-    with readable_store(args.store, args.lock_timeout) as store:
-        runs = load_runs(store, args.runs)
-        board = cover_board(store, runs, args) if spec is None else qrels_board(store, runs, spec, args)
-    for line in board.notes:
-        note(line)
-    if args.format == "tsv":
-        sys.stdout.write(to_tsv(board))
-    elif args.format == "json":
-        sys.stdout.write(to_json(board, per_query=args.per_query))
-    else:
-        sys.stdout.write(to_markdown(board))
-    return 0
+    """Build the leaderboard (through the Python API) and print it."""
+    from proctor import api
 
-
-def check_options(args: argparse.Namespace) -> MeasureSpec | None:
-    """Refuse contradictory options before any work; returns the measure (None for cover)."""
     if args.per_query and args.format != "json":
         raise UsageError("--per-query needs --format json")
-    if args.metric == "cover":
-        if args.measure or args.qrels:
-            raise UsageError("--metric cover takes no --measure or --qrels (it reads the grades directly)")
-        if args.min_grade is None:
-            raise UsageError("--metric cover needs --min-grade T (the smallest grade that answers a question)")
-        if args.budget < 1:
-            raise UsageError("--budget must be at least 1")
-        if args.gold and args.normalize:
-            raise UsageError("--gold RUN and --normalize pool are two different normalisers: choose one")
-        return None
-    if args.gold:
-        raise UsageError("--gold applies to --metric cover only")
-    if not args.measure:
-        raise UsageError("--metric qrels needs --measure M (e.g. P@20 or ndcg_cut.10)")
-    if args.normalize:
-        raise UsageError("--normalize applies to --metric cover only")
-    spec = parse_measure(args.measure)
-    if spec.rel is not None and args.min_grade is not None and spec.rel != args.min_grade:
-        raise UsageError(f"{args.measure} names rel={spec.rel} but --min-grade is {args.min_grade}")
-    if (not args.qrels and spec.rel is None and args.min_grade is None and spec.measure.uses_relevance_level):
-        raise UsageError(f"{spec.name} on EXAM-Qrels needs --min-grade T (the smallest relevant grade)")
-    return spec
-
-
-def qrels_board(store: Store, runs: Ranked, spec: MeasureSpec, args: argparse.Namespace) -> Leaderboard:
-    """EXAM-Qrels (or human-judgment) leaderboard."""
-    if args.qrels:
-        qrels = official_or_file_qrels(store, args.qrels)
-        description = {"labels": "human judgments" if args.qrels == "official" else f"qrels file {args.qrels}"}
-    else:
-        grade_set = resolve_grade_set(store, args.grade_set, args.method, args.model, args.bank)
-        qrels = exam_qrels(store, grade_set, min_questions=args.min_questions, facets=args.facets)
-        description = describe(store, grade_set)
-        description["label_rule"] = ("max grade over questions" if args.min_questions == 1
-                                     else f"{args.min_questions}-th largest grade")
-    missing = args.missing or "skip"
-    return measure_leaderboard(runs, qrels, spec, args.min_grade, missing=missing, description=description)
-
-
-def cover_board(store: Store, runs: Ranked, args: argparse.Namespace) -> Leaderboard:
-    """EXAM-Cover leaderboard."""
-    grade_set = resolve_grade_set(store, args.grade_set, args.method, args.model, args.bank)
-    if args.gold and args.gold not in runs:
-        raise UsageError(f"--gold {args.gold}: no such run (runs: {', '.join(sorted(runs))})")
-    table = CoverTable.build(grade_rows(store, grade_set), args.min_grade)
-    return cover_leaderboard(runs, table, budget=args.budget, missing=args.missing or "zero",
-                             normalize=args.normalize, gold=args.gold, description=describe(store, grade_set))
+    labels = api.LabelChoice(args.grade_set, args.method, args.model, args.bank, args.min_questions, args.facets)
+    with readable_store(args.store, args.lock_timeout) as store:
+        board = api.leaderboard(store, measure=args.measure, min_grade=args.min_grade, metric=args.metric,
+                                labels=labels, judgments=args.qrels, budget=args.budget, missing=args.missing,
+                                normalize=args.normalize, gold=args.gold, runs=args.runs)
+    for line in board.notes:
+        note(line)
+    sys.stdout.write(api.render(board, args.format, per_query=args.per_query))
+    return 0

@@ -1,4 +1,4 @@
-"""Leaderboards as TSV (header + one row per system, nothing else), JSON, or Markdown."""
+"""Leaderboards as text: TSV (header + one row per system, nothing else), JSON, or Markdown."""
 
 from __future__ import annotations
 
