@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import html
+
+from proctor.analyze.tables import Table
+from proctor.markdown import escape
+
 
 def rows(result: dict) -> list[tuple]:
     """Flat rows: method, model, m, statistic, value."""
@@ -19,38 +24,57 @@ def rows(result: dict) -> list[tuple]:
     return out
 
 
-def markdown(result: dict) -> str:
-    """Markdown: per grade set, a statistics table over m and the confusion table for m = 1."""
-    lines = [f"**Agreement with human judgments** (judgment >= {result['judged_relevant']} is relevant; "
-             f"{result['label_rule']})", ""]
+def title(result: dict) -> str:
+    """What the agreement figures are about."""
+    return (f"Agreement with human judgments (judgment >= {result['judged_relevant']} is relevant; "
+            f"{result['label_rule']})")
+
+
+def sections(result: dict) -> list[tuple[str, list[Table]]]:
+    """Per grade set: a heading, its statistics table over m and the confusion table for the first m."""
+    out = []
     for gs in result["grade_sets"]:
         reps = gs["at_least_m_questions"]
         ms = list(reps)
-        lines += [f"### {gs['method']} / {gs['model']} (prompt {gs['prompt_version']}, bank {gs['bank']}, "
-                  f"{gs['failed_grades']} failed grades)", "",
-                  "| statistic | " + " | ".join(f"m={m}" for m in ms) + " |", "|---|" + "---:|" * len(ms)]
         first = reps[ms[0]]
+        stats = Table(["statistic", *(f"m={m}" for m in ms)])
         for i, b in enumerate(first["binary"]):
-            lines.append(f"| Cohen's κ label {b['predicted']} vs judged {b['judged']} | "
-                         + " | ".join(number(reps[m]["binary"][i]["cohen_kappa"]) for m in ms) + " |")
+            stats.rows.append([f"Cohen's κ label {b['predicted']} vs judged {b['judged']}",
+                               *(number(reps[m]["binary"][i]["cohen_kappa"]) for m in ms)])
         for cut in (first["llmjudge_kappa"] or {}):
-            values = " | ".join(number(reps[m]["llmjudge_kappa"][cut]) for m in ms)
-            lines.append(f"| Cohen's κ {cut} | {values} |")
+            stats.rows.append([f"Cohen's κ {cut}", *(number(reps[m]["llmjudge_kappa"][cut]) for m in ms)])
         for key, name in (("linear_weighted_kappa", "linearly weighted κ"),
                           ("krippendorff_alpha_ordinal", "Krippendorff's α (ordinal)"), ("n_passages", "passages")):
-            lines.append(f"| {name} | " + " | ".join(number(reps[m][key]) for m in ms) + " |")
-        lines += ["", confusion_markdown(first["confusion"], ms[0]), ""]
+            stats.rows.append([name, *(number(reps[m][key]) for m in ms)])
+        heading = (f"{gs['method']} / {gs['model']} (grade set {gs.get('grade_set', '-')}, prompt "
+                   f"{gs['prompt_version']}, bank {gs['bank']}, {gs['failed_grades']} failed grades)")
+        out.append((heading, [stats, confusion_table(first["confusion"], ms[0])]))
+    return out
+
+
+def markdown(result: dict) -> str:
+    """Markdown: the title, then per grade set its heading and tables (every text escaped)."""
+    lines = [f"**{escape(title(result))}**", ""]
+    for heading, tables in sections(result):
+        lines += [f"### {escape(heading)}", ""] + [t.markdown() for t in tables]
     return "\n".join(lines) + "\n"
 
 
-def confusion_markdown(conf: dict, m: str) -> str:
+def html_text(result: dict) -> str:
+    """The same as HTML, rendered from the data (not from the Markdown)."""
+    parts = [f"<p>{html.escape(title(result))}</p>"]
+    for heading, tables in sections(result):
+        parts += [f"<h3>{html.escape(heading)}</h3>"] + [t.html() for t in tables]
+    return "\n".join(parts)
+
+
+def confusion_table(conf: dict, m: str) -> Table:
     """The graded confusion table with totals."""
-    head = "| label (m=" + m + ") \\ judgment | " + " | ".join(map(str, conf["judgments"])) + " | total |"
-    lines = [head, "|---|" + "---:|" * (len(conf["judgments"]) + 1)]
+    table = Table([f"label (m={m}) \\ judgment", *map(str, conf["judgments"]), "total"])
     for label, counts, total in zip(conf["predicted_labels"], conf["counts"], conf["row_totals"], strict=True):
-        lines.append(f"| {label} | " + " | ".join(map(str, counts)) + f" | {total} |")
-    lines.append("| total | " + " | ".join(map(str, conf["column_totals"])) + f" | {conf['total']} |")
-    return "\n".join(lines)
+        table.rows.append([str(label), *map(str, counts), str(total)])
+    table.rows.append(["total", *map(str, conf["column_totals"]), str(conf["total"])])
+    return table
 
 
 def number(value: object) -> str:

@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+from proctor.outputs import temporary_path
 
 
 def _pyplot():
@@ -32,7 +35,7 @@ def scatter(path: Path, official: dict[str, float], predicted: dict[str, dict[st
         ax.grid(alpha=0.3)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    _save(fig, path)
     plt.close(fig)
 
 
@@ -60,7 +63,7 @@ def renormalised(path: Path, official: dict[str, float], boards: dict[str, dict[
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    _save(fig, path)
     plt.close(fig)
 
 
@@ -77,5 +80,15 @@ def distribution(path: Path, values: list[float], title: str, xlabel: str) -> No
     ax.set_ylabel("queries")
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    _save(fig, path)
     plt.close(fig)
+
+
+def _save(fig, path: Path) -> None:
+    """Save atomically next to the target (never through a symlink)."""
+    tmp = temporary_path(path)
+    try:
+        fig.savefig(tmp, dpi=90, format="png")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

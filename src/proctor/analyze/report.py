@@ -15,15 +15,19 @@ from pathlib import Path
 from typing import Any
 
 from proctor.analyze import plots
+from proctor.analyze.agreement_render import html_text as agreement_html
 from proctor.analyze.agreement_render import markdown as agreement_markdown
 from proctor.analyze.compare import compare, per_query_correlation
 from proctor.analyze.judges import store_agreement
 from proctor.analyze.tables import Table
+from proctor.errors import UsageError
 from proctor.evaluate.leaderboard import Leaderboard, measure_leaderboard
 from proctor.evaluate.measures import parse_measure
 from proctor.evaluate.sources import exam_qrels, load_runs
 from proctor.evaluate.sweep import sweep
 from proctor.io.leaderboards import LeaderboardFile
+from proctor.markdown import escape
+from proctor.outputs import folder_target, write_text
 from proctor.records import GradeSet
 from proctor.store import Store
 
@@ -54,19 +58,21 @@ class Report:
     """(title, markdown, html) in order."""
     images: dict[str, Path] = field(default_factory=dict)
     files: list[Path] = field(default_factory=list)
+    slugs: dict[str, str] = field(default_factory=dict)
+    """File-name part of every grade set's plots and tables."""
 
 
 def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, out: Path) -> Report:
     """Run the meta-evaluation and write it into `out`; returns what was written."""
-    out.mkdir(parents=True, exist_ok=True)
+    folder_target(out)
+    if (out / "plots").is_symlink():
+        raise UsageError(f"--out {out}: plots is a symlink; Proctor writes only into folders of its own")
     (out / "plots").mkdir(exist_ok=True)
     report = Report()
     runs = load_runs(store, None)
     judgments = store.judgments()
     grade_sets = [s for s in store.grade_sets() if not s.intermediate]
-    _SHARED.clear()
-    for s in grade_sets:
-        _SHARED[f"{s.variant}_{s.model}"] = _SHARED.get(f"{s.variant}_{s.model}", 0) + 1
+    report.slugs = _slugs(grade_sets)
     _section_grade_sets(report, grade_sets, store)
     correlation_table = Table(["method", "model", "τ"] + [f"{m} {c}" for m in options.measures for c in ("ρ", "τ")]
                               + ["Cover ρ", "Cover τ", "grade set"],
@@ -93,25 +99,27 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
         if judgments:
             _per_query(report, out, store, grade_set, runs, judgments, options)
     correlation_table.mark_best_per_column(list(range(3, len(correlation_table.header) - 1)))
-    report.sections.insert(1, ("Leaderboard correlation (like RUBRIC Table 3)", correlation_table.markdown()
-                               + _missing_md(missing), correlation_table.html() + html.escape(_missing_md(missing))))
-    (out / "correlations.tsv").write_text(correlation_table.tsv(), encoding="utf-8")
-    (out / "correlations.json").write_text(json.dumps(report.correlations, indent=2), encoding="utf-8")
+    left_out = _missing_text(missing)
+    report.sections.insert(1, ("Leaderboard correlation (like RUBRIC Table 3)",
+                               correlation_table.markdown() + (f"\n{escape(left_out)}\n" if left_out else ""),
+                               correlation_table.html() + (f"<p>{html.escape(left_out)}</p>" if left_out else "")))
+    write_text(out / "correlations.tsv", correlation_table.tsv())
+    write_text(out / "correlations.json", json.dumps(report.correlations, indent=2))
     report.files += [out / "correlations.tsv", out / "correlations.json"]
     if judgments:
         agreement = store_agreement(store, options.judged_relevant)
-        (out / "agreement.json").write_text(json.dumps(agreement, indent=2), encoding="utf-8")
+        write_text(out / "agreement.json", json.dumps(agreement, indent=2))
         text = agreement_markdown(agreement)
-        (out / "agreement.md").write_text(text, encoding="utf-8")
+        write_text(out / "agreement.md", text)
         report.files += [out / "agreement.json", out / "agreement.md"]
-        report.sections.append(("Agreement with human judgments", text, _markdown_tables_to_html(text)))
+        report.sections.append(("Agreement with human judgments", text, agreement_html(agreement)))
     _write_report(report, out, options)
     return report
 
 
 def _correlate(board: Leaderboard, official: LeaderboardFile, grade_set: GradeSet) -> dict[str, Any]:
     d = board.description
-    cover = "metric" in d
+    cover = board.kind == "cover"
     result = compare(LeaderboardFile(board.scores()), official, samples=0)
     return {
         "grade_set": grade_set.id, "method": grade_set.variant, "model": grade_set.model,
@@ -141,15 +149,15 @@ def _label(row: dict) -> str:
     return f"{row['metric']} {row['measure']}{tau} (Kendall {row['kendall']:.3f})"
 
 
-def _slug(grade_set: GradeSet) -> str:
-    """File names keep `variant_model`; the grade set id is added only where two sets would share them."""
-    name = f"{grade_set.variant}_{grade_set.model}"
-    if _SHARED.get(name, 1) > 1:
-        name += f"_{grade_set.id}"
-    return "".join(c if c.isalnum() else "-" for c in name)
-
-
-_SHARED: dict[str, int] = {}
+def _slugs(grade_sets: list[GradeSet]) -> dict[str, str]:
+    """File-name parts per grade set id: `variant_model`, plus the id where two sets would share them."""
+    names = [f"{s.variant}_{s.model}" for s in grade_sets]
+    out = {}
+    for grade_set, name in zip(grade_sets, names, strict=True):
+        if names.count(name) > 1:
+            name += f"_{grade_set.id}"
+        out[grade_set.id] = "".join(c if c.isalnum() else "-" for c in name)
+    return out
 
 
 def _plots(report: Report, out: Path, official: LeaderboardFile, grade_set: GradeSet, boards, rows) -> None:
@@ -157,10 +165,10 @@ def _plots(report: Report, out: Path, official: LeaderboardFile, grade_set: Grad
     if not best:
         return
     name = f"{grade_set.variant} / {grade_set.model} ({grade_set.id})"
-    scatter_path = out / "plots" / f"scatter_{_slug(grade_set)}.png"
+    scatter_path = out / "plots" / f"scatter_{report.slugs[grade_set.id]}.png"
     plots.scatter(scatter_path, official.scores, {_label(b): b["scores"] for b in best}, official.kind,
                   f"Official vs predicted leaderboard — {name}")
-    renorm_path = out / "plots" / f"renormalised_{_slug(grade_set)}.png"
+    renorm_path = out / "plots" / f"renormalised_{report.slugs[grade_set.id]}.png"
     plots.renormalised(renorm_path, official.scores, {_label(b): b["scores"] for b in best},
                        f"Renormalised leaderboards, systems in official order — {name}")
     report.images[f"Official vs predicted — {name}"] = scatter_path
@@ -174,13 +182,13 @@ def _per_query(report: Report, out: Path, store: Store, grade_set: GradeSet, run
     official = measure_leaderboard(runs, judgments, spec, options.judged_relevant)
     per_query = per_query_correlation({e.system: e.per_query for e in predicted.entries},
                                       {e.system: e.per_query for e in official.entries})
-    slug = _slug(grade_set)
+    slug = report.slugs[grade_set.id]
     table = Table(["query", "Spearman ρ", "Kendall τ", "systems"],
                   [[q, v["spearman"], v["kendall"], v["n_systems"]] for q, v in per_query.items()],
                   caption=f"Per-query correlation of {spec.name} with EXAM-Qrels "
                   f"({'graded labels' if level is None else f'relevant at grade >= {level}'}) vs the same measure "
                   f"with the human judgments (relevant >= {options.judged_relevant}), query ids matched exactly")
-    (out / f"per_query_{slug}.tsv").write_text(table.tsv(), encoding="utf-8")
+    write_text(out / f"per_query_{slug}.tsv", table.tsv())
     report.files.append(out / f"per_query_{slug}.tsv")
     values = [v["kendall"] for v in per_query.values() if v["kendall"] is not None]
     path = out / "plots" / f"per_query_{slug}.png"
@@ -207,49 +215,22 @@ def _section_grade_sets(report: Report, grade_sets: list[GradeSet], store: Store
     report.sections.insert(0, ("Grade sets", table.markdown(), table.html()))
 
 
-def _missing_md(missing: dict[str, list[str]]) -> str:
+def _missing_text(missing: dict[str, list[str]]) -> str:
     parts = [f"{side.replace('_', ' ')}: {', '.join(systems)}" for side, systems in missing.items() if systems]
-    return ("\nSystems left out of the correlations (" + "; ".join(parts) + ").\n") if parts else ""
-
-
-def _markdown_tables_to_html(text: str) -> str:
-    """Agreement Markdown → HTML: pipe tables to <table>, other lines to paragraphs/headings."""
-    out, table = [], []
-
-    def flush() -> None:
-        if table:
-            rows = [r.strip("|").split("|") for r in table if not set(r.replace("|", "").strip()) <= set("-: ")]
-            head, body = rows[0], rows[1:]
-            out.append("<table><thead><tr>" + "".join(f"<th>{html.escape(c.strip())}</th>" for c in head)
-                       + "</tr></thead><tbody>" + "".join(
-                           "<tr>" + "".join(f"<td>{html.escape(c.strip())}</td>" for c in r) + "</tr>" for r in body)
-                       + "</tbody></table>")
-            table.clear()
-
-    for line in text.splitlines():
-        if line.startswith("|"):
-            table.append(line)
-            continue
-        flush()
-        if line.startswith("### "):
-            out.append(f"<h3>{html.escape(line[4:])}</h3>")
-        elif line.strip():
-            out.append(f"<p>{html.escape(line.replace('**', ''))}</p>")
-    flush()
-    return "\n".join(out)
+    return ("Systems left out of the correlations (" + "; ".join(parts) + ").") if parts else ""
 
 
 def _write_report(report: Report, out: Path, options: AnalyzeOptions) -> None:
-    header = (f"# Proctor meta-evaluation\n\nOfficial leaderboard: {options.official_name}. Measures "
-              f"{', '.join(options.measures)}; τ = {', '.join(map(str, options.taus))}; cover budget "
-              f"{options.budget}; judgments >= {options.judged_relevant} count as relevant.\n")
-    md = [header]
+    about = (f"Official leaderboard: {options.official_name}. Measures {', '.join(options.measures)}; τ = "
+             f"{', '.join(map(str, options.taus))}; cover budget {options.budget}; judgments >= "
+             f"{options.judged_relevant} count as relevant.")
+    md = [f"# Proctor meta-evaluation\n\n{escape(about)}\n"]
     for title, text, _ in report.sections:
-        md += [f"## {title}\n", text]
+        md += [f"## {escape(title)}\n", text]
     md.append("## Plots\n")
-    md += [f"### {title}\n\n![{title}](plots/{path.name})\n" for title, path in report.images.items()]
-    (out / "report.md").write_text("\n".join(md), encoding="utf-8")
-    body = [f"<h1>Proctor meta-evaluation</h1><p>{html.escape(header.split(chr(10), 2)[2])}</p>"]
+    md += [f"### {escape(title)}\n\n![{escape(title)}](plots/{path.name})\n" for title, path in report.images.items()]
+    write_text(out / "report.md", "\n".join(md))
+    body = [f"<h1>Proctor meta-evaluation</h1><p>{html.escape(about)}</p>"]
     for title, _, fragment in report.sections:
         body.append(f"<h2>{html.escape(title)}</h2>\n{fragment}")
     body.append("<h2>Plots</h2>")
@@ -262,6 +243,6 @@ def _write_report(report: Report, out: Path, options: AnalyzeOptions) -> None:
             "table{border-collapse:collapse;margin:1em 0;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;"
             "text-align:right}th{background:#f3f3f3}caption{caption-side:top;text-align:left;font-style:italic}"
             "img{max-width:100%}</style></head><body>" + "\n".join(body) + "</body></html>")
-    (out / "report.html").write_text(page, encoding="utf-8")
+    write_text(out / "report.html", page)
     report.files += [out / "report.md", out / "report.html", *report.images.values()]
 

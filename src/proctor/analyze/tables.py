@@ -5,6 +5,8 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 
+from proctor.markdown import escape
+
 
 @dataclass
 class Table:
@@ -28,12 +30,13 @@ class Table:
         return f"{value:.3f}" if isinstance(value, float) else "—" if value is None else str(value)
 
     def markdown(self) -> str:
-        """GitHub-flavoured Markdown; emphasised cells in bold."""
-        lines = [f"*{self.caption}*", ""] if self.caption else []
-        lines.append("| " + " | ".join(self.header) + " |")
+        """GitHub-flavoured Markdown (every cell escaped); emphasised cells in bold."""
+        lines = [f"*{escape(self.caption)}*", ""] if self.caption else []
+        lines.append("| " + " | ".join(escape(h) for h in self.header) + " |")
         lines.append("|" + "|".join("---:" if i else "---" for i in range(len(self.header))) + "|")
         for i, row in enumerate(self.rows):
-            cells = [f"**{self._cell(v)}**" if (i, c) in self.bold else self._cell(v) for c, v in enumerate(row)]
+            cells = [f"**{escape(self._cell(v))}**" if (i, c) in self.bold else escape(self._cell(v))
+                     for c, v in enumerate(row)]
             lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines) + "\n"
 

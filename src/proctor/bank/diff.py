@@ -10,6 +10,8 @@ from collections import defaultdict
 from difflib import SequenceMatcher
 from typing import Any
 
+from proctor.markdown import escape
+
 SIMILAR = 0.6
 
 
@@ -57,11 +59,12 @@ def render_diff(result: dict[str, Any], fmt: str) -> str:
     lines = [f"{len(result['added'])} added, {len(result['removed'])} removed, {len(result['reworded'])} reworded, "
              f"{result['unchanged']} unchanged"]
     bullet = "- " if fmt == "md" else "  "
+    e = escape if fmt == "md" else str
     for title, key in (("Added", "added"), ("Removed", "removed")):
         if result[key]:
             lines.append(f"\n{'### ' if fmt == 'md' else ''}{title}")
-            lines += [f"{bullet}{q['query_id']}: {q['text']} ({q['question_id']})" for q in result[key]]
+            lines += [f"{bullet}{e(q['query_id'])}: {e(q['text'])} ({e(q['question_id'])})" for q in result[key]]
     if result["reworded"]:
         lines.append(f"\n{'### ' if fmt == 'md' else ''}Reworded")
-        lines += [f"{bullet}{r['query_id']}: {r['old']!r} → {r['new']!r}" for r in result["reworded"]]
+        lines += [f"{bullet}{e(r['query_id'])}: {e(repr(r['old']))} → {e(repr(r['new']))}" for r in result["reworded"]]
     return "\n".join(lines) + "\n"

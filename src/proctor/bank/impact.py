@@ -19,6 +19,7 @@ from proctor.evaluate.runs import Ranked
 from proctor.io.banks import Bank
 from proctor.io.leaderboards import LeaderboardFile
 from proctor.llm.config import BackendConfig
+from proctor.markdown import escape
 from proctor.records import GradeSet
 from proctor.store import Store
 
@@ -135,9 +136,9 @@ def _corr(result: dict[str, Any]) -> dict[str, Any]:
 
 def render_impact(result: dict[str, Any]) -> str:
     """A Markdown summary."""
-    lines = [f"**Bank impact** — grade set {result['grade_sets']['old']} ({result['banks']['old']}) → "
-             f"{result['grade_sets']['new']} ({result['banks']['new']}); method={result['method']}, "
-             f"model={result['model']}, {result['measure']}"
+    lines = [f"**Bank impact** — grade set {result['grade_sets']['old']} ({escape(result['banks']['old'])}) → "
+             f"{result['grade_sets']['new']} ({escape(result['banks']['new'])}); method={result['method']}, "
+             f"model={escape(result['model'])}, {result['measure']}"
              + (f" at grade >= {result['min_grade']}" if result["min_grade"] is not None else "")
              + f"; questions {result['questions']['old']} → {result['questions']['new']}", "",
              f"{result['changed_labels']} passage labels change ({result['label_changes_by_direction']['up']} up, "
@@ -148,12 +149,12 @@ def render_impact(result: dict[str, Any]) -> str:
                      f"{_f(new['spearman'])}, Kendall {_f(old['kendall'])} → {_f(new['kendall'])} "
                      f"({new['n_systems']} systems).")
     lines += ["", "| query | passage | old label | new label |", "|---|---|---:|---:|"]
-    lines += [f"| {c['query_id']} | {c['passage_id']} | {_f(c['old_label'])} | {_f(c['new_label'])} |"
+    lines += [f"| {escape(c['query_id'])} | {escape(c['passage_id'])} | {_f(c['old_label'])} | {_f(c['new_label'])} |"
               for c in result["changed"]]
     if result["changed_labels"] > len(result["changed"]):
         lines.append(f"\n({result['changed_labels'] - len(result['changed'])} more changes in the JSON output)")
     lines += ["", "| system | old score | new score | change | old rank | new rank |", "|---|---:|---:|---:|---:|---:|"]
-    lines += [f"| {s['system']} | {_f(s['old_score'])} | {_f(s['new_score'])} | {s['change']:+.4f} | "
+    lines += [f"| {escape(s['system'])} | {_f(s['old_score'])} | {_f(s['new_score'])} | {s['change']:+.4f} | "
               f"{s['old_rank']} | {s['new_rank']} |" for s in result["systems"]]
     return "\n".join(lines) + "\n"
 

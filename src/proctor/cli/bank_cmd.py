@@ -27,7 +27,13 @@ def register(commands: argparse._SubParsersAction) -> None:
                                description="Question banks (phase 1): generate them with an LLM, compare "
                                "versions, see what a change does to labels and leaderboards, export them.")
     sub = bank.add_subparsers(dest="bank_command", metavar="SUBCOMMAND", required=True)
+    _register_generate(sub)
+    _register_diff(sub)
+    _register_impact(sub)
+    _register_export(sub)
 
+
+def _register_generate(sub: argparse._SubParsersAction) -> None:
     g = sub.add_parser("generate", help="generate questions or nuggets with an LLM", description=GENERATE,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     g.add_argument("--queries", required=True, help="query file (DL) or CAR topics JSONL")
@@ -41,6 +47,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_format(g, ("text", "json"), "text")
     g.set_defaults(func=run_generate)
 
+
+def _register_diff(sub: argparse._SubParsersAction) -> None:
     d = sub.add_parser("diff", help="added, removed and reworded questions between two banks",
                        description="Compare two bank files (JSONL either format, or YAML): added, removed and "
                        "reworded items (same id with new text, or similar text under a new id).")
@@ -49,6 +57,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_format(d, ("text", "json", "md"), "text")
     d.set_defaults(func=run_diff)
 
+
+def _register_impact(sub: argparse._SubParsersAction) -> None:
     i = sub.add_parser("impact", help="what changing bank A into B does to labels, scores and correlation",
                        description="Grade only what bank B adds (cached grades and replies reused; needs --llm "
                        "when B has ungraded questions), then list the passages whose label changes and how "
@@ -73,6 +83,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_format(i, ("md", "json"), "md")
     i.set_defaults(func=run_impact)
 
+
+def _register_export(sub: argparse._SubParsersAction) -> None:
     e = sub.add_parser("export", help="write a stored bank as workbench JSONL or YAML",
                        description="Write the questions and nuggets of the store's banks (or one bank) in the "
                        "workbench's current `items` format, its older `questions` format, or editable YAML.")

@@ -14,6 +14,7 @@ from proctor.evaluate.measures import parse_measure
 from proctor.evaluate.runs import order_runs
 from proctor.io.leaderboards import LeaderboardFile, read_leaderboard, read_official
 from proctor.io.trec import qrels_dict, read_qrels, read_runs
+from proctor.markdown import escape
 
 DESCRIPTION = """\
 Correlate a leaderboard with the official one: Spearman's rho and Kendall's tau-b exactly as scipy computes
@@ -96,13 +97,14 @@ def render(result: dict, fmt: str) -> str:
         missing = ",".join(result["missing"]["only_in_leaderboard"] + result["missing"]["only_in_official"])
         values = [_fmt(result[f]) for f in fields] + [_ci(ci.get("spearman")), _ci(ci.get("kendall")), missing]
         return "\t".join(header) + "\n" + "\t".join(values) + "\n"
-    lines = [f"**Correlation** of {result['leaderboard']} with {result['official']} ({result['method']})", "",
+    lines = [f"**Correlation** of {escape(result['leaderboard'])} with {escape(result['official'])} "
+             f"({escape(result['method'])})", "",
              "| Spearman | Kendall τ-b | τ_AP | systems |", "|---:|---:|---:|---:|",
              f"| {_fmt(result['spearman'])} {_ci(ci.get('spearman'))} | {_fmt(result['kendall'])} "
              f"{_ci(ci.get('kendall'))} | {_fmt(result['tau_ap'])} | {result['n_systems']} |"]
     for side, systems in result["missing"].items():
         if systems:
-            lines.append(f"\nMissing ({side.replace('_', ' ')}): {', '.join(systems)}")
+            lines.append(f"\nMissing ({side.replace('_', ' ')}): {', '.join(escape(s) for s in systems)}")
     return "\n".join(lines) + "\n"
 
 

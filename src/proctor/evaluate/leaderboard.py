@@ -34,6 +34,8 @@ class Leaderboard:
     entries: list[Entry]
     description: dict[str, Any]
     notes: list[str] = field(default_factory=list)
+    kind: str = "qrels"
+    """`qrels` (a measure over relevance labels) or `cover` (EXAM-Cover / n-EXAM)."""
 
     def scores(self) -> dict[str, float]:
         """`{system: score}`."""
@@ -85,7 +87,7 @@ def measure_leaderboard(
     desc = {"measure": spec.name, "trec_eval_name": spec.trec_name,
             "relevance_level": level if spec.measure.uses_relevance_level else None,
             "missing": missing, **(description or {})}
-    return Leaderboard(ranked_entries(per_system), desc, notes)
+    return Leaderboard(ranked_entries(per_system), desc, notes, "qrels")
 
 
 def cover_leaderboard(
@@ -109,4 +111,4 @@ def cover_leaderboard(
                      f"at grade >= {table.tau}")
     desc = {"metric": "n-EXAM-Cover" if normalize else "EXAM-Cover", "min_grade": table.tau,
             "budget": budget, "missing": missing, "normalize": normalize, "gold_run": gold, **(description or {})}
-    return Leaderboard(ranked_entries(per_system), desc, notes)
+    return Leaderboard(ranked_entries(per_system), desc, notes, "cover")

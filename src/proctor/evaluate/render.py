@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from proctor.evaluate.leaderboard import Leaderboard
+from proctor.markdown import escape
 
 
 def _num(value: float) -> str:
@@ -35,10 +36,10 @@ def to_json(board: Leaderboard, per_query: bool = False) -> str:
 
 def to_markdown(board: Leaderboard) -> str:
     """A heading that says how the scores were made, then a table."""
-    how = ", ".join(f"{k}={v}" for k, v in board.description.items() if v is not None)
+    how = ", ".join(f"{escape(k)}={escape(v)}" for k, v in board.description.items() if v is not None)
     lines = [f"**Leaderboard** — {how}", ""]
-    lines += [f"> {n}" for n in board.notes] + ([""] if board.notes else [])
+    lines += [f"> {escape(n)}" for n in board.notes] + ([""] if board.notes else [])
     lines += ["| rank | system | score | stderr | queries |", "|---:|---|---:|---:|---:|"]
-    lines += [f"| {i} | {e.system} | {_num(e.score)} | {_num(e.stderr)} | {e.n_queries} |"
+    lines += [f"| {i} | {escape(e.system)} | {_num(e.score)} | {_num(e.stderr)} | {e.n_queries} |"
               for i, e in enumerate(board.entries, start=1)]
     return "\n".join(lines) + "\n"

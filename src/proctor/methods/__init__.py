@@ -89,7 +89,7 @@ def get_method(name: str) -> Method:
 
 def user_method(path: str) -> Method:
     """A step with a user's template (same schema as the packaged ones; validated, versioned by content)."""
-    template = load_template_file(path, known_steps=tuple(_STEPS))
+    template = load_template_file(path, tuple(_STEPS), lambda name: get_method(name).template)
     _, kind, low, high = _STEPS[template.name]
     low, high = template.extra.get("scale") or (low, high)
     return Method(template.name, template, template.extra.get("parser") or kind, low, high)

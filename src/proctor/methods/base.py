@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -86,7 +87,7 @@ _FIELDS = {"name", "version", "items", "source", "template", "max_tokens", "syst
            "criteria", "verify_template"}
 
 
-def load_template_file(path: str, known_steps: tuple[str, ...]) -> Template:
+def load_template_file(path: str, known_steps: tuple[str, ...], packaged: Callable[[str], Template]) -> Template:
     """A user's template file: the schema of the packaged templates; `name` says which step it replaces.
     Unknown fields or placeholders, a missing or unknown parser and a bad scale are refused (FILE: field).
     Its version is the declared one plus a digest of its content, so any edit makes a new prompt version."""
@@ -108,24 +109,24 @@ def load_template_file(path: str, known_steps: tuple[str, ...]) -> Template:
     if name not in known_steps:
         raise InputError(path, _line(text, "name"), f"name: {name!r} is not a method or step; it names the step the "
                          f"template replaces ({', '.join(known_steps)})")
-    packaged = _packaged(name)
+    base = packaged(name)
     if not isinstance(data.get("template"), str) or not data["template"].strip():
         raise InputError(path, _line(text, "template"), "template: a non-empty text is required")
-    allowed = ALWAYS | set(PLACEHOLDER.findall(packaged.template))
+    allowed = ALWAYS | set(PLACEHOLDER.findall(base.template))
     for placeholder in PLACEHOLDER.findall(data["template"]):
         if placeholder not in allowed:
             raise InputError(path, _line(text, "template"), f"template: unknown placeholder {{{placeholder}}} "
                              f"(this step knows {', '.join('{' + p + '}' for p in sorted(allowed))})")
-    _check_parser(path, text, data, packaged)
-    if data.get("items", packaged.items) != packaged.items:
-        raise InputError(path, _line(text, "items"), f"items: step {name} grades {packaged.items}s")
+    _check_parser(path, text, data, base)
+    if data.get("items", base.items) != base.items:
+        raise InputError(path, _line(text, "items"), f"items: step {name} grades {base.items}s")
     digest = hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:8]
-    merged = {**packaged.extra, **{k: v for k, v in data.items() if k in ("criteria", "verify_template", "parser",
-                                                                           "scale")}}
-    return Template(name=name, version=f"{data.get('version') or name}+{digest}", items=packaged.items,
+    own = ("criteria", "verify_template", "parser", "scale")
+    merged = {**base.extra, **{k: v for k, v in data.items() if k in own}}
+    return Template(name=name, version=f"{data.get('version') or name}+{digest}", items=base.items,
                     source=str(data.get("source") or f"user template {path}"), template=data["template"],
-                    max_tokens=int(data.get("max_tokens") or packaged.max_tokens),
-                    system=data.get("system", packaged.system), extra={**merged, "user_template": str(path)})
+                    max_tokens=int(data.get("max_tokens") or base.max_tokens),
+                    system=data.get("system", base.system), extra={**merged, "user_template": str(path)})
 
 
 def _check_parser(path: str, text: str, data: dict, packaged: Template) -> None:
@@ -142,12 +143,6 @@ def _check_parser(path: str, text: str, data: dict, packaged: Template) -> None:
                              f"within {list(widest)}")
     if data.get("max_tokens") is not None and (not isinstance(data["max_tokens"], int) or data["max_tokens"] < 1):
         raise InputError(path, _line(text, "max_tokens"), "max_tokens: a positive integer")
-
-
-def _packaged(name: str) -> Template:
-    from proctor.methods import get_method
-
-    return get_method(name).template
 
 
 def _line(text: str, key: str) -> int | None:

@@ -10,10 +10,12 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from proctor.errors import UsageError
+from proctor.markdown import escape
 from proctor.records import GradeSet
 from proctor.store import Store
 
@@ -121,36 +123,37 @@ def _distribution(grades, questions, judgments, store, options) -> dict[str, Any
                            "failed": h.get("failed", 0)} for (q, k), h in sorted(histograms.items())]}
 
 
-def render_markdown(data: dict[str, Any]) -> str:
-    """A Markdown rendering of any report."""
-    head = (f"**{data['report']}** — grade set {data['grade_set']} (method={data['method']}, model={data['model']}, "
-            f"bank {data['bank']}, prompt {data['prompt_version']}), grade >= {data['min_grade']}"
+def render_markdown(data: dict[str, Any], e: Callable[[object], str] = escape) -> str:
+    """A Markdown rendering of any report; every text from the data goes through `e` (escaped by default)."""
+    head = (f"**{e(data['report'])}** — grade set {e(data['grade_set'])} (method={e(data['method'])}, "
+            f"model={e(data['model'])}, "
+            f"bank {e(data['bank'])}, prompt {e(data['prompt_version'])}), grade >= {data['min_grade']}"
             + (f", judged relevant >= {data['judged_relevant']}" if data["judged_relevant"] is not None else ""))
     lines = [head, ""]
     if data["report"] == "answers":
         for q in data["questions"]:
-            lines.append(f"### {q['question_id']}: {q['question'] or '(text not in the store)'}")
+            lines.append(f"### {e(q['question_id'])}: {e(q['question'] or '(text not in the store)')}")
             lines.append(f"answered by {q['answered']} of {q['graded']} graded passages\n")
             lines += ["| passage | grade | judgment | answer |", "|---|---:|---:|---|"]
-            lines += [f"| {p['passage_id']} | {p['grade']} | {_dash(p['judgment'])} | {_cell(p['answer'])} |"
+            lines += [f"| {e(p['passage_id'])} | {p['grade']} | {_dash(p['judgment'])} | {e(p['answer'])} |"
                       for p in q["passages"]]
             lines.append("")
     elif data["report"] == "spurious":
         lines += ["| query | question | non-relevant answering | of graded | fraction | text |",
                   "|---|---|---:|---:|---:|---|"]
-        lines += [f"| {q['query_id']} | {q['question_id']} | {q['non_relevant_answering']} | "
-                  f"{q['non_relevant_graded']} | {q['fraction']:.2f} | {_cell(q['question'])} |"
+        lines += [f"| {e(q['query_id'])} | {e(q['question_id'])} | {q['non_relevant_answering']} | "
+                  f"{q['non_relevant_graded']} | {q['fraction']:.2f} | {e(q['question'])} |"
                   for q in data["questions"]]
     elif data["report"] == "uncovered":
         lines.append(f"{data['uncovered']} of {data['judged_relevant_passages']} judged relevant passages are "
                      "answered by no question\n")
         lines += ["| query | passage | judgment | best grade | text |", "|---|---|---:|---:|---|"]
-        lines += [f"| {p['query_id']} | {p['passage_id']} | {p['judgment']} | {_dash(p['best_grade'])} | "
-                  f"{_cell(p['text'][:120])} |" for p in data["passages"]]
+        lines += [f"| {e(p['query_id'])} | {e(p['passage_id'])} | {p['judgment']} | {_dash(p['best_grade'])} | "
+                  f"{e(p['text'][:120])} |" for p in data["passages"]]
     else:
         lines += ["| query | question | " + " | ".join(str(g) for g in range(6)) + " | failed |",
                   "|---|---|" + "---:|" * 7]
-        lines += [f"| {q['query_id']} | {q['question_id']} | " + " | ".join(str(q["histogram"][str(g)])
+        lines += [f"| {e(q['query_id'])} | {e(q['question_id'])} | " + " | ".join(str(q["histogram"][str(g)])
                                                                        for g in range(6)) + f" | {q['failed']} |"
                   for q in data["questions"]]
     return "\n".join(lines) + "\n"
@@ -159,15 +162,19 @@ def render_markdown(data: dict[str, Any]) -> str:
 def render_text(data: dict[str, Any]) -> str:
     """A plain-text rendering: the Markdown without table syntax."""
     out = []
-    for line in render_markdown(data).splitlines():
+    for line in render_markdown(data, _plain).splitlines():
         if set(line) <= set("|-: "):
             continue
         out.append(line.strip("| ").replace(" | ", "  ").replace("**", "").replace("### ", ""))
     return "\n".join(out) + "\n"
 
 
-def _cell(text: str | None) -> str:
+def e(text: str | None) -> str:
     return (text or "").replace("|", "\\|").replace("\n", " ")
+
+
+def _plain(text: object) -> str:
+    return str(text if text is not None else "").replace("\n", " ")
 
 
 def _dash(value: object) -> str:
