@@ -153,7 +153,10 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
     bank = store.bank_version(options.grades_bank) if options.grades_bank else None
     members = {q["question_id"] for q in store.bank_questions(*bank)} if bank else None
     sets: dict[tuple[str, str, str], str] = {}
+    check = _QueryCheck(store, path, options, report)
     for query in read_exampp(path, with_grades=options.with_grades):
+        if not check.keep(query.line, query.query_id):
+            continue
         store.upsert_queries([(query.query_id, None)])
         store.upsert_passages(query.passages)
         store.upsert_judgments(query.judgments)
@@ -166,7 +169,7 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
         by_set: dict[str, list] = {}
         for g in query.grades:
             if members is not None and g.question_id not in members:
-                raise InputError(str(path), counts["queries"] + 1,
+                raise InputError(str(path), query.line,
                                  f"question {g.question_id!r} is graded but not in bank {options.grades_bank}")
             by_set.setdefault(sets[(g.method, g.model, g.prompt_version)], []).append(g)
         for grade_set_id, grades in by_set.items():
@@ -190,6 +193,12 @@ def _import_responses(store: Store, path: Path, options: ImportOptions, report: 
     report.skipped_records.extend(read.skipped)
     check = _QueryCheck(store, path, options, report)
     kept = [r for r in read.responses if check.keep(r.line, r.query_id)]
+    generated = {segment["run"] for segment in store.segments().values()}
+    retrieval = set(store.runs()) - generated
+    for r in kept:
+        if r.run in retrieval:
+            raise InputError(str(path), r.line, f"run {r.run!r} is already in the store as a retrieval run; give the "
+                             "generated responses a run id of their own (they would be merged into it)")
     store.upsert_queries((r.query_id, r.query_text) for r in kept)
     for r in kept:
         store.upsert_passages((s.passage_id, s.text) for s in r.segments)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import InputError
+from proctor.io.records import record_id
 from proctor.io.textfile import iter_jsonl
 
 ANSWER_KEYS = ("gold_answers", "answers", "answer", "gold_answer")
@@ -46,10 +47,9 @@ def read_bank(path: str | Path) -> Bank:
         items = obj.get("items", obj.get("questions"))
         if not isinstance(items, list):
             raise InputError(str(path), line, "expected a list under key 'items' (or the older 'questions')")
-        query_id = obj.get("query_id")
-        if not isinstance(query_id, str | int):
+        if obj.get("query_id") is None:
             raise InputError(str(path), line, "missing 'query_id'")
-        query_id = str(query_id)
+        query_id = record_id(path, line, obj["query_id"], "query")
         facet_id = obj.get("facet_id")
         text = obj.get("query_text")
         if isinstance(text, str) and facet_id is None:
@@ -76,6 +76,7 @@ def _item(path: str | Path, line: int, item: Any, query_id: str, facet_id: Any, 
     qid, text = item.get(id_key), item.get(text_key)
     if not isinstance(qid, str) or not qid or not isinstance(text, str) or not text.strip():
         raise InputError(str(path), line, f"a {kind} needs a non-empty {id_key!r} and {text_key!r}")
+    qid = record_id(path, line, qid, kind)
     item_query = str(item.get("query_id", query_id))
     if item_query != query_id:
         raise InputError(str(path), line, f"{kind} {qid!r} names query {item_query!r}, its line {query_id!r}")

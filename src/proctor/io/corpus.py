@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from proctor.errors import InputError
 from proctor.io.records import id_and_text, read_id_text_tsv
 from proctor.io.textfile import iter_jsonl, looks_like_json
 
@@ -14,9 +15,19 @@ TEXT_KEYS = ("text", "contents", "passage", "body")
 
 def read_corpus(path: str | Path) -> list[tuple[int, str, str]]:
     """Return `(line, passage_id, text)` for every passage."""
-    if looks_like_json(path):
-        return [_record(path, line, obj) for line, obj in iter_jsonl(path)]
-    return read_id_text_tsv(path, "passage")
+    rows = ([_record(path, line, obj) for line, obj in iter_jsonl(path)] if looks_like_json(path)
+            else read_id_text_tsv(path, "passage"))
+    seen: dict[str, tuple[int, str]] = {}
+    out = []
+    for line, pid, text in rows:
+        if pid in seen:
+            if seen[pid][1] != text:
+                raise InputError(str(path), line, f"passage {pid!r} given again with another text (first on line "
+                                 f"{seen[pid][0]})")
+            continue  # an identical duplicate is harmless
+        seen[pid] = (line, text)
+        out.append((line, pid, text))
+    return out
 
 
 def _record(path: str | Path, line: int, obj: object) -> tuple[int, str, str]:

@@ -7,12 +7,15 @@ grades). See `../shared/data/README.md` of the project for the field list.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from proctor.errors import InputError
+from proctor.io.records import as_id, record_id
 from proctor.io.textfile import iter_jsonl
+from proctor.io.trec import MAX_RELEVANCE
 from proctor.records import Grade
 
 IMPORTED = "imported"
@@ -37,10 +40,11 @@ def read_exampp(path: str | Path, *, with_grades: bool = True) -> Iterator[Examp
     for line, obj in iter_jsonl(path):
         if not (isinstance(obj, list) and len(obj) == 2 and isinstance(obj[1], list)):
             raise InputError(str(path), line, "expected `[query_id, [paragraph, ...]]`")
-        query = ExamppQuery(line, str(obj[0]))
+        query = ExamppQuery(line, record_id(path, line, obj[0], "query"))
+        judged: dict[str, int] = {}
         for index, para in enumerate(obj[1]):
             try:
-                _paragraph(query, para, with_grades)
+                _paragraph(query, para, with_grades, judged)
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 pid = para.get("paragraph_id") if isinstance(para, dict) else None
                 what = f"paragraph {index}" + (f" ({pid})" if pid is not None else "")
@@ -48,30 +52,54 @@ def read_exampp(path: str | Path, *, with_grades: bool = True) -> Iterator[Examp
         yield query
 
 
-def _paragraph(query: ExamppQuery, para: dict, with_grades: bool) -> None:
-    pid = para["paragraph_id"]
-    if not isinstance(pid, str | int):
-        raise TypeError("paragraph_id must be a string")
-    pid = str(pid)
+def _paragraph(query: ExamppQuery, para: dict, with_grades: bool, judged: dict[str, int]) -> None:
+    pid = as_id(para["paragraph_id"], "paragraph")
     text = para.get("text")
     if text is not None and not isinstance(text, str):
         raise TypeError("text must be a string")
     query.passages.append((pid, text))
     data = para.get("paragraph_data") or {}
     for j in data.get("judgments") or []:
-        rel = j["relevance"]
-        if not isinstance(rel, int) or isinstance(rel, bool):
-            raise ValueError(f"judgment relevance {rel!r} is not an integer")
-        query.judgments.append((str(j.get("query", query.query_id)), pid, rel))
+        _judgment(query, pid, j, judged)
     for r in data.get("rankings") or []:
-        query.rankings.append((str(r["method"]), str(r.get("queryId", query.query_id)), pid,
-                               int(r["rank"]), float(r["score"])))
+        _ranking(query, pid, r)
     if not with_grades:
         return
     for eg in para.get("exam_grades") or []:
         _exam_grades(query, pid, eg)
     for g in para.get("grades") or []:
         _direct_grade(query, pid, g)
+
+
+def _judgment(query: ExamppQuery, pid: str, j: dict, judged: dict[str, int]) -> None:
+    rel = j["relevance"]
+    if not isinstance(rel, int) or isinstance(rel, bool) or not -MAX_RELEVANCE <= rel <= MAX_RELEVANCE:
+        raise ValueError(f"judgment relevance {rel!r} is not an integer in -{MAX_RELEVANCE}..{MAX_RELEVANCE}")
+    judged_query = as_id(j.get("query", query.query_id), "query")
+    if judged_query != query.query_id:
+        raise ValueError(f"a judgment for query {judged_query!r} inside the line of query {query.query_id!r}")
+    if pid in judged:
+        if judged[pid] != rel:
+            raise ValueError(f"passage {pid!r} judged {judged[pid]} and {rel} for query {query.query_id!r}")
+        return
+    judged[pid] = rel
+    query.judgments.append((query.query_id, pid, rel))
+
+
+def _ranking(query: ExamppQuery, pid: str, r: dict) -> None:
+    ranked_query = as_id(r.get("queryId", query.query_id), "query")
+    if ranked_query != query.query_id:
+        raise ValueError(f"a ranking for query {ranked_query!r} inside the line of query {query.query_id!r}")
+    score = float(r["score"])
+    if not math.isfinite(score):
+        raise ValueError(f"ranking score {r['score']!r} is not a finite number")
+    query.rankings.append((as_id(r["method"], "run"), query.query_id, pid, int(r["rank"]), score))
+
+
+def _grade_value(value: object, what: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 5:
+        raise ValueError(f"{what} {value!r} is not a grade 0..5")
+    return value
 
 
 def _method_of(prompt_info: dict, self_rated: bool) -> str:
@@ -83,7 +111,7 @@ def _method_of(prompt_info: dict, self_rated: bool) -> str:
 
 def _exam_grades(query: ExamppQuery, pid: str, eg: dict) -> None:
     prompt_info = eg.get("prompt_info") or {}
-    ratings = {str(r["question_id"]): r["self_rating"] for r in eg.get("self_ratings") or []}
+    ratings = {as_id(r["question_id"], "question"): r["self_rating"] for r in eg.get("self_ratings") or []}
     self_rated = bool(prompt_info.get("is_self_rated", bool(ratings)))
     method, model = _method_of(prompt_info, self_rated), str(eg.get("llm") or "unknown")
     version = str(prompt_info.get("prompt_class") or method)
@@ -95,8 +123,8 @@ def _exam_grades(query: ExamppQuery, pid: str, eg: dict) -> None:
     }
     for qid in sorted(set(ratings) | set(answers) | correct | wrong):
         rating = ratings.get(qid)
-        if rating is not None and (not isinstance(rating, int) or isinstance(rating, bool)):
-            raise ValueError(f"self_rating {rating!r} of {qid} is not an integer")
+        if rating is not None:
+            _grade_value(rating, f"self_rating of {qid}")
         grade = rating if self_rated else 1 if qid in correct else 0
         verdict = True if qid in correct else False if qid in wrong else None
         query.grades.append(Grade(
@@ -111,7 +139,7 @@ def _direct_grade(query: ExamppQuery, pid: str, g: dict) -> None:
     method = str(prompt_info.get("prompt_class") or g.get("prompt_type") or "direct")
     model = str(g.get("llm") or "unknown")
     rating = g.get("self_ratings")
-    grade = rating if isinstance(rating, int) else int(bool(g.get("correctAnswered")))
+    grade = _grade_value(rating, "self_ratings") if rating is not None else int(bool(g.get("correctAnswered")))
     query.configs[(method, model, method)] = {
         "prompt_info": prompt_info, "llm_options": g.get("llm_options"), "source": "exampp",
         "prompt_type": g.get("prompt_type"), "direct": True,

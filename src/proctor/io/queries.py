@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from proctor.errors import InputError
-from proctor.io.records import id_and_text, read_id_text_tsv
+from proctor.io.records import id_and_text, read_id_text_tsv, record_id
 from proctor.io.textfile import iter_jsonl, looks_like_json, parse_json_document
 
 ID_KEYS = ("query_id", "qid", "id", "_id", "topic_id")
@@ -47,7 +47,7 @@ def _read_json(path: str | Path) -> list[tuple[int, str, str]]:
         for qid, text in data.items():
             if not isinstance(text, str):
                 raise InputError(str(path), None, f"query {qid!r}: text must be a string, got {type(text).__name__}")
-            out.append((1, str(qid), text))
+            out.append((1, record_id(path, None, qid, "query"), text))
         return out
     if isinstance(data, list):
         return [(1, *_record(path, 1, item)) for item in data]

@@ -1,12 +1,47 @@
-"""Records of an id and a text, shared by the query and corpus readers: JSON objects and TSV lines."""
+"""Ids, and records of an id and a text, shared by the readers: JSON objects and TSV lines.
+
+An id is a non-empty string without whitespace or control characters (it ends up in qrels, runs and TSV
+files, which whitespace would corrupt); JSON numbers are taken as their text; objects, lists, booleans,
+null and NaN are refused."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from proctor.errors import InputError
 from proctor.io.textfile import read_lines
+
+
+def as_id(value: Any, what: str) -> str:
+    """`value` as an id; a ValueError saying what is wrong otherwise."""
+    if isinstance(value, bool) or value is None or isinstance(value, dict | list):
+        raise ValueError(f"{what} id must be a string or a number, got {_kind(value)}")
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{what} id must be a string or a number, got {value!r}")
+        value = repr(value)
+    text = str(value)
+    if not text:
+        raise ValueError(f"{what} id is empty")
+    bad = next((c for c in text if c.isspace() or ord(c) < 32 or ord(c) == 127), None)
+    if bad is not None:
+        raise ValueError(f"{what} id {text!r} contains whitespace or a control character ({bad!r})")
+    return text
+
+
+def record_id(path: str | Path, line: int | None, value: Any, what: str) -> str:
+    """`as_id`, with errors naming the file and line."""
+    try:
+        return as_id(value, what)
+    except ValueError as exc:
+        raise InputError(str(path), line, str(exc)) from None
+
+
+def _kind(value: Any) -> str:
+    return {bool: "a boolean", type(None): "null", dict: "an object", list: "a list"}.get(type(value), repr(value))
 
 
 def id_and_text(
@@ -15,11 +50,11 @@ def id_and_text(
     """The id and text of a JSON record, under the first of the accepted keys that is present."""
     if not isinstance(obj, dict):
         raise InputError(str(path), line, f"expected a JSON object with a {what} id and text")
-    record_id = next((obj[k] for k in id_keys if k in obj), None)
+    found = next((obj[k] for k in id_keys if k in obj), None)
     text = next((obj[k] for k in text_keys if k in obj), None)
-    if record_id is None or not isinstance(text, str):
+    if not any(k in obj for k in id_keys) or not isinstance(text, str):
         raise InputError(str(path), line, f"expected keys {id_keys[0]!r} and {text_keys[0]!r} (string)")
-    return str(record_id), text
+    return record_id(path, line, found, what), text
 
 
 def read_id_text_tsv(path: str | Path, what: str) -> list[tuple[int, str, str]]:
@@ -28,8 +63,8 @@ def read_id_text_tsv(path: str | Path, what: str) -> list[tuple[int, str, str]]:
     for line, text in read_lines(path):
         if not text.strip():
             continue
-        record_id, tab, rest = text.partition("\t")
-        if not tab or not record_id.strip():
+        first, tab, rest = text.partition("\t")
+        if not tab or not first.strip():
             raise InputError(str(path), line, f"expected `{what}_id<TAB>text`")
-        out.append((line, record_id.strip(), rest.strip()))
+        out.append((line, record_id(path, line, first.strip(), what), rest.strip()))
     return out

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import InputError
+from proctor.io.records import as_id
 from proctor.io.segment import segment, truncate_words
 from proctor.io.textfile import iter_jsonl, parse_json_line, read_lines, read_text
 
@@ -131,9 +132,21 @@ def _field(obj: Any, key: str, kind: type | tuple[type, ...], what: str = "") ->
     return value
 
 
+def _id(value: Any, what: str) -> str:
+    """A run or query id of a response: an id without `/`, which response passage ids use as separator."""
+    try:
+        text = as_id(value, what)
+    except ValueError as exc:
+        raise _Bad(str(exc)) from None
+    if "/" in text:
+        raise _Bad(f"{what} id {text!r} contains '/', which separates run, query and position in the ids of "
+                   "response passages (run/query/i); rename it")
+    return text
+
+
 def _plain(obj: Any, budget: int | None, max_tokens: int, line: int) -> Response:
-    run = str(_field(obj, "run_id", (str, int)))
-    qid = str(_field(obj, "query_id", (str, int)))
+    run = _id(_field(obj, "run_id", (str, int)), "run")
+    qid = _id(_field(obj, "query_id", (str, int)), "query")
     text = _field(obj, "text", str)
     if not text.strip():
         raise _Bad("empty response text")
@@ -186,8 +199,8 @@ def _references(obj: dict) -> list[str]:
 
 
 def _rag24(obj: Any, budget: int | None, max_tokens: int, line: int) -> Response:
-    run = str(_field(obj, "run_id", (str, int)))
-    qid = str(_field(obj, "topic_id", (str, int)))
+    run = _id(_field(obj, "run_id", (str, int)), "run")
+    qid = _id(_field(obj, "topic_id", (str, int)), "query")
     references = _references(obj)
     segments, cut = _rag_answer(run, qid, obj.get("answer"), references, budget)
     topic = obj.get("topic") if isinstance(obj.get("topic"), str) else None
@@ -196,8 +209,8 @@ def _rag24(obj: Any, budget: int | None, max_tokens: int, line: int) -> Response
 
 def _rag25(obj: Any, budget: int | None, max_tokens: int, line: int) -> Response:
     meta = _field(obj, "metadata", dict)
-    run = str(_field(meta, "run_id", (str, int), "metadata.run_id"))
-    qid = str(_field(meta, "narrative_id", (str, int), "metadata.narrative_id"))
+    run = _id(_field(meta, "run_id", (str, int), "metadata.run_id"), "run")
+    qid = _id(_field(meta, "narrative_id", (str, int), "metadata.narrative_id"), "query")
     references = _references(obj)
     segments, cut = _rag_answer(run, qid, obj.get("answer"), references, budget)
     narrative = meta.get("narrative") if isinstance(meta.get("narrative"), str) else None
@@ -221,5 +234,9 @@ def _text_dir(root: Path, budget: int | None, max_tokens: int) -> Iterator[Respo
             if not parts:
                 yield InputError(str(file), 1, "empty response")
                 continue
-            run, qid = system.name, file.stem
+            try:
+                run, qid = _id(system.name, "run"), _id(file.stem, "query")
+            except _Bad as bad:
+                yield InputError(str(file), None, str(bad))
+                continue
             yield Response(1, run, qid, None, [Segment(f"{run}/{qid}/{i}", p, i) for i, p in enumerate(parts)], cut)

@@ -67,20 +67,38 @@ def read_text(path: str | Path) -> str:
 
 
 def parse_json_document(path: str | Path) -> Any:
-    """Parse a file holding one JSON document; syntax errors name the line."""
+    """Parse a file holding one JSON document; syntax errors and conflicting duplicate keys name the line."""
     text = read_text(path)
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise InputError(str(path), exc.lineno, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
+    except _DuplicateKey as exc:
+        raise InputError(str(path), None, str(exc)) from None
 
 
 def parse_json_line(path: str | Path, line_no: int, text: str) -> Any:
     """Parse one JSONL line; syntax errors name the line."""
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise InputError(str(path), line_no, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
+    except _DuplicateKey as exc:
+        raise InputError(str(path), line_no, str(exc)) from None
+
+
+class _DuplicateKey(ValueError):
+    """A JSON object that gives one key two different values."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object; a key given twice with different values is an error (identical repeats are harmless)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out and out[key] != value:
+            raise _DuplicateKey(f"key {key!r} given twice with different values in one JSON object")
+        out[key] = value
+    return out
 
 
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:

@@ -6,6 +6,7 @@ it: order comes from the score, see `proctor.evaluate.runs`). Qrels: `qid iter d
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,9 @@ from typing import TextIO
 
 from proctor.errors import InputError
 from proctor.io.textfile import read_lines
+
+MAX_RELEVANCE = 1000
+"""Relevance levels beyond this are refused (they do not fit what trec_eval and SQLite store)."""
 
 
 @dataclass(frozen=True)
@@ -43,8 +47,8 @@ def read_run(path: str | Path) -> list[RunLine]:
             score_value = float(score)
         except ValueError:
             raise InputError(str(path), line, f"score {score!r} is not a number") from None
-        if score_value != score_value:
-            raise InputError(str(path), line, "score is NaN")
+        if not math.isfinite(score_value):
+            raise InputError(str(path), line, f"score {score!r} is not a finite number")
         key = (tag, qid, docid)
         if key in seen:
             raise InputError(
@@ -67,6 +71,8 @@ def read_qrels(path: str | Path) -> list[tuple[int, str, str, int]]:
             rel_value = int(rel)
         except ValueError:
             raise InputError(str(path), line, f"relevance {rel!r} is not an integer") from None
+        if not -MAX_RELEVANCE <= rel_value <= MAX_RELEVANCE:
+            raise InputError(str(path), line, f"relevance {rel} is out of range (-{MAX_RELEVANCE}..{MAX_RELEVANCE})")
         previous = seen.get((qid, docid))
         if previous is not None:
             if previous[1] != rel_value:

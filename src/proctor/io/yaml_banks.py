@@ -28,6 +28,7 @@ import yaml
 from proctor.errors import InputError
 from proctor.io.banks import Bank
 from proctor.io.ids import item_id
+from proctor.io.records import record_id
 from proctor.io.textfile import read_text
 
 
@@ -46,7 +47,7 @@ def read_yaml_bank(path: str | Path) -> Bank:
         where = f"queries[{index}]"
         if not isinstance(query, dict) or query.get("query_id") is None:
             raise InputError(str(path), None, f"{where}: needs a query_id")
-        qid, facet = str(query["query_id"]), query.get("facet_id")
+        qid, facet = record_id(path, None, query["query_id"], "query"), query.get("facet_id")
         if isinstance(query.get("query_text"), str) and facet is None:
             bank.query_texts.setdefault(qid, query["query_text"])
         for kind, key in (("question", "questions"), ("nugget", "nuggets")):
@@ -77,7 +78,7 @@ def _item(path, where: str, qid: str, facet: Any, kind: str, item: Any, bank: Ba
                 raise InputError(str(path), None, f"{where}: `correct` {key!r} is not one of the choices")
             info["correct"] = key
             answers.append(info["choices"][key])
-    identifier = str(item.get("id") or item_id(qid, text, str(facet) if facet else None))
+    identifier = record_id(path, None, item.get("id") or item_id(qid, text, str(facet) if facet else None), kind)
     if identifier in bank.lines:
         raise InputError(str(path), None, f"{where}: id {identifier!r} appears twice")
     bank.lines[identifier] = 1
