@@ -284,6 +284,7 @@ def test_exampp_grades_can_name_the_bank_they_graded(tmp_path):
     assert grade_set["bank"].startswith("demo@") and grade_set["params"] == {"source": "exampp"}
     assert run_process("qrels", "--store", store, "--bank", "demo").code == 0
     other = tmp_path / "other.db"
+    assert run_process("import", "queries", paths["queries"], "--store", other).code == 0
     lines = _bank_lines(paths["bank"])[:1]
     assert run_process("import", "bank", _write(tmp_path / "one.jsonl", lines), "--store", other, "--name", "one"
                        ).code == 0

@@ -82,3 +82,17 @@ def test_a_fully_tied_leaderboard_has_no_correlation_and_two_systems_warn(tmp_pa
     two.write_text("a\t0.9\nb\t0.1\n")
     result = run_process("correlate", two, "--official", official, "--format", "json")
     assert result.code == 0 and "only 2 systems" in result.err and json.loads(result.out)["n_systems"] == 2
+
+
+def test_a_system_with_no_evaluable_query_is_left_out_with_a_note(tmp_path):
+    from conftest import seed_demo
+
+    store = seed_demo(tmp_path)
+    stray = tmp_path / "stray.run"
+    stray.write_text("q1 Q0 zzz 1 1.0 stray\n")
+    assert run_process("import", "runs", stray, "--store", store).code == 0
+    qrels = tmp_path / "other.qrels"
+    qrels.write_text("q2 0 d201 1\n")
+    result = run_process("leaderboard", "--store", store, "--measure", "P@3", "--qrels", qrels)
+    assert result.code == 0 and not [row for row in result.out.splitlines() if row.startswith("stray")]
+    assert "left out, no evaluable query" in result.err and "stray" in result.err

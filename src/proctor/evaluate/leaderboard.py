@@ -53,9 +53,13 @@ def summarize(system: str, per_query: dict[str, float]) -> Entry:
     return Entry(system, mean, stderr, n, dict(sorted(per_query.items())))
 
 
-def ranked_entries(per_system: dict[str, dict[str, float]]) -> list[Entry]:
-    """Entries sorted by score (best first), ties by system name."""
-    entries = [summarize(system, per_query) for system, per_query in per_system.items()]
+def ranked_entries(per_system: dict[str, dict[str, float]], notes: list[str] | None = None) -> list[Entry]:
+    """Entries sorted by score (best first), ties by system name. A system with no evaluable query has no
+    score: it is left out, and `notes` says so."""
+    empty = sorted(system for system, per_query in per_system.items() if not per_query)
+    if empty and notes is not None:
+        notes.append(f"left out, no evaluable query (none in both the run and the labels): {', '.join(empty)}")
+    entries = [summarize(system, per_query) for system, per_query in per_system.items() if per_query]
     return sorted(entries, key=lambda e: (-e.score, e.system))
 
 
@@ -87,7 +91,7 @@ def measure_leaderboard(
     desc = {"measure": spec.name, "trec_eval_name": spec.trec_name,
             "relevance_level": level if spec.measure.uses_relevance_level else None,
             "missing": missing, **(description or {})}
-    return Leaderboard(ranked_entries(per_system), desc, notes, "qrels")
+    return Leaderboard(ranked_entries(per_system, notes), desc, notes, "qrels")
 
 
 def cover_leaderboard(
@@ -111,4 +115,4 @@ def cover_leaderboard(
                      f"at grade >= {table.tau}")
     desc = {"metric": "n-EXAM-Cover" if normalize else "EXAM-Cover", "min_grade": table.tau,
             "budget": budget, "missing": missing, "normalize": normalize, "gold_run": gold, **(description or {})}
-    return Leaderboard(ranked_entries(per_system), desc, notes, "cover")
+    return Leaderboard(ranked_entries(per_system, notes), desc, notes, "cover")
