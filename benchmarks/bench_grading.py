@@ -78,14 +78,13 @@ def build_store(path: Path, pairs: int) -> None:
 
 
 def engine(base_url: str, store_path: Path, concurrency: int) -> tuple[float, int, list[tuple[int, float]]]:
-    from proctor.grading.engine import Engine, GradeOptions
-    from proctor.llm.openai_backend import OpenAIBackend, OpenAIOptions
-    from proctor.methods import get_method
+    from proctor.grading import GradeOptions, GradeRequest, grade
+    from proctor.llm.config import BackendConfig
     from proctor.store import Store
 
     store = Store.open(store_path)
-    backend = OpenAIBackend("m", OpenAIOptions(base_url=base_url, concurrency=concurrency, timeout=30))
-    run = Engine(store, get_method("self-rating"), backend, GradeOptions(depth=100, progress=False))
+    request = GradeRequest("self-rating", BackendConfig(spec="openai:m", base_url=base_url, concurrency=concurrency,
+                                                        timeout=30), GradeOptions(depth=100, progress=False))
     samples: list[tuple[int, float]] = []
     done = threading.Event()
 
@@ -96,7 +95,7 @@ def engine(base_url: str, store_path: Path, concurrency: int) -> tuple[float, in
 
     watcher = threading.Thread(target=sample, daemon=True)
     watcher.start()
-    summary = run.run()
+    _, [summary] = asyncio.run(grade(store, request))
     done.set()
     watcher.join()
     store.close()

@@ -19,7 +19,7 @@ from proctor.analyze.compare import compare
 from proctor.evaluate.labels import exam_labels
 from proctor.evaluate.leaderboard import measure_leaderboard
 from proctor.evaluate.measures import parse_measure
-from proctor.evaluate.sources import load_runs
+from proctor.evaluate.sources import load_runs, resolve_grade_set
 from proctor.io.leaderboards import LeaderboardFile, read_official
 from proctor.store import Store
 
@@ -28,8 +28,10 @@ OFFICIAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "dl19" / "d
 
 def main() -> None:
     store = Store.open(sys.argv[1])
-    similarity = {(g.query_id, g.passage_id, g.question_id): g.extra["similarity"] for g in store.grades("embedding")}
-    rows = list(store.grade_rows("self-rating", "google/flan-t5-large"))
+    embedding = resolve_grade_set(store, method="embedding")
+    similarity = {(g.query_id, g.passage_id, g.question_id): g.extra["similarity"] for g in store.grades(embedding)}
+    flan = resolve_grade_set(store, method="self-rating", model="google/flan-t5-large")
+    rows = list(store.grade_rows(flan.id, flan.step))
     official, runs = read_official(OFFICIAL), load_runs(store, None)
     values = sorted(similarity.values())
     for fraction in (0.0, 0.5, 0.7, 0.8, 0.9):
