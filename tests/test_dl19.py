@@ -160,3 +160,24 @@ def test_export_import_round_trip(dl19_store, dl19_pool, tmp_path):
             assert sorted(map(tuple, eg["answers"])) == sorted(map(tuple, pg["answers"]))
             rating = lambda g: sorted((r["question_id"], r["self_rating"]) for r in g["self_ratings"])  # noqa: E731
             assert rating(eg) == rating(pg)
+
+
+def test_n_exam_keeps_the_order_of_exam_cover_and_is_a_ratio_of_sums(dl19_store):
+    from proctor.analyze.correlation import kendall_tau_b
+
+    def board(*extra):
+        result = run_process("leaderboard", "--store", dl19_store, "--metric", "cover", "--min-grade", "3",
+                             "--budget", "20", "--format", "json", "--per-query", *extra)
+        assert result.code == 0, result.err
+        return json.loads(result.out)
+
+    plain, normalised = board(), board("--normalize", "pool")
+    cover = {row["system"]: row for row in plain["systems"]}
+    n_exam = {row["system"]: row["score"] for row in normalised["systems"]}
+    systems = sorted(cover)
+    assert kendall_tau_b([cover[s]["score"] for s in systems], [n_exam[s] for s in systems]) == pytest.approx(1.0)
+    [overall] = plain["reference_rows"]
+    assert overall["system"] == "_overall_" and overall["reference"] is True
+    pool_sum = sum(overall["per_query"].values())
+    for system in systems:
+        assert n_exam[system] == pytest.approx(sum(cover[system]["per_query"].values()) / pool_sum)

@@ -133,8 +133,7 @@ def test_qa_with_llm_verification(demo_store):
         asked = server.requests
     assert result.code == 0, result.err
     grades = list(grades_of(demo_store, "qa", "fake-model"))
-    # 18 answers; each distinct verification prompt is asked at least once (repeats come from the cache once
-    # stored, so how many repeats are asked depends on timing)
+    # 18 answers, then one verification prompt per answer to check (a declared step of its own)
     assert len(grades) == 18 and 18 + 3 <= asked <= 18 * 2
     nectar = [g for g in grades if g.answer == "nectar, mostly"]
     assert nectar and all(g.grade == 1 and g.parse_status == "correct" and g.extra["verification"] == "llm"
@@ -174,7 +173,8 @@ def test_llm_verification_is_cached_too(demo_store):
         db.commit()
         db.close()
         again = json.loads(run_process(*args).out)
-        assert server.requests == asked and again["cache_hits"] == 18
+        # answers and verdicts both come from the cache (each a declared step of its own)
+        assert server.requests == asked and [s["cache_hits"] for s in again["steps"]] == [18, 18, 0]
     second = {(g.passage_id, g.question_id): (g.grade, g.parse_status) for g in
               grades_of(demo_store, "qa", "fake-model")}
     assert second == first and {status for _, status in first.values()} == {"correct"}

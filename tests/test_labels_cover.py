@@ -64,10 +64,24 @@ def test_cover_missing_queries_zero_or_skip():
     assert cover_per_query(ranked, table, missing="skip")[0] == {"Q": 0.25}
 
 
-def test_n_exam_divides_by_what_the_pool_covers():
+def test_n_exam_per_query_ratios_under_their_own_name():
     table = CoverTable.build(COVER_GRADES, tau=4)
-    scores, left_out = cover_per_query({"Q": ["p1"], "S": ["s1"]}, table, normalize="pool")
+    scores, left_out = cover_per_query({"Q": ["p1"], "S": ["s1"]}, table, normalize="pool-per-query")
     assert scores == {"Q": 1 / 3, "S": 1.0}
     assert left_out == []
+    table5 = CoverTable.build([("Q", "p1", "a", 3)], tau=5)
+    assert cover_per_query({"Q": ["p1"]}, table5, normalize="pool-per-query") == ({}, ["Q"])
+
+
+def test_n_exam_is_a_ratio_of_sums_over_queries():
+    from proctor.evaluate.cover import reference_cover
+
+    table = CoverTable.build(COVER_GRADES, tau=4)
+    ranked = {"Q": ["p1"], "S": ["s1"]}
+    plain, _ = cover_per_query(ranked, table)
+    pool = reference_cover(table)
+    scores, left_out = cover_per_query(ranked, table, normalize="pool")
+    mean = sum(scores.values()) / len(scores)
+    assert mean == pytest.approx(sum(plain.values()) / sum(pool.values())) and left_out == []
     table5 = CoverTable.build([("Q", "p1", "a", 3)], tau=5)
     assert cover_per_query({"Q": ["p1"]}, table5, normalize="pool") == ({}, ["Q"])

@@ -18,7 +18,7 @@ EXAM-Qrels:  --measure M --min-grade T   labels = max grade over the query's que
              relevant for binary measures when its label >= T (nDCG uses the labels as gains).
              --qrels official            score with the imported human judgments instead
              --qrels FILE                score with any qrels file
-EXAM-Cover:  --metric cover --min-grade T --budget K [--missing zero|skip] [--normalize pool]
+EXAM-Cover:  --metric cover --min-grade T --budget K [--missing zero|skip] [--normalize pool|pool-per-query]
              per query, the fraction of its questions answered (grade >= T) by the first K passages.
 
 Measures: {known_measures()}.
@@ -45,7 +45,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--missing", choices=("zero", "skip"),
                    help="a query a system did not answer: counts 0 or is skipped (default: zero for cover, "
                    "as the papers; skip for measures, as trec_eval without -c)")
-    p.add_argument("--normalize", choices=("pool",), help="cover: n-EXAM, divided by what the whole pool covers")
+    p.add_argument("--normalize", choices=("pool", "pool-per-query"),
+                   help="cover: n-EXAM (001 §3.1.3): pool = the sum over queries of the system's cover divided by "
+                   "the sum of what the whole pool covers (keeps EXAM's order); pool-per-query = the mean of "
+                   "per-query ratios instead (not the paper's definition; can reorder systems)")
     p.add_argument("--gold", metavar="RUN", help="cover: n-EXAM, divided by what this run (e.g. gold articles) covers")
     p.add_argument("--runs", nargs="+", metavar="DIR|FILE", help="score these run files instead of stored rankings")
     add_format(p, ("tsv", "json", "md"), "tsv")

@@ -3,8 +3,14 @@ the system's first k answers with grade >= τ; a system's score is the mean over
 
 A query's questions are those graded for it (by the chosen method and model). A query the system did not
 answer counts 0 (`missing="zero"`, as the papers) or is left out (`missing="skip"`, as the original
-workbench). n-EXAM divides by what the whole graded pool of the query covers (`normalize="pool"`) or by
-what a gold run — e.g. the gold articles of 001 §3.1.3 — covers within the same budget (`normalize="gold"`).
+workbench).
+
+n-EXAM (001 §3.1.3) is a ratio of sums over queries, Σ_q EXAM(d_q|S) / Σ_q EXAM(d*_q), with d* the whole
+graded pool of the query (`normalize="pool"`) or a gold run — e.g. the gold articles of 001 §3.1.3 — within
+the same budget (`normalize="gold"`); so it keeps EXAM-Cover's order of systems. Each per-query value is the
+system's cover of that query scaled by n / Σ_q EXAM(d*_q), so that their mean is that ratio.
+`normalize="pool-per-query"` is the mean of per-query ratios instead (queries the pool covers nothing of left
+out), which is not the paper's definition and can reorder systems.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 
 @dataclass
@@ -56,21 +63,62 @@ def cover_per_query(
     normalize: str | None = None,
     gold: dict[str, list[str]] | None = None,
 ) -> tuple[dict[str, float], list[str]]:
-    """One system's per-query cover and the queries left out (n-EXAM: the normaliser covers nothing)."""
+    """One system's per-query cover (scaled for n-EXAM) and the queries left out (per-query ratios only)."""
+    if normalize == "pool-per-query":
+        return _per_query_ratios(ranked, table, budget, missing)
+    covered, reference = _fractions(ranked, table, budget, missing, normalize, gold)
+    if normalize in ("pool", "gold"):
+        if reference == 0:
+            return {}, sorted(covered)
+        scale = len(covered) / reference
+        return {qid: float(value * scale) for qid, value in covered.items()}, []
+    return {qid: float(value) for qid, value in covered.items()}, []
+
+
+def n_exam(ranked: dict[str, list[str]], table: CoverTable, *, budget: int = 20, missing: str = "zero",
+           normalize: str = "pool", gold: dict[str, list[str]] | None = None) -> float | None:
+    """n-EXAM exactly: Σ_q EXAM(d_q|S) / Σ_q EXAM(d*_q) over the queries the system is scored on (rationals,
+    so systems tied on EXAM-Cover stay tied); None when the reference covers nothing."""
+    covered, reference = _fractions(ranked, table, budget, missing, normalize, gold)
+    return float(sum(covered.values(), Fraction(0)) / reference) if reference else None
+
+
+def _fractions(ranked: dict[str, list[str]], table: CoverTable, budget: int, missing: str, normalize: str | None,
+               gold: dict[str, list[str]] | None) -> tuple[dict[str, Fraction], Fraction]:
+    covered: dict[str, Fraction] = {}
+    reference = Fraction(0)
+    for qid, questions in table.questions.items():
+        if qid not in ranked and missing != "zero":
+            continue
+        reference += Fraction(_reference(table, qid, normalize, gold, budget), len(questions))
+        covered[qid] = Fraction(len(table.covered(qid, ranked.get(qid, [])[:budget])), len(questions))
+    return covered, reference
+
+
+def reference_cover(table: CoverTable, *, budget: int = 20, gold: dict[str, list[str]] | None = None
+                    ) -> dict[str, float]:
+    """Per query, what the whole pool (or the gold run within the budget) covers: the `_overall_` row."""
+    return {qid: _reference(table, qid, "gold" if gold is not None else "pool", gold, budget) / len(questions)
+            for qid, questions in table.questions.items()}
+
+
+def _reference(table: CoverTable, qid: str, normalize: str | None, gold: dict[str, list[str]] | None,
+               budget: int) -> int:
+    if normalize == "gold":
+        return len(table.covered(qid, (gold or {}).get(qid, [])[:budget]))
+    return len(table.pool_covered(qid))
+
+
+def _per_query_ratios(ranked: dict[str, list[str]], table: CoverTable, budget: int, missing: str
+                      ) -> tuple[dict[str, float], list[str]]:
     scores: dict[str, float] = {}
     left_out: list[str] = []
-    for qid, questions in table.questions.items():
-        denominator = len(questions)
-        if normalize == "pool":
-            denominator = len(table.pool_covered(qid))
-        elif normalize == "gold":
-            denominator = len(table.covered(qid, (gold or {}).get(qid, [])[:budget]))
+    for qid in table.questions:
+        denominator = len(table.pool_covered(qid))
         if denominator == 0:
             left_out.append(qid)
-            continue
-        if qid not in ranked:
-            if missing == "zero":
-                scores[qid] = 0.0
-            continue
-        scores[qid] = len(table.covered(qid, ranked[qid][:budget])) / denominator
+        elif qid in ranked:
+            scores[qid] = len(table.covered(qid, ranked[qid][:budget])) / denominator
+        elif missing == "zero":
+            scores[qid] = 0.0
     return scores, left_out

@@ -8,10 +8,10 @@ how it was made.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from proctor.evaluate.cover import CoverTable, cover_per_query
+from proctor.evaluate.cover import CoverTable, cover_per_query, n_exam, reference_cover
 from proctor.evaluate.measures import MeasureSpec
 from proctor.evaluate.runs import Ranked
 
@@ -36,6 +36,8 @@ class Leaderboard:
     notes: list[str] = field(default_factory=list)
     kind: str = "qrels"
     """`qrels` (a measure over relevance labels) or `cover` (EXAM-Cover / n-EXAM)."""
+    references: list[Entry] = field(default_factory=list)
+    """Reference rows (`_overall_`: what the whole pool covers), shown but never ranked or correlated."""
 
     def scores(self) -> dict[str, float]:
         """`{system: score}`."""
@@ -103,16 +105,28 @@ def cover_leaderboard(
     left_out: set[str] = set()
     if gold is not None:
         normalize = "gold"
+    exact: dict[str, float | None] = {}
     for run, ranked in runs.items():
         per_system[run], skipped = cover_per_query(ranked, table, budget=budget, missing=missing,
                                                    normalize=normalize, gold=runs.get(gold) if gold else None)
         left_out.update(skipped)
+        if normalize in ("pool", "gold"):
+            exact[run] = n_exam(ranked, table, budget=budget, missing=missing, normalize=normalize,
+                                gold=runs.get(gold) if gold else None)
     notes = [f"EXAM-Cover: queries a system did not answer are {'counted as 0' if missing == 'zero' else 'skipped'}"
              f" (--missing {missing})"]
+    if normalize in ("pool", "gold"):
+        notes.append("n-EXAM = sum over queries of the system's cover / sum of the "
+                     + (f"gold run {gold}'s" if gold else "whole pool's") + " cover (001 §3.1.3): EXAM's order")
     if left_out:
         by = f"gold run {gold}" if gold else "pooled passage"
         notes.append(f"n-EXAM: {len(left_out)} queries left out because no {by} answers any of their questions "
                      f"at grade >= {table.tau}")
     desc = {"metric": "n-EXAM-Cover" if normalize else "EXAM-Cover", "min_grade": table.tau,
             "budget": budget, "missing": missing, "normalize": normalize, "gold_run": gold, **(description or {})}
-    return Leaderboard(ranked_entries(per_system, notes), desc, notes, "cover")
+    references = [] if normalize else [summarize("_overall_", reference_cover(table, budget=budget))]
+    entries = ranked_entries(per_system, notes)
+    if exact:  # the ratio of sums computed exactly, not as the mean of rounded per-query values
+        entries = sorted((replace(e, score=exact[e.system]) if exact.get(e.system) is not None else e
+                          for e in entries), key=lambda e: (-e.score, e.system))
+    return Leaderboard(entries, desc, notes, "cover", references)

@@ -31,6 +31,8 @@ def to_json(board: Leaderboard, per_query: bool = False) -> str:
         return row
 
     data = {**board.description, "notes": board.notes, "systems": [entry(e) for e in board.entries]}
+    if board.references:
+        data["reference_rows"] = [{**entry(e), "reference": True} for e in board.references]
     return json.dumps(data, indent=2) + "\n"
 
 
@@ -42,4 +44,6 @@ def to_markdown(board: Leaderboard) -> str:
     lines += ["| rank | system | score | stderr | queries |", "|---:|---|---:|---:|---:|"]
     lines += [f"| {i} | {escape(e.system)} | {_num(e.score)} | {_num(e.stderr)} | {e.n_queries} |"
               for i, e in enumerate(board.entries, start=1)]
+    lines += [f"| (reference) | {escape(e.system)} | {_num(e.score)} | {_num(e.stderr)} | {e.n_queries} |"
+              for e in board.references]
     return "\n".join(lines) + "\n"

@@ -35,7 +35,8 @@ class GradeRequest:
         for path in self.templates:
             method = user_method(path)
             templates[method.name] = method
-        return MethodChoice(self.method, self.aggregate, tuple(self.thresholds), templates)  # type: ignore[arg-type]
+        return MethodChoice(self.method, self.aggregate, tuple(self.thresholds), templates,  # type: ignore[arg-type]
+                            self.options.verify)
 
 
 async def grade(store: Store, request: GradeRequest, grade_set: GradeSet | None = None

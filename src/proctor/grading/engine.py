@@ -18,12 +18,11 @@ from typing import Any
 
 from proctor.grading.plan import Plan, WorkItem
 from proctor.grading.progress import Progress
-from proctor.grading.prompting import render, render_verification, similarity_request
+from proctor.grading.prompting import render, similarity_request
 from proctor.llm.base import Backend, Reply
 from proctor.llm.cache import cache_key, cacheable, from_cache
 from proctor.methods import Method
 from proctor.methods.base import CORRECT, FAILED, PREFILTERED
-from proctor.methods.qa import verified
 from proctor.records import Grade
 from proctor.store import Store
 
@@ -48,7 +47,8 @@ class GradeOptions:
     prefilter_below: float | None = None
     progress: bool | None = None
     verify: str = "edit-distance"
-    """qa: check extracted answers against the answer key by `edit-distance` or by asking the `llm`."""
+    """qa: check extracted answers against the answer key by `edit-distance` or by asking the `llm` (declared
+    steps, `proctor.methods.steps`)."""
 
 
 @dataclass
@@ -94,7 +94,6 @@ class Engine:
         self.options = options or GradeOptions()
         self.cached_replies = backend.uses_cache
         self.params = {**backend.params(), "max_tokens": method.template.max_tokens}
-        self.verify = method.kind == "qa" and self.options.verify == "llm"
         self.results = dict(plan.done)
         """`{(query, passage, item): (grade, answer)}`: the step's usable grades, earlier and new."""
 
@@ -159,8 +158,6 @@ class Engine:
             else:
                 rest.append((item, request, truncated, key))
         if cached:
-            if self.verify:
-                await self._verify(cached, replies)
             self._collect_replies(cached, replies, summary, progress)
         size = self.backend.batch_size
         return [rest[i:i + size] for i in range(0, len(rest), size)]
@@ -189,33 +186,9 @@ class Engine:
     async def _call(self, batch: list) -> tuple[list, list[Reply]]:
         try:
             replies = await self.backend.complete([request for _, request, _, _ in batch])
-            if self.verify:
-                await self._verify(batch, replies)
         except Exception as exc:  # a backend that raises still yields recorded failures
             replies = [Reply(error=f"{type(exc).__name__}: {exc}") for _ in batch]
         return batch, replies
-
-    async def _verify(self, batch: list, replies: list[Reply]) -> None:
-        """Ask the backend whether each extracted answer is equivalent to the gold answers (000 §4.2.1)."""
-        todo = [(item, reply) for (item, _, _, _), reply in zip(batch, replies, strict=True)
-                if reply.error is None and item.answers and reply.text and reply.text.strip()]
-        if not todo:
-            return
-        requests = [render_verification(self.method, item, reply.text or "") for item, reply in todo]
-        keys = [self._key(r.text()) for r in requests]
-        hits = self.store.cache_get_many(keys) if self.cached_replies else {}
-        missing = [i for i, key in enumerate(keys) if key not in hits]
-        asked = await self.backend.complete([requests[i] for i in missing]) if missing else []
-        verdicts = {key: from_cache(data) for key, data in hits.items()}
-        for i, verdict in zip(missing, asked, strict=True):
-            verdicts[keys[i]] = verdict
-            if self.cached_replies and cacheable(verdict):
-                self._cache_buffer.append((keys[i], self.backend.kind, self.backend.model, verdict.to_cache()))
-        for (_, reply), key in zip(todo, keys, strict=True):
-            verdict = verdicts[key]
-            reply.info["verifier_reply"] = verdict.text if verdict.error is None else None
-            if verdict.error is not None:
-                reply.info["verifier_error"] = verdict.error
 
     def _collect(self, done: set[asyncio.Task], summary: Summary, progress: Progress) -> None:
         for task in done:
@@ -243,8 +216,6 @@ class Engine:
         else:
             parsed = self.method.parse(reply.text, probabilities=reply.probabilities, score=reply.score,
                                        gold_answers=item.answers)
-            if "verifier_reply" in reply.info:
-                parsed = verified(parsed, reply.info.pop("verifier_reply"), reply.info.pop("verifier_error", None))
             parsed_grade, status, answer, extra = parsed.grade, parsed.status, parsed.answer, dict(parsed.extra)
             if status == FAILED:
                 summary.errors[extra.get("reason", "unparseable")] += 1
@@ -269,7 +240,8 @@ class Engine:
     def _add(self, grade: Grade) -> None:
         self._buffer.append(grade)
         if grade.parse_status != FAILED:
-            self.results[(grade.query_id, grade.passage_id, grade.question_id)] = (grade.grade, grade.answer)
+            self.results[(grade.query_id, grade.passage_id, grade.question_id)] = (grade.grade, grade.answer,
+                                                                                   grade.parse_status)
 
     async def _commit_regularly(self) -> None:
         """Commit what has arrived at least every `commit_seconds`, also while every request is still waiting."""

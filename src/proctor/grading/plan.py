@@ -41,6 +41,8 @@ class Plan:
     already: int
     variables: Variables | None = None
     exhausted: set[Key] = field(default_factory=set)
+    needs_answer_key: bool = False
+    """Only items with gold answers are graded (the prompt shows them)."""
     """Failed pairs tried `max_attempts` times: kept as failed, not sent again."""
     given_up: int = 0
 
@@ -54,7 +56,10 @@ class Plan:
                 for item_id, question, answers in items:
                     if (qid, pid, item_id) in self.done or (qid, pid, item_id) in self.exhausted:
                         continue
-                    extra = {"query": query_texts.get(qid) or qid, "criterion_name": item_id}
+                    if self.needs_answer_key and not answers:
+                        continue
+                    extra = {"query": query_texts.get(qid) or qid, "criterion_name": item_id,
+                             "gold": " / ".join(answers or ())}
                     if self.variables is not None:
                         more = self.variables(qid, pid, item_id)
                         if more is None:
@@ -86,19 +91,20 @@ def items_of(store: Store, method: Method, bank: tuple[str, str] | None) -> Item
 
 def make_plan(store: Store, items: Items, done: dict[Key, tuple[int | None, str | None]], *, depth: int,
               max_queries: int | None, max_passages: int | None, variables: Variables | None,
-              exhausted: set[Key] | None = None) -> Plan:
+              exhausted: set[Key] | None = None, needs_answer_key: bool = False) -> Plan:
     """The plan over the judgment pool (every judged passage plus the top `depth` of every run); pairs in
     `done` have a usable grade, pairs in `exhausted` failed too often to be tried again."""
     pool = judgment_pool(store, depth)
     queries = sorted(q for q in pool if q in items)
     if max_queries is not None:
         queries = queries[:max_queries]
-    plan = Plan([], done, 0, 0, variables, exhausted or set())
+    plan = Plan([], done, 0, 0, variables, exhausted or set(), needs_answer_key)
     for qid in queries:
         passages = pool[qid][:max_passages] if max_passages else pool[qid]
         plan.queries.append((qid, passages, items[qid]))
         pairs = [(p, item[0]) for p in passages for item in items[qid]
-                 if variables is None or variables(qid, p, item[0]) is not None]
+                 if (variables is None or variables(qid, p, item[0]) is not None)
+                 and (item[2] or not needs_answer_key)]
         plan.pairs += len(pairs)
         plan.already += sum(1 for p, item_id in pairs if (qid, p, item_id) in done)
         plan.given_up += sum(1 for p, item_id in pairs if (qid, p, item_id) in plan.exhausted)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from proctor.grading.plan import WorkItem
 from proctor.llm.base import Backend, Request
 from proctor.methods import Method
-from proctor.methods.qa import verification_prompt
 
 
 def render(method: Method, step: str, item: WorkItem, backend: Backend) -> tuple[Request, bool]:
@@ -19,14 +18,6 @@ def render(method: Method, step: str, item: WorkItem, backend: Backend) -> tuple
         context, truncated = "", False
     return Request(item.query_id, item.passage_id, item.question_id, before + context + after, item.question,
                    context or item.passage, template.max_tokens, template.system, step), truncated
-
-
-def render_verification(method: Method, item: WorkItem, answer: str) -> Request:
-    """QA with `--verify llm`: the question whether an extracted answer matches the answer key."""
-    prompt = verification_prompt(method.template.extra["verify_template"], item.question, answer,
-                                 item.answers or ())
-    return Request(item.query_id, item.passage_id, item.question_id, prompt, item.question, "", 8, None,
-                   "qa-verify")
 
 
 def similarity_request(step: str, item: WorkItem) -> Request:

@@ -27,7 +27,7 @@ def load_recorded(source: str, method: str, selector: str | None) -> tuple[Recor
         recorded[(g.method, g.query_id, g.passage_id, g.question_id)] = (g.grade, g.raw_reply)
         verifier = (g.extra or {}).get("verifier_reply")
         if verifier is not None:
-            recorded[("qa-verify", g.query_id, g.passage_id, g.question_id)] = (None, verifier)
+            recorded.setdefault(("qa-verify", g.query_id, g.passage_id, g.question_id), (None, verifier))
     return recorded, model, origin
 
 

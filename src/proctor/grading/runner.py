@@ -17,6 +17,7 @@ from proctor.grading.plan import items_of, make_plan
 from proctor.llm.base import Backend
 from proctor.methods import Method, get_method
 from proctor.methods.aggregate import SUM_THRESHOLDS
+from proctor.methods.base import CORRECT, FAILED
 from proctor.methods.steps import Results, Step, declared_steps
 from proctor.records import Grade, GradeSet
 from proctor.store import Store
@@ -32,10 +33,11 @@ class MethodChoice:
     aggregate: str = "prompt"
     thresholds: tuple[int, int, int] = SUM_THRESHOLDS
     templates: dict[str, Method] = field(default_factory=dict)
+    verify: str = "edit-distance"
 
     def steps(self) -> list[Step]:
         """The declared steps of the method."""
-        return declared_steps(self.name, aggregate=self.aggregate, thresholds=self.thresholds)
+        return declared_steps(self.name, aggregate=self.aggregate, thresholds=self.thresholds, verify=self.verify)
 
     def method_of(self, step: Step) -> Method:
         """The single-prompt method a step sends (a user template where one replaces it)."""
@@ -100,6 +102,8 @@ def _choice_args(grade_set: GradeSet) -> dict[str, Any]:
         args["aggregate"] = grade_set.params["aggregate"]
     if "thresholds" in grade_set.params:
         args["thresholds"] = tuple(grade_set.params["thresholds"])
+    if "verify" in grade_set.params:
+        args["verify"] = grade_set.params["verify"]
     return args
 
 
@@ -155,7 +159,8 @@ async def _run_steps(store: Store, choice: MethodChoice, backend: Backend, optio
         plan = make_plan(store, items_of(store, method, _bank(grade_set)), done, depth=options.depth,
                          max_queries=options.max_queries, max_passages=options.max_passages,
                          variables=step.uses(results) if step.uses else None,
-                         exhausted=store.exhausted(grade_set.id, step.name, options.max_attempts))
+                         exhausted=store.exhausted(grade_set.id, step.name, options.max_attempts),
+                         needs_answer_key="{gold}" in method.template.template)
         engine = Engine(store, method, backend, plan, grade_set=grade_set.id, step=step.name, options=options)
         summary = await engine.arun()
         results[step.name] = {**results.get(step.name, {}), **engine.results}
@@ -176,11 +181,19 @@ def _aggregate(store: Store, grade_set: GradeSet, step: Step, results: Results) 
     if step.needs_judgments and not judgments:
         raise UsageError(f"{store.path}: {step.name} needs human judgments to train on (import qrels)")
     rows = step.aggregate(results, judgments)
-    grades = [Grade(r.query_id, r.passage_id, "", step.name, grade_set.model, step.version, r.grade, AGGREGATED,
-                    extra=r.extra) for r in rows]
+    qa = grade_set.method == "qa"
+    grades = [Grade(r.query_id, r.passage_id, r.item, step.name, grade_set.model, step.version, r.grade, r.status,
+                    raw_reply=None, answer=r.answer,
+                    correct=(r.status == CORRECT) if qa and r.grade is not None else None, extra=r.extra)
+              for r in rows]
     with store.transaction():
         store.upsert_grades(grade_set.id, grades)
-    results[step.name] = {(g.query_id, g.passage_id, ""): (g.grade, None) for g in grades}
+    results[step.name] = {(g.query_id, g.passage_id, g.question_id): (g.grade, g.answer, g.parse_status)
+                          for g in grades if g.parse_status != FAILED}
     summary = Summary(step.name, grade_set.model, grade_set.id, pairs=len(rows), graded=len(rows))
-    summary.by_status[AGGREGATED] = len(rows)
+    for g in grades:
+        summary.by_status[g.parse_status] += 1
+        if g.parse_status == FAILED:
+            summary.failures += 1
+            summary.errors[(g.extra or {}).get("reason", "failed")] += 1
     return summary

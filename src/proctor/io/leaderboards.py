@@ -12,6 +12,9 @@ from typing import Any
 from proctor.errors import InputError
 from proctor.io.textfile import looks_like_json, parse_json_document, read_lines
 
+REFERENCE = "_overall_"
+"""The reference row of cover leaderboards (the whole pool's coverage)."""
+
 
 @dataclass
 class LeaderboardFile:
@@ -88,6 +91,8 @@ def _read_tsv(path: str | Path) -> dict[str, float]:
             raise InputError(str(path), line, f"score {parts[1]!r} is not a number") from None
         if not math.isfinite(score):
             raise InputError(str(path), line, f"score {parts[1]!r} of {parts[0]!r} is not a finite number")
+        if parts[0] == REFERENCE:
+            continue  # what the whole pool covers: shown for reference, never correlated
         if parts[0] in scores:
             raise InputError(str(path), line, f"system {parts[0]!r} listed twice")
         scores[parts[0]] = score

@@ -55,6 +55,7 @@ _STEPS: dict[str, tuple[str, str, int, int]] = {
     "self-rating": ("self-rating", "rating", 0, 5),
     "nugget-rating": ("nugget-rating", "rating", 0, 5),
     "qa": ("qa", "qa", 0, 1),
+    "qa-verify": ("qa-verify", "yes-no", 0, 1),
     "embedding": ("embedding", "similarity", 0, 5),
     "thomas": ("thomas", "range", 0, 2),
     "fagb": ("fagb", "yes-no", 0, 1),

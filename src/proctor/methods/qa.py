@@ -70,31 +70,3 @@ def parse_answer(reply: str | None, gold_answers: Sequence[str] | None) -> Parse
     if hit is not None:
         return Parsed(1, CORRECT, answer, {"verification": "edit distance", "matched": hit})
     return Parsed(0, WRONG, answer, {"verification": "edit distance"})
-
-
-def verified(parsed: Parsed, verifier_reply: str | None, error: str | None = None) -> Parsed:
-    """Replace the edit-distance verdict by an LLM verifier's yes/no; ill-formed and unanswerable answers stay
-    wrong; a verifier reply that is neither yes nor no (or an error) makes the grade a recorded failure."""
-    if parsed.status != CORRECT and parsed.extra.get("reason") == "ill-formed or unanswerable":
-        return parsed
-    verdict = parse_verification(verifier_reply)
-    extra = {"verification": "llm", "verifier_reply": verifier_reply,
-             "edit_distance_verdict": parsed.status}
-    if verdict is None:
-        extra["reason"] = error or "verifier reply is neither yes nor no"
-        return Parsed(None, FAILED, parsed.answer, extra)
-    return Parsed(1, CORRECT, parsed.answer, extra) if verdict else Parsed(0, WRONG, parsed.answer, extra)
-
-
-def parse_verification(reply: str | None) -> bool | None:
-    """An LLM verifier's yes/no; None when the reply is neither."""
-    if not reply:
-        return None
-    first = normalise(reply).split()[:1]
-    return {"yes": True, "no": False}.get(first[0]) if first else None
-
-
-def verification_prompt(template: str, question: str, answer: str, gold: tuple[str, ...] | list[str]) -> str:
-    """The LLM verification prompt (000 §4.2.1): is the extracted answer equivalent to the answer key?"""
-    return (template.replace("{answer}", answer.strip()).replace("{question}", question)
-            .replace("{gold}", " / ".join(gold)))

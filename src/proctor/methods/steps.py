@@ -6,7 +6,10 @@ an LLM. The runner (`proctor.grading.runner`) runs them in order and carries eve
   `naive-bayes` (Gaussian NB, leave-one-query-out);
 - `four-prompts-cot`: Sun's yes/no check, then Exactness+Coverage (yes) or Topicality+Contextual Fit (no),
   then the Table 5 prompt for 2-vs-3 or 0-vs-1;
-- `query-gen`: a query generated from the passage, then its similarity to the real query (0-3).
+- `query-gen`: a query generated from the passage, then its similarity to the real query (0-3);
+- `qa --verify llm`: the answer (`qa`), then for every well-formed answer to a question with an answer key
+  the LLM's verdict whether it matches the key (`qa-verify`), then the label (`qa-llm`): the verdict where
+  one was asked, the answer step's grade otherwise (no key: answered; ill-formed or unanswerable: wrong).
 """
 
 from __future__ import annotations
@@ -17,10 +20,13 @@ from typing import Any
 
 from proctor.errors import UsageError
 from proctor.methods.aggregate import CRITERIA, SUM_THRESHOLDS, cross_validated, sum_label
+from proctor.methods.base import CORRECT, FAILED, WRONG
+from proctor.methods.qa import is_ill_formed
+from proctor.methods.unanswerable import is_unanswerable
 
 Key = tuple[str, str, str]
-Results = dict[str, dict[Key, tuple[int | None, str | None]]]
-"""`{step: {(query, passage, item): (grade, answer)}}` of the usable grades of every step run so far."""
+Results = dict[str, dict[Key, tuple[int | None, str | None, str]]]
+"""`{step: {(query, passage, item): (grade, answer, status)}}` of the usable grades of every step so far."""
 Variables = Callable[[str, str, str], dict[str, str] | None]
 """Extra template variables for (query, passage, item); None skips the pair in this step."""
 
@@ -31,8 +37,11 @@ class Aggregated:
 
     query_id: str
     passage_id: str
-    grade: int
+    grade: int | None
     extra: dict[str, Any]
+    item: str = ""
+    status: str = "aggregated"
+    answer: str | None = None
 
 
 @dataclass(frozen=True)
@@ -51,7 +60,7 @@ class Step:
 
 def _criteria_by_pair(results: Results, names=CRITERIA) -> dict[tuple[str, str], dict[str, int]]:
     out: dict[tuple[str, str], dict[str, int]] = {}
-    for (qid, pid, criterion), (grade, _) in results.get("criteria", {}).items():
+    for (qid, pid, criterion), (grade, *_) in results.get("criteria", {}).items():
         if grade is not None:
             out.setdefault((qid, pid), {})[criterion] = grade
     return {key: found for key, found in out.items() if all(c in found for c in names)}
@@ -86,7 +95,7 @@ _WANTED = {1: ("Exactness", "Coverage"), 0: ("Topicality", "Contextual Fit")}
 
 
 def _verdicts(results: Results) -> dict[tuple[str, str], int]:
-    return {(q, p): g for (q, p, _), (g, _) in results.get("sun", {}).items() if g is not None}
+    return {(q, p): g for (q, p, _), (g, *_) in results.get("sun", {}).items() if g is not None}
 
 
 def _cot_subset(results: Results) -> Variables:
@@ -113,7 +122,8 @@ def _cot_final(check: int) -> Callable[[Results], Variables]:
 
 
 def _generated_query(results: Results) -> Variables:
-    generated = {(q, p): answer for (q, p, _), (_, answer) in results.get("query-gen-query", {}).items() if answer}
+    generated = {(q, p): answer for (q, p, _), (_, answer, _) in results.get("query-gen-query", {}).items()
+                 if answer}
 
     def variables(qid: str, pid: str, _: str) -> dict[str, str] | None:
         text = generated.get((qid, pid))
@@ -121,12 +131,50 @@ def _generated_query(results: Results) -> Variables:
     return variables
 
 
+def _checked(status: str, answer: str | None) -> bool:
+    """Whether the LLM is asked about an answer: an edit-distance verdict against a key, well-formed."""
+    return status in (CORRECT, WRONG) and bool(answer) and not (is_ill_formed(answer or "")
+                                                                or is_unanswerable(answer or ""))
+
+
+def _verification_inputs(results: Results) -> Variables:
+    answers = results.get("qa", {})
+
+    def variables(qid: str, pid: str, item: str) -> dict[str, str] | None:
+        found = answers.get((qid, pid, item))
+        if found is None or not _checked(found[2], found[1]):
+            return None
+        return {"answer": (found[1] or "").strip()}
+    return variables
+
+
+def _verified(results: Results, _: dict) -> list[Aggregated]:
+    verdicts = results.get("qa-verify", {})
+    out = []
+    for (qid, pid, item), (grade, answer, status) in sorted(results.get("qa", {}).items()):
+        if not _checked(status, answer):
+            out.append(Aggregated(qid, pid, grade, {"verification": "none needed"}, item, status, answer))
+            continue
+        verdict = verdicts.get((qid, pid, item))
+        extra = {"verification": "llm", "edit_distance_verdict": status,
+                 "verifier_reply": verdict[1] if verdict else None}
+        if verdict is None:
+            out.append(Aggregated(qid, pid, None, {**extra, "reason": "no usable verifier reply"}, item, FAILED,
+                                  answer))
+        else:
+            out.append(Aggregated(qid, pid, verdict[0], extra, item, CORRECT if verdict[0] else WRONG, answer))
+    return out
+
+
 AGGREGATIONS = ("prompt", "sum", "naive-bayes")
 
 
-def declared_steps(method: str, *, aggregate: str = "prompt",
-                   thresholds: tuple[int, int, int] = SUM_THRESHOLDS) -> list[Step]:
+def declared_steps(method: str, *, aggregate: str = "prompt", thresholds: tuple[int, int, int] = SUM_THRESHOLDS,
+                   verify: str = "edit-distance") -> list[Step]:
     """The steps of `method` (a single step for single-prompt methods)."""
+    if method == "qa" and verify == "llm":
+        return [Step("qa", "qa"), Step("qa-verify", "qa-verify", uses=_verification_inputs),
+                Step("qa-llm", aggregate=_verified, version="verdict-or-answer-grade")]
     if method == "four-prompts":
         if aggregate not in AGGREGATIONS:
             raise UsageError(f"--aggregate must be one of {', '.join(AGGREGATIONS)}")

@@ -124,11 +124,11 @@ class GradeTables:
             yield Grade(qid, pid, item, stp, grade_set.model, grade_set.prompt_version, grade, status, raw, answer,
                         None if correct is None else bool(correct), json.loads(extra) if extra else None)
 
-    def graded(self, grade_set_id: str, step: str) -> dict[tuple[str, str, str], tuple[int | None, str | None]]:
-        """`{(query, passage, item): (grade, answer)}` of the pairs of a step that have a usable grade."""
-        return {(q, p, i): (g, a) for q, p, i, g, a in self.db.execute(
-            "SELECT query_id, passage_id, question_id, grade, answer FROM grades WHERE grade_set_id = ? AND step = ?"
-            " AND parse_status != ?", (grade_set_id, step, FAILED))}
+    def graded(self, grade_set_id: str, step: str) -> dict[tuple[str, str, str], tuple[int | None, str | None, str]]:
+        """`{(query, passage, item): (grade, answer, status)}` of the pairs of a step that have a usable grade."""
+        return {(q, p, i): (g, a, s) for q, p, i, g, a, s in self.db.execute(
+            "SELECT query_id, passage_id, question_id, grade, answer, parse_status FROM grades"
+            " WHERE grade_set_id = ? AND step = ? AND parse_status != ?", (grade_set_id, step, FAILED))}
 
     def carry_grades(self, target: str, source: str, step: str, question_ids: Iterable[str]) -> int:
         """Copy the usable grades of unchanged questions from another grade set of the same experiment into
