@@ -92,8 +92,8 @@ def test_four_prompts_texts():
 
 @pytest.mark.parametrize(("reply", "label", "status"), [
     ("Yes", 1, "yes-no"), ("Yes.", 1, "yes-no"), ("yes,", 1, "yes-no"), (" YES! it is", 1, "yes-no"),
-    ("No", 0, "yes-no"), ("no.", 0, "yes-no"), ("Maybe", None, "failed"), ("", None, "failed"),
-    ("The answer is yes", None, "failed"),
+    ("No", 0, "yes-no"), ("no.", 0, "yes-no"), ("Maybe", 0, "invalid"), ("", None, "failed"),
+    ("The answer is yes", 0, "invalid"),
 ])
 def test_yes_no_parser(reply, label, status):
     parsed = get_method("sun").parse(reply)

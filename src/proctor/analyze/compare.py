@@ -6,19 +6,20 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from proctor.analyze.correlation import bootstrap_intervals, correlate_scores
+from proctor.analyze.correlation import bootstrap_intervals, correlate_scores, random_ties
 from proctor.io.leaderboards import LeaderboardFile
 
 
 def compare(
     predicted: LeaderboardFile, official: LeaderboardFile, *, samples: int = 1000, seed: int = 0,
+    ties: str = "average", repeats: int = 10,
 ) -> dict[str, Any]:
     """Spearman, Kendall τ-b and τ_AP over the systems in both, with bootstrap intervals when per-query
     scores are available, and the systems missing from either side."""
     common = sorted(set(predicted.scores) & set(official.scores))
     pred = [predicted.scores[s] for s in common]
     off = [official.scores[s] for s in common]
-    corr = correlate_scores(pred, off)
+    corr = (random_ties(pred, off, repeats=repeats, seed=seed) if ties == "random" else correlate_scores(pred, off))
     result: dict[str, Any] = {
         "spearman": _clean(corr.spearman),
         "kendall": _clean(corr.kendall),
@@ -29,8 +30,11 @@ def compare(
             "only_in_official": sorted(set(official.scores) - set(predicted.scores)),
         },
         "official_kind": official.kind,
-        "method": "scipy semantics: scores ranked with average ranks; Kendall tau-b; tau_AP top-weighted "
-                  "(Yilmaz et al. 2008), official ties count one half",
+        "method": ("scipy semantics: scores ranked with average ranks" if ties == "average" else
+                   f"ties among predicted scores broken at random, averaged over {repeats} repetitions (seed "
+                   f"{seed}; 001 §4.1.1)") + "; Kendall tau-b; tau_AP top-weighted (Yilmaz et al. 2008), official "
+                  "ties count one half",
+        "ties": ties,
         "confidence_intervals": None,
         "warnings": _warnings(len(common), corr),
     }

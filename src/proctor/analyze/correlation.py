@@ -103,6 +103,26 @@ def correlate_scores(predicted: Sequence[float], official: Sequence[float]) -> C
                        tau_ap(predicted, official), len(predicted))
 
 
+def random_ties(predicted: Sequence[float], official: Sequence[float], *, repeats: int = 10, seed: int = 0
+                ) -> Correlation:
+    """001 §4.1.1: ties among the predicted scores broken at random, Spearman and Kendall averaged over
+    `repeats` repetitions (τ_AP as with average ranks)."""
+    import random
+
+    rng = random.Random(seed)
+    rhos, taus = [], []
+    for _ in range(repeats):
+        jitter = [rng.random() for _ in predicted]
+        order = sorted(range(len(predicted)), key=lambda i: (predicted[i], jitter[i]))
+        broken = [0.0] * len(predicted)
+        for rank, i in enumerate(order):
+            broken[i] = float(rank)
+        rhos.append(spearman(broken, official))
+        taus.append(kendall_tau_b(broken, official))
+    mean = lambda values: math.fsum(values) / len(values) if values else math.nan  # noqa: E731
+    return Correlation(mean(rhos), mean(taus), tau_ap(predicted, official), len(predicted))
+
+
 def bootstrap_intervals(
     predicted: dict[str, dict[str, float]], official: dict[str, dict[str, float]] | dict[str, float],
     *, samples: int = 1000, seed: int = 0, level: float = 0.95,

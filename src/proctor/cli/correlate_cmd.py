@@ -42,7 +42,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--runs", nargs="+", metavar="DIR|FILE", help="with --official-qrels: take the runs from files")
     p.add_argument("--bootstrap", type=int_in(0), default=1000, metavar="B",
                    help="bootstrap samples over queries (0 = none; default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and of random tie-breaking (default 0)")
+    p.add_argument("--ties", choices=("average", "random"), default="average",
+                   help="tied predicted scores: average ranks as scipy (default), or broken at random and the "
+                   "correlations averaged over --repeats repetitions (001 §4.1.1)")
+    p.add_argument("--repeats", type=int_in(1), default=10, help="--ties random: repetitions (default 10)")
     add_format(p, ("json", "tsv", "md"), "json")
     p.set_defaults(func=run)
 
@@ -53,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
     official = _official(args)
     result = {"leaderboard": args.leaderboard, "leaderboard_made_by": predicted.description or None,
               "official": args.official or f"{args.official_qrels} ({args.measure})",
-              **compare(predicted, official, samples=args.bootstrap, seed=args.seed)}
+              **compare(predicted, official, samples=args.bootstrap, seed=args.seed, ties=args.ties,
+                        repeats=args.repeats)}
     if predicted.per_query and official.per_query:
         result["per_query"] = per_query_correlation(predicted.per_query, official.per_query)
     for warning in result["warnings"]:

@@ -61,6 +61,8 @@ def grade_set_for(store: Store, choice: MethodChoice, backend: Backend, options:
     if needs_bank and bank is None:
         raise UsageError(f"{store.path}: no bank in the store; method {choice.name} grades bank items "
                          "(import one with `proctor import bank FILE`)")
+    if bank is not None and any(m.kind == "qa" for m in methods):
+        _require_answer_keys(store, bank)
     versions = []
     for step in steps:
         version = choice.method_of(step).template.version if step.prompt else step.version
@@ -77,6 +79,16 @@ def grade_set_for(store: Store, choice: MethodChoice, backend: Backend, options:
         params["prefilter"] = {"model": options.prefilter.model, "below": options.prefilter_below}
     return GradeSet(choice.name, backend.model, "+".join(versions), bank[0] if bank else None,
                     bank[1] if bank else None, params, steps[-1].name)
+
+
+def _require_answer_keys(store: Store, bank: tuple[str, str]) -> None:
+    """QA grades answers against answer keys (004 §3.1.1): without keys every well-formed answer would count."""
+    items = [item for per_query in store.bank_items("question", *bank).values() for item in per_query]
+    lacking = sum(1 for _, _, answers in items if not answers)
+    if lacking:
+        raise UsageError(f"bank {bank[0]}@{bank[1]}: {lacking} of {len(items)} questions have no answer key; "
+                         "--method qa grades answers against answer keys (004 §3.1.1) — without one every "
+                         "well-formed answer would count as correct. Add gold answers, or grade with self-rating")
 
 
 def carry_over(store: Store, target: GradeSet) -> int:

@@ -1,7 +1,8 @@
 """Parsers of direct relevance labels (000 Appendix A, 002 §4.1):
 
 - Yes/No prompts (FaggioliB, HELM, Sun, their few-shot variants): "Yes", "Yes.", "yes," … → 1, "No" … → 0;
-  anything else is a recorded parse failure.
+  anything else gets label 0 with status `invalid` (002 §4.1), counted and shown; an empty reply or a backend
+  error is a failure (retried).
 - Graded prompts (Thomas 0–2, UMBRELA 0–3, the Four Prompts criteria and aggregations, query similarity):
   the first standalone number in range (UMBRELA's "##final score: N" first); otherwise label 0, recorded
   with status `invalid` and counted — never silent.
@@ -27,7 +28,9 @@ def parse_yes_no(reply: str | None) -> Parsed:
     words = normalise(reply or "").split()
     if words and words[0] in ("yes", "no"):
         return Parsed(int(words[0] == "yes"), YES_NO, (reply or "").strip())
-    return Parsed(None, FAILED, reply, {"reason": "neither yes nor no"})
+    if not words:
+        return Parsed(None, FAILED, reply, {"reason": "empty reply"})
+    return Parsed(0, INVALID, (reply or "").strip(), {"reason": "neither yes nor no: label 0 (002 §4.1)"})
 
 
 def parse_in_range(reply: str | None, low: int, high: int) -> Parsed:

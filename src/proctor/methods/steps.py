@@ -22,6 +22,7 @@ from proctor.errors import UsageError
 from proctor.methods.aggregate import CRITERIA, SUM_THRESHOLDS, cross_validated, sum_label
 from proctor.methods.base import CORRECT, FAILED, WRONG
 from proctor.methods.qa import is_ill_formed
+from proctor.methods.relevance import INVALID
 from proctor.methods.unanswerable import is_unanswerable
 
 Key = tuple[str, str, str]
@@ -95,7 +96,14 @@ _WANTED = {1: ("Exactness", "Coverage"), 0: ("Topicality", "Contextual Fit")}
 
 
 def _verdicts(results: Results) -> dict[tuple[str, str], int]:
-    return {(q, p): g for (q, p, _), (g, *_) in results.get("sun", {}).items() if g is not None}
+    """The check's yes/no verdicts (an invalid reply is no verdict: its passage gets label 0, invalid)."""
+    return {(q, p): g for (q, p, _), (g, _, status) in results.get("sun", {}).items()
+            if g is not None and status != INVALID}
+
+
+def _invalid_checks(results: Results, _: dict) -> list[Aggregated]:
+    return [Aggregated(q, p, 0, {"reason": "the yes/no check was invalid: label 0 (002 §4.1)"}, status=INVALID)
+            for (q, p, _), (_, _, status) in sorted(results.get("sun", {}).items()) if status == INVALID]
 
 
 def _cot_subset(results: Results) -> Variables:
@@ -190,7 +198,8 @@ def declared_steps(method: str, *, aggregate: str = "prompt", thresholds: tuple[
     if method == "four-prompts-cot":
         return [Step("sun", "sun"), Step("criteria", "criteria", uses=_cot_subset),
                 Step("four-prompts-cot", "cot-relevant", uses=_cot_final(1)),
-                Step("four-prompts-cot", "cot-nonrelevant", uses=_cot_final(0))]
+                Step("four-prompts-cot", "cot-nonrelevant", uses=_cot_final(0)),
+                Step("four-prompts-cot", aggregate=_invalid_checks, version="invalid-check-label-0")]
     if method == "query-gen":
         return [Step("query-gen-query", "query-gen-query"), Step("query-gen", "query-gen", uses=_generated_query)]
     return [Step(method, method)]
