@@ -54,3 +54,22 @@ def test_spearman_with_random_tie_breaking(tmp_path):
     assert correlate("--ties", "random", "--repeats", "10", "--seed", "3")["spearman"] == random_10["spearman"]
     one = correlate("--ties", "random", "--repeats", "1", "--seed", "3")["spearman"]
     assert one in (0.8, 1.0)
+
+
+def test_nugget_rating_is_the_authors_prompt():
+    """The text the authors' workbench builds (NuggetSelfRatedPrompt: pretext, key fact, then the context)."""
+    from proctor.methods import get_method
+
+    pretext = '''Given the context, evaluate the coverage of the specified key fact (nugget). Use this scale:
+        - 5: Detailed, clear coverage.
+        - 4: Sufficient coverage, minor omissions.
+        - 3: Mentioned, some inaccuracies or lacks detail.
+        - 2: Briefly mentioned, significant omissions or inaccuracies.
+        - 1: Minimally mentioned, largely inaccurate.
+        - 0: Not mentioned at all.
+        '''
+    nugget, context = "Bees evaporate water from nectar", "Bees fan their wings over the honeycomb."
+    expected = f"{pretext}\n Key fact: {nugget}\n" + f"Context: {context}"
+    template = get_method("nugget-rating").template
+    assert template.render(nugget, context) == expected
+    assert template.version == "NuggetSelfRatedPrompt"  # the workbench's prompt class, as exam_pp files name it

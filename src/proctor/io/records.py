@@ -1,12 +1,14 @@
 """Ids, and records of an id and a text, shared by the readers: JSON objects and TSV lines.
 
 An id is a non-empty string without whitespace or control characters (it ends up in qrels, runs and TSV
-files, which whitespace would corrupt); JSON numbers are taken as their text; objects, lists, booleans,
-null and NaN are refused."""
+files, which whitespace would corrupt); JSON integers, and floats with an integral value, are taken as their
+decimal text (`7` and `7.0` give `"7"`); other floats, objects, lists, booleans, null and NaN are refused.
+`as_id` is the one check every reader uses."""
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -15,20 +17,30 @@ from proctor.errors import InputError
 from proctor.io.textfile import read_lines
 
 
+_NOT_IN_ID = re.compile(r"[\s\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+"""Whitespace (Unicode's, as `str.isspace`), control characters (C0, DEL, C1) and lone surrogates."""
+
+
 def as_id(value: Any, what: str) -> str:
     """`value` as an id; a ValueError saying what is wrong otherwise."""
+    if type(value) is str and value and _NOT_IN_ID.search(value) is None:
+        return value  # the common case, checked once
     if isinstance(value, bool) or value is None or isinstance(value, dict | list):
         raise ValueError(f"{what} id must be a string or a number, got {_kind(value)}")
     if isinstance(value, float):
         if not math.isfinite(value):
             raise ValueError(f"{what} id must be a string or a number, got {value!r}")
-        value = repr(value)
+        if not value.is_integer():
+            raise ValueError(f"{what} id {value!r} is a fractional number; write ids as strings or integers")
+        value = int(value)
+    if not isinstance(value, str | int):
+        raise ValueError(f"{what} id must be a string or a number, got {type(value).__name__}")
     text = str(value)
     if not text:
         raise ValueError(f"{what} id is empty")
-    bad = next((c for c in text if c.isspace() or ord(c) < 32 or ord(c) == 127), None)
+    bad = _NOT_IN_ID.search(text)
     if bad is not None:
-        raise ValueError(f"{what} id {text!r} contains whitespace or a control character ({bad!r})")
+        raise ValueError(f"{what} id {text!r} contains whitespace or a control character ({bad.group()!r})")
     return text
 
 

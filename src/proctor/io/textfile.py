@@ -6,8 +6,12 @@ stream or undecodable bytes are reported the same way everywhere.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
+import json.decoder
+import json.scanner
+import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -68,27 +72,66 @@ def read_text(path: str | Path) -> str:
 
 def parse_json_document(path: str | Path) -> Any:
     """Parse a file holding one JSON document; syntax errors and conflicting duplicate keys name the line."""
+    return parse_json_document_located(path)[0]
+
+
+def parse_json_document_located(path: str | Path) -> tuple[Any, JsonLines]:
+    """`parse_json_document`, and where the items of its top-level list or object stand (for errors)."""
     text = read_text(path)
-    try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
-    except json.JSONDecodeError as exc:
-        raise InputError(str(path), exc.lineno, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
-    except _DuplicateKey as exc:
-        raise InputError(str(path), None, str(exc)) from None
+    return _loads(path, None, text), JsonLines(text)
 
 
 def parse_json_line(path: str | Path, line_no: int, text: str) -> Any:
-    """Parse one JSONL line; syntax errors name the line."""
+    """Parse one JSONL line; syntax errors, conflicting duplicate keys and lone surrogates name the line."""
+    return _loads(path, line_no, text)
+
+
+def _loads(path: str | Path, line_no: int | None, text: str) -> Any:
+    """`json.loads` with every failure an `InputError` naming `line_no` (the line of a one-line text) or the
+    line in `text` where the error is."""
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
+        obj = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
-        raise InputError(str(path), line_no, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
+        raise InputError(str(path), line_no or exc.lineno, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
     except _DuplicateKey as exc:
-        raise InputError(str(path), line_no, str(exc)) from None
+        raise InputError(str(path), line_no or JsonLines(text).duplicate_key_line(), str(exc)) from None
+    except RecursionError:
+        raise InputError(str(path), line_no, "invalid JSON: nested too deeply") from None
+    except ValueError as exc:  # an integer of more than 4300 digits
+        raise InputError(str(path), line_no, f"invalid JSON: {exc}") from None
+    if _SURROGATE_ESCAPE.search(text):
+        try:
+            json.dumps(obj, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InputError(str(path), line_no or _line_of_lone_surrogate(text),
+                             f"invalid JSON: a \\u escape of a lone UTF-16 surrogate ({exc.object[exc.start]!r}), "
+                             "which is no character") from None
+    return obj
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_HIGH = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}")
+_LOW = re.compile(r"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def _line_of_lone_surrogate(text: str) -> int | None:
+    """The line of the first surrogate escape that is not half of a pair."""
+    for match in _SURROGATE_ESCAPE.finditer(text):
+        if _HIGH.fullmatch(match.group()):
+            paired = _LOW.match(text, match.end()) is not None
+        else:
+            paired = match.start() >= 6 and _HIGH.fullmatch(text, match.start() - 6, match.start()) is not None
+        if not paired:
+            return text.count("\n", 0, match.start()) + 1
+    return None
 
 
 class _DuplicateKey(ValueError):
     """A JSON object that gives one key two different values."""
+
+    def __init__(self, key: str, index: int | None = None) -> None:
+        super().__init__(f"key {key!r} given twice with different values in one JSON object")
+        self.index = index
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -96,9 +139,72 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out and out[key] != value:
-            raise _DuplicateKey(f"key {key!r} given twice with different values in one JSON object")
+            raise _DuplicateKey(key)
         out[key] = value
     return out
+
+
+class JsonLines:
+    """Lines in a JSON document, found only when an error needs one (by parsing the text again, slowly, with
+    the positions of values): `of(key_or_index)` is the line of a value of the top-level object or list."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._top: dict[str | int, int] | None = None
+
+    def of(self, key: str | int) -> int | None:
+        if self._top is None:
+            self._top = {}
+            with contextlib.suppress(ValueError, RecursionError):
+                self._decode()
+        return self._top.get(key)
+
+    def duplicate_key_line(self) -> int | None:
+        try:
+            self._decode()
+        except _DuplicateKey as exc:
+            return self._line(exc.index) if exc.index is not None else None
+        except (ValueError, RecursionError):
+            pass
+        return None
+
+    def _line(self, index: int) -> int:
+        return self.text.count("\n", 0, index) + 1
+
+    def _decode(self) -> None:
+        """Parse again with the pure-Python scanner, whose object and array parsers can be replaced."""
+        top = len(self.text) - len(self.text.lstrip())
+
+        def recording(scan_once, starts: list[int]):
+            def scan(string: str, index: int):
+                starts.append(index)
+                return scan_once(string, index)
+            return scan
+
+        def parse_object(s_and_end, strict, scan_once, object_hook, object_pairs_hook, memo=None):
+            starts: list[int] = []
+            pairs, end = json.decoder.JSONObject(s_and_end, strict, recording(scan_once, starts), None, list, memo)
+            out: dict[str, Any] = {}
+            for (key, value), start in zip(pairs, starts, strict=True):
+                if key in out and out[key] != value:
+                    raise _DuplicateKey(key, start)
+                out[key] = value
+                if s_and_end[1] - 1 == top and self._top is not None:
+                    self._top.setdefault(key, self._line(start))
+            return out, end
+
+        def parse_array(s_and_end, scan_once):
+            starts: list[int] = []
+            items, end = json.decoder.JSONArray(s_and_end, recording(scan_once, starts))
+            if s_and_end[1] - 1 == top and self._top is not None:
+                self._top.update((i, self._line(start)) for i, start in enumerate(starts))
+            return items, end
+
+        decoder = json.JSONDecoder()
+        decoder.parse_object = parse_object  # type: ignore[assignment]
+        decoder.parse_array = parse_array  # type: ignore[assignment]
+        decoder.scan_once = json.scanner.py_make_scanner(decoder)
+        decoder.decode(self.text)
 
 
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
