@@ -7,7 +7,6 @@ grades). See `../shared/data/README.md` of the project for the field list.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +14,7 @@ from pathlib import Path
 from proctor.errors import InputError
 from proctor.io.records import as_id, record_id
 from proctor.io.textfile import iter_jsonl
-from proctor.io.trec import MAX_RELEVANCE
+from proctor.io.trec import parse_rank, parse_relevance, parse_score
 from proctor.records import Grade
 
 IMPORTED = "imported"
@@ -35,71 +34,155 @@ class ExamppQuery:
     configs: dict[tuple[str, str, str], dict] = field(default_factory=dict)
 
 
+class _Refused(ValueError):
+    """Content that is well-formed but not acceptable (out of range, another query's, conflicting)."""
+
+
+@dataclass
+class _Seen:
+    """What earlier paragraphs and lines gave, to refuse conflicting repeats (identical ones are merged)."""
+
+    texts: dict[str, tuple[int, str]] = field(default_factory=dict)
+    judged: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
+    ranked: dict[tuple[str, str, str], tuple[int, int, float]] = field(default_factory=dict)
+    graded: dict[tuple[str, str, str, str, str, str], tuple[int, Grade]] = field(default_factory=dict)
+    line: int = 0
+
+    def first(self, line: int) -> str:
+        return "earlier in this line" if line == self.line else f"on line {line}"
+
+
 def read_exampp(path: str | Path, *, with_grades: bool = True) -> Iterator[ExamppQuery]:
-    """Yield one `ExamppQuery` per line; malformed content raises `InputError` with the line."""
+    """Yield one `ExamppQuery` per line; malformed content raises `InputError` with the line.
+
+    Ids are checked as every reader checks them; grades must be 0..5, ranks whole numbers from 0, scores
+    finite, relevance in -1000..1000; judgments and rankings belong to the line's query; a passage text,
+    judgment, ranking or grade given again differently (in this line or an earlier one) is refused."""
+    seen = _Seen()
     for line, obj in iter_jsonl(path):
         if not (isinstance(obj, list) and len(obj) == 2 and isinstance(obj[1], list)):
             raise InputError(str(path), line, "expected `[query_id, [paragraph, ...]]`")
         query = ExamppQuery(line, record_id(path, line, obj[0], "query"))
-        judged: dict[str, int] = {}
+        seen.line = line
         for index, para in enumerate(obj[1]):
             try:
-                _paragraph(query, para, with_grades, judged)
+                if not isinstance(para, dict):
+                    raise _Refused(f"expected a JSON object, got {type(para).__name__}")
+                _paragraph(query, para, with_grades, seen)
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 pid = para.get("paragraph_id") if isinstance(para, dict) else None
-                what = f"paragraph {index}" + (f" ({pid})" if pid is not None else "")
-                raise InputError(str(path), line, f"{what}: malformed ({type(exc).__name__}: {exc})") from None
+                what = f"paragraph {index}" + (f" ({pid})" if isinstance(pid, str | int) else "")
+                problem = str(exc) if isinstance(exc, _Refused) else f"malformed ({type(exc).__name__}: {exc})"
+                raise InputError(str(path), line, f"{what}: {problem}") from None
         yield query
 
 
-def _paragraph(query: ExamppQuery, para: dict, with_grades: bool, judged: dict[str, int]) -> None:
-    pid = as_id(para["paragraph_id"], "paragraph")
+def _paragraph(query: ExamppQuery, para: dict, with_grades: bool, seen: _Seen) -> None:
+    pid = _id(para["paragraph_id"], "paragraph")
     text = para.get("text")
     if text is not None and not isinstance(text, str):
-        raise TypeError("text must be a string")
-    query.passages.append((pid, text))
-    data = para.get("paragraph_data") or {}
-    for j in data.get("judgments") or []:
-        _judgment(query, pid, j, judged)
-    for r in data.get("rankings") or []:
-        _ranking(query, pid, r)
+        raise _Refused(f"text must be a string, got {type(text).__name__}")
+    if text is not None:
+        first = seen.texts.setdefault(pid, (query.line, text))
+        if first[1] != text:
+            raise _Refused(f"passage {pid!r} given again with another text (first {seen.first(first[0])})")
+    if all(p != pid for p, _ in query.passages):
+        query.passages.append((pid, text))
+    data = _mapping(para.get("paragraph_data"), "paragraph_data")
+    for j in _list(data.get("judgments"), "judgments"):
+        _judgment(query, pid, _mapping(j, "a judgment"), seen)
+    for r in _list(data.get("rankings"), "rankings"):
+        _ranking(query, pid, _mapping(r, "a ranking"), seen)
     if not with_grades:
         return
-    for eg in para.get("exam_grades") or []:
-        _exam_grades(query, pid, eg)
-    for g in para.get("grades") or []:
-        _direct_grade(query, pid, g)
+    for eg in _list(para.get("exam_grades"), "exam_grades"):
+        _exam_grades(query, pid, _mapping(eg, "an exam_grades entry"), seen)
+    for g in _list(para.get("grades"), "grades"):
+        _direct_grade(query, pid, _mapping(g, "a grades entry"), seen)
 
 
-def _judgment(query: ExamppQuery, pid: str, j: dict, judged: dict[str, int]) -> None:
-    rel = j["relevance"]
-    if not isinstance(rel, int) or isinstance(rel, bool) or not -MAX_RELEVANCE <= rel <= MAX_RELEVANCE:
-        raise ValueError(f"judgment relevance {rel!r} is not an integer in -{MAX_RELEVANCE}..{MAX_RELEVANCE}")
-    judged_query = as_id(j.get("query", query.query_id), "query")
+def _id(value: object, what: str) -> str:
+    try:
+        return as_id(value, what)
+    except ValueError as exc:
+        raise _Refused(str(exc)) from None
+
+
+def _mapping(value: object, what: str) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _Refused(f"{what} must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _list(value: object, what: str) -> list:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _Refused(f"{what} must be a list, got {type(value).__name__}")
+    return value
+
+
+def _optional_text(value: object, what: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise _Refused(f"{what} must be a string, got {type(value).__name__}")
+    return value
+
+
+def _judgment(query: ExamppQuery, pid: str, j: dict, seen: _Seen) -> None:
+    try:
+        rel = parse_relevance(j["relevance"]) if not isinstance(j["relevance"], str) else None
+    except ValueError as exc:
+        raise _Refused(f"judgment {exc}") from None
+    if rel is None:
+        raise _Refused(f"judgment relevance {j['relevance']!r} is not an integer")
+    judged_query = _id(j.get("query", query.query_id), "query")
     if judged_query != query.query_id:
-        raise ValueError(f"a judgment for query {judged_query!r} inside the line of query {query.query_id!r}")
-    if pid in judged:
-        if judged[pid] != rel:
-            raise ValueError(f"passage {pid!r} judged {judged[pid]} and {rel} for query {query.query_id!r}")
-        return
-    judged[pid] = rel
-    query.judgments.append((query.query_id, pid, rel))
+        raise _Refused(f"a judgment for query {judged_query!r} inside the line of query {query.query_id!r}")
+    first = seen.judged.setdefault((query.query_id, pid), (query.line, rel))
+    if first[1] != rel:
+        raise _Refused(f"passage {pid!r} judged {first[1]} and {rel} for query {query.query_id!r} "
+                       f"(first {seen.first(first[0])})")
+    if first == (query.line, rel) and (query.query_id, pid, rel) not in query.judgments:
+        query.judgments.append((query.query_id, pid, rel))
 
 
-def _ranking(query: ExamppQuery, pid: str, r: dict) -> None:
-    ranked_query = as_id(r.get("queryId", query.query_id), "query")
+def _ranking(query: ExamppQuery, pid: str, r: dict, seen: _Seen) -> None:
+    ranked_query = _id(r.get("queryId", query.query_id), "query")
     if ranked_query != query.query_id:
-        raise ValueError(f"a ranking for query {ranked_query!r} inside the line of query {query.query_id!r}")
-    score = float(r["score"])
-    if not math.isfinite(score):
-        raise ValueError(f"ranking score {r['score']!r} is not a finite number")
-    query.rankings.append((as_id(r["method"], "run"), query.query_id, pid, int(r["rank"]), score))
+        raise _Refused(f"a ranking for query {ranked_query!r} inside the line of query {query.query_id!r}")
+    run = _id(r["method"], "run")
+    try:
+        rank, score = parse_rank(r["rank"]), parse_score(r["score"])
+    except ValueError as exc:
+        raise _Refused(f"ranking of run {run!r}: {exc}") from None
+    first = seen.ranked.setdefault((run, query.query_id, pid), (query.line, rank, score))
+    if first[1:] != (rank, score):
+        raise _Refused(f"run {run!r} ranks passage {pid!r} twice for query {query.query_id!r}: rank {first[1]} "
+                       f"score {first[2]} (first {seen.first(first[0])}), then rank {rank} score {score}")
+    row = (run, query.query_id, pid, rank, score)
+    if first[0] == query.line and row not in query.rankings:
+        query.rankings.append(row)
 
 
 def _grade_value(value: object, what: str) -> int:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 5:
-        raise ValueError(f"{what} {value!r} is not a grade 0..5")
+        raise _Refused(f"{what} {value!r} is not a grade 0..5")
     return value
+
+
+def _add_grade(query: ExamppQuery, grade: Grade, seen: _Seen) -> None:
+    key = (grade.method, grade.model, grade.prompt_version, grade.query_id, grade.passage_id, grade.question_id)
+    first = seen.graded.setdefault(key, (query.line, grade))
+    if first[1] != grade:
+        what = f"question {grade.question_id!r}" if grade.question_id else "relevance"
+        raise _Refused(f"passage {grade.passage_id!r} graded twice differently on {what} by {grade.model} "
+                       f"({grade.prompt_version}): {first[1].grade} (first {seen.first(first[0])}) and {grade.grade}")
+    if first[1] is grade:
+        query.grades.append(grade)
 
 
 def _method_of(prompt_info: dict, self_rated: bool) -> str:
@@ -109,41 +192,58 @@ def _method_of(prompt_info: dict, self_rated: bool) -> str:
     return "self-rating" if self_rated else "qa"
 
 
-def _exam_grades(query: ExamppQuery, pid: str, eg: dict) -> None:
-    prompt_info = eg.get("prompt_info") or {}
-    ratings = {as_id(r["question_id"], "question"): r["self_rating"] for r in eg.get("self_ratings") or []}
+def _model(entry: dict) -> str:
+    return _optional_text(entry.get("llm"), "llm") or "unknown"
+
+
+def _exam_grades(query: ExamppQuery, pid: str, eg: dict, seen: _Seen) -> None:
+    prompt_info = _mapping(eg.get("prompt_info"), "prompt_info")
+    ratings: dict[str, object] = {}
+    for r in _list(eg.get("self_ratings"), "self_ratings"):
+        qid = _id(_mapping(r, "a self_rating")["question_id"], "question")
+        if qid in ratings and ratings[qid] != r["self_rating"]:
+            raise _Refused(f"question {qid!r} rated twice differently ({ratings[qid]!r} and {r['self_rating']!r})")
+        ratings[qid] = r["self_rating"]
     self_rated = bool(prompt_info.get("is_self_rated", bool(ratings)))
-    method, model = _method_of(prompt_info, self_rated), str(eg.get("llm") or "unknown")
-    version = str(prompt_info.get("prompt_class") or method)
-    answers = {str(qid): text for qid, text in eg.get("answers") or []}
-    correct = set(map(str, eg.get("correctAnswered") or []))
-    wrong = set(map(str, eg.get("wrongAnswered") or []))
+    method, model = _method_of(prompt_info, self_rated), _model(eg)
+    version = _optional_text(prompt_info.get("prompt_class"), "prompt_class") or method
+    answers: dict[str, str | None] = {}
+    for pair in _list(eg.get("answers"), "answers"):
+        qid, text = pair
+        answers[_id(qid, "question")] = _optional_text(text, "an answer")
+    correct = {_id(q, "question") for q in _list(eg.get("correctAnswered"), "correctAnswered")}
+    wrong = {_id(q, "question") for q in _list(eg.get("wrongAnswered"), "wrongAnswered")}
+    if correct & wrong:
+        raise _Refused(f"question {sorted(correct & wrong)[0]!r} is both correctAnswered and wrongAnswered")
     query.configs[(method, model, version)] = {
         "prompt_info": prompt_info, "llm_options": eg.get("llm_options"), "source": "exampp",
     }
     for qid in sorted(set(ratings) | set(answers) | correct | wrong):
         rating = ratings.get(qid)
         if rating is not None:
-            _grade_value(rating, f"self_rating of {qid}")
+            rating = _grade_value(rating, f"self_rating of {qid}")
         grade = rating if self_rated else 1 if qid in correct else 0
         verdict = True if qid in correct else False if qid in wrong else None
-        query.grades.append(Grade(
+        _add_grade(query, Grade(
             query.query_id, pid, qid, method, model, version, grade,
             IMPORTED if grade is not None else "failed", raw_reply=answers.get(qid), answer=answers.get(qid),
             correct=verdict,
-        ))
+        ), seen)
 
 
-def _direct_grade(query: ExamppQuery, pid: str, g: dict) -> None:
-    prompt_info = g.get("prompt_info") or {}
-    method = str(prompt_info.get("prompt_class") or g.get("prompt_type") or "direct")
-    model = str(g.get("llm") or "unknown")
+def _direct_grade(query: ExamppQuery, pid: str, g: dict, seen: _Seen) -> None:
+    prompt_info = _mapping(g.get("prompt_info"), "prompt_info")
+    method = _optional_text(prompt_info.get("prompt_class") or g.get("prompt_type"), "prompt_class") or "direct"
+    model = _model(g)
+    correct = g.get("correctAnswered")
+    if correct is not None and not isinstance(correct, bool):
+        raise _Refused(f"correctAnswered must be true or false, got {correct!r}")
     rating = g.get("self_ratings")
-    grade = _grade_value(rating, "self_ratings") if rating is not None else int(bool(g.get("correctAnswered")))
+    grade = _grade_value(rating, "self_ratings") if rating is not None else int(bool(correct))
+    answer = _optional_text(g.get("answer"), "answer")
     query.configs[(method, model, method)] = {
         "prompt_info": prompt_info, "llm_options": g.get("llm_options"), "source": "exampp",
         "prompt_type": g.get("prompt_type"), "direct": True,
     }
-    query.grades.append(Grade(query.query_id, pid, "", method, model, method, grade, IMPORTED,
-                              raw_reply=g.get("answer"), answer=g.get("answer"),
-                              correct=g.get("correctAnswered")))
+    _add_grade(query, Grade(query.query_id, pid, "", method, model, method, grade, IMPORTED,
+                            raw_reply=answer, answer=answer, correct=correct), seen)

@@ -16,7 +16,6 @@ from typing import Any
 from proctor.errors import InputError
 from proctor.io.textfile import read_lines
 
-
 _NOT_IN_ID = re.compile(r"[\s\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 """Whitespace (Unicode's, as `str.isspace`), control characters (C0, DEL, C1) and lone surrogates."""
 
