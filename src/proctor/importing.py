@@ -16,7 +16,7 @@ from proctor.io.bank_files import load_bank
 from proctor.io.corpus import read_corpus
 from proctor.io.exampp import read_exampp
 from proctor.io.queries import read_queries
-from proctor.io.responses import read_responses
+from proctor.io.responses import Response, read_responses
 from proctor.io.trec import read_qrels, read_run
 from proctor.records import GradeSet
 from proctor.store import Store
@@ -107,9 +107,22 @@ def _import_queries(store: Store, path: Path, options: ImportOptions, report: Im
     report.counts["queries"] = len(rows)
 
 
+def _generated_runs(store: Store) -> set[str]:
+    return {segment["run"] for segment in store.segments().values()}
+
+
+def _refuse_generated_runs(path: Path, runs: dict[str, int], generated: set[str]) -> None:
+    """Rankings of a retrieval run may not go into a run of generated responses (`{run: line}`)."""
+    for run, line in runs.items():
+        if run in generated:
+            raise InputError(str(path), line, f"run {run!r} is already in the store as generated responses; give "
+                             "the retrieval run a name of its own (its rankings would be merged into them)")
+
+
 def _import_runs(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
     check = _QueryCheck(store, path, options, report)
     lines = [r for r in read_run(path) if check.keep(r.line, r.query_id)]
+    _refuse_generated_runs(path, {r.run: r.line for r in reversed(lines)}, _generated_runs(store))
     store.upsert_rankings((r.run, r.query_id, r.passage_id, r.rank, r.score) for r in lines)
     store.upsert_passages((r.passage_id, None) for r in lines)
     report.counts["runs"] = len({r.run for r in lines})
@@ -154,9 +167,11 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
     members = {q["question_id"] for q in store.bank_questions(*bank)} if bank else None
     sets: dict[tuple[str, str, str], str] = {}
     check = _QueryCheck(store, path, options, report)
+    generated = _generated_runs(store)
     for query in read_exampp(path, with_grades=options.with_grades):
         if not check.keep(query.line, query.query_id):
             continue
+        _refuse_generated_runs(path, {r[0]: query.line for r in query.rankings}, generated)
         store.upsert_queries([(query.query_id, None)])
         store.upsert_passages(query.passages)
         store.upsert_judgments(query.judgments)
@@ -193,12 +208,7 @@ def _import_responses(store: Store, path: Path, options: ImportOptions, report: 
     report.skipped_records.extend(read.skipped)
     check = _QueryCheck(store, path, options, report)
     kept = [r for r in read.responses if check.keep(r.line, r.query_id)]
-    generated = {segment["run"] for segment in store.segments().values()}
-    retrieval = set(store.runs()) - generated
-    for r in kept:
-        if r.run in retrieval:
-            raise InputError(str(path), r.line, f"run {r.run!r} is already in the store as a retrieval run; give the "
-                             "generated responses a run id of their own (they would be merged into it)")
+    _refuse_merging_responses(store, path, kept)
     store.upsert_queries((r.query_id, r.query_text) for r in kept)
     for r in kept:
         store.upsert_passages((s.passage_id, s.text) for s in r.segments)
@@ -210,6 +220,32 @@ def _import_responses(store: Store, path: Path, options: ImportOptions, report: 
     report.counts["runs"] = len({r.run for r in kept})
     report.counts["passages"] = sum(len(r.segments) for r in kept)
     report.counts["truncated"] = sum(r.truncated for r in kept)
+
+
+def _refuse_merging_responses(store: Store, path: Path, responses: list[Response]) -> None:
+    """Generated responses never merge into what the store holds: not into a retrieval run of the same name,
+    and not into a different response of the same run to the same query (importing the same responses
+    again changes nothing)."""
+    segments = store.segments()
+    stored: dict[tuple[str, str], dict[str, dict]] = {}
+    for pid, segment in segments.items():
+        stored.setdefault((segment["run"], segment["query_id"]), {})[pid] = segment
+    retrieval = set(store.runs()) - {run for run, _ in stored}
+    texts: dict[str, str | None] | None = None
+    for r in responses:
+        if r.run in retrieval:
+            raise InputError(str(path), r.line, f"run {r.run!r} is already in the store as a retrieval run; give the "
+                             "generated responses a run id of their own (they would be merged into it)")
+        before = stored.get((r.run, r.query_id))
+        if not before:
+            continue
+        texts = store.passage_texts() if texts is None else texts
+        now = {s.passage_id: (s.position, s.citations, r.truncated, s.text) for s in r.segments}
+        then = {pid: (seg["position"], seg["citations"], seg["truncated"], texts.get(pid))
+                for pid, seg in before.items()}
+        if now != then:
+            raise InputError(str(path), r.line, f"run {r.run!r} already holds a different response to query "
+                             f"{r.query_id!r} (imported before); give the new responses a run id of their own")
 
 
 _IMPORTERS: dict[str, Callable[[Store, Path, ImportOptions, ImportReport], None]] = {

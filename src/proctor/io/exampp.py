@@ -132,11 +132,11 @@ def _optional_text(value: object, what: str) -> str | None:
 
 def _judgment(query: ExamppQuery, pid: str, j: dict, seen: _Seen) -> None:
     try:
-        rel = parse_relevance(j["relevance"]) if not isinstance(j["relevance"], str) else None
+        if isinstance(j["relevance"], str):
+            raise ValueError(f"relevance {j['relevance']!r} is not an integer")
+        rel = parse_relevance(j["relevance"])
     except ValueError as exc:
         raise _Refused(f"judgment {exc}") from None
-    if rel is None:
-        raise _Refused(f"judgment relevance {j['relevance']!r} is not an integer")
     judged_query = _id(j.get("query", query.query_id), "query")
     if judged_query != query.query_id:
         raise _Refused(f"a judgment for query {judged_query!r} inside the line of query {query.query_id!r}")
@@ -200,7 +200,8 @@ def _exam_grades(query: ExamppQuery, pid: str, eg: dict, seen: _Seen) -> None:
     prompt_info = _mapping(eg.get("prompt_info"), "prompt_info")
     ratings: dict[str, object] = {}
     for r in _list(eg.get("self_ratings"), "self_ratings"):
-        qid = _id(_mapping(r, "a self_rating")["question_id"], "question")
+        r = _mapping(r, "a self_rating")
+        qid = _id(r["question_id"] if r.get("question_id") is not None else r["nugget_id"], "question")
         if qid in ratings and ratings[qid] != r["self_rating"]:
             raise _Refused(f"question {qid!r} rated twice differently ({ratings[qid]!r} and {r['self_rating']!r})")
         ratings[qid] = r["self_rating"]

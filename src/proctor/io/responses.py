@@ -9,6 +9,13 @@
 Each response becomes segments: plain text is cut into passages of whole sentences up to ~400 tokens;
 RAG answers give one passage per answer sentence with the documents it cites. Problems are reported with
 file and line; with `on_error="skip"` the bad record is skipped and reported instead.
+
+Passage ids are `RUN/QUERY/i`. So that two responses can never get the same ids (run `a/b` with query `c`
+and run `a` with query `b/c` would both give `a/b/c/0`), run and query ids of responses are ids as every
+reader checks them (`proctor.io.records.as_id`) that moreover contain no `/`: such a record is refused with
+its file and line, never renamed. Cited document ids are checked as ids too. (Importing refuses, besides,
+a response run named like a retrieval run in the store, and a different response of a run to a query that
+the store already holds: see `proctor.importing`.)
 """
 
 from __future__ import annotations
@@ -174,7 +181,7 @@ def _rag_answer(run: str, qid: str, answer: Any, references: list, budget: int |
                     raise _Bad(f"answer[{i}] cites index {c}, but there are {len(references)} references")
                 cited.append(str(references[c]))
             else:
-                cited.append(c)
+                cited.append(_document_id(c))
         if not text.strip():
             continue
         if budget is not None:
@@ -195,7 +202,14 @@ def _references(obj: dict) -> list[str]:
     references = obj.get("references", [])
     if not isinstance(references, list):
         raise _Bad("field 'references' must be a list of document ids")
-    return [str(r) for r in references]
+    return [_document_id(r) for r in references]
+
+
+def _document_id(value: Any) -> str:
+    try:
+        return as_id(value, "cited document")
+    except ValueError as exc:
+        raise _Bad(str(exc)) from None
 
 
 def _rag24(obj: Any, budget: int | None, max_tokens: int, line: int) -> Response:

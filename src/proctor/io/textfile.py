@@ -97,8 +97,8 @@ def _loads(path: str | Path, line_no: int | None, text: str) -> Any:
         raise InputError(str(path), line_no or JsonLines(text).duplicate_key_line(), str(exc)) from None
     except RecursionError:
         raise InputError(str(path), line_no, "invalid JSON: nested too deeply") from None
-    except ValueError as exc:  # an integer of more than 4300 digits
-        raise InputError(str(path), line_no, f"invalid JSON: {exc}") from None
+    except ValueError:  # what is left is Python's limit on digits
+        raise InputError(str(path), line_no, "invalid JSON: a number of more than 4300 digits") from None
     if _SURROGATE_ESCAPE.search(text):
         try:
             json.dumps(obj, ensure_ascii=False).encode("utf-8")
