@@ -47,6 +47,8 @@ class _Seen:
     ranked: dict[tuple[str, str, str], tuple[int, int, float]] = field(default_factory=dict)
     graded: dict[tuple[str, str, str, str, str, str], tuple[int, Grade]] = field(default_factory=dict)
     line: int = 0
+    line_passages: dict[str, int] = field(default_factory=dict)
+    """Where each passage of the current line is in `ExamppQuery.passages`."""
 
     def first(self, line: int) -> str:
         return "earlier in this line" if line == self.line else f"on line {line}"
@@ -63,7 +65,7 @@ def read_exampp(path: str | Path, *, with_grades: bool = True) -> Iterator[Examp
         if not (isinstance(obj, list) and len(obj) == 2 and isinstance(obj[1], list)):
             raise InputError(str(path), line, "expected `[query_id, [paragraph, ...]]`")
         query = ExamppQuery(line, record_id(path, line, obj[0], "query"))
-        seen.line = line
+        seen.line, seen.line_passages = line, {}
         for index, para in enumerate(obj[1]):
             try:
                 if not isinstance(para, dict):
@@ -86,8 +88,11 @@ def _paragraph(query: ExamppQuery, para: dict, with_grades: bool, seen: _Seen) -
         first = seen.texts.setdefault(pid, (query.line, text))
         if first[1] != text:
             raise _Refused(f"passage {pid!r} given again with another text (first {seen.first(first[0])})")
-    if all(p != pid for p, _ in query.passages):
+    at = seen.line_passages.setdefault(pid, len(query.passages))
+    if at == len(query.passages):
         query.passages.append((pid, text))
+    elif text is not None:
+        query.passages[at] = (pid, text)
     data = _mapping(para.get("paragraph_data"), "paragraph_data")
     for j in _list(data.get("judgments"), "judgments"):
         _judgment(query, pid, _mapping(j, "a judgment"), seen)
@@ -140,11 +145,12 @@ def _judgment(query: ExamppQuery, pid: str, j: dict, seen: _Seen) -> None:
     judged_query = _id(j.get("query", query.query_id), "query")
     if judged_query != query.query_id:
         raise _Refused(f"a judgment for query {judged_query!r} inside the line of query {query.query_id!r}")
-    first = seen.judged.setdefault((query.query_id, pid), (query.line, rel))
+    new = (query.line, rel)
+    first = seen.judged.setdefault((query.query_id, pid), new)
     if first[1] != rel:
         raise _Refused(f"passage {pid!r} judged {first[1]} and {rel} for query {query.query_id!r} "
                        f"(first {seen.first(first[0])})")
-    if first == (query.line, rel) and (query.query_id, pid, rel) not in query.judgments:
+    if first is new:
         query.judgments.append((query.query_id, pid, rel))
 
 
@@ -157,13 +163,13 @@ def _ranking(query: ExamppQuery, pid: str, r: dict, seen: _Seen) -> None:
         rank, score = parse_rank(r["rank"]), parse_score(r["score"])
     except ValueError as exc:
         raise _Refused(f"ranking of run {run!r}: {exc}") from None
-    first = seen.ranked.setdefault((run, query.query_id, pid), (query.line, rank, score))
+    new = (query.line, rank, score)
+    first = seen.ranked.setdefault((run, query.query_id, pid), new)
     if first[1:] != (rank, score):
         raise _Refused(f"run {run!r} ranks passage {pid!r} twice for query {query.query_id!r}: rank {first[1]} "
                        f"score {first[2]} (first {seen.first(first[0])}), then rank {rank} score {score}")
-    row = (run, query.query_id, pid, rank, score)
-    if first[0] == query.line and row not in query.rankings:
-        query.rankings.append(row)
+    if first is new:
+        query.rankings.append((run, query.query_id, pid, rank, score))
 
 
 def _grade_value(value: object, what: str) -> int:
@@ -177,7 +183,7 @@ def _grade_value(value: object, what: str) -> int:
 def _add_grade(query: ExamppQuery, grade: Grade, seen: _Seen) -> None:
     key = (grade.method, grade.model, grade.prompt_version, grade.query_id, grade.passage_id, grade.question_id)
     first = seen.graded.setdefault(key, (query.line, grade))
-    if first[1] != grade:
+    if first[1] is not grade and first[1] != grade:
         what = f"question {grade.question_id!r}" if grade.question_id else "relevance"
         raise _Refused(f"passage {grade.passage_id!r} graded twice differently on {what} by {grade.model} "
                        f"({grade.prompt_version}): {first[1].grade} (first {seen.first(first[0])}) and {grade.grade}")
