@@ -260,3 +260,14 @@ def test_the_one_id_check_accepts(value, expected):
 def test_the_one_id_check_refuses(value, message):
     with pytest.raises(ValueError, match=message):
         as_id(value, "query")
+
+
+def test_exampp_facet_judgments_and_rankings_belong_to_their_query(tmp_path):
+    line = json.dumps(["q1", [{"paragraph_id": "d1", "text": "x", "paragraph_data": {
+        "judgments": [{"query": "q1/f1", "relevance": 1}],
+        "rankings": [{"method": "r", "queryId": "q1/f1", "rank": 1, "score": 1.0}]}, "exam_grades": None}]])
+    path = tmp_path / "car.jsonl"
+    path.write_text(line + "\n")
+    assert run_process("import", "exampp", path, "--store", tmp_path / "s.db").code == 0
+    store = Store.open(tmp_path / "s.db")
+    assert store.judgments() == {"q1/f1": {"d1": 1}} and store.ranking_rows() == [("r", "q1/f1", "d1", 1, 1.0)]

@@ -142,34 +142,37 @@ def _judgment(query: ExamppQuery, pid: str, j: dict, seen: _Seen) -> None:
         rel = parse_relevance(j["relevance"])
     except ValueError as exc:
         raise _Refused(f"judgment {exc}") from None
-    judged_query = _id(j.get("query", query.query_id), "query")
-    if judged_query != query.query_id:
-        raise _Refused(f"a judgment for query {judged_query!r} inside the line of query {query.query_id!r}")
+    judged_query = _own_query(query, _id(j.get("query", query.query_id), "query"), "judgment")
     new = (query.line, rel)
-    first = seen.judged.setdefault((query.query_id, pid), new)
+    first = seen.judged.setdefault((judged_query, pid), new)
     if first[1] != rel:
-        raise _Refused(f"passage {pid!r} judged {first[1]} and {rel} for query {query.query_id!r} "
+        raise _Refused(f"passage {pid!r} judged {first[1]} and {rel} for query {judged_query!r} "
                        f"(first {seen.first(first[0])})")
     if first is new:
-        query.judgments.append((query.query_id, pid, rel))
+        query.judgments.append((judged_query, pid, rel))
+
+
+def _own_query(query: ExamppQuery, named: str, what: str) -> str:
+    """The line's query or one of its facets (`query/facet`, TREC CAR); any other query is refused."""
+    if named != query.query_id and not named.startswith(query.query_id + "/"):
+        raise _Refused(f"a {what} for query {named!r} inside the line of query {query.query_id!r}")
+    return named
 
 
 def _ranking(query: ExamppQuery, pid: str, r: dict, seen: _Seen) -> None:
-    ranked_query = _id(r.get("queryId", query.query_id), "query")
-    if ranked_query != query.query_id:
-        raise _Refused(f"a ranking for query {ranked_query!r} inside the line of query {query.query_id!r}")
+    ranked_query = _own_query(query, _id(r.get("queryId", query.query_id), "query"), "ranking")
     run = _id(r["method"], "run")
     try:
         rank, score = parse_rank(r["rank"]), parse_score(r["score"])
     except ValueError as exc:
         raise _Refused(f"ranking of run {run!r}: {exc}") from None
     new = (query.line, rank, score)
-    first = seen.ranked.setdefault((run, query.query_id, pid), new)
+    first = seen.ranked.setdefault((run, ranked_query, pid), new)
     if first[1:] != (rank, score):
-        raise _Refused(f"run {run!r} ranks passage {pid!r} twice for query {query.query_id!r}: rank {first[1]} "
+        raise _Refused(f"run {run!r} ranks passage {pid!r} twice for query {ranked_query!r}: rank {first[1]} "
                        f"score {first[2]} (first {seen.first(first[0])}), then rank {rank} score {score}")
     if first is new:
-        query.rankings.append((run, query.query_id, pid, rank, score))
+        query.rankings.append((run, ranked_query, pid, rank, score))
 
 
 def _grade_value(value: object, what: str) -> int:
