@@ -28,6 +28,7 @@ class CoverTable:
     questions: dict[str, set[str]] = field(default_factory=dict)
     answered: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)
     tau: int = 1
+    _pool: dict[str, set[str]] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def build(cls, grade_rows: Iterable[tuple[str, str, str, int | None]], tau: int) -> CoverTable:
@@ -50,8 +51,10 @@ class CoverTable:
         return out
 
     def pool_covered(self, qid: str) -> set[str]:
-        """The questions of `qid` that any graded passage answers."""
-        return self.covered(qid, self.answered.get(qid, {}))
+        """The questions of `qid` that any graded passage answers (computed once per query)."""
+        if qid not in self._pool:
+            self._pool[qid] = self.covered(qid, self.answered.get(qid, {}))
+        return self._pool[qid]
 
 
 def cover_per_query(
@@ -66,13 +69,14 @@ def cover_per_query(
     """One system's per-query cover (scaled for n-EXAM) and the queries left out (per-query ratios only)."""
     if normalize == "pool-per-query":
         return _per_query_ratios(ranked, table, budget, missing)
+    if normalize not in ("pool", "gold"):
+        return {qid: len(table.covered(qid, ranked.get(qid, [])[:budget])) / len(questions)
+                for qid, questions in table.questions.items() if qid in ranked or missing == "zero"}, []
     covered, reference = _fractions(ranked, table, budget, missing, normalize, gold)
-    if normalize in ("pool", "gold"):
-        if reference == 0:
-            return {}, sorted(covered)
-        scale = len(covered) / reference
-        return {qid: float(value * scale) for qid, value in covered.items()}, []
-    return {qid: float(value) for qid, value in covered.items()}, []
+    if reference == 0:
+        return {}, sorted(covered)
+    scale = len(covered) / reference
+    return {qid: float(value * scale) for qid, value in covered.items()}, []
 
 
 def n_exam(ranked: dict[str, list[str]], table: CoverTable, *, budget: int = 20, missing: str = "zero",

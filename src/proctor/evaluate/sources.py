@@ -3,7 +3,7 @@ description every report carries of how its numbers were made."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from proctor.errors import UsageError
@@ -75,9 +75,9 @@ def exam_qrels(
     return exam_labels(rows, min_questions=min_questions, facets=facet_map, stats=stats)
 
 
-def grade_rows(store: Store, grade_set: GradeSet) -> list[tuple[str, str, str, int | None]]:
-    """(query, passage, question, grade) of a grade set's label step."""
-    return list(store.grade_rows(grade_set.id, grade_set.step))
+def grade_rows(store: Store, grade_set: GradeSet) -> Iterator[tuple[str, str, str, int | None]]:
+    """(query, passage, question, grade) of a grade set's label step, streamed from the store."""
+    return store.grade_rows(grade_set.id, grade_set.step)
 
 
 def official_or_file_qrels(store: Store, which: str) -> Qrels:

@@ -26,7 +26,7 @@ def sweep(
     """EXAM-Qrels leaderboards for every τ × measure, then EXAM-Cover for every τ."""
     description = describe(store, grade_set)
     qrels = exam_qrels(store, grade_set)
-    rows = grade_rows(store, grade_set)
+    rows = list(grade_rows(store, grade_set))  # read once, built into a table per τ
     boards = []
     for tau in taus:
         for name in measures:
