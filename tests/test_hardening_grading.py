@@ -244,3 +244,26 @@ def test_fault_injection_kill_9_resume_and_retry_only_failures(tmp_path):
         asked = server.requests - before
         assert asked == failed  # one request per failed pair (an empty 200 is not retried within a run)
         assert json.loads(further.out)["already_graded"] == total - failed
+
+
+def test_an_unparseable_reply_cached_by_an_older_release_is_asked_again(demo_store):
+    with FakeOpenAI(reply=lambda prompt: "") as server:
+        assert run_process(*grade_args(demo_store, server, "--max-queries", "1")).code == 3
+    db = sqlite3.connect(demo_store)
+    keys = [row[0] for row in db.execute("SELECT key FROM llm_cache")]
+    assert keys == []  # nothing failed is cached now; put one in as 0.1.0 did
+    db.execute("DELETE FROM grades")
+    db.commit()
+    db.close()
+    with FakeOpenAI() as server:
+        first = run_process(*grade_args(demo_store, server, "--max-queries", "1"))
+        sent = server.requests
+    with FakeOpenAI(reply=lambda prompt: "") as server:
+        store = sqlite3.connect(demo_store)
+        store.execute("UPDATE llm_cache SET reply = '{\"text\": \"\", \"tokens\": 0}'")
+        store.execute("DELETE FROM grades")
+        store.commit()
+        store.close()
+        again = run_process(*grade_args(demo_store, server, "--max-queries", "1"))
+        assert first.code == 0 and sent == 18 and server.requests == 18  # asked, not answered from the cache
+        assert json.loads(again.out)["cache_hits"] == 0

@@ -152,15 +152,22 @@ class Engine:
         hits = self.store.cache_get_many(keys) if keys else {}
         for n, (item, request, truncated) in enumerate(prepared):
             key = keys[n] if keys else None
-            if key is not None and key in hits:
+            reply = from_cache(hits[key]) if key is not None and key in hits else None
+            if reply is not None and self._usable(reply, item):
                 cached.append((item, request, truncated, None))
-                replies.append(from_cache(hits[key]))
-            else:
+                replies.append(reply)
+            else:  # not cached, or cached by an older release although it cannot be parsed: ask again
                 rest.append((item, request, truncated, key))
         if cached:
             self._collect_replies(cached, replies, summary, progress)
         size = self.backend.batch_size
         return [rest[i:i + size] for i in range(0, len(rest), size)]
+
+    def _usable(self, reply: Reply, item: WorkItem) -> bool:
+        """A cached reply counts only when it parses (stores of 0.1.0 also cached empty or unparseable ones)."""
+        parsed = self.method.parse(reply.text, probabilities=reply.probabilities, score=reply.score,
+                                   gold_answers=item.answers)
+        return parsed.status != FAILED
 
     def _key(self, prompt: str) -> str:
         return cache_key(self.backend.kind, self.backend.model, prompt, self.params)
