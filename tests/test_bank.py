@@ -67,6 +67,7 @@ def test_generate_retries_and_reports_what_never_succeeded(tmp_path):
     for line in lines:
         assert len(line["items"]) == 10
         assert line["info"]["model"] == "gen-model" and "Break the query" in line["info"]["prompt"]
+        assert line["info"]["prompt_version"] == "authors-2"
         for item in line["items"]:
             digest = hashlib.md5(item["question_text"].encode()).hexdigest()
             assert item["question_id"] == f"{line['query_id']}/{digest}"

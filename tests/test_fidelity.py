@@ -73,3 +73,25 @@ def test_nugget_rating_is_the_authors_prompt():
     template = get_method("nugget-rating").template
     assert template.render(nugget, context) == expected
     assert template.version == "NuggetSelfRatedPrompt"  # the workbench's prompt class, as exam_pp files name it
+
+
+def test_generation_prompts_are_the_authors_texts():
+    """Nugget prompts as the authors' workbench sends them; question prompts and their JSON block as 000 prints."""
+    from proctor.bank.generate import Topic, prompts, render
+
+    dl, car = Topic("q1", None, "how do bees make honey"), Topic("c1", "f1", "Earth Science", "Geology")
+    assert render(dl, "dl", "nuggets", 10) == (
+        "Break the query 'how do bees make honey' into concise nuggets that must be mentioned. Generate 10 concise "
+        "insightful nuggets that reveal whether information relevant for 'how do bees make honey' was provided, "
+        "showcasing a deep understanding of the subject matter. Avoid basic or introductory-level nuggets. Keep "
+        "nuggets to a maximum of 4 words.\nGive the nugget set in the following JSON format:\n```json\n"
+        '{ "nuggets": [nugget_text_1, nugget_text2, ... ] }\n```')
+    assert render(car, "car", "nuggets", 10).endswith(
+        "Avoid basic or introductory-level nuggets. Keep nuggets to a maximum of 4 words.\nGive the nugget set in "
+        "the following JSON format:\n```json\n{ \"nuggets\": [nugget_text_1, nugget_text2, ... ] }\n```")
+    assert render(car, "car", "questions", 10) == (
+        "Explore the connection between 'Earth Science' with a specific focus on the subtopic 'Geology'. Generate "
+        "insightful questions that delve into advanced aspects of 'Geology', showcasing a deep understanding of the "
+        "subject matter. Avoid basic or introductory-level inquiries. Give the question set in the following JSON "
+        'format:\n```json\n{"questions":[question_text_1, question_text_2,...]}\n```')
+    assert prompts()["version"] == "authors-2"

@@ -117,8 +117,8 @@ def _line(topic: Topic, items: list[str], kind: str, prompt: str, model: str, pa
     return {
         "query_id": topic.query_id, "facet_id": topic.facet_id, "test_collection": "proctor",
         "query_text": topic.text,
-        "info": {"generator": "proctor bank generate", "prompt": prompt, "model": model, "params": params,
-                 "time": now(), "prompt_target": f"{kind}s"},
+        "info": {"generator": "proctor bank generate", "prompt": prompt, "prompt_version": prompts()["version"],
+                 "model": model, "params": params, "time": now(), "prompt_target": f"{kind}s"},
         "items": [{"query_id": topic.query_id, "facet_id": topic.facet_id, id_key: item_id(topic.query_id, text,
                                                                                            topic.facet_id),
                    text_key: text} for text in items],
