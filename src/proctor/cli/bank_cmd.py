@@ -14,7 +14,8 @@ from proctor.llm.config import BackendConfig, add_backend_options
 GENERATE = """\
 Generate a bank with an LLM: 10 questions per query (--per-query) with the prompts of RUBRIC Table 1 (DL:
 break the query into questions; CAR: one bank line per query subtopic, query text "Title / Subtopic"), or
-key facts with --nuggets. Replies are parsed robustly (JSON in code fences, bare lists, trailing text) and
+key facts with --nuggets (then labelled vital/okay with nuggetizer's scorer prompt unless --no-importance).
+Replies are parsed robustly (JSON in code fences, bare lists, trailing text) and
 retried when unusable; duplicates are removed; ids are query[/facet]/md5(text) as the Workbench computes
 them; the prompt, model, parameters and time are recorded. Topics that never gave a usable reply are
 reported. The output loads with `proctor import bank`.
@@ -39,6 +40,9 @@ def _register_generate(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--queries", required=True, help="query file (DL) or CAR topics JSONL")
     g.add_argument("--style", choices=("dl", "car"), default="dl", help="prompt style (default dl)")
     g.add_argument("--nuggets", action="store_true", help="generate nuggets (key facts) instead of questions")
+    g.add_argument("--importance", action=argparse.BooleanOptionalAction, default=True,
+                   help="with --nuggets: label every nugget vital or okay with nuggetizer's scorer prompt "
+                   "(AutoNuggetizer; default on)")
     g.add_argument("--per-query", type=int, default=10, metavar="N", help="items per query (default 10)")
     g.add_argument("--llm", required=True, help="openai:MODEL, hf:PATH or llamacpp:PATH.gguf")
     add_backend_options(g, concurrency=4, timeout=120.0)
@@ -116,7 +120,7 @@ def run_generate(args: argparse.Namespace) -> int:
     async def go():
         try:
             return await generate(topics, backend, style=args.style, kind=kind, n=args.per_query,
-                                  retries=args.retries, progress=progress)
+                                  retries=args.retries, progress=progress, importance=args.importance)
         finally:
             await backend.aclose()
 
@@ -127,7 +131,8 @@ def run_generate(args: argparse.Namespace) -> int:
     counts = [len(line["items"]) for line in outcome.lines]
     summary = {"out": args.out if outcome.lines else None, "topics": len(topics), "generated": len(outcome.lines),
                "items": sum(counts), "short_lines": sum(1 for c in counts if c < args.per_query),
-               "llm_calls": outcome.attempts, "failed": outcome.failures}
+               "llm_calls": outcome.attempts, "failed": outcome.failures,
+               "importance_failed": outcome.importance_failures}
     if args.format == "json":
         print(json.dumps(summary, indent=2))
     else:
@@ -137,6 +142,8 @@ def run_generate(args: argparse.Namespace) -> int:
             note(f"never succeeded: query {failure['query_id']}"
                  + (f" facet {failure['facet_id']}" if failure["facet_id"] else "")
                  + f" after {len(failure['reasons'])} tries: {failure['reasons'][-1]}")
+        for failure in outcome.importance_failures:
+            note(f"no importance for query {failure['query_id']}: {'; '.join(failure['reasons'])}")
     return 0 if outcome.lines else 1
 
 

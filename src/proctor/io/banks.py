@@ -17,6 +17,17 @@ from proctor.io.records import record_id
 from proctor.io.textfile import iter_jsonl
 
 ANSWER_KEYS = ("gold_answers", "answers", "answer", "gold_answer")
+IMPORTANCE = ("vital", "okay")
+"""Nugget importance as AutoNuggetizer labels it: vital (a good answer must have it) or okay."""
+
+
+def check_importance(path: str | Path, line: int | None, value: object, what: str) -> str | None:
+    """A valid importance (`vital`/`okay`, case-insensitive) or None when absent; anything else is an error."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or value.strip().lower() not in IMPORTANCE:
+        raise InputError(str(path), line, f"{what}: unknown importance {value!r} (expected vital or okay)")
+    return value.strip().lower()
 
 
 @dataclass
@@ -33,8 +44,9 @@ class Bank:
         """A digest of the bank's content: same questions, same version."""
         digest = hashlib.sha256()
         for q in sorted(self.questions, key=lambda q: q["question_id"]):
-            digest.update(repr((q["question_id"], q["query_id"], q.get("facet_id"), q["kind"], q["text"],
-                                q.get("answers"))).encode())
+            key = (q["question_id"], q["query_id"], q.get("facet_id"), q["kind"], q["text"], q.get("answers"))
+            importance = (q.get("info") or {}).get("importance")
+            digest.update(repr(key + (importance,) if importance else key).encode())
         return digest.hexdigest()[:12]
 
 
@@ -87,6 +99,8 @@ def _item(path: str | Path, line: int, item: Any, query_id: str, facet_id: Any, 
         raise InputError(str(path), line, f"{kind} {qid!r}: gold answers must be a string or a list of strings")
     info = {k: v for k, v in item.items()
             if k not in {id_key, text_key, "query_id", "facet_id", *ANSWER_KEYS} and v is not None}
+    if "importance" in info:
+        info["importance"] = check_importance(path, line, info["importance"], f"{kind} {qid!r}")
     if query_text is not None and facet_id is not None:
         info["query_text"] = query_text
     return {

@@ -1,0 +1,120 @@
+"""AutoNuggetizer on our engine: nugget importance (generation with nuggetizer's scorer prompt, banks, YAML,
+exports, edits), reply parsing of label lists."""
+
+from __future__ import annotations
+
+import ast
+import json
+
+import pytest
+import yaml
+
+from fake_openai import FakeOpenAI
+from proctor.io.bank_files import load_bank
+from proctor.methods.labels import parse_labels
+
+NUGGETS = ["Bees collect nectar from flowers", "Bees evaporate water from nectar", "Honey is stored in combs"]
+
+
+@pytest.mark.parametrize(("reply", "expected"), [
+    ("['vital', 'okay', 'vital']", ["vital", "okay", "vital"]),
+    ("```python\n[\"Vital\", \"OKAY\", 'vital']\n```", ["vital", "okay", "vital"]),
+    ("Labels: ['okay', 'okay', 'vital'] hope this helps", ["okay", "okay", "vital"]),
+    ("['vital', 'okay']", None), ("['vital', 'great', 'okay']", None), ("vital, okay, vital", None), ("", None),
+    (None, None),
+])
+def test_parse_labels(reply, expected):
+    assert parse_labels(reply, 3, ("vital", "okay"))[0] == expected
+
+
+def scorer(prompt: str) -> str:
+    """Nuggets for the generation prompt; for nuggetizer's scorer prompt, vital for nuggets about bees."""
+    if prompt.startswith("Based on the query, label each of the"):
+        nuggets = ast.literal_eval(prompt.split("Nugget List: ")[1].split("\n")[0])
+        if "sky" in prompt:
+            return "['vital']"  # never the right number of labels
+        return repr(["vital" if "Bees" in n else "okay" for n in nuggets])
+    return json.dumps({"nuggets": NUGGETS})
+
+
+def test_generate_nuggets_labels_importance_and_reports_failures(tmp_path, cli):
+    queries = tmp_path / "q.tsv"
+    queries.write_text("q1\thow do bees make honey\nq2\twhy is the sky blue\n")
+    out = tmp_path / "n.jsonl"
+    with FakeOpenAI(reply=scorer) as server:
+        result = cli("bank", "generate", "--queries", queries, "--nuggets", "--llm", "openai:m", "--base-url",
+                     server.base_url, "--retries", "1", "--out", out, "--format", "json")
+        prompts = list(server.attempts)
+    assert result.code == 0, result.err
+    summary = json.loads(result.out)
+    assert [f["query_id"] for f in summary["importance_failed"]] == ["q2"]
+    assert summary["llm_calls"] == 2 + 1 + 2  # two generations, q1 scored at once, q2 asked twice
+    lines = {line["query_id"]: line for line in map(json.loads, out.read_text().splitlines())}
+    assert [i.get("importance") for i in lines["q1"]["items"]] == ["vital", "vital", "okay"]
+    assert all("importance" not in i for i in lines["q2"]["items"])
+    assert lines["q1"]["info"]["importance"]["prompt"] == "nuggetizer-scorer_template"
+    scoring = next(p for p in prompts if p.startswith("Based on the query") and "bees" in p)
+    assert "Search Query: how do bees make honey\nNugget List: " + repr(NUGGETS) + "\n" in scoring
+    assert "label each of the 3 nuggets either a vital or okay" in scoring
+    bank = load_bank(out)
+    assert {q["text"]: (q["info"] or {}).get("importance") for q in bank.questions if q["query_id"] == "q1"} == dict(
+        zip(NUGGETS, ["vital", "vital", "okay"], strict=True))
+
+
+def test_generate_without_importance(tmp_path, cli):
+    queries = tmp_path / "q.tsv"
+    queries.write_text("q1\thow do bees make honey\n")
+    with FakeOpenAI(reply=scorer) as server:
+        result = cli("bank", "generate", "--queries", queries, "--nuggets", "--no-importance", "--llm", "openai:m",
+                     "--base-url", server.base_url, "--out", tmp_path / "n.jsonl")
+        assert server.requests == 1
+    assert result.code == 0, result.err
+
+
+IMPORTANCE_YAML = """
+bank: rag
+queries:
+  - query_id: q1
+    query_text: how do bees make honey
+    nuggets:
+      - {text: Bees collect nectar from flowers, importance: vital}
+      - {text: Honey is stored in combs, importance: okay}
+      - text: Bees dance
+"""
+
+
+def test_importance_in_banks_exports_and_edits(tmp_path, cli):
+    source = tmp_path / "rag.yaml"
+    source.write_text(IMPORTANCE_YAML)
+    store = tmp_path / "s.db"
+    assert cli("import", "bank", source, "--store", store).code == 0
+    for fmt, suffix in (("yaml", "yaml"), ("items", "jsonl")):
+        out = tmp_path / f"out.{suffix}"
+        assert cli("bank", "export", "--store", store, "--as", fmt, "--out", out).code == 0
+        got = {q["text"]: (q["info"] or {}).get("importance") for q in load_bank(out).questions}
+        assert got == {"Bees collect nectar from flowers": "vital", "Honey is stored in combs": "okay",
+                       "Bees dance": None}
+    edited = yaml.safe_load((tmp_path / "out.yaml").read_text())
+    edited["queries"][0]["nuggets"][1]["importance"] = "vital"
+    (tmp_path / "edit.yaml").write_text(yaml.safe_dump(edited))
+    before = load_bank(tmp_path / "out.yaml").version
+    assert load_bank(tmp_path / "edit.yaml").version != before  # an importance edit is a new bank version
+    assert cli("import", "bank", tmp_path / "edit.yaml", "--store", store, "--name", "rag").code == 0
+    result = cli("info", "--store", store)
+    assert result.out.count("bank           rag@") == 2
+
+
+@pytest.mark.parametrize(("name", "text", "where"), [
+    ("bad.jsonl", json.dumps({"query_id": "q1", "items": [{"nugget_id": "n1", "nugget_text": "A fact",
+                                                            "importance": "vital"}]}) + "\n"
+     + json.dumps({"query_id": "q2", "items": [{"nugget_id": "n2", "nugget_text": "B fact",
+                                                 "importance": "crucial"}]}) + "\n", "bad.jsonl:2:"),
+    ("bad.yaml", IMPORTANCE_YAML.replace("importance: okay", "importance: 3"), "queries[0].nuggets[1]"),
+])
+def test_unknown_importance_is_refused(tmp_path, cli, name, text, where):
+    path = tmp_path / name
+    path.write_text(text)
+    store = tmp_path / "s.db"
+    result = cli("import", "bank", path, "--store", store)
+    assert result.code == 2 and where in result.err and "unknown importance" in result.err
+    assert "Traceback" not in result.err
