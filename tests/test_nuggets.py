@@ -118,3 +118,36 @@ def test_unknown_importance_is_refused(tmp_path, cli, name, text, where):
     result = cli("import", "bank", path, "--store", store)
     assert result.code == 2 and where in result.err and "unknown importance" in result.err
     assert "Traceback" not in result.err
+
+
+# nuggetizer's prompt texts as published (castorini/nuggetizer src/nuggetizer/prompts/prompt_templates, commit
+# d00dc3e), pasted here a second time so that an edit of the packaged templates cannot go unnoticed.
+NUGGETIZER_SCORER = (
+    'Based on the query, label each of the {num_nuggets} nuggets either a vital or okay based on the following '
+    'criteria. Vital nuggets represent concepts that must be present in a "good" answer; on the other hand, okay '
+    'nuggets contribute worthwhile information about the target but are not essential. Return the list of labels '
+    'in a Pythonic list format (type: List[str]). The list should be in the same order as the input nuggets. Make '
+    'sure to provide a label for each nugget.\n\nSearch Query: {query}\nNugget List: {nuggets}\n\nOnly return the '
+    'list of labels (List[str]). Do not explain.\nLabels:')
+NUGGETIZER_ASSIGNER = (
+    'Based on the query and passage, label each of the {num_nuggets} nuggets either as support, partial_support, '
+    'or not_support using the following criteria. A nugget that is fully captured in the passage should be labeled '
+    'as support. A nugget that is partially captured in the passage should be labeled as partial_support. If the '
+    'nugget is not captured at all, label it as not_support. Return the list of labels in a Pythonic list format '
+    '(type: List[str]). The list should be in the same order as the input nuggets. Make sure to provide a label for '
+    'each nugget.\n\nSearch Query: {query}\nPassage: {context}\nNugget List: {nuggets}\nOnly return the list of '
+    'labels (List[str]). Do not explain.\nLabels:')
+
+
+def test_prompts_are_nuggetizers_exact_text():
+    from proctor.bank.importance import fill, nuggetizer_prompts
+    from proctor.methods.base import load_template
+
+    values = {"query": "q text", "nuggets": repr(NUGGETS), "num_nuggets": 3}
+    score = nuggetizer_prompts()["score"]
+    assert fill(score["user"], **values) == NUGGETIZER_SCORER.format(**values)
+    assert score["system"].startswith("You are NuggetizeScoreLLM, an intelligent assistant")
+    assign = load_template("nugget-assign")
+    before, after = assign.parts("", {k: str(v) for k, v in values.items()})
+    assert before + "ANSWER" + after == NUGGETIZER_ASSIGNER.format(context="ANSWER", **values)
+    assert assign.system.startswith("You are NuggetizeAssignerLLM, an intelligent assistant")
