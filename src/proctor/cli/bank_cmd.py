@@ -89,13 +89,16 @@ def _register_impact(sub: argparse._SubParsersAction) -> None:
 
 
 def _register_export(sub: argparse._SubParsersAction) -> None:
-    e = sub.add_parser("export", help="write a stored bank as workbench JSONL or YAML",
+    e = sub.add_parser("export", help="write a stored bank as workbench JSONL, YAML, nuggetizer or AutoJudge",
                        description="Write the questions and nuggets of the store's banks (or one bank) in the "
-                       "workbench's current `items` format, its older `questions` format, or editable YAML.")
+                       "workbench's current `items` format, its older `questions` format, editable YAML, "
+                       "castorini/nuggetizer's nuggets JSONL (nuggets only) or the TREC AutoJudge nugget-bank "
+                       "JSONL (questions in nugget_bank, nuggets in claim_bank).")
     add_store(e)
     e.add_argument("--bank", metavar="NAME[@VERSION]",
                    help="only this bank (its latest version unless named; default: every bank's latest version)")
-    e.add_argument("--as", dest="fmt", choices=("items", "questions", "yaml"), default="items",
+    e.add_argument("--as", dest="fmt", choices=("items", "questions", "yaml", "nuggetizer", "autojudge"),
+                   default="items",
                    help="output format (default items)")
     e.add_argument("--out", required=True, help="file to write")
     e.set_defaults(func=run_export)
@@ -197,6 +200,16 @@ def run_export(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.store}: no bank questions" + (f" in bank {args.bank!r}" if args.bank else ""))
     if args.fmt == "yaml":
         write_text(file_target(args.out), yaml_text(questions, texts, bank[0] if bank else None))
+    elif args.fmt in ("nuggetizer", "autojudge"):
+        from proctor.io.nugget_banks import autojudge_lines, nuggetizer_lines
+
+        lines = (nuggetizer_lines if args.fmt == "nuggetizer" else autojudge_lines)(questions, texts)
+        if not lines:
+            raise UsageError(f"{args.store}: no nuggets to write in nuggetizer's format (it holds no questions)")
+        skipped = len(questions) - sum(len(line.get("nuggets", [])) for line in lines)
+        if args.fmt == "nuggetizer" and skipped:
+            note(f"nuggetizer's format holds nuggets only: {skipped} questions left out")
+        write_bank(lines, args.out)
     else:
         write_bank(bank_lines(questions, texts, args.fmt), args.out)
     note(f"wrote {len(questions)} items to {args.out} ({args.fmt})")
