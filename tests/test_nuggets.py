@@ -151,3 +151,48 @@ def test_prompts_are_nuggetizers_exact_text():
     before, after = assign.parts("", {k: str(v) for k, v in values.items()})
     assert before + "ANSWER" + after == NUGGETIZER_ASSIGNER.format(context="ANSWER", **values)
     assert assign.system.startswith("You are NuggetizeAssignerLLM, an intelligent assistant")
+
+
+def pool_reply(prompt: str) -> str:
+    """nuggetizer-style replies: the creator returns one new nugget per passage of the window, newest first;
+    the scorer calls every other nugget vital. q2's first creator reply is unusable."""
+    if prompt.startswith("Based on the query, label each of the"):
+        nuggets = ast.literal_eval(prompt.split("Nugget List: ")[1].split("\n")[0])
+        return repr(["vital" if i % 2 == 0 else "okay" for i in range(len(nuggets))])
+    initial = ast.literal_eval(prompt.split("Initial Nugget List: ")[1].split("\n")[0])
+    context = prompt.split("Context:\n")[1].split("\nSearch Query:")[0]
+    new = [f"Fact of {line.split('] ')[1].split()[0]}" for line in context.splitlines()]
+    return "```python\n" + repr(new + initial) + "\n```"
+
+
+def test_generate_from_pool_windows_max_nuggets_and_importance(tmp_path, cli):
+    store = tmp_path / "s.db"
+    (tmp_path / "q.tsv").write_text("q1\thow do bees make honey\nq2\twhy is the sky blue\n")
+    passages = {f"p{i:02d}": f"P{i:02d} passage text" for i in range(1, 13)} | {
+        "x1": "X1 unrelated", "s1": "S1 sky", "s2": "S2 sky"}
+    (tmp_path / "c.jsonl").write_text("".join(json.dumps({"id": k, "text": v}) + "\n" for k, v in passages.items()))
+    qrels = [f"q1 0 p{i:02d} 2" for i in range(1, 13)] + ["q1 0 x1 1", "q2 0 s1 2", "q2 0 s2 3"]
+    (tmp_path / "q.qrels").write_text("\n".join(qrels) + "\n")
+    for kind, name in (("queries", "q.tsv"), ("corpus", "c.jsonl"), ("qrels", "q.qrels")):
+        assert cli("import", kind, tmp_path / name, "--store", store).code == 0
+    out = tmp_path / "pool.jsonl"
+
+    def faults(prompt: str, attempt: int) -> str:
+        return "text" if "S2 sky" in prompt and "Initial Nugget List: []" in prompt and attempt == 1 else "ok"
+
+    with FakeOpenAI(reply=pool_reply, faults=faults) as server:
+        result = cli("bank", "generate", "--from-pool", "--store", store, "--nuggets", "--max-nuggets", "5",
+                     "--llm", "openai:m", "--base-url", server.base_url, "--out", out, "--format", "json")
+        prompts = list(server.attempts)
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["llm_calls"] == 2 + 1 + 2 + 1
+    lines = {line["query_id"]: line for line in map(json.loads, out.read_text().splitlines())}
+    q1 = [item["nugget_text"] for item in lines["q1"]["items"]]
+    assert q1 == ["Fact of P11", "Fact of P12", "Fact of P01", "Fact of P02", "Fact of P03"]
+    assert [item["importance"] for item in lines["q1"]["items"]] == ["vital", "okay", "vital", "okay", "vital"]
+    assert [item["nugget_text"] for item in lines["q2"]["items"]] == ["Fact of S2", "Fact of S1"]  # judged 3 first
+    assert lines["q1"]["info"]["passages"] == [f"p{i:02d}" for i in range(1, 13)]  # x1 (judged 1) not read
+    second = next(p for p in prompts if "P11 passage text" in p)
+    assert "Initial Nugget List: " + repr(q1[2:] + ["Fact of P04", "Fact of P05"]) + "\n" in second
+    assert "at most 5 nuggets" in second and "Initial Nugget List Length: 5" in second
+    assert "[1] P11 passage text\n[2] P12 passage text\nSearch Query: how do bees make honey" in second

@@ -37,7 +37,15 @@ def register(commands: argparse._SubParsersAction) -> None:
 def _register_generate(sub: argparse._SubParsersAction) -> None:
     g = sub.add_parser("generate", help="generate questions or nuggets with an LLM", description=GENERATE,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    g.add_argument("--queries", required=True, help="query file (DL) or CAR topics JSONL")
+    g.add_argument("--queries", help="query file (DL) or CAR topics JSONL (not with --from-pool)")
+    g.add_argument("--from-pool", action="store_true",
+                   help="with --nuggets and --store: AutoNuggetizer-style nuggets from each query's judged relevant "
+                   "passages (nuggetizer's creator prompt over windows of 10 passages), then importance")
+    g.add_argument("--store", help="--from-pool: the store with queries, passages and judgments")
+    g.add_argument("--min-relevance", type=int, default=2, metavar="R",
+                   help="--from-pool: passages judged R or more are read (default 2, as nuggetizer's --min-judgment)")
+    g.add_argument("--max-nuggets", type=int, default=30, metavar="N",
+                   help="--from-pool: most nuggets kept per query (default 30, as nuggetizer)")
     g.add_argument("--style", choices=("dl", "car"), default="dl", help="prompt style (default dl)")
     g.add_argument("--nuggets", action="store_true", help="generate nuggets (key facts) instead of questions")
     g.add_argument("--importance", action=argparse.BooleanOptionalAction, default=True,
@@ -106,7 +114,7 @@ def _register_export(sub: argparse._SubParsersAction) -> None:
 
 def run_generate(args: argparse.Namespace) -> int:
     """Generate a bank and report what never succeeded."""
-    from proctor.bank.generate import generate, read_topics, write_bank
+    from proctor.bank.generate import generate, read_topics
     from proctor.grading.progress import Progress
     from proctor.outputs import file_target
 
@@ -115,6 +123,10 @@ def run_generate(args: argparse.Namespace) -> int:
     file_target(args.out)  # before any LLM call
     if args.llm.split(":")[0] not in ("openai", "hf", "llamacpp"):
         raise UsageError("bank generation needs a text-generating backend: openai:MODEL, hf:PATH, llamacpp:PATH")
+    if args.from_pool:
+        return _from_pool(args)
+    if not args.queries or args.store:
+        raise UsageError("bank generate takes --queries FILE (or --from-pool --store S --nuggets)")
     topics = read_topics(args.queries, args.style)
     backend = BackendConfig.from_args(args).build("generate")
     progress = Progress(len(topics), None, "generating")
@@ -129,19 +141,62 @@ def run_generate(args: argparse.Namespace) -> int:
 
     outcome = asyncio.run(go())
     progress.close()
+    return _report(args, outcome, len(topics), kind)
+
+
+def _from_pool(args: argparse.Namespace) -> int:
+    """AutoNuggetizer-style nuggets from the store's judged relevant passages."""
+    from proctor.bank.pool_nuggets import create_from_pool, pool_topics
+    from proctor.grading.progress import Progress
+
+    if not args.nuggets or not args.store or args.queries:
+        raise UsageError("--from-pool goes with --nuggets and --store S (and no --queries)")
+    if args.max_nuggets < 1:
+        raise UsageError("--max-nuggets must be at least 1")
+    with readable_store(args.store) as store:
+        topics, left_out = pool_topics(store.queries(), store.judgments(), store.passage_texts(), args.min_relevance)
+    if left_out:
+        note(f"{len(left_out)} judged queries have no query text or no passage with text judged "
+             f">= {args.min_relevance}: no nuggets for them ({', '.join(left_out[:10])})")
+    if not topics:
+        raise UsageError(f"{args.store}: no query with a text and passages judged >= {args.min_relevance}")
+    backend = BackendConfig.from_args(args).build("generate")
+    progress = Progress(len(topics), None, "nuggets from the pool")
+
+    async def go():
+        try:
+            return await create_from_pool(topics, backend, max_nuggets=args.max_nuggets, retries=args.retries,
+                                          importance=args.importance, progress=progress)
+        finally:
+            await backend.aclose()
+
+    outcome = asyncio.run(go())
+    progress.close()
+    return _report(args, outcome, len(topics), "nuggets")
+
+
+def _report(args: argparse.Namespace, outcome, n_topics: int, kind: str) -> int:
+    """Write the generated lines and say what never succeeded."""
+    from proctor.bank.generate import write_bank
+
     if outcome.lines:
         write_bank(outcome.lines, args.out)
     counts = [len(line["items"]) for line in outcome.lines]
-    summary = {"out": args.out if outcome.lines else None, "topics": len(topics), "generated": len(outcome.lines),
-               "items": sum(counts), "short_lines": sum(1 for c in counts if c < args.per_query),
+    limit = args.max_nuggets if args.from_pool else args.per_query
+    summary = {"out": args.out if outcome.lines else None, "topics": n_topics, "generated": len(outcome.lines),
+               "items": sum(counts), "short_lines": sum(1 for c in counts if c < limit),
                "llm_calls": outcome.attempts, "failed": outcome.failures,
                "importance_failed": outcome.importance_failures}
     if args.format == "json":
         print(json.dumps(summary, indent=2))
     else:
-        note(f"{kind} for {len(outcome.lines)} of {len(topics)} topics ({sum(counts)} items, "
+        note(f"{kind} for {len(outcome.lines)} of {n_topics} topics ({sum(counts)} items, "
              f"{outcome.attempts} LLM calls) → {args.out if outcome.lines else 'nothing written'}")
         for failure in outcome.failures:
+            if failure.get("windows"):
+                note(f"query {failure['query_id']}: windows without a usable reply (the nugget list was kept as it "
+                     f"was): {'; '.join(failure['reasons'])}")
+                continue
             note(f"never succeeded: query {failure['query_id']}"
                  + (f" facet {failure['facet_id']}" if failure["facet_id"] else "")
                  + f" after {len(failure['reasons'])} tries: {failure['reasons'][-1]}")

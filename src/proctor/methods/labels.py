@@ -36,3 +36,18 @@ def parse_labels(reply: str | None, count: int, allowed: tuple[str, ...]) -> tup
 def python_list(texts: list[str]) -> str:
     """A list of texts as nuggetizer puts it into a prompt (`str.format` of a Python list: its repr)."""
     return repr(list(texts))
+
+
+def parse_text_list(reply: str | None) -> tuple[list[str] | None, str]:
+    """A Python list of texts (nuggetizer's creator reply), e.g. `["a", "b"]`; None with the reason otherwise."""
+    if not reply or not reply.strip():
+        return None, "empty reply"
+    text = reply.replace("```python", "").replace("```", "").strip()
+    for candidate in [text] + [m.group(0) for m in _LIST.finditer(text)]:
+        try:
+            value = ast.literal_eval(candidate)
+        except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+            continue
+        if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+            return [v.strip() for v in value if v.strip()], ""
+    return None, "no Python list of nuggets in the reply"
