@@ -180,3 +180,28 @@ def test_unusable_assignment_replies_are_recorded_counted_and_asked_again(tmp_pa
     assert board["failed_assignments"] == 0
     assert {r["system"]: r["score"] for r in board["systems"]} == pytest.approx(
         {r: float(v) for r, v in MEANS["all"].items()})
+
+
+def test_malformed_answers_name_file_and_line_or_are_skipped(tmp_path, cli):
+    paths = rag_fixture.write(tmp_path / "in")
+    lines = paths["answers"].read_text().splitlines()
+    bad = json.loads(lines[1])
+    bad["answer"][0]["citations"] = [7]  # out of range
+    worse = json.loads(lines[3])
+    worse["references"] = [None, "d3"]  # a cited passage without an id
+    lines[1], lines[3] = json.dumps(bad), json.dumps(worse)
+    paths["answers"].write_text("\n".join(lines) + "\n")
+    store = tmp_path / "s.db"
+    assert cli("import", "queries", paths["queries"], "--store", store).code == 0
+    before = cli("info", "--store", store, "--format", "json").out
+    result = cli("import", "responses", paths["answers"], "--store", store)
+    assert result.code == 2 and "answers.jsonl:2:" in result.err and "cites index 7" in result.err
+    assert cli("info", "--store", store, "--format", "json").out == before
+    result = cli("import", "responses", paths["answers"], "--store", store, "--on-error", "skip")
+    assert result.code == 0 and "answers.jsonl:2:" in result.err and "answers.jsonl:4:" in result.err
+
+
+def test_answer_grade_sets_are_not_passage_labels(graded, cli):
+    store, _ = graded
+    result = cli("qrels", "--store", store, "--method", "nugget-assign")
+    assert result.code == 2 and "--metric nuggets" in result.err

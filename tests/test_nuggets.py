@@ -138,6 +138,18 @@ NUGGETIZER_ASSIGNER = (
     'each nugget.\n\nSearch Query: {query}\nPassage: {context}\nNugget List: {nuggets}\nOnly return the list of '
     'labels (List[str]). Do not explain.\nLabels:')
 
+NUGGETIZER_CREATOR = (
+    'Update the list of atomic nuggets of information (1-12 words), if needed, so they best provide the '
+    'information required for the query. Leverage only the initial list of nuggets (if exists) and the provided '
+    'context (this is an iterative process).  Return only the final list of all nuggets in a Pythonic list format '
+    '(even if no updates). Make sure there is no redundant information. Ensure the updated nugget list has at most '
+    '{creator_max_nuggets} nuggets (can be less), keeping only the most vital ones. Order them in decreasing order '
+    'of importance. Prefer nuggets that provide more interesting information.\n\nSearch Query: {query}\nContext:\n'
+    '{context}\nSearch Query: {query}\nInitial Nugget List: {nuggets}\nInitial Nugget List Length: '
+    '{nuggets_length}\n\nOnly update the list of atomic nuggets (if needed, else return as is). Do not explain. '
+    'Always answer in short nuggets (not questions). List in the form ["a", "b", ...] and a and b are strings with '
+    'no mention of ".\nUpdated Nugget List:')
+
 
 def test_prompts_are_nuggetizers_exact_text():
     from proctor.bank.importance import fill, nuggetizer_prompts
@@ -151,6 +163,12 @@ def test_prompts_are_nuggetizers_exact_text():
     before, after = assign.parts("", {k: str(v) for k, v in values.items()})
     assert before + "ANSWER" + after == NUGGETIZER_ASSIGNER.format(context="ANSWER", **values)
     assert assign.system.startswith("You are NuggetizeAssignerLLM, an intelligent assistant")
+    from proctor.bank.pool_nuggets import PoolTopic, create_prompt
+
+    topic = PoolTopic("q", "q text", [("p1", "first passage"), ("p2", "second passage")])
+    assert create_prompt(topic, 0, 2, NUGGETS[:2], 30) == NUGGETIZER_CREATOR.format(
+        query="q text", context="[1] first passage\n[2] second passage", nuggets=NUGGETS[:2], nuggets_length=2,
+        creator_max_nuggets=30)
 
 
 def pool_reply(prompt: str) -> str:

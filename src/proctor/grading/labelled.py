@@ -58,8 +58,8 @@ class LabelRunner:
                         reply = (await self.backend.complete([request]))[0]
                     except Exception as exc:  # a backend that raises still yields recorded failures
                         reply = Reply(error=f"{type(exc).__name__}: {exc}")
-            self._commit(job, reply, truncated, key, summary)
-            progress.update(len(job.item_ids), failures=0, tokens=reply.tokens, cached=int(reply.cached),
+            failed = self._commit(job, reply, truncated, key, summary)
+            progress.update(len(job.item_ids), failures=failed, tokens=reply.tokens, cached=int(reply.cached),
                             calls=int(not reply.cached))
 
         try:
@@ -83,7 +83,8 @@ class LabelRunner:
         reply = from_cache(hit)
         return reply if self.parser(reply.text, count)[0] is not None else None
 
-    def _commit(self, job: Job, reply: Reply, truncated: bool, key: str, summary: Summary) -> None:
+    def _commit(self, job: Job, reply: Reply, truncated: bool, key: str, summary: Summary) -> int:
+        """Record the job's grades (and cache a usable reply) in one transaction; returns how many failed."""
         labels, reason = (None, reply.error) if reply.error is not None else self.parser(reply.text, len(job.item_ids))
         extra: dict = {"window": list(job.item_ids)} if len(job.item_ids) > 1 else {}
         if truncated:
@@ -109,3 +110,4 @@ class LabelRunner:
             self.store.upsert_grades(self.grade_set, grades, attempt=True)
             if labels is not None and cacheable(reply) and self.backend.uses_cache and not reply.cached:
                 self.store.cache_put([(key, self.backend.kind, self.backend.model, reply.to_cache())])
+        return 0 if labels is not None else len(grades)
