@@ -205,3 +205,28 @@ def test_answer_grade_sets_are_not_passage_labels(graded, cli):
     store, _ = graded
     result = cli("qrels", "--store", store, "--method", "nugget-assign")
     assert result.code == 2 and "--metric nuggets" in result.err
+
+
+def test_autojudge_report_formats_import(tmp_path, cli):
+    reports = [
+        {"metadata": {"team_id": "t", "run_id": "rt", "topic_id": "t1", "narrative_id": "t1"},
+         "responses": [{"text": "Bees gather nectar.", "citations": {"d3": 0.2, "d1": 0.9}},
+                       {"text": "No citation here.", "citations": None}]},
+        {"metadata": {"team_id": "t", "run_id": "rt", "request_id": "t2"},
+         "answer": [{"text": "Blue scatters.", "citations": ["d2"]}]},
+        {"metadata": {"team_id": "t", "run_id": "rt", "topic_id": "t3", "narrative_id": "t4"},
+         "answer": [{"text": "x", "citations": []}]},
+    ]
+    path = tmp_path / "reports.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in reports))
+    store = tmp_path / "s.db"
+    result = cli("import", "responses", path, "--store", store, "--on-error", "skip")
+    assert result.code == 0, result.err
+    assert "reports.jsonl:3:" in result.err and "name different topics" in result.err
+    from proctor.store import Store
+
+    opened = Store.open(store)
+    segments = opened.segments()
+    opened.close()
+    assert segments["rt/t1/0"]["citations"] == ["d1", "d3"]  # most confident first
+    assert segments["rt/t1/1"]["citations"] == [] and segments["rt/t2/0"]["citations"] == ["d2"]
