@@ -230,3 +230,20 @@ def test_autojudge_report_formats_import(tmp_path, cli):
     opened.close()
     assert segments["rt/t1/0"]["citations"] == ["d1", "d3"]  # most confident first
     assert segments["rt/t1/1"]["citations"] == [] and segments["rt/t2/0"]["citations"] == ["d2"]
+
+
+def test_python_api_grades_and_scores_answers(graded):
+    from proctor import api
+
+    store_path, _ = graded
+    store = api.open_store(store_path)
+    try:
+        with FakeOpenAI(reply=rag_fixture.reply) as server:
+            grade_set, summaries = api.grade(store, "nugget-assign", "openai:judge", base_url=server.base_url,
+                                             progress=False)
+        assert grade_set.method == "nugget-assign" and summaries[0].already_graded == 15
+        board = api.leaderboard(store, metric="nuggets", score="strict_all")
+        assert board.scores() == pytest.approx({r: float(v) for r, v in MEANS["strict_all"].items()})
+        assert board.description["labels"] == "nugget assignments"
+    finally:
+        store.close()

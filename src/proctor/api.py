@@ -134,7 +134,8 @@ def answer_leaderboard(store: Store, metric: str, score: str | None, *, labels: 
         raise UsageError(f"--metric {metric} needs --score, one of {', '.join(known)}")
     method = "nugget-assign" if metric == "nuggets" else "citation-support"
     grade_set = resolve_grade_set(store, labels.grade_set, labels.method or method, labels.model, labels.bank)
-    description = describe(store, grade_set)
+    description = {**describe(store, grade_set), "labels": "nugget assignments" if metric == "nuggets"
+                   else "citation support judgments"}
     if metric == "nuggets":
         return nugget_leaderboard(nugget_table(store, grade_set), score, missing=missing or "zero",
                                   description=description)
