@@ -247,3 +247,29 @@ def test_python_api_grades_and_scores_answers(graded):
         assert board.description["labels"] == "nugget assignments"
     finally:
         store.close()
+
+
+def test_importance_edit_rescores_without_asking_again(tmp_path, cli):
+    paths = rag_fixture.write(tmp_path / "in")
+    store = tmp_path / "s.db"
+    for kind, key in (("queries", "queries"), ("bank", "bank"), ("responses", "answers")):
+        assert cli("import", kind, paths[key], "--store", store).code == 0
+    with FakeOpenAI(reply=rag_fixture.reply) as server:
+        assert cli("grade", "--store", store, "--method", "nugget-assign", "--llm", "openai:judge", "--base-url",
+                   server.base_url).code == 0
+    edited = paths["bank"].read_text().replace('"t1-c", "text": "Honey is stored in wax combs", "importance": '
+                                               '"okay"', '"t1-c", "text": "Honey is stored in wax combs", '
+                                               '"importance": "vital"')
+    assert edited != paths["bank"].read_text()
+    (tmp_path / "edited.yaml").write_text(edited)
+    result = cli("import", "bank", tmp_path / "edited.yaml", "--store", store, "--name", "rag")
+    version = result.err.split("bank rag@")[1].split()[0].rstrip(";")
+    with FakeOpenAI(reply=rag_fixture.reply) as server:
+        result = cli("grade", "--store", store, "--method", "nugget-assign", "--llm", "openai:judge", "--base-url",
+                     server.base_url, "--bank", f"rag@{version}", "--format", "json")
+        assert server.requests == 0  # every assignment carried over from the first version
+    assert json.loads(result.out)["by_status"]["carried over"] == 15
+    board = json.loads(cli("leaderboard", "--store", store, "--metric", "nuggets", "--score", "vital", "--bank",
+                           f"rag@{version}", "--format", "json", "--per-query").out)
+    r1 = next(row for row in board["systems"] if row["system"] == "r1")
+    assert r1["per_query"]["t1"] == pytest.approx(0.5)  # a=S b=P c=N, now all three vital: 1.5 / 3

@@ -96,7 +96,7 @@ async def run_answer_method(store: Store, method: str, backend: Backend, options
     """Grade what `method` still lacks on the store's generated answers into its grade set (one process at a
     time per grade set, as for every grade set)."""
     from proctor.grading.citations import citation_grade_set, citation_jobs, parse_support
-    from proctor.grading.runner import grading_lock
+    from proctor.grading.runner import carry_over, grading_lock
 
     if method == "nugget-assign":
         grade_set, template = assign_grade_set(store, backend, options)
@@ -104,6 +104,7 @@ async def run_answer_method(store: Store, method: str, backend: Backend, options
         grade_set, template = citation_grade_set(store, backend)
     with store.transaction():
         store.ensure_grade_set(grade_set)
+        carried = carry_over(store, grade_set)  # unchanged nuggets of other versions of the bank
     with grading_lock(store, grade_set):
         if method == "nugget-assign":
             jobs, pairs, given_up = assign_jobs(store, grade_set, int(template.extra["window"]), options)
@@ -113,4 +114,7 @@ async def run_answer_method(store: Store, method: str, backend: Backend, options
         summary = Summary(method, backend.model, grade_set.id, pairs, pairs - pending - given_up, given_up)
         parser = parse_assignment if method == "nugget-assign" else parse_support
         runner = LabelRunner(store, backend, template, parser, grade_set=grade_set.id, step=method, options=options)
-        return grade_set, [await runner.run(jobs, summary)]
+        summary = await runner.run(jobs, summary)
+    if carried:
+        summary.by_status["carried over"] = carried
+    return grade_set, [summary]
