@@ -95,10 +95,16 @@ def test_importance_in_banks_exports_and_edits(tmp_path, cli):
         assert got == {"Bees collect nectar from flowers": "vital", "Honey is stored in combs": "okay",
                        "Bees dance": None}
     edited = yaml.safe_load((tmp_path / "out.yaml").read_text())
-    edited["queries"][0]["nuggets"][1]["importance"] = "vital"
+    honey = next(n for n in edited["queries"][0]["nuggets"] if n["text"] == "Honey is stored in combs")
+    honey["importance"] = "vital"
     (tmp_path / "edit.yaml").write_text(yaml.safe_dump(edited))
     before = load_bank(tmp_path / "out.yaml").version
     assert load_bank(tmp_path / "edit.yaml").version != before  # an importance edit is a new bank version
+    diff = cli("bank", "diff", tmp_path / "out.yaml", tmp_path / "edit.yaml", "--format", "json")
+    assert json.loads(diff.out)["importance"] == [{"query_id": "q1", "question_id": honey["id"],
+                                                   "text": "Honey is stored in combs", "old": "okay", "new": "vital"}]
+    assert "1 with a new importance, 2 unchanged" in cli("bank", "diff", tmp_path / "out.yaml",
+                                                         tmp_path / "edit.yaml").out
     assert cli("import", "bank", tmp_path / "edit.yaml", "--store", store, "--name", "rag").code == 0
     result = cli("info", "--store", store)
     assert result.out.count("bank           rag@") == 2
