@@ -273,3 +273,14 @@ def test_importance_edit_rescores_without_asking_again(tmp_path, cli):
                            f"rag@{version}", "--format", "json", "--per-query").out)
     r1 = next(row for row in board["systems"] if row["system"] == "r1")
     assert r1["per_query"]["t1"] == pytest.approx(0.5)  # a=S b=P c=N, now all three vital: 1.5 / 3
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--method", "nugget-assign", "--llm", "replay:x.db"), "text-generating backend"),
+    (("--method", "citation-support", "--llm", "openai:m", "--bank", "rag"), "not bank items"),
+    (("--method", "nugget-assign", "--llm", "openai:m", "--template", "x.yaml"), "no --template"),
+])
+def test_answer_methods_refuse_options_they_cannot_honour(graded, cli, args, message):
+    store, _ = graded
+    result = cli("grade", "--store", store, *args)
+    assert result.code == 2 and message in result.err

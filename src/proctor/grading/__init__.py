@@ -66,6 +66,8 @@ async def grade_answers(store: Store, request: GradeRequest) -> tuple[GradeSet, 
                          "llamacpp:PATH")
     if request.templates or request.prefilter:
         raise UsageError(f"--method {request.method} takes no --template or --prefilter")
+    if request.method == "citation-support" and request.options.bank:
+        raise UsageError("--bank: citation-support judges cited sentences against their passages, not bank items")
     backend = request.backend.build(request.method)
     try:
         return await run_answer_method(store, request.method, backend, request.options)
