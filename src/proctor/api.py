@@ -20,7 +20,7 @@ from proctor.evaluate.cover import CoverTable
 from proctor.evaluate.labels import LabelStats, binarize
 from proctor.evaluate.leaderboard import Leaderboard, cover_leaderboard, measure_leaderboard
 from proctor.evaluate.measures import MeasureSpec, parse_measure
-from proctor.evaluate.render import to_json, to_markdown, to_tsv
+from proctor.evaluate.render import to_ir_measures, to_json, to_jsonl, to_markdown, to_tot, to_tsv
 from proctor.evaluate.sources import (
     describe,
     exam_qrels,
@@ -87,9 +87,17 @@ def qrels(store: Store, labels: LabelChoice = LabelChoice(), *, binary_min_grade
 def leaderboard(store: Store, *, measure: str | None = None, min_grade: int | None = None, metric: str = "qrels",
                 labels: LabelChoice = LabelChoice(), judgments: str | None = None, budget: int = 20,
                 missing: str | None = None, normalize: str | None = None, gold: str | None = None,
-                runs: Sequence[str] | None = None) -> Leaderboard:
+                runs: Sequence[str] | None = None, score: str | None = None) -> Leaderboard:
     """An EXAM-Qrels leaderboard (`measure`, `min_grade`; `judgments="official"` or a qrels file scores
-    with human judgments instead) or an EXAM-Cover one (`metric="cover"`, `min_grade`, `budget`)."""
+    with human judgments instead), an EXAM-Cover one (`metric="cover"`, `min_grade`, `budget`), or the
+    generated answers' AutoNuggetizer scores (`metric="nuggets"`, `score`) or citation support
+    (`metric="citations"`, `score`)."""
+    if metric in ("nuggets", "citations"):
+        return answer_leaderboard(store, metric, score, labels=labels, missing=missing,
+                                  conflicting={"--measure": measure, "--min-grade": min_grade, "--qrels": judgments,
+                                               "--normalize": normalize, "--gold": gold, "--runs": runs})
+    if score is not None:
+        raise UsageError("--score applies to --metric nuggets and --metric citations only")
     spec = check_leaderboard(measure=measure, min_grade=min_grade, metric=metric, judgments=judgments,
                              budget=budget, normalize=normalize, gold=gold)
     ranked = load_runs(store, runs)
@@ -109,6 +117,29 @@ def leaderboard(store: Store, *, measure: str | None = None, min_grade: int | No
         description["label_rule"] = ("max grade over questions" if labels.min_questions == 1
                                      else f"{labels.min_questions}-th largest grade")
     return measure_leaderboard(ranked, qrels_, spec, min_grade, missing=missing or "skip", description=description)
+
+
+def answer_leaderboard(store: Store, metric: str, score: str | None, *, labels: LabelChoice = LabelChoice(),
+                       missing: str | None = None, conflicting: dict[str, Any] | None = None) -> Leaderboard:
+    """A leaderboard of generated answers: AutoNuggetizer scores of a nugget-assign grade set, or the
+    citation support of a citation-support grade set."""
+    from proctor.evaluate.citations import CITATION_SCORES, citation_leaderboard, citation_table
+    from proctor.evaluate.nuggets import SCORES, nugget_leaderboard, nugget_table
+
+    given = [name for name, value in (conflicting or {}).items() if value]
+    if given:
+        raise UsageError(f"--metric {metric} takes no {', '.join(given)} (it reads the answers' grades directly)")
+    known = SCORES if metric == "nuggets" else CITATION_SCORES
+    if score is None:
+        raise UsageError(f"--metric {metric} needs --score, one of {', '.join(known)}")
+    method = "nugget-assign" if metric == "nuggets" else "citation-support"
+    grade_set = resolve_grade_set(store, labels.grade_set, labels.method or method, labels.model, labels.bank)
+    description = {**describe(store, grade_set), "labels": "nugget assignments" if metric == "nuggets"
+                   else "citation support judgments"}
+    if metric == "nuggets":
+        return nugget_leaderboard(nugget_table(store, grade_set), score, missing=missing or "zero",
+                                  description=description)
+    return citation_leaderboard(citation_table(store, grade_set), score, description=description)
 
 
 def check_leaderboard(*, measure: str | None, min_grade: int | None, metric: str, judgments: str | None,
@@ -146,7 +177,10 @@ def render(board: Leaderboard, fmt: str = "tsv", *, per_query: bool = False) -> 
         return to_json(board, per_query=per_query)
     if fmt == "md":
         return to_markdown(board)
-    raise UsageError(f"unknown format {fmt!r}: tsv, json or md")
+    writers = {"tot": to_tot, "ir-measures": to_ir_measures, "jsonl": to_jsonl}
+    if fmt in writers:
+        return writers[fmt](board)
+    raise UsageError(f"unknown format {fmt!r}: tsv, json, md, tot, ir-measures or jsonl")
 
 
 def info_text(counts: dict[str, Any]) -> str:

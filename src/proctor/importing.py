@@ -144,7 +144,8 @@ def _import_corpus(store: Store, path: Path, options: ImportOptions, report: Imp
 
 
 def _import_bank(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
-    bank = load_bank(path)
+    bank = load_bank(path, options.on_error)
+    report.skipped_records.extend(bank.skipped)
     check = _QueryCheck(store, path, options, report)
     questions = [q for q in bank.questions if check.keep(bank.lines[q["question_id"]], q["query_id"])]
     bank.questions = questions

@@ -9,6 +9,7 @@ from typing import Any
 from proctor.analyze.agreement import BINARY_MERGES, agreement_report
 from proctor.errors import UsageError
 from proctor.evaluate.sources import describe, exam_qrels, method_matches
+from proctor.methods import ANSWER_METHODS
 from proctor.store import Store
 
 
@@ -24,6 +25,7 @@ def store_agreement(
     name, _, version = (bank or "").partition("@")
     every = store.grade_sets()
     sets = [s for s in every if (s.id.startswith(grade_set) if grade_set else not s.intermediate)
+            and s.method not in ANSWER_METHODS
             and method_matches(s, method, every) and (model is None or s.model == model)
             and (bank is None or s.bank == name) and (not version or s.bank_version == version)]
     if not sets:

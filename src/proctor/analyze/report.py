@@ -17,6 +17,7 @@ from typing import Any
 from proctor.analyze import plots
 from proctor.analyze.agreement_render import html_text as agreement_html
 from proctor.analyze.agreement_render import markdown as agreement_markdown
+from proctor.analyze.answers import answer_correlations, is_answer_set
 from proctor.analyze.compare import compare, per_query_correlation
 from proctor.analyze.judges import store_agreement
 from proctor.analyze.tables import Table
@@ -71,9 +72,10 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
     report = Report()
     runs = load_runs(store, None)
     judgments = store.judgments()
-    grade_sets = [s for s in store.grade_sets() if not s.intermediate]
-    report.slugs = _slugs(grade_sets)
-    _section_grade_sets(report, grade_sets, store)
+    every = [s for s in store.grade_sets() if not s.intermediate]
+    grade_sets = [s for s in every if not is_answer_set(s)]
+    report.slugs = _slugs(every)
+    _section_grade_sets(report, every, store)
     correlation_table = Table(["method", "model", "τ"] + [f"{m} {c}" for m in options.measures for c in ("ρ", "τ")]
                               + ["Cover ρ", "Cover τ", "grade set"],
                               caption=f"Leaderboard correlation with {options.official_name} (Spearman ρ, "
@@ -103,10 +105,11 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
     report.sections.insert(1, ("Leaderboard correlation (like RUBRIC Table 3)",
                                correlation_table.markdown() + (f"\n{escape(left_out)}\n" if left_out else ""),
                                correlation_table.html() + (f"<p>{html.escape(left_out)}</p>" if left_out else "")))
+    _answers_section(report, store, official, [s for s in every if is_answer_set(s)], out)
     write_text(out / "correlations.tsv", correlation_table.tsv())
     write_text(out / "correlations.json", json.dumps(report.correlations, indent=2))
     report.files += [out / "correlations.tsv", out / "correlations.json"]
-    if judgments:
+    if judgments and grade_sets:
         agreement = store_agreement(store, options.judged_relevant)
         write_text(out / "agreement.json", json.dumps(agreement, indent=2))
         text = agreement_markdown(agreement)
@@ -115,6 +118,18 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
         report.sections.append(("Agreement with human judgments", text, agreement_html(agreement)))
     _write_report(report, out, options)
     return report
+
+
+def _answers_section(report: Report, store: Store, official: LeaderboardFile, answer_sets: list[GradeSet],
+                     out: Path) -> None:
+    """The generated answers' scores (nugget-assign, citation-support grade sets) against the official ranking."""
+    if not answer_sets:
+        return
+    rows, table = answer_correlations(store, official, answer_sets)
+    write_text(out / "answers.json", json.dumps(rows, indent=2))
+    write_text(out / "answers.tsv", table.tsv())
+    report.files += [out / "answers.json", out / "answers.tsv"]
+    report.sections.append(("Generated answers (nuggets, citations)", table.markdown(), table.html()))
 
 
 def _correlate(board: Leaderboard, official: LeaderboardFile, grade_set: GradeSet) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""What changed between two versions of a bank: added, removed and reworded items.
+"""What changed between two versions of a bank: added, removed and reworded items, and nuggets whose
+importance (vital/okay) changed.
 
 Items with the same id and text are unchanged; the same id with new text is reworded. Because workbench
 ids hash the text, a reworded question usually gets a new id: a removed and an added item of the same
@@ -21,7 +22,11 @@ def diff_banks(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> dict[str
     b = {q["question_id"]: q for q in new}
     reworded = [{"query_id": b[k]["query_id"], "old_id": k, "new_id": k, "old": a[k]["text"], "new": b[k]["text"]}
                 for k in sorted(a.keys() & b.keys()) if a[k]["text"] != b[k]["text"]]
-    unchanged = sum(1 for k in a.keys() & b.keys() if a[k]["text"] == b[k]["text"])
+    importance = [{"query_id": b[k]["query_id"], "question_id": k, "text": b[k]["text"], "old": _importance(a[k]),
+                   "new": _importance(b[k])}
+                  for k in sorted(a.keys() & b.keys()) if _importance(a[k]) != _importance(b[k])]
+    unchanged = sum(1 for k in a.keys() & b.keys() if a[k]["text"] == b[k]["text"]
+                    and _importance(a[k]) == _importance(b[k]))
     removed = [a[k] for k in sorted(a.keys() - b.keys())]
     added = [b[k] for k in sorted(b.keys() - a.keys())]
     by_group: dict[tuple, list] = defaultdict(list)
@@ -45,8 +50,13 @@ def diff_banks(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> dict[str
         "added": [_brief(q) for q in added if q["question_id"] not in used_new],
         "removed": [_brief(q) for q in removed if q["question_id"] not in used_old],
         "reworded": sorted(reworded, key=lambda r: (r["query_id"], r["old_id"])),
+        "importance": importance,
         "unchanged": unchanged,
     }
+
+
+def _importance(q: dict[str, Any]) -> str | None:
+    return (q.get("info") or {}).get("importance")
 
 
 def _brief(q: dict[str, Any]) -> dict[str, Any]:
@@ -57,7 +67,7 @@ def _brief(q: dict[str, Any]) -> dict[str, Any]:
 def render_diff(result: dict[str, Any], fmt: str) -> str:
     """Text or Markdown listing of a diff."""
     lines = [f"{len(result['added'])} added, {len(result['removed'])} removed, {len(result['reworded'])} reworded, "
-             f"{result['unchanged']} unchanged"]
+             f"{len(result.get('importance', []))} with a new importance, {result['unchanged']} unchanged"]
     bullet = "- " if fmt == "md" else "  "
     e = escape if fmt == "md" else str
     for title, key in (("Added", "added"), ("Removed", "removed")):
@@ -67,4 +77,8 @@ def render_diff(result: dict[str, Any], fmt: str) -> str:
     if result["reworded"]:
         lines.append(f"\n{'### ' if fmt == 'md' else ''}Reworded")
         lines += [f"{bullet}{e(r['query_id'])}: {e(repr(r['old']))} → {e(repr(r['new']))}" for r in result["reworded"]]
+    if result.get("importance"):
+        lines.append(f"\n{'### ' if fmt == 'md' else ''}Importance")
+        lines += [f"{bullet}{e(r['query_id'])}: {e(r['text'])}: {r['old'] or 'none'} → {r['new'] or 'none'}"
+                  for r in result["importance"]]
     return "\n".join(lines) + "\n"

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from proctor.bank.importance import provenance, score_importance
 from proctor.bank.parse import extract_items
 from proctor.errors import InputError
 from proctor.io.ids import item_id
@@ -46,6 +47,8 @@ class Outcome:
     lines: list[dict[str, Any]] = field(default_factory=list)
     failures: list[dict[str, Any]] = field(default_factory=list)
     attempts: int = 0
+    importance_failures: list[dict[str, Any]] = field(default_factory=list)
+    """Topics with nuggets left without importance (no usable scorer reply)."""
 
 
 def prompts() -> dict[str, Any]:
@@ -82,8 +85,9 @@ def render(topic: Topic, style: str, kind: str, n: int) -> str:
 
 
 async def generate(topics: list[Topic], backend: Backend, *, style: str, kind: str, n: int, retries: int = 3,
-                   progress=None) -> Outcome:
-    """Generate every topic's items (up to `n`), concurrently as the backend allows."""
+                   progress=None, importance: bool = False) -> Outcome:
+    """Generate every topic's items (up to `n`), concurrently as the backend allows; with `importance`, then
+    label every nugget vital/okay (`proctor.bank.importance`)."""
     outcome = Outcome()
     gate = asyncio.Semaphore(max(1, backend.concurrency))
     item_kind = "nugget" if kind == "nuggets" else "question"
@@ -98,7 +102,10 @@ async def generate(topics: list[Topic], backend: Backend, *, style: str, kind: s
             outcome.attempts += 1
             items = None if reply.error else extract_items(reply.text)
             if items:
-                outcome.lines.append(_line(topic, items[:n], item_kind, prompt, backend.model, params))
+                line = _line(topic, items[:n], item_kind, prompt, backend.model, params)
+                if importance and item_kind == "nugget":
+                    await _label(line, topic, backend, gate, retries, outcome)
+                outcome.lines.append(line)
                 break
             reasons.append(reply.error or f"unusable reply: {(reply.text or '')[:80]!r}")
         else:
@@ -110,6 +117,21 @@ async def generate(topics: list[Topic], backend: Backend, *, style: str, kind: s
     order = {(t.query_id, t.facet_id): i for i, t in enumerate(topics)}
     outcome.lines.sort(key=lambda line: order[(line["query_id"], line["facet_id"])])
     return outcome
+
+
+async def _label(line: dict[str, Any], topic: Topic, backend: Backend, gate: asyncio.Semaphore, retries: int,
+                 outcome: Outcome) -> None:
+    """Add nuggetizer's vital/okay importance to a generated line's nuggets; failures are reported."""
+    texts = [item["nugget_text"] for item in line["items"]]
+    labelled = await score_importance(topic.query_id, topic.text, texts, backend, gate, retries)
+    outcome.attempts += labelled.calls
+    for item, label in zip(line["items"], labelled.labels, strict=True):
+        if label is not None:
+            item["importance"] = label
+    line["info"]["importance"] = provenance(backend.model, backend.params())
+    if labelled.failures:
+        outcome.importance_failures.append({"query_id": topic.query_id, "facet_id": topic.facet_id,
+                                            "reasons": labelled.failures})
 
 
 def _line(topic: Topic, items: list[str], kind: str, prompt: str, model: str, params: dict) -> dict[str, Any]:

@@ -24,6 +24,8 @@ def bank_lines(questions: list[dict[str, Any]], query_texts: dict[str, str], fmt
             entry = {"query_id": qid, "facet_id": facet, id_key: q["question_id"], text_key: q["text"]}
             if q.get("answers"):
                 entry["gold_answers"] = q["answers"]
+            if (q.get("info") or {}).get("importance"):
+                entry["importance"] = q["info"]["importance"]
             if fmt == "questions":
                 entry["info"] = q.get("info")
             out.append(entry)
@@ -44,6 +46,8 @@ def yaml_text(questions: list[dict[str, Any]], query_texts: dict[str, str], name
             item["choices"], item["correct"] = info["choices"], info.get("correct")
         elif q.get("answers"):
             item["answers"] = q["answers"]
+        if info.get("importance"):
+            item["importance"] = info["importance"]
         entry.setdefault("nuggets" if q["kind"] == "nugget" else "questions", []).append(item)
     data = {"bank": name, "queries": [queries[k] for k in sorted(queries, key=lambda k: (k[0], k[1] or ""))]}
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=110)

@@ -14,7 +14,8 @@ from proctor.llm.config import BackendConfig, add_backend_options
 GENERATE = """\
 Generate a bank with an LLM: 10 questions per query (--per-query) with the prompts of RUBRIC Table 1 (DL:
 break the query into questions; CAR: one bank line per query subtopic, query text "Title / Subtopic"), or
-key facts with --nuggets. Replies are parsed robustly (JSON in code fences, bare lists, trailing text) and
+key facts with --nuggets (then labelled vital/okay with nuggetizer's scorer prompt unless --no-importance).
+Replies are parsed robustly (JSON in code fences, bare lists, trailing text) and
 retried when unusable; duplicates are removed; ids are query[/facet]/md5(text) as the Workbench computes
 them; the prompt, model, parameters and time are recorded. Topics that never gave a usable reply are
 reported. The output loads with `proctor import bank`.
@@ -36,9 +37,20 @@ def register(commands: argparse._SubParsersAction) -> None:
 def _register_generate(sub: argparse._SubParsersAction) -> None:
     g = sub.add_parser("generate", help="generate questions or nuggets with an LLM", description=GENERATE,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    g.add_argument("--queries", required=True, help="query file (DL) or CAR topics JSONL")
+    g.add_argument("--queries", help="query file (DL) or CAR topics JSONL (not with --from-pool)")
+    g.add_argument("--from-pool", action="store_true",
+                   help="with --nuggets and --store: AutoNuggetizer-style nuggets from each query's judged relevant "
+                   "passages (nuggetizer's creator prompt over windows of 10 passages), then importance")
+    g.add_argument("--store", help="--from-pool: the store with queries, passages and judgments")
+    g.add_argument("--min-relevance", type=int, default=2, metavar="R",
+                   help="--from-pool: passages judged R or more are read (default 2, as nuggetizer's --min-judgment)")
+    g.add_argument("--max-nuggets", type=int, default=30, metavar="N",
+                   help="--from-pool: most nuggets kept per query (default 30, as nuggetizer)")
     g.add_argument("--style", choices=("dl", "car"), default="dl", help="prompt style (default dl)")
     g.add_argument("--nuggets", action="store_true", help="generate nuggets (key facts) instead of questions")
+    g.add_argument("--importance", action=argparse.BooleanOptionalAction, default=True,
+                   help="with --nuggets: label every nugget vital or okay with nuggetizer's scorer prompt "
+                   "(AutoNuggetizer; default on)")
     g.add_argument("--per-query", type=int, default=10, metavar="N", help="items per query (default 10)")
     g.add_argument("--llm", required=True, help="openai:MODEL, hf:PATH or llamacpp:PATH.gguf")
     add_backend_options(g, concurrency=4, timeout=120.0)
@@ -85,13 +97,16 @@ def _register_impact(sub: argparse._SubParsersAction) -> None:
 
 
 def _register_export(sub: argparse._SubParsersAction) -> None:
-    e = sub.add_parser("export", help="write a stored bank as workbench JSONL or YAML",
+    e = sub.add_parser("export", help="write a stored bank as workbench JSONL, YAML, nuggetizer or AutoJudge",
                        description="Write the questions and nuggets of the store's banks (or one bank) in the "
-                       "workbench's current `items` format, its older `questions` format, or editable YAML.")
+                       "workbench's current `items` format, its older `questions` format, editable YAML, "
+                       "castorini/nuggetizer's nuggets JSONL (nuggets only) or the TREC AutoJudge nugget-bank "
+                       "JSONL (questions in nugget_bank, nuggets in claim_bank).")
     add_store(e)
     e.add_argument("--bank", metavar="NAME[@VERSION]",
                    help="only this bank (its latest version unless named; default: every bank's latest version)")
-    e.add_argument("--as", dest="fmt", choices=("items", "questions", "yaml"), default="items",
+    e.add_argument("--as", dest="fmt", choices=("items", "questions", "yaml", "nuggetizer", "autojudge"),
+                   default="items",
                    help="output format (default items)")
     e.add_argument("--out", required=True, help="file to write")
     e.set_defaults(func=run_export)
@@ -99,7 +114,7 @@ def _register_export(sub: argparse._SubParsersAction) -> None:
 
 def run_generate(args: argparse.Namespace) -> int:
     """Generate a bank and report what never succeeded."""
-    from proctor.bank.generate import generate, read_topics, write_bank
+    from proctor.bank.generate import generate, read_topics
     from proctor.grading.progress import Progress
     from proctor.outputs import file_target
 
@@ -108,6 +123,10 @@ def run_generate(args: argparse.Namespace) -> int:
     file_target(args.out)  # before any LLM call
     if args.llm.split(":")[0] not in ("openai", "hf", "llamacpp"):
         raise UsageError("bank generation needs a text-generating backend: openai:MODEL, hf:PATH, llamacpp:PATH")
+    if args.from_pool:
+        return _from_pool(args)
+    if not args.queries or args.store:
+        raise UsageError("bank generate takes --queries FILE (or --from-pool --store S --nuggets)")
     topics = read_topics(args.queries, args.style)
     backend = BackendConfig.from_args(args).build("generate")
     progress = Progress(len(topics), None, "generating")
@@ -116,27 +135,73 @@ def run_generate(args: argparse.Namespace) -> int:
     async def go():
         try:
             return await generate(topics, backend, style=args.style, kind=kind, n=args.per_query,
-                                  retries=args.retries, progress=progress)
+                                  retries=args.retries, progress=progress, importance=args.importance)
         finally:
             await backend.aclose()
 
     outcome = asyncio.run(go())
     progress.close()
+    return _report(args, outcome, len(topics), kind)
+
+
+def _from_pool(args: argparse.Namespace) -> int:
+    """AutoNuggetizer-style nuggets from the store's judged relevant passages."""
+    from proctor.bank.pool_nuggets import create_from_pool, pool_topics
+    from proctor.grading.progress import Progress
+
+    if not args.nuggets or not args.store or args.queries:
+        raise UsageError("--from-pool goes with --nuggets and --store S (and no --queries)")
+    if args.max_nuggets < 1:
+        raise UsageError("--max-nuggets must be at least 1")
+    with readable_store(args.store) as store:
+        topics, left_out = pool_topics(store.queries(), store.judgments(), store.passage_texts(), args.min_relevance)
+    if left_out:
+        note(f"{len(left_out)} judged queries have no query text or no passage with text judged "
+             f">= {args.min_relevance}: no nuggets for them ({', '.join(left_out[:10])})")
+    if not topics:
+        raise UsageError(f"{args.store}: no query with a text and passages judged >= {args.min_relevance}")
+    backend = BackendConfig.from_args(args).build("generate")
+    progress = Progress(len(topics), None, "nuggets from the pool")
+
+    async def go():
+        try:
+            return await create_from_pool(topics, backend, max_nuggets=args.max_nuggets, retries=args.retries,
+                                          importance=args.importance, progress=progress)
+        finally:
+            await backend.aclose()
+
+    outcome = asyncio.run(go())
+    progress.close()
+    return _report(args, outcome, len(topics), "nuggets")
+
+
+def _report(args: argparse.Namespace, outcome, n_topics: int, kind: str) -> int:
+    """Write the generated lines and say what never succeeded."""
+    from proctor.bank.generate import write_bank
+
     if outcome.lines:
         write_bank(outcome.lines, args.out)
     counts = [len(line["items"]) for line in outcome.lines]
-    summary = {"out": args.out if outcome.lines else None, "topics": len(topics), "generated": len(outcome.lines),
-               "items": sum(counts), "short_lines": sum(1 for c in counts if c < args.per_query),
-               "llm_calls": outcome.attempts, "failed": outcome.failures}
+    limit = args.max_nuggets if args.from_pool else args.per_query
+    summary = {"out": args.out if outcome.lines else None, "topics": n_topics, "generated": len(outcome.lines),
+               "items": sum(counts), "short_lines": sum(1 for c in counts if c < limit),
+               "llm_calls": outcome.attempts, "failed": outcome.failures,
+               "importance_failed": outcome.importance_failures}
     if args.format == "json":
         print(json.dumps(summary, indent=2))
     else:
-        note(f"{kind} for {len(outcome.lines)} of {len(topics)} topics ({sum(counts)} items, "
+        note(f"{kind} for {len(outcome.lines)} of {n_topics} topics ({sum(counts)} items, "
              f"{outcome.attempts} LLM calls) → {args.out if outcome.lines else 'nothing written'}")
         for failure in outcome.failures:
+            if failure.get("windows"):
+                note(f"query {failure['query_id']}: windows without a usable reply (the nugget list was kept as it "
+                     f"was): {'; '.join(failure['reasons'])}")
+                continue
             note(f"never succeeded: query {failure['query_id']}"
                  + (f" facet {failure['facet_id']}" if failure["facet_id"] else "")
                  + f" after {len(failure['reasons'])} tries: {failure['reasons'][-1]}")
+        for failure in outcome.importance_failures:
+            note(f"no importance for query {failure['query_id']}: {'; '.join(failure['reasons'])}")
     return 0 if outcome.lines else 1
 
 
@@ -190,6 +255,16 @@ def run_export(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.store}: no bank questions" + (f" in bank {args.bank!r}" if args.bank else ""))
     if args.fmt == "yaml":
         write_text(file_target(args.out), yaml_text(questions, texts, bank[0] if bank else None))
+    elif args.fmt in ("nuggetizer", "autojudge"):
+        from proctor.io.nugget_banks import autojudge_lines, nuggetizer_lines
+
+        lines = (nuggetizer_lines if args.fmt == "nuggetizer" else autojudge_lines)(questions, texts)
+        if not lines:
+            raise UsageError(f"{args.store}: no nuggets to write in nuggetizer's format (it holds no questions)")
+        skipped = len(questions) - sum(len(line.get("nuggets", [])) for line in lines)
+        if args.fmt == "nuggetizer" and skipped:
+            note(f"nuggetizer's format holds nuggets only: {skipped} questions left out")
+        write_bank(lines, args.out)
     else:
         write_bank(bank_lines(questions, texts, args.fmt), args.out)
     note(f"wrote {len(questions)} items to {args.out} ({args.fmt})")

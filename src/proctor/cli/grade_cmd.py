@@ -10,7 +10,7 @@ import json
 from proctor.cli.common import add_format, add_store, int_in, note
 from proctor.errors import UsageError
 from proctor.llm.config import add_backend_options
-from proctor.methods import METHOD_NAMES
+from proctor.methods import ANSWER_METHODS, METHOD_NAMES
 
 DESCRIPTION = f"""\
 Grade every passage of the judgment pool (every judged passage plus the top --depth of every run) for
@@ -28,6 +28,9 @@ methods:  {', '.join(METHOD_NAMES)}
           sun-few (yes/no → 1/0), umbrela (0-3)
           criteria-based (002), declared steps: four-prompts [--aggregate prompt|sum|naive-bayes],
           four-prompts-cot, query-gen (0-3)
+          on generated answers (`import responses`): nugget-assign (AutoNuggetizer: whole answer x nugget,
+          support / partial_support / not_support, nuggetizer's prompt), citation-support (every cited
+          sentence against its cited passages: full / partial / none); see docs/nuggets.md
 backends: openai:MODEL [--base-url URL]   any OpenAI-compatible server; key from OPENAI_API_KEY
           hf:PATH                         local transformers model (seq2seq or causal), never downloads
           hf-qa:PATH                      local extractive QA model (SQuAD 2.0 style, 000 §4.2.1): spans
@@ -45,7 +48,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser("grade", help="grade pool passages for every question with an LLM (phase 2)",
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_store(p)
-    p.add_argument("--method", required=True, metavar="METHOD", help=f"one of: {', '.join(METHOD_NAMES)}")
+    p.add_argument("--method", required=True, metavar="METHOD",
+                   help=f"one of: {', '.join(METHOD_NAMES + ANSWER_METHODS)}")
     p.add_argument("--llm", help="backend spec (default for --method embedding: embed:minilm)")
     p.add_argument("--template", action="append", metavar="FILE.yaml",
                    help="your variant of a step's template (repeat for several steps)")
@@ -114,8 +118,9 @@ def _request(args: argparse.Namespace):
     from proctor.grading.engine import GradeOptions
     from proctor.llm.config import BackendConfig
 
-    if args.method not in METHOD_NAMES:
-        raise UsageError(f"--method {args.method!r}: unknown method; choose one of {', '.join(METHOD_NAMES)}")
+    if args.method not in METHOD_NAMES + ANSWER_METHODS:
+        raise UsageError(f"--method {args.method!r}: unknown method; choose one of "
+                         f"{', '.join(METHOD_NAMES + ANSWER_METHODS)}")
     try:
         thresholds = tuple(int(t) for t in args.sum_thresholds.split(","))
     except ValueError:

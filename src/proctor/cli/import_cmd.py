@@ -17,7 +17,8 @@ kinds:
   runs     TREC runs `qid Q0 docid rank score tag` (plain or .gz); the run name is the tag column
   qrels    TREC qrels `qid iter docid relevance`
   corpus   passages: JSONL {"id", "text"} or TSV id<TAB>text
-  bank     question/nugget banks of the Autograder Workbench (key `items` or the older `questions`)
+  bank     question/nugget banks: the Autograder Workbench's JSONL (key `items` or the older `questions`),
+           YAML, castorini/nuggetizer nuggets JSONL, or TREC AutoJudge nugget banks (detected)
   exampp   the Workbench's interchange file: passages, judgments, rankings and grades
   responses generated answers: JSONL {run_id, query_id, text}, TREC RAG 2024/2025 answer records, or a
            folder SYSTEM/QUERY.txt|md; cut into passages (sentences up to ~400 tokens; one passage per
@@ -43,7 +44,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--word-budget", type=int, metavar="N",
                    help="responses: keep the first N words of every response (the same budget for all systems)")
     p.add_argument("--on-error", choices=("fail", "skip"), default="fail",
-                   help="responses: a malformed record fails the import (default) or is skipped and reported")
+                   help="responses, bank (JSONL): a malformed record fails the import (default) or is skipped and "
+                   "reported with its file and line")
     p.add_argument("--skip-unknown-queries", action="store_true",
                    help="skip (and count) lines of queries the store does not know instead of failing")
     p.set_defaults(func=run)

@@ -20,9 +20,17 @@ EXAM-Qrels:  --measure M --min-grade T   labels = max grade over the query's que
              --qrels FILE                score with any qrels file
 EXAM-Cover:  --metric cover --min-grade T --budget K [--missing zero|skip] [--normalize pool|pool-per-query]
              per query, the fraction of its questions answered (grade >= T) by the first K passages.
+Nuggets:     --metric nuggets --score all|vital|strict_all|strict_vital|weighted   AutoNuggetizer scores of
+             generated answers from a nugget-assign grade set (partial support 0.5 unless strict;
+             weighted: vital 2, okay 1, as Auto-ARGUE); mean over topics.
+Citations:   --metric citations --score support_precision|support_precision_partial|citation_coverage
+             from a citation-support grade set (see docs/nuggets.md).
 
 Measures: {known_measures()}.
 Runs come from the store, or from --runs (files or folders of TREC runs).
+Per topic, as TREC AutoJudge's evaluator reads leaderboards: --format tot (`run measure topic value`, as
+trec_eval -q), ir-measures (`run<TAB>topic<TAB>measure<TAB>value`) or jsonl ({{run_id, topic_id, measure,
+value}}); each run also gets an `all` row with its score.
 TSV output: a header `system<TAB>score<TAB>stderr<TAB>n_queries`, then one row per system; notes go to
 standard error."""
 
@@ -32,8 +40,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser("leaderboard", help="EXAM-Qrels or EXAM-Cover leaderboard of the runs",
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_store(p)
-    p.add_argument("--metric", choices=("qrels", "cover"), default="qrels",
-                   help="qrels: a retrieval measure over labels (default); cover: EXAM-Cover")
+    p.add_argument("--metric", choices=("qrels", "cover", "nuggets", "citations"), default="qrels",
+                   help="qrels: a retrieval measure over labels (default); cover: EXAM-Cover; nuggets: "
+                   "AutoNuggetizer scores; citations: citation support of generated answers")
+    p.add_argument("--score", help="nuggets: all, vital, strict_all, strict_vital or weighted; citations: "
+                   "support_precision, support_precision_partial or citation_coverage")
     p.add_argument("--measure", help="retrieval measure for --metric qrels, e.g. P@20, nDCG@10, RR, AP, Rprec")
     p.add_argument("--min-grade", type=GRADE, metavar="T",
                    help="τ: smallest grade that counts (relevance level of binary measures; cover threshold)")
@@ -51,7 +62,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                    "per-query ratios instead (not the paper's definition; can reorder systems)")
     p.add_argument("--gold", metavar="RUN", help="cover: n-EXAM, divided by what this run (e.g. gold articles) covers")
     p.add_argument("--runs", nargs="+", metavar="DIR|FILE", help="score these run files instead of stored rankings")
-    add_format(p, ("tsv", "json", "md"), "tsv")
+    add_format(p, ("tsv", "json", "md", "tot", "ir-measures", "jsonl"), "tsv")
     p.add_argument("--per-query", action="store_true", help="json: add every system's per-query scores")
     p.set_defaults(func=run)
 
@@ -66,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     with readable_store(args.store, args.lock_timeout) as store:
         board = api.leaderboard(store, measure=args.measure, min_grade=args.min_grade, metric=args.metric,
                                 labels=labels, judgments=args.qrels, budget=args.budget, missing=args.missing,
-                                normalize=args.normalize, gold=args.gold, runs=args.runs)
+                                normalize=args.normalize, gold=args.gold, runs=args.runs, score=args.score)
     for line in board.notes:
         note(line)
     sys.stdout.write(api.render(board, args.format, per_query=args.per_query))

@@ -47,3 +47,44 @@ def to_markdown(board: Leaderboard) -> str:
     lines += [f"| (reference) | {escape(e.system)} | {_num(e.score)} | {_num(e.stderr)} | {e.n_queries} |"
               for e in board.references]
     return "\n".join(lines) + "\n"
+
+
+NUGGET_MEASURES = {"all": "all_score", "vital": "vital_score", "strict_all": "strict_all_score",
+                   "strict_vital": "strict_vital_score", "weighted": "nugget_coverage_weighted"}
+"""Measure names of nugget scores as nuggetizer's metrics file and Auto-ARGUE name them."""
+
+
+def measure_name(board: Leaderboard) -> str:
+    """The leaderboard's measure as one token: the retrieval measure, EXAM-Cover, or the answer score."""
+    d = board.description
+    if d.get("metric") == "nuggets":
+        return NUGGET_MEASURES.get(str(d.get("score")), str(d.get("score")))
+    if d.get("metric") == "citations":
+        return str(d.get("score"))
+    return str(d.get("measure") or d.get("metric") or "score").replace(" ", "_")
+
+
+def per_topic_rows(board: Leaderboard) -> list[tuple[str, str, str, float]]:
+    """(run, topic, measure, value) per system and topic, then the system's `all` row (its score)."""
+    name = measure_name(board)
+    rows = []
+    for e in sorted(board.entries, key=lambda e: e.system):
+        rows += [(e.system, topic, name, float(value)) for topic, value in e.per_query.items()]
+        rows.append((e.system, "all", name, float(e.score)))
+    return rows
+
+
+def to_tot(board: Leaderboard) -> str:
+    """`run measure topic value` lines (trec_eval -q; AutoJudge's `tot` leaderboard format)."""
+    return "".join(f"{run}\t{measure}\t{topic}\t{value!r}\n" for run, topic, measure, value in per_topic_rows(board))
+
+
+def to_ir_measures(board: Leaderboard) -> str:
+    """`run topic measure value` lines (ir_measures; AutoJudge's `ir_measures` leaderboard format)."""
+    return "".join(f"{run}\t{topic}\t{measure}\t{value!r}\n" for run, topic, measure, value in per_topic_rows(board))
+
+
+def to_jsonl(board: Leaderboard) -> str:
+    """One `{run_id, topic_id, measure, value}` object per line, as AutoJudge's `*.eval.jsonl`."""
+    return "".join(json.dumps({"run_id": run, "topic_id": topic, "measure": measure, "value": value}) + "\n"
+                   for run, topic, measure, value in per_topic_rows(board))

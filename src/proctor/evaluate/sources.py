@@ -10,6 +10,7 @@ from proctor.errors import UsageError
 from proctor.evaluate.labels import LabelStats, Qrels, exam_labels
 from proctor.evaluate.runs import Ranked, order_runs
 from proctor.io.trec import qrels_dict, read_qrels, read_runs
+from proctor.methods import ANSWER_METHODS
 from proctor.records import GradeSet
 from proctor.store import Store
 
@@ -26,6 +27,7 @@ def resolve_grade_set(store: Store, grade_set: str | None = None, method: str | 
     else:
         name, _, version = (bank or "").partition("@")
         matching = [s for s in sets if not s.intermediate and method_matches(s, method, sets)
+                    and (method is not None or s.method not in ANSWER_METHODS)
                     and (model is None or s.model == model) and (bank is None or s.bank == name)
                     and (not version or s.bank_version == version)]
     if len(matching) == 1:
@@ -34,6 +36,7 @@ def resolve_grade_set(store: Store, grade_set: str | None = None, method: str | 
     if not matching:
         asked = f"--grade-set {grade_set}" if grade_set else ", ".join(
             f"--{k} {v}" for k, v in (("method", method), ("model", model), ("bank", bank)) if v)
+        asked = asked or "(grade sets of generated answers are read with --metric nuggets|citations)"
         raise UsageError(f"no grade set matches {asked}; the store has:\n{listing}")
     raise UsageError("several grade sets match; name one with --grade-set ID (or narrow with --method, --model, "
                      f"--bank):\n{listing}")
@@ -70,13 +73,23 @@ def exam_qrels(
     stats: LabelStats | None = None,
 ) -> Qrels:
     """EXAM-Qrels labels from one grade set (its label step)."""
+    refuse_answer_set(grade_set)
     facet_map = store.question_facets() if facets else None
     rows = store.grade_rows(grade_set.id, grade_set.step)
     return exam_labels(rows, min_questions=min_questions, facets=facet_map, stats=stats)
 
 
+def refuse_answer_set(grade_set: GradeSet) -> None:
+    """Grade sets of whole answers (nugget-assign) or cited sentences (citation-support) give no passage labels."""
+    if grade_set.method in ANSWER_METHODS:
+        metric = "nuggets" if grade_set.method == "nugget-assign" else "citations"
+        raise UsageError(f"grade set {grade_set.id} is {grade_set.method}: it grades generated answers, not pool "
+                         f"passages; read it with `proctor leaderboard --metric {metric} --score ...`")
+
+
 def grade_rows(store: Store, grade_set: GradeSet) -> Iterator[tuple[str, str, str, int | None]]:
     """(query, passage, question, grade) of a grade set's label step, streamed from the store."""
+    refuse_answer_set(grade_set)
     return store.grade_rows(grade_set.id, grade_set.step)
 
 

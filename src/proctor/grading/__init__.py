@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from proctor.errors import UsageError
+from proctor.grading.answers import ANSWER_METHODS, run_answer_method
 from proctor.grading.engine import GradeOptions, Summary
 from proctor.grading.recorded import load_recorded
 from proctor.grading.runner import MethodChoice, grade_set_for, run_grade_set
@@ -42,6 +44,8 @@ class GradeRequest:
 async def grade(store: Store, request: GradeRequest, grade_set: GradeSet | None = None
                 ) -> tuple[GradeSet, list[Summary]]:
     """Grade one grade set (resolved from the request unless given); one summary per step."""
+    if request.method in ANSWER_METHODS:
+        return await grade_answers(store, request)
     choice = request.choice()
     backend = request.backend.build(request.method, recorded=load_recorded)
     prefilter = (request.backend.build("embedding", spec=request.prefilter, recorded=load_recorded)
@@ -53,6 +57,22 @@ async def grade(store: Store, request: GradeRequest, grade_set: GradeSet | None 
         await backend.aclose()
         if prefilter is not None:
             await prefilter.aclose()
+
+
+async def grade_answers(store: Store, request: GradeRequest) -> tuple[GradeSet, list[Summary]]:
+    """A response-level method (`nugget-assign`, `citation-support`) with a text-generating backend."""
+    if request.backend.spec.split(":")[0] not in ("openai", "hf", "llamacpp"):
+        raise UsageError(f"--method {request.method} needs a text-generating backend: openai:MODEL, hf:PATH or "
+                         "llamacpp:PATH")
+    if request.templates or request.prefilter:
+        raise UsageError(f"--method {request.method} takes no --template or --prefilter")
+    if request.method == "citation-support" and request.options.bank:
+        raise UsageError("--bank: citation-support judges cited sentences against their passages, not bank items")
+    backend = request.backend.build(request.method)
+    try:
+        return await run_answer_method(store, request.method, backend, request.options)
+    finally:
+        await backend.aclose()
 
 
 __all__ = ["GradeOptions", "GradeRequest", "MethodChoice", "Summary", "grade", "grade_set_for", "run_grade_set"]

@@ -14,9 +14,20 @@ from typing import Any
 
 from proctor.errors import InputError
 from proctor.io.records import record_id
-from proctor.io.textfile import iter_jsonl
+from proctor.io.textfile import jsonl_records
 
 ANSWER_KEYS = ("gold_answers", "answers", "answer", "gold_answer")
+IMPORTANCE = ("vital", "okay")
+"""Nugget importance as AutoNuggetizer labels it: vital (a good answer must have it) or okay."""
+
+
+def check_importance(path: str | Path, line: int | None, value: object, what: str) -> str | None:
+    """A valid importance (`vital`/`okay`, case-insensitive) or None when absent; anything else is an error."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or value.strip().lower() not in IMPORTANCE:
+        raise InputError(str(path), line, f"{what}: unknown importance {value!r} (expected vital or okay)")
+    return value.strip().lower()
 
 
 @dataclass
@@ -27,43 +38,63 @@ class Bank:
     query_texts: dict[str, str] = field(default_factory=dict)
     lines: dict[str, int] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)
+    skipped: list[InputError] = field(default_factory=list)
+    """Bad lines left out when read with `on_error="skip"`."""
 
     @property
     def version(self) -> str:
         """A digest of the bank's content: same questions, same version."""
         digest = hashlib.sha256()
         for q in sorted(self.questions, key=lambda q: q["question_id"]):
-            digest.update(repr((q["question_id"], q["query_id"], q.get("facet_id"), q["kind"], q["text"],
-                                q.get("answers"))).encode())
+            key = (q["question_id"], q["query_id"], q.get("facet_id"), q["kind"], q["text"], q.get("answers"))
+            importance = (q.get("info") or {}).get("importance")
+            digest.update(repr(key + (importance,) if importance else key).encode())
         return digest.hexdigest()[:12]
 
 
-def read_bank(path: str | Path) -> Bank:
-    """Parse a bank file (plain or gzipped JSONL); every problem names the file and the line."""
+def read_bank(path: str | Path, on_error: str = "fail") -> Bank:
+    """Parse a bank file (plain or gzipped JSONL); every problem names the file and the line. With
+    `on_error="skip"` a bad line is left out whole and reported in `Bank.skipped`."""
     bank = Bank()
-    for line, obj in iter_jsonl(path):
-        if not isinstance(obj, dict):
-            raise InputError(str(path), line, "expected a JSON object per line")
-        items = obj.get("items", obj.get("questions"))
-        if not isinstance(items, list):
-            raise InputError(str(path), line, "expected a list under key 'items' (or the older 'questions')")
-        if obj.get("query_id") is None:
-            raise InputError(str(path), line, "missing 'query_id'")
-        query_id = record_id(path, line, obj["query_id"], "query")
-        facet_id = obj.get("facet_id")
-        text = obj.get("query_text")
-        if isinstance(text, str) and facet_id is None:
-            bank.query_texts.setdefault(query_id, text)
-        if isinstance(obj.get("info"), dict) and not bank.info:
-            bank.info = {k: v for k, v in obj["info"].items() if k != "hash"}
-        for item in items:
-            question = _item(path, line, item, query_id, facet_id, text)
-            if question["question_id"] in bank.lines:
-                first = bank.lines[question["question_id"]]
-                raise InputError(str(path), line, f"id {question['question_id']!r} also on line {first}")
+    for line, obj in jsonl_records(path, bank.skipped, on_error):
+        try:
+            questions = _line(path, line, obj, bank)
+        except InputError as exc:
+            if on_error != "skip":
+                raise
+            bank.skipped.append(exc)
+            continue
+        for question in questions:
             bank.lines[question["question_id"]] = line
             bank.questions.append(question)
     return bank
+
+
+def _line(path: str | Path, line: int, obj: Any, bank: Bank) -> list[dict[str, Any]]:
+    """One workbench line's questions (the bank's query texts and info noted on the way)."""
+    if not isinstance(obj, dict):
+        raise InputError(str(path), line, "expected a JSON object per line")
+    items = obj.get("items", obj.get("questions"))
+    if not isinstance(items, list):
+        raise InputError(str(path), line, "expected a list under key 'items' (or the older 'questions')")
+    if obj.get("query_id") is None:
+        raise InputError(str(path), line, "missing 'query_id'")
+    query_id = record_id(path, line, obj["query_id"], "query")
+    facet_id = obj.get("facet_id")
+    text = obj.get("query_text")
+    questions, here = [], {}
+    for item in items:
+        question = _item(path, line, item, query_id, facet_id, text)
+        first = bank.lines.get(question["question_id"], here.get(question["question_id"]))
+        if first is not None:
+            raise InputError(str(path), line, f"id {question['question_id']!r} also on line {first}")
+        here[question["question_id"]] = line
+        questions.append(question)
+    if isinstance(text, str) and facet_id is None:
+        bank.query_texts.setdefault(query_id, text)
+    if isinstance(obj.get("info"), dict) and not bank.info:
+        bank.info = {k: v for k, v in obj["info"].items() if k != "hash"}
+    return questions
 
 
 def _item(path: str | Path, line: int, item: Any, query_id: str, facet_id: Any, query_text: Any) -> dict:
@@ -87,6 +118,8 @@ def _item(path: str | Path, line: int, item: Any, query_id: str, facet_id: Any, 
         raise InputError(str(path), line, f"{kind} {qid!r}: gold answers must be a string or a list of strings")
     info = {k: v for k, v in item.items()
             if k not in {id_key, text_key, "query_id", "facet_id", *ANSWER_KEYS} and v is not None}
+    if "importance" in info:
+        info["importance"] = check_importance(path, line, info["importance"], f"{kind} {qid!r}")
     if query_text is not None and facet_id is not None:
         info["query_text"] = query_text
     return {

@@ -3,7 +3,9 @@
 - `jsonl`: `{run_id, query_id, text}` per line;
 - `rag24`: TREC RAG 2024 answers `{run_id, topic_id, topic, references, response_length,
   answer: [{text, citations}]}` (citations index into `references`);
-- `rag25`: TREC RAG 2025 answers `{metadata: {run_id, narrative_id, ...}, references, answer: [...]}`;
+- `rag25`: TREC RAG 2025 answers `{metadata: {run_id, narrative_id, ...}, references, answer: [...]}`, and
+  TREC AutoJudge reports where they differ: the topic as `metadata.topic_id` or `request_id`, sentences
+  under `responses`, citations as document ids or `{document: confidence}` (most confident first);
 - `text-dir`: a folder with one sub-folder per system holding one `QUERY.txt` or `QUERY.md` per query.
 
 Each response becomes segments: plain text is cut into passages of whole sentences up to ~400 tokens;
@@ -169,9 +171,13 @@ def _rag_answer(run: str, qid: str, answer: Any, references: list, budget: int |
     segments, used, truncated = [], 0, False
     for i, sentence in enumerate(answer):
         text = _field(sentence, "text", str, f"answer[{i}].text")
-        citations = sentence.get("citations", []) if isinstance(sentence, dict) else []
+        citations = (sentence.get("citations") or []) if isinstance(sentence, dict) else []
+        if isinstance(citations, dict):  # AutoJudge (RAGTIME) reports: {document: confidence}, most confident first
+            if any(isinstance(v, bool) or not isinstance(v, int | float) for v in citations.values()):
+                raise _Bad(f"field 'answer[{i}].citations' maps cited documents to numeric confidences")
+            citations = [doc for doc, _ in sorted(citations.items(), key=lambda kv: kv[1], reverse=True)]
         if not isinstance(citations, list):
-            raise _Bad(f"field 'answer[{i}].citations' must be a list")
+            raise _Bad(f"field 'answer[{i}].citations' must be a list (or a {{document: confidence}} object)")
         cited = []
         for c in citations:
             if isinstance(c, bool) or not isinstance(c, int | str):
@@ -222,11 +228,20 @@ def _rag24(obj: Any, budget: int | None, max_tokens: int, line: int) -> Response
 
 
 def _rag25(obj: Any, budget: int | None, max_tokens: int, line: int) -> Response:
+    """TREC RAG 2025 answers and TREC AutoJudge reports (`{metadata: {run_id, narrative_id | topic_id |
+    request_id}, answer | responses: [...], references}`)."""
     meta = _field(obj, "metadata", dict)
     run = _id(_field(meta, "run_id", (str, int), "metadata.run_id"), "run")
-    qid = _id(_field(meta, "narrative_id", (str, int), "metadata.narrative_id"), "query")
+    named = [(k, meta[k]) for k in ("narrative_id", "topic_id", "request_id") if meta.get(k) is not None]
+    if not named:
+        raise _Bad("missing field 'metadata.narrative_id' (or metadata.topic_id / metadata.request_id)")
+    qid = _id(_field(meta, named[0][0], (str, int), f"metadata.{named[0][0]}"), "query")
+    for key, value in named[1:]:
+        if str(value) != qid:
+            raise _Bad(f"metadata.{named[0][0]} {qid!r} and metadata.{key} {value!r} name different topics")
     references = _references(obj)
-    segments, cut = _rag_answer(run, qid, obj.get("answer"), references, budget)
+    sentences = obj.get("answer") if obj.get("answer") is not None else obj.get("responses")
+    segments, cut = _rag_answer(run, qid, sentences, references, budget)
     narrative = meta.get("narrative") if isinstance(meta.get("narrative"), str) else None
     return Response(line, run, qid, narrative, segments, cut, references)
 

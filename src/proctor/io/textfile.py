@@ -214,6 +214,22 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
             yield line_no, parse_json_line(path, line_no, text)
 
 
+def jsonl_records(path: str | Path, skipped: list, on_error: str = "fail") -> Iterator[tuple[int, Any]]:
+    """`iter_jsonl`, except that with `on_error="skip"` lines that are not JSON are appended to `skipped`
+    (as `InputError`s naming file and line) instead of stopping the reading."""
+    for line_no, text in read_lines(path):
+        if not text.strip():
+            continue
+        try:
+            value = parse_json_line(path, line_no, text)
+        except InputError as exc:
+            if on_error != "skip":
+                raise
+            skipped.append(exc)
+            continue
+        yield line_no, value
+
+
 def looks_like_json(path: str | Path) -> bool:
     """True when the first non-blank character of the file is `{` or `[`."""
     for _, text in read_lines(path):

@@ -14,6 +14,7 @@ queries:
         correct: B                                 # the correct option; its text counts as a gold answer
     nuggets:
       - text: Bees evaporate water from nectar
+        importance: vital       # optional: vital or okay (AutoNuggetizer)
 ```
 Ids are computed as the workbench does (`query[/facet]/md5(text)`) unless an item gives `id`.
 """
@@ -26,7 +27,7 @@ from typing import Any
 import yaml
 
 from proctor.errors import InputError
-from proctor.io.banks import Bank
+from proctor.io.banks import Bank, check_importance
 from proctor.io.ids import item_id
 from proctor.io.records import record_id
 from proctor.io.textfile import read_text
@@ -78,6 +79,9 @@ def _item(path, where: str, qid: str, facet: Any, kind: str, item: Any, bank: Ba
                 raise InputError(str(path), None, f"{where}: `correct` {key!r} is not one of the choices")
             info["correct"] = key
             answers.append(info["choices"][key])
+    importance = check_importance(path, None, item.get("importance"), where)
+    if importance:
+        info["importance"] = importance
     identifier = record_id(path, None, item.get("id") or item_id(qid, text, str(facet) if facet else None), kind)
     if identifier in bank.lines:
         raise InputError(str(path), None, f"{where}: id {identifier!r} appears twice")

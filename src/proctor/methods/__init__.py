@@ -75,6 +75,8 @@ DIRECT = ("thomas", "fagb", "fagb-few", "helm", "sun", "sun-few", "umbrela")
 MULTI_STEP = ("four-prompts", "four-prompts-cot", "query-gen")
 INTERMEDIATE = ("criteria", "query-gen-query")
 """Steps whose grades feed a later step rather than labels of their own."""
+ANSWER_METHODS = ("nugget-assign", "citation-support")
+"""Methods graded on whole generated answers or their cited sentences (`proctor.grading.answers`)."""
 METHOD_NAMES = ("self-rating", "nugget-rating", "qa", "embedding", *DIRECT, *MULTI_STEP)
 
 
@@ -101,4 +103,5 @@ def steps_help() -> str:
     return ", ".join(METHOD_NAMES)
 
 
-__all__ = ["user_method", "DIRECT", "INTERMEDIATE", "METHOD_NAMES", "MULTI_STEP", "Method", "Parsed", "get_method"]
+__all__ = ["ANSWER_METHODS", "user_method", "DIRECT", "INTERMEDIATE", "METHOD_NAMES", "MULTI_STEP", "Method",
+           "Parsed", "get_method"]

@@ -99,6 +99,12 @@ class BankTables:
             out[qid].append((item_id, text, json.loads(answers) if answers else None))
         return dict(out)
 
+    def nugget_importance(self, bank: str, version: str) -> dict[str, str | None]:
+        """`{nugget_id: "vital" | "okay" | None}` of one bank version's nuggets (None: no importance given)."""
+        return {qid: (json.loads(info) or {}).get("importance") if info else None
+                for qid, info in self.db.execute("SELECT question_id, info FROM questions WHERE kind = 'nugget'"
+                                                 " AND bank_id = ? AND version = ?", (bank, version))}
+
     def bank_questions(self, bank: str | None = None, version: str | None = None) -> list[dict[str, Any]]:
         """Question records of one bank version (or of every bank's latest version)."""
         sql = ("SELECT q.question_id, q.query_id, q.facet_id, q.kind, q.text, q.answers, q.info FROM questions q"

@@ -1,0 +1,217 @@
+"""Nugget banks in the formats of the TREC RAG and AutoJudge tools, read into (and written from) the same
+bank records as every other bank (`proctor.io.banks.Bank`):
+
+- `nuggetizer`: castorini/nuggetizer's JSONL, one line per topic `{"query": text, "qid": id, "nuggets":
+  [{"text", "importance"}, ...]}` (what `nuggetizer create` writes). Nuggets get workbench ids
+  (`qid/md5(text)`); their order is kept (`info.position`).
+- `autojudge`: the TREC AutoJudge NuggetBank JSONL (format v3, trec-auto-judge/auto-judge-base
+  `nugget_data`), one bank per line `{query_id, title_query, format_version, nugget_bank: {question text:
+  {question, question_id, answers, importance, ...}}, claim_bank: {claim text: {claim, claim_id, ...}}}`.
+  Questions become bank questions (their gold answers kept), claims become nuggets; ids are
+  `query_id/<their id>` (their ids are md5(text) and repeat across topics), their own id kept.
+
+Whatever else a record holds (creator, references, metadata, sub-nuggets, reasoning, ...) is kept in the
+item's `info` and written back on export, so import → export gives the same content. Every problem names the
+file and line; with `on_error="skip"` a bad line is skipped whole and reported (`Bank.skipped`)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from proctor.errors import InputError
+from proctor.io.banks import Bank, check_importance
+from proctor.io.ids import item_id
+from proctor.io.records import record_id
+from proctor.io.textfile import jsonl_records
+
+FORMATS = ("nuggetizer", "autojudge")
+_AJ = {"question": ("nugget_bank", "question_id", "question"), "nugget": ("claim_bank", "claim_id", "claim")}
+
+
+def records(path: str | Path, bank: Bank, on_error: str) -> Iterator[tuple[int, Any]]:
+    """The JSON records of a JSONL file; with `on_error="skip"`, lines that are not JSON are collected."""
+    return jsonl_records(path, bank.skipped, on_error)
+
+
+def _add_line(path: str | Path, bank: Bank, line: int, items: list[dict[str, Any]], on_error: str,
+              error: InputError | None) -> None:
+    """Add one line's items at once, or none of them (its error raised, or collected with skip)."""
+    if error is None:
+        for item in items:
+            if item["question_id"] in bank.lines:
+                error = InputError(str(path), line, f"id {item['question_id']!r} also on line "
+                                   f"{bank.lines[item['question_id']]}")
+                break
+    if error is not None:
+        if on_error != "skip":
+            raise error
+        bank.skipped.append(error)
+        return
+    for item in items:
+        bank.lines[item["question_id"]] = line
+        bank.questions.append(item)
+
+
+def read_nuggetizer(path: str | Path, on_error: str = "fail") -> Bank:
+    """A nuggetizer nuggets file (`nuggetizer create` output)."""
+    bank = Bank(info={"format": "nuggetizer"})
+    for line, obj in records(path, bank, on_error):
+        items, error = [], None
+        try:
+            items = _nuggetizer_line(path, line, obj, bank)
+        except InputError as exc:
+            error = exc
+        _add_line(path, bank, line, items, on_error, error)
+    return bank
+
+
+def _nuggetizer_line(path: str | Path, line: int, obj: Any, bank: Bank) -> list[dict[str, Any]]:
+    if not isinstance(obj, dict) or not isinstance(obj.get("nuggets"), list):
+        raise InputError(str(path), line, "expected a nuggetizer record {\"query\", \"qid\", \"nuggets\": [...]}")
+    qid = record_id(path, line, obj.get("qid"), "query")
+    extras = {k: v for k, v in obj.items() if k not in ("qid", "nuggets")}
+    items, seen = [], set()
+    for n, nugget in enumerate(obj["nuggets"]):
+        if not isinstance(nugget, dict) or not isinstance(nugget.get("text"), str) or not nugget["text"].strip():
+            raise InputError(str(path), line, f"nuggets[{n}]: needs a non-empty \"text\"")
+        text = nugget["text"].strip()
+        if text in seen:
+            raise InputError(str(path), line, f"nuggets[{n}]: the nugget {text!r} is repeated")
+        seen.add(text)
+        info: dict[str, Any] = {"position": n, "nuggetizer_line": extras}
+        importance = check_importance(path, line, nugget.get("importance"), f"nuggets[{n}]")
+        if importance:
+            info["importance"] = importance
+        more = {k: v for k, v in nugget.items() if k not in ("text", "importance")}
+        if more:
+            info["nuggetizer"] = more
+        items.append({"question_id": item_id(qid, text), "query_id": qid, "facet_id": None, "kind": "nugget",
+                      "text": text, "answers": None, "info": info})
+    if isinstance(obj.get("query"), str):
+        bank.query_texts.setdefault(qid, obj["query"])
+    return items
+
+
+def read_autojudge(path: str | Path, on_error: str = "fail") -> Bank:
+    """A TREC AutoJudge NuggetBank JSONL file (format v3)."""
+    bank = Bank(info={"format": "autojudge"})
+    for line, obj in records(path, bank, on_error):
+        items, error = [], None
+        try:
+            items = _autojudge_line(path, line, obj, bank)
+        except InputError as exc:
+            error = exc
+        _add_line(path, bank, line, items, on_error, error)
+    return bank
+
+
+def _autojudge_line(path: str | Path, line: int, obj: Any, bank: Bank) -> list[dict[str, Any]]:
+    if not isinstance(obj, dict) or obj.get("query_id") is None:
+        raise InputError(str(path), line, "expected an AutoJudge nugget bank with a query_id")
+    qid = record_id(path, line, obj["query_id"], "query")
+    extras = {k: v for k, v in obj.items() if k not in ("nugget_bank", "claim_bank")}
+    items = []
+    for kind, (key, _, _) in _AJ.items():
+        entries = obj.get(key)
+        if entries is None:
+            continue
+        if not isinstance(entries, dict | list):
+            raise InputError(str(path), line, f"{key}: expected an object (or a list) of entries")
+        for n, entry in enumerate(entries.values() if isinstance(entries, dict) else entries):
+            items.append(_autojudge_entry(path, line, f"{key}[{n}]", qid, kind, entry, extras))
+    if isinstance(obj.get("title_query"), str):
+        bank.query_texts.setdefault(qid, obj["title_query"])
+    return items
+
+
+def _autojudge_entry(path: str | Path, line: int, where: str, qid: str, kind: str, entry: Any,
+                     extras: dict[str, Any]) -> dict[str, Any]:
+    _, id_key, text_key = _AJ[kind]
+    if not isinstance(entry, dict) or not isinstance(entry.get(text_key), str) or not entry[text_key].strip():
+        raise InputError(str(path), line, f"{where}: needs a non-empty {text_key!r}")
+    text = entry[text_key].strip()
+    if entry.get("query_id") is not None and str(entry["query_id"]) != qid:
+        raise InputError(str(path), line, f"{where}: names query {entry['query_id']!r}, its bank {qid!r}")
+    own = entry.get(id_key) or hashlib.md5(entry[text_key].encode()).hexdigest()
+    own = record_id(path, line, own, kind)
+    info: dict[str, Any] = {"autojudge_id": own, "autojudge_bank": extras,
+                            "autojudge": {k: v for k, v in entry.items()
+                                          if k not in (text_key, id_key, "query_id", "importance")}}
+    importance = check_importance(path, line, entry.get("importance"), where)
+    if importance:
+        info["importance"] = importance
+    return {"question_id": f"{qid}/{own}", "query_id": qid, "facet_id": None, "kind": kind, "text": text,
+            "answers": _answers(path, line, where, entry.get("answers")), "info": info}
+
+
+def _answers(path: str | Path, line: int, where: str, value: Any) -> list[str] | None:
+    if value is None:
+        return None
+    found = list(value.values()) if isinstance(value, dict) else value if isinstance(value, list) else [value]
+    out = []
+    for answer in found:
+        text = answer.get("answer") if isinstance(answer, dict) else answer
+        if not isinstance(text, str):
+            raise InputError(str(path), line, f"{where}: every answer needs an \"answer\" text")
+        out.append(text)
+    return sorted(set(out)) or None
+
+
+def nuggetizer_lines(questions: list[dict[str, Any]], query_texts: dict[str, str]) -> list[dict[str, Any]]:
+    """nuggetizer records of a bank's nuggets, one per query (sorted), nuggets in their order."""
+    by_query: dict[str, list[dict[str, Any]]] = {}
+    for q in questions:
+        if q["kind"] == "nugget":
+            by_query.setdefault(q["query_id"], []).append(q)
+    lines = []
+    for qid in sorted(by_query):
+        nuggets = sorted(by_query[qid], key=lambda q: ((q.get("info") or {}).get("position", 1 << 30),
+                                                       q["question_id"]))
+        first = nuggets[0].get("info") or {}
+        line = dict(first.get("nuggetizer_line") or {"query": query_texts.get(qid, "")})
+        line["qid"] = qid
+        line["nuggets"] = []
+        for q in nuggets:
+            info = q.get("info") or {}
+            entry: dict[str, Any] = {"text": q["text"]}
+            if info.get("importance"):
+                entry["importance"] = info["importance"]
+            line["nuggets"].append({**entry, **(info.get("nuggetizer") or {})})
+        lines.append(line)
+    return lines
+
+
+def autojudge_lines(questions: list[dict[str, Any]], query_texts: dict[str, str]) -> list[dict[str, Any]]:
+    """AutoJudge NuggetBank (v3) records, one per query (sorted): questions in `nugget_bank`, nuggets in
+    `claim_bank`, keyed by their text."""
+    by_query: dict[str, list[dict[str, Any]]] = {}
+    for q in questions:
+        by_query.setdefault(q["query_id"], []).append(q)
+    lines = []
+    for qid in sorted(by_query):
+        items = by_query[qid]
+        first = next((q["info"]["autojudge_bank"] for q in items if (q.get("info") or {}).get("autojudge_bank")),
+                     None)
+        line = dict(first or {"query_id": qid, "title_query": query_texts.get(qid, ""), "format_version": "v3"})
+        for q in items:
+            key, id_key, text_key = _AJ[q["kind"]]
+            line.setdefault(key, {})[q["text"]] = _autojudge_out(q, qid, id_key, text_key)
+        lines.append(line)
+    return lines
+
+
+def _autojudge_out(q: dict[str, Any], qid: str, id_key: str, text_key: str) -> dict[str, Any]:
+    info = q.get("info") or {}
+    own = info.get("autojudge_id") or hashlib.md5(q["text"].encode()).hexdigest()
+    entry: dict[str, Any] = {text_key: q["text"], id_key: own, "query_id": qid, **(info.get("autojudge") or {})}
+    kept = entry.get("answers")
+    if q.get("answers") and sorted(set(_answers("", 0, "", kept) or [])) != q["answers"]:
+        entry["answers"] = {a: {"answer": a} for a in q["answers"]}
+    elif not q.get("answers"):
+        entry.pop("answers", None)
+    if info.get("importance"):
+        entry["importance"] = info["importance"]
+    return entry

@@ -1,0 +1,110 @@
+"""Nugget banks in castorini/nuggetizer's and TREC AutoJudge's formats: detected on import, written on export,
+lossless round trips; malformed lines named with file and line (exit 2, store unchanged) or skipped."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from proctor.io.bank_files import bank_format
+
+NUGGETIZER = [
+    {"query": "how do bees make honey", "qid": "t1", "nuggets": [
+        {"text": "Bees collect nectar", "importance": "vital"},
+        {"text": "Water evaporates from nectar", "importance": "okay", "reasoning": "supporting detail"},
+        {"text": "Honey is stored in combs"}]},
+    {"query": "why is the sky blue", "qid": "t2", "creator_reasoning_traces": ["kept"],
+     "nuggets": [{"text": "Rayleigh scattering", "importance": "vital"}]},
+]
+AUTOJUDGE = [
+    {"query_id": "1053", "title_query": "Rising Demand for Avocado", "format_version": "v3",
+     "creator": [{"is_human": False, "llm_model": "gpt-4o", "creation_date": "2025-01-01T00:00:00+00:00"}],
+     "nugget_bank": {
+         "What share of avocado imports comes from Mexico?": {
+             "question": "What share of avocado imports comes from Mexico?",
+             "question_id": "c9391413e0dbae07eb36b484dcbcab2a", "query_id": "1053", "importance": "vital",
+             "answers": {"about 90%": {"answer": "about 90%", "references": [{"doc_id": "doc-042"}]},
+                         "roughly 90 percent": {"answer": "roughly 90 percent"}}},
+         "Why do avocados need much water?": {
+             "question": "Why do avocados need much water?", "question_id": "q2", "query_id": "1053"}},
+     "claim_bank": {
+         "Mexico is the largest avocado exporter.": {
+             "claim": "Mexico is the largest avocado exporter.", "claim_id": "k1", "query_id": "1053",
+             "importance": "okay", "references": [{"doc_id": "doc-108"}]}}},
+    {"query_id": "1054", "title_query": "Coffee prices", "format_version": "v3",
+     "claim_bank": {"Frost hit Brazil.": {"claim": "Frost hit Brazil.", "claim_id": "k1", "query_id": "1054"}}},
+]
+
+
+def write_jsonl(path, records):
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+@pytest.mark.parametrize(("fmt", "records"), [("nuggetizer", NUGGETIZER), ("autojudge", AUTOJUDGE)])
+def test_round_trip_is_lossless(tmp_path, cli, fmt, records):
+    source = write_jsonl(tmp_path / f"{fmt}.jsonl", records)
+    assert bank_format(source) == fmt
+    store = tmp_path / "s.db"
+    result = cli("import", "bank", source, "--store", store)
+    assert result.code == 0, result.err
+    out = tmp_path / "out.jsonl"
+    result = cli("bank", "export", "--store", store, "--as", fmt, "--out", out)
+    assert result.code == 0, result.err
+    assert [json.loads(line) for line in out.read_text().splitlines()] == records
+    again = tmp_path / "s2.db"  # the export imports as the same bank version
+    assert cli("import", "bank", out, "--store", again, "--name", fmt).code == 0
+    first = cli("info", "--store", store, "--format", "json").out
+    second = cli("info", "--store", again, "--format", "json").out
+    assert json.loads(first)["bank_versions"][0]["version"] == json.loads(second)["bank_versions"][0]["version"]
+
+
+def test_imported_items_keep_kind_importance_and_answers(tmp_path, cli):
+    store = tmp_path / "s.db"
+    assert cli("import", "bank", write_jsonl(tmp_path / "aj.jsonl", AUTOJUDGE), "--store", store).code == 0
+    out = tmp_path / "bank.yaml"
+    assert cli("bank", "export", "--store", store, "--as", "yaml", "--out", out).code == 0
+    import yaml
+
+    queries = {q["query_id"]: q for q in yaml.safe_load(out.read_text())["queries"]}
+    question = next(q for q in queries["1053"]["questions"] if q["text"].startswith("What share"))
+    assert question["answers"] == ["about 90%", "roughly 90 percent"] and question["importance"] == "vital"
+    assert queries["1053"]["nuggets"] == [{"text": "Mexico is the largest avocado exporter.", "id": "1053/k1",
+                                           "importance": "okay"}]
+    assert queries["1054"]["nuggets"][0]["id"] == "1054/k1"  # the same AutoJudge id in two topics stays apart
+
+
+BAD_NUGGETIZER = [
+    json.dumps(NUGGETIZER[0]),
+    json.dumps({"query": "q", "qid": "t3", "nuggets": [{"text": "A fact", "importance": "crucial"}]}),
+    "{not json",
+    json.dumps({"query": "q", "qid": "t4", "nuggets": [{"importance": "vital"}]}),
+]
+BAD_AUTOJUDGE = [
+    json.dumps(AUTOJUDGE[1]),
+    json.dumps({"query_id": "9", "format_version": "v3", "claim_bank": {"x": {"claim": "x", "query_id": "8"}}}),
+]
+
+
+@pytest.mark.parametrize(("lines", "bad"), [(BAD_NUGGETIZER, [2, 3, 4]), (BAD_AUTOJUDGE, [2])])
+def test_malformed_lines_name_file_and_line_or_are_skipped(tmp_path, cli, lines, bad):
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    store = tmp_path / "s.db"
+    assert cli("import", "queries", write_queries(tmp_path), "--store", store).code == 0
+    before = cli("info", "--store", store, "--format", "json").out
+    result = cli("import", "bank", path, "--store", store)
+    assert result.code == 2 and f"bad.jsonl:{bad[0]}:" in result.err and "Traceback" not in result.err
+    assert cli("info", "--store", store, "--format", "json").out == before  # nothing half-imported
+    result = cli("import", "bank", path, "--store", store, "--on-error", "skip")
+    assert result.code == 0, result.err
+    for line in bad:
+        assert f"skipped: {path}:{line}:" in result.err
+    assert "unknown importance 'crucial'" in result.err or "names query '8'" in result.err
+
+
+def write_queries(tmp_path):
+    path = tmp_path / "q.tsv"
+    path.write_text("t1\tbees\nt2\tsky\nt3\tq\nt4\tq\n9\tq\n1054\tcoffee\n")
+    return path
