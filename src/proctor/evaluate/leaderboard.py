@@ -98,7 +98,7 @@ def measure_leaderboard(
 
 def cover_leaderboard(
     runs: Ranked, table: CoverTable, *, budget: int = 20, missing: str = "zero", normalize: str | None = None,
-    gold: str | None = None, description: dict[str, Any] | None = None,
+    gold: str | None = None, description: dict[str, Any] | None = None, notes: list[str] | None = None,
 ) -> Leaderboard:
     """An EXAM-Cover (or n-EXAM, normalised by the pool or by the `gold` run) leaderboard over all runs."""
     per_system: dict[str, dict[str, float]] = {}
@@ -113,8 +113,8 @@ def cover_leaderboard(
         if normalize in ("pool", "gold"):
             exact[run] = n_exam(ranked, table, budget=budget, missing=missing, normalize=normalize,
                                 gold=runs.get(gold) if gold else None)
-    notes = [f"EXAM-Cover: queries a system did not answer are {'counted as 0' if missing == 'zero' else 'skipped'}"
-             f" (--missing {missing})"]
+    treated = "counted as 0" if missing == "zero" else "skipped"
+    notes = [*(notes or []), f"EXAM-Cover: queries a system did not answer are {treated} (--missing {missing})"]
     if normalize in ("pool", "gold"):
         notes.append("n-EXAM = sum over queries of the system's cover / sum of the "
                      + (f"gold run {gold}'s" if gold else "whole pool's") + " cover (001 §3.1.3): EXAM's order")
