@@ -161,8 +161,9 @@ def _import_bank(store: Store, path: Path, options: ImportOptions, report: Impor
 
 
 def _import_exampp(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
-    counts = dict.fromkeys(("queries", "passages", "judgments", "rankings", "grades"), 0)
+    counts = dict.fromkeys(("queries", "passages", "query-passage pairs", "judgments", "rankings", "grades"), 0)
     runs: set[str] = set()
+    passages: set[str] = set()
     bank = store.bank_version(options.grades_bank) if options.grades_bank else None
     members = {q["question_id"] for q in store.bank_questions(*bank)} if bank else None
     sets: dict[tuple[str, str, str], str] = {}
@@ -190,11 +191,13 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
         for grade_set_id, grades in by_set.items():
             store.upsert_grades(grade_set_id, grades)
         counts["queries"] += 1
-        counts["passages"] += len(query.passages)
+        counts["query-passage pairs"] += len(query.passages)
+        passages.update(pid for pid, _ in query.passages)
         counts["judgments"] += len(query.judgments)
         counts["rankings"] += len(query.rankings)
         counts["grades"] += len(query.grades)
         runs.update(r[0] for r in query.rankings)
+    counts["passages"] = len(passages)
     counts["runs"] = len(runs)
     if not options.with_grades:
         del counts["grades"]
