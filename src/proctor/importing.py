@@ -36,6 +36,8 @@ class ImportReport:
     skipped_records: list[InputError] = field(default_factory=list)
     unchanged: bool = False
     bank: str | None = None
+    notes: list[str] = field(default_factory=list)
+    """What the reader merged or noticed (printed before the summary)."""
 
     def summary(self) -> str:
         """One line for the terminal."""
@@ -145,6 +147,7 @@ def _import_corpus(store: Store, path: Path, options: ImportOptions, report: Imp
 
 def _import_bank(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
     bank = load_bank(path)
+    report.notes.extend(bank.notes)
     check = _QueryCheck(store, path, options, report)
     questions = [q for q in bank.questions if check.keep(bank.lines[q["question_id"]], q["query_id"])]
     bank.questions = questions

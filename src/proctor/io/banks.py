@@ -27,6 +27,8 @@ class Bank:
     query_texts: dict[str, str] = field(default_factory=dict)
     lines: dict[str, int] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    """What the reader merged (identical repeats of an item inside one line), for the terminal."""
 
     @property
     def version(self) -> str:
@@ -56,14 +58,29 @@ def read_bank(path: str | Path) -> Bank:
             bank.query_texts.setdefault(query_id, text)
         if isinstance(obj.get("info"), dict) and not bank.info:
             bank.info = {k: v for k, v in obj["info"].items() if k != "hash"}
-        for item in items:
-            question = _item(path, line, item, query_id, facet_id, text)
-            if question["question_id"] in bank.lines:
-                first = bank.lines[question["question_id"]]
-                raise InputError(str(path), line, f"id {question['question_id']!r} also on line {first}")
-            bank.lines[question["question_id"]] = line
-            bank.questions.append(question)
+        _add_items(bank, path, line, [_item(path, line, item, query_id, facet_id, text) for item in items])
     return bank
+
+
+def _add_items(bank: Bank, path: str | Path, line: int, questions: list[dict[str, Any]]) -> None:
+    """Add one line's items: an identical repeat of an item in the same line is merged (and noted); an id
+    given again with other content, or on another line, is an error."""
+    here: dict[str, dict[str, Any]] = {}
+    merged: dict[str, int] = {}
+    for question in questions:
+        qid = question["question_id"]
+        if qid in here and here[qid] == question:
+            merged[qid] = merged.get(qid, 1) + 1
+            continue
+        if qid in here:
+            raise InputError(str(path), line, f"id {qid!r} given twice in this line with different content")
+        if qid in bank.lines:
+            raise InputError(str(path), line, f"id {qid!r} also on line {bank.lines[qid]}")
+        here[qid] = question
+        bank.lines[qid] = line
+        bank.questions.append(question)
+    for qid, times in merged.items():
+        bank.notes.append(f"{path}:{line}: id {qid!r} appears {times} times with identical content; kept once")
 
 
 def _item(path: str | Path, line: int, item: Any, query_id: str, facet_id: Any, query_text: Any) -> dict:
