@@ -18,8 +18,8 @@ from typing import Any
 from proctor.errors import UsageError
 from proctor.evaluate.labels import LabelStats, binarize
 from proctor.evaluate.leaderboard import Leaderboard, cover_leaderboard, measure_leaderboard
-from proctor.evaluate.measures import MeasureSpec, parse_measure
-from proctor.evaluate.render import to_json, to_markdown, to_tsv
+from proctor.evaluate.measures import AnySpec, parse_measure
+from proctor.evaluate.render import to_json, to_markdown, to_trec, to_tsv
 from proctor.evaluate.sources import (
     cover_table,
     describe,
@@ -89,29 +89,42 @@ def leaderboard(store: Store, *, measure: str | None = None, min_grade: int | No
                 runs: Sequence[str] | None = None) -> Leaderboard:
     """An EXAM-Qrels leaderboard (`measure`, `min_grade`; `judgments="official"` or a qrels file scores
     with human judgments instead) or an EXAM-Cover one (`metric="cover"`, `min_grade`, `budget`)."""
-    spec = check_leaderboard(measure=measure, min_grade=min_grade, metric=metric, judgments=judgments,
-                             budget=budget, normalize=normalize, gold=gold)
+    return leaderboards(store, measures=[measure] if measure else [], min_grade=min_grade, metric=metric,
+                        labels=labels, judgments=judgments, budget=budget, missing=missing, normalize=normalize,
+                        gold=gold, runs=runs)[0]
+
+
+def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int | None = None, metric: str = "qrels",
+                 labels: LabelChoice = LabelChoice(), judgments: str | None = None, budget: int = 20,
+                 missing: str | None = None, normalize: str | None = None, gold: str | None = None,
+                 runs: Sequence[str] | None = None) -> list[Leaderboard]:
+    """One leaderboard per measure (labels and runs read once), or the one EXAM-Cover leaderboard; the
+    options are those of `leaderboard`."""
+    specs = [check_leaderboard(measure=m, min_grade=min_grade, metric=metric, judgments=judgments, budget=budget,
+                               normalize=normalize, gold=gold) for m in (measures or [None])]
     ranked = load_runs(store, runs)
-    if spec is None:
+    if metric == "cover":
         grade_set = labels.resolve(store)
         if gold and gold not in ranked:
             raise UsageError(f"--gold {gold}: no such run (runs: {', '.join(sorted(ranked))})")
         table, notes = cover_table(store, grade_set, min_grade)  # type: ignore[arg-type]
-        return cover_leaderboard(ranked, table, budget=budget, missing=missing or "zero", normalize=normalize,
-                                 gold=gold, description=describe(store, grade_set), notes=notes)
+        return [cover_leaderboard(ranked, table, budget=budget, missing=missing or "zero", normalize=normalize,
+                                  gold=gold, description=describe(store, grade_set), notes=notes)]
     if judgments:
         qrels_ = official_or_file_qrels(store, judgments)
-        description = {"labels": "human judgments" if judgments == "official" else f"qrels file {judgments}"}
+        description = {"labels": "human judgments" if judgments == "official" else f"qrels file {judgments}",
+                       "labels_id": judgments}
     else:
         grade_set, qrels_ = qrels(store, labels)
         description = describe(store, grade_set)
         description["label_rule"] = ("max grade over questions" if labels.min_questions == 1
                                      else f"{labels.min_questions}-th largest grade")
-    return measure_leaderboard(ranked, qrels_, spec, min_grade, missing=missing or "skip", description=description)
+    return [measure_leaderboard(ranked, qrels_, spec, min_grade, missing=missing or "skip", description=description)
+            for spec in specs if spec is not None]
 
 
 def check_leaderboard(*, measure: str | None, min_grade: int | None, metric: str, judgments: str | None,
-                      budget: int, normalize: str | None, gold: str | None) -> MeasureSpec | None:
+                      budget: int, normalize: str | None, gold: str | None) -> AnySpec | None:
     """Refuse contradictory options before any work; returns the measure (None for cover)."""
     if metric == "cover":
         if measure or judgments:
@@ -137,15 +150,17 @@ def check_leaderboard(*, measure: str | None, min_grade: int | None, metric: str
     return spec
 
 
-def render(board: Leaderboard, fmt: str = "tsv", *, per_query: bool = False) -> str:
-    """A leaderboard as `tsv`, `json` or `md` text."""
+def render(board: Leaderboard | Sequence[Leaderboard], fmt: str = "tsv", *, per_query: bool = False) -> str:
+    """One or several leaderboards as `tsv`, `json`, `md` or `trec` (trec_eval's per-query lines) text."""
     if fmt == "tsv":
         return to_tsv(board)
     if fmt == "json":
         return to_json(board, per_query=per_query)
     if fmt == "md":
         return to_markdown(board)
-    raise UsageError(f"unknown format {fmt!r}: tsv, json or md")
+    if fmt == "trec":
+        return to_trec(board)
+    raise UsageError(f"unknown format {fmt!r}: tsv, json, md or trec")
 
 
 def info_text(counts: dict[str, Any]) -> str:

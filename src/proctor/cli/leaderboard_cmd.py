@@ -16,6 +16,7 @@ Score systems and print a leaderboard, best first.
 
 EXAM-Qrels:  --measure M --min-grade T   labels = max grade over the query's questions; a passage is
              relevant for binary measures when its label >= T (nDCG uses the labels as gains).
+             --measure is repeatable: --measure nDCG@10 --measure P@20 prints one leaderboard each.
              --qrels official            score with the imported human judgments instead
              --qrels FILE                score with any qrels file
 EXAM-Cover:  --metric cover --min-grade T --budget K [--missing zero|skip] [--normalize pool|pool-per-query]
@@ -23,8 +24,10 @@ EXAM-Cover:  --metric cover --min-grade T --budget K [--missing zero|skip] [--no
 
 Measures: {known_measures()}.
 Runs come from the store, or from --runs (files or folders of TREC runs).
-TSV output: a header `system<TAB>score<TAB>stderr<TAB>n_queries`, then one row per system; notes go to
-standard error."""
+TSV output: a header `system<TAB>score<TAB>stderr<TAB>n_queries<TAB>measure<TAB>labels`, then one row per
+system (and measure): `measure` is the measure with its parameters (`P(rel=3)@20`), `labels` the grade set
+id, `official` or the qrels file. --format trec prints trec_eval's per-query lines `run measure query value`
+with `all` last. Notes go to standard error."""
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -34,7 +37,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_store(p)
     p.add_argument("--metric", choices=("qrels", "cover"), default="qrels",
                    help="qrels: a retrieval measure over labels (default); cover: EXAM-Cover")
-    p.add_argument("--measure", help="retrieval measure for --metric qrels, e.g. P@20, nDCG@10, RR, AP, Rprec")
+    p.add_argument("--measure", action="append", metavar="M",
+                   help="retrieval measure for --metric qrels (repeatable), e.g. P@20, nDCG@10, RR, AP, Rprec, "
+                   "R@100, bpref, infAP, Judged@10 — any ir_measures or trec_eval name")
     p.add_argument("--min-grade", type=GRADE, metavar="T",
                    help="τ: smallest grade that counts (relevance level of binary measures; cover threshold)")
     p.add_argument("--qrels", metavar="official|FILE",
@@ -51,7 +56,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                    "per-query ratios instead (not the paper's definition; can reorder systems)")
     p.add_argument("--gold", metavar="RUN", help="cover: n-EXAM, divided by what this run (e.g. gold articles) covers")
     p.add_argument("--runs", nargs="+", metavar="DIR|FILE", help="score these run files instead of stored rankings")
-    add_format(p, ("tsv", "json", "md"), "tsv")
+    add_format(p, ("tsv", "json", "md", "trec"), "tsv")
     p.add_argument("--per-query", action="store_true", help="json: add every system's per-query scores")
     p.set_defaults(func=run)
 
@@ -64,10 +69,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--per-query needs --format json")
     labels = api.LabelChoice(args.grade_set, args.method, args.model, args.bank, args.min_questions, args.facets)
     with readable_store(args.store, args.lock_timeout) as store:
-        board = api.leaderboard(store, measure=args.measure, min_grade=args.min_grade, metric=args.metric,
-                                labels=labels, judgments=args.qrels, budget=args.budget, missing=args.missing,
-                                normalize=args.normalize, gold=args.gold, runs=args.runs)
-    for line in board.notes:
-        note(line)
-    sys.stdout.write(api.render(board, args.format, per_query=args.per_query))
+        boards = api.leaderboards(store, measures=args.measure or [], min_grade=args.min_grade, metric=args.metric,
+                                  labels=labels, judgments=args.qrels, budget=args.budget, missing=args.missing,
+                                  normalize=args.normalize, gold=args.gold, runs=args.runs)
+    for board in boards:
+        for line in board.notes:
+            note(line)
+    sys.stdout.write(api.render(boards, args.format, per_query=args.per_query))
     return 0

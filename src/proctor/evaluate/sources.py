@@ -52,10 +52,11 @@ def method_matches(grade_set: GradeSet, method: str | None, sets: list[GradeSet]
 def describe(store: Store, grade_set: GradeSet | None) -> dict[str, Any]:
     """How labels were made: grade set id, method, model, prompt version, bank version, parameters."""
     if grade_set is None:
-        return {"labels": "human judgments"}
+        return {"labels": "human judgments", "labels_id": "official"}
     return {
         "labels": "EXAM grades",
         "grade_set": grade_set.id,
+        "labels_id": grade_set.id,
         "method": grade_set.method,
         "model": grade_set.model,
         "prompt_version": grade_set.prompt_version,
