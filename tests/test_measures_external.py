@@ -61,9 +61,9 @@ def _demo_inputs(folder):
 @pytest.mark.parametrize("measure, trec, level, measure_id", [
     ("R@3", "recall_3", 1, "R(rel=1)@3"), ("bpref", "bpref", 2, "Bpref(rel=2)"), ("infAP", "infAP", 1, "infAP(rel=1)"),
     ("success.1", "success_1", 2, "Success(rel=2)@1")])
-def test_external_measures_equal_pytrec_eval_on_the_demo(demo_store, tmp_path, measure, trec, level, measure_id):
+def test_external_measures_equal_pytrec_eval_on_the_demo(cli, demo_store, tmp_path, measure, trec, level, measure_id):
     qrels, runs = _demo_inputs(tmp_path)
-    result = run_process("leaderboard", "--store", demo_store, "--measure", measure, "--qrels", "official",
+    result = cli("leaderboard", "--store", demo_store, "--measure", measure, "--qrels", "official",
                          "--min-grade", level, "--format", "json", "--per-query")
     ours = _board(result)
     assert json.loads(result.out)["measure_id"] == measure_id
@@ -74,19 +74,19 @@ def test_external_measures_equal_pytrec_eval_on_the_demo(demo_store, tmp_path, m
         assert ours[run]["per_query"] == pytest.approx(per_query, abs=1e-12), run
 
 
-def test_several_measures_in_one_call_tsv_json_and_trec(demo_store):
+def test_several_measures_in_one_call_tsv_json_and_trec(cli, demo_store):
     args = ("leaderboard", "--store", demo_store, "--qrels", "official", "--measure", "nDCG@3", "--measure", "P@2")
-    tsv = run_process(*args)
+    tsv = cli(*args)
     assert tsv.code == 0, tsv.err
     rows = [line.split("\t") for line in tsv.out.splitlines()]
     assert rows[0] == ["system", "score", "stderr", "n_queries", "measure", "labels"]
     assert {r[4] for r in rows[1:]} == {"nDCG@3", "P(rel=1)@2"} and {r[5] for r in rows[1:]} == {"official"}
-    single = run_process("leaderboard", "--store", demo_store, "--qrels", "official", "--measure", "P@2")
+    single = cli("leaderboard", "--store", demo_store, "--qrels", "official", "--measure", "P@2")
     assert [r for r in rows[1:] if r[4] == "P(rel=1)@2"] == [line.split("\t") for line in single.out.splitlines()[1:]]
-    boards = json.loads(run_process(*args, "--format", "json", "--per-query").out)["leaderboards"]
+    boards = json.loads(cli(*args, "--format", "json", "--per-query").out)["leaderboards"]
     assert [(b["measure"], b["measure_id"], b["labels_id"]) for b in boards] == [
         ("nDCG@3", "nDCG@3", "official"), ("P@2", "P(rel=1)@2", "official")]
-    trec = run_process(*args, "--format", "trec").out.splitlines()
+    trec = cli(*args, "--format", "trec").out.splitlines()
     for board, name in zip(boards, ("ndcg_cut_3", "P_2"), strict=True):
         for system in board["systems"]:
             mine = [line.split("\t") for line in trec if line.startswith(f"{system['system']}\t{name}\t")]
@@ -96,25 +96,25 @@ def test_several_measures_in_one_call_tsv_json_and_trec(demo_store):
                 [system["per_query"][q] for q in sorted(system["per_query"])], abs=1e-6)
 
 
-def test_a_file_of_several_measures_is_refused_by_correlate(demo_store, tmp_path):
+def test_a_file_of_several_measures_is_refused_by_correlate(cli, demo_store, tmp_path):
     board = tmp_path / "two.tsv"
-    board.write_text(run_process("leaderboard", "--store", demo_store, "--qrels", "official", "--measure", "P@2",
+    board.write_text(cli("leaderboard", "--store", demo_store, "--qrels", "official", "--measure", "P@2",
                                  "--measure", "RR").out)
     official = tmp_path / "official.json"
     official.write_text(json.dumps({"strong": 1, "middling": 2, "weak": 3, "partial": 4}))
-    result = run_process("correlate", board, "--official", official)
+    result = cli("correlate", board, "--official", official)
     assert result.code == 2 and "a second measure 'RR(rel=1)'" in result.err and "two.tsv:" in result.err
 
 
-def test_cover_tsv_says_its_parameters_and_grade_set(demo_store, tmp_path):
+def test_cover_tsv_says_its_parameters_and_grade_set(cli, demo_store, tmp_path):
     from proctor.demo.write import write_collection
 
     paths = write_collection(tmp_path / "c2")
-    assert run_process("import", "exampp", paths["exampp"], "--store", demo_store, "--bank", "bank").code == 0
-    result = run_process("leaderboard", "--store", demo_store, "--metric", "cover", "--min-grade", "4",
+    assert cli("import", "exampp", paths["exampp"], "--store", demo_store, "--bank", "bank").code == 0
+    result = cli("leaderboard", "--store", demo_store, "--metric", "cover", "--min-grade", "4",
                          "--budget", "3")
     rows = [line.split("\t") for line in result.out.splitlines()[1:]]
-    grade_set = json.loads(run_process("info", "--store", demo_store, "--format", "json").out)["grade_sets"][0]["id"]
+    grade_set = json.loads(cli("info", "--store", demo_store, "--format", "json").out)["grade_sets"][0]["id"]
     assert {(r[4], r[5]) for r in rows} == {("EXAM-Cover(tau=4,missing=zero)@3", grade_set)}
 
 

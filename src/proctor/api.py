@@ -29,7 +29,9 @@ from proctor.evaluate.sources import (
     resolve_grade_set,
 )
 from proctor.importing import ImportOptions, ImportReport, import_files
+from proctor.io.leaderboards import read_leaderboard
 from proctor.records import GradeSet
+from proctor.stats.pairs import Comparison, compare_systems
 from proctor.store import Store
 
 
@@ -121,6 +123,33 @@ def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int |
                                      else f"{labels.min_questions}-th largest grade")
     return [measure_leaderboard(ranked, qrels_, spec, min_grade, missing=missing or "skip", description=description)
             for spec in specs if spec is not None]
+
+
+def significance(board: Leaderboard, *, tests: Sequence[str] = ("t", "randomization"), correction: str = "holm",
+                 alpha: float = 0.05, baseline: str | None = None, samples: int = 10_000, seed: int = 0) -> Comparison:
+    """Paired t-tests and randomization tests between the systems of a leaderboard (every pair, or each system
+    against `baseline`), corrected for multiple comparisons."""
+    per_query = {e.system: e.per_query for e in board.entries}
+    return _compare(per_query, [e.system for e in board.entries], tests, correction, alpha, baseline, samples, seed)
+
+
+def compare_file(path: str | Path, *, tests: Sequence[str] = ("t", "randomization"), correction: str = "holm",
+                 alpha: float = 0.05, baseline: str | None = None, samples: int = 10_000, seed: int = 0) -> Comparison:
+    """`significance` for a leaderboard JSON written with per-query scores."""
+    board = read_leaderboard(path)
+    if not board.per_query:
+        raise UsageError(f"{path}: no per-query scores; write the leaderboard with `proctor leaderboard --format json "
+                         "--per-query`")
+    order = sorted(board.per_query, key=lambda s: (-board.scores.get(s, 0.0), s))
+    return _compare(board.per_query, order, tests, correction, alpha, baseline, samples, seed)
+
+
+def _compare(per_query: dict[str, dict[str, float]], order: list[str], tests: Sequence[str], correction: str,
+             alpha: float, baseline: str | None, samples: int, seed: int) -> Comparison:
+    if baseline is not None and baseline not in per_query:
+        raise UsageError(f"--baseline {baseline}: no such system (systems: {', '.join(order)})")
+    return compare_systems(per_query, order=order, baseline=baseline, tests=tuple(tests), correction=correction,
+                           alpha=alpha, samples=samples, seed=seed)
 
 
 def check_leaderboard(*, measure: str | None, min_grade: int | None, metric: str, judgments: str | None,

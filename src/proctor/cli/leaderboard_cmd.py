@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from proctor.cli.common import GRADE, add_format, add_store, int_in, note, readable_store
+from proctor.cli.compare_cmd import add_significance_options, significance_settings
 from proctor.cli.qrels_cmd import add_label_options
 from proctor.errors import UsageError
 from proctor.evaluate.measures import known_measures
@@ -58,6 +59,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--runs", nargs="+", metavar="DIR|FILE", help="score these run files instead of stored rankings")
     add_format(p, ("tsv", "json", "md", "trec"), "tsv")
     p.add_argument("--per-query", action="store_true", help="json: add every system's per-query scores")
+    p.add_argument("--significance", action="store_true",
+                   help="json/md: add paired t-tests and randomization tests between the systems, corrected for "
+                   "multiple comparisons (see `proctor compare --help`; its options below)")
+    add_significance_options(p)
     p.set_defaults(func=run)
 
 
@@ -67,6 +72,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.per_query and args.format != "json":
         raise UsageError("--per-query needs --format json")
+    if args.significance and args.format not in ("json", "md"):
+        raise UsageError("--significance needs --format json or md (or write --format json --per-query and run "
+                         "`proctor compare FILE`)")
+    if args.significance:
+        significance_settings(args)  # refuse bad options before any work
     labels = api.LabelChoice(args.grade_set, args.method, args.model, args.bank, args.min_questions, args.facets)
     with readable_store(args.store, args.lock_timeout) as store:
         boards = api.leaderboards(store, measures=args.measure or [], min_grade=args.min_grade, metric=args.metric,
@@ -75,5 +85,28 @@ def run(args: argparse.Namespace) -> int:
     for board in boards:
         for line in board.notes:
             note(line)
-    sys.stdout.write(api.render(boards, args.format, per_query=args.per_query))
+    if not args.significance:
+        sys.stdout.write(api.render(boards, args.format, per_query=args.per_query))
+        return 0
+    comparisons = [api.significance(board, **significance_settings(args)) for board in boards]
+    for comparison in comparisons:
+        for line in comparison.notes:
+            note(line)
+    sys.stdout.write(render_with_significance(boards, comparisons, args.format, args.per_query))
+    return 0
+
+
+def render_with_significance(boards: list, comparisons: list, fmt: str, per_query: bool) -> str:
+    """JSON: each leaderboard object gets a `significance` key; Markdown: each table is followed by its tests."""
+    import json
+
+    from proctor import api
+    from proctor.stats.report import as_dict, render_comparison
+
+    if fmt == "md":
+        return "\n".join(api.render(b, "md") + "\n" + render_comparison(c, "md", b.description.get("measure_id", ""))
+                         for b, c in zip(boards, comparisons, strict=True))
+    objects = [{**json.loads(api.render(b, "json", per_query=per_query)), "significance": as_dict(c)}
+               for b, c in zip(boards, comparisons, strict=True)]
+    return json.dumps(objects[0] if len(objects) == 1 else {"leaderboards": objects}, indent=2) + "\n"
     return 0

@@ -34,6 +34,9 @@ def read_leaderboard(path: str | Path) -> LeaderboardFile:
         data = parse_json_document(path)
         if isinstance(data, dict) and isinstance(data.get("systems"), list):
             return _from_proctor_json(path, data)
+        if isinstance(data, dict) and isinstance(data.get("leaderboards"), list):
+            raise InputError(str(path), 1, f"holds {len(data['leaderboards'])} leaderboards (one per measure); "
+                             "this command reads one: write one measure per file")
         if isinstance(data, dict):
             return LeaderboardFile(_numbers(path, data, "score"))
         raise InputError(str(path), 1, "expected a Proctor leaderboard JSON (with `systems`) or {system: score}")
