@@ -146,3 +146,11 @@ def test_dl19_official_bpref_and_recall_equal_pytrec_eval(dl19_store, official, 
     for run, per_query in expected.items():
         assert ours[run]["per_query"] == pytest.approx(per_query, abs=1e-12), run
         assert ours[run]["score"] == pytest.approx(sum(per_query.values()) / len(per_query), abs=1e-12), run
+
+
+def test_a_measure_without_relevance_level_says_so(cli, demo_store):
+    result = cli("leaderboard", "--store", demo_store, "--qrels", "official", "--measure", "Judged@2",
+                 "--min-grade", "2")
+    assert result.code == 0, result.err
+    assert "Judged@2 takes no relevance level; --min-grade 2 has no effect on it" in result.err
+    assert {line.split("\t")[4] for line in result.out.splitlines()[1:]} == {"Judged@2"}

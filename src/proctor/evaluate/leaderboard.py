@@ -88,8 +88,9 @@ def measure_leaderboard(
     per_system = {run: measure_per_query(r, qrels, spec, level, missing) for run, r in runs.items()}
     notes = []
     if not spec.measure.uses_relevance_level and rel_level is not None:
-        notes.append(f"{spec.name} uses the graded labels as gains and ignores the relevance level "
-                     f"(as trec_eval does); --min-grade {rel_level} has no effect on it")
+        how = ("takes no relevance level" if isinstance(spec, ExternalSpec)
+               else "uses the graded labels as gains and ignores the relevance level (as trec_eval does)")
+        notes.append(f"{spec.name} {how}; --min-grade {rel_level} has no effect on it")
     printed = spec.trec_name if isinstance(spec, ExternalSpec) else spec.trec_name.replace(".", "_")
     desc = {"measure": spec.name, "trec_eval_name": spec.trec_name, "trec_eval_output": printed,
             "measure_id": measure_id(spec, level),
