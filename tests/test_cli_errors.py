@@ -70,7 +70,7 @@ def test_missing_store_for_reading(tmp_path):
 
 
 def test_unknown_measure_and_ambiguous_use(tmp_path, seeded_store):
-    result = run_process("leaderboard", "--store", seeded_store, "--measure", "bpref", "--min-grade", "3")
-    assert result.code == 2 and "unknown measure 'bpref'" in result.err
+    result = run_process("leaderboard", "--store", seeded_store, "--measure", "bpreff", "--min-grade", "3")
+    assert result.code == 2 and "unknown measure 'bpreff'; did you mean bpref" in result.err
     result = run_process("qrels", "--store", seeded_store)
     assert result.code == 2 and "holds no grades" in result.err

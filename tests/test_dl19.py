@@ -40,7 +40,7 @@ def _board(result) -> dict[str, dict]:
 def _tsv(result) -> list[list[str]]:
     assert result.code == 0, result.err
     rows = [line.split("\t") for line in result.out.splitlines()]
-    assert rows[0] == ["system", "score", "stderr", "n_queries"]
+    assert rows[0] == ["system", "score", "stderr", "n_queries", "measure", "labels"]
     return rows[1:]
 
 

@@ -25,7 +25,7 @@ def test_measure_names(name, canonical, trec):
     assert (spec.name, spec.trec_name) == (canonical, trec)
 
 
-@pytest.mark.parametrize("bad", ["P", "bpref", "P@0", "Rprec@5", "nDCG@x"])
+@pytest.mark.parametrize("bad", ["P", "bpreff", "P@0", "Rprec@5", "nDCG@x"])
 def test_bad_measure_names(bad):
     with pytest.raises(UsageError):
         parse_measure(bad)

@@ -16,21 +16,22 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import UsageError
-from proctor.evaluate.cover import CoverTable
 from proctor.evaluate.labels import LabelStats, binarize
 from proctor.evaluate.leaderboard import Leaderboard, cover_leaderboard, measure_leaderboard
-from proctor.evaluate.measures import MeasureSpec, parse_measure
-from proctor.evaluate.render import to_ir_measures, to_json, to_jsonl, to_markdown, to_tot, to_tsv
+from proctor.evaluate.measures import AnySpec, parse_measure
+from proctor.evaluate.render import to_ir_measures, to_json, to_jsonl, to_markdown, to_trec, to_tsv
 from proctor.evaluate.sources import (
+    cover_table,
     describe,
     exam_qrels,
-    grade_rows,
     load_runs,
     official_or_file_qrels,
     resolve_grade_set,
 )
 from proctor.importing import ImportOptions, ImportReport, import_files
+from proctor.io.leaderboards import read_leaderboard
 from proctor.records import GradeSet
+from proctor.stats.pairs import Comparison, compare_systems
 from proctor.store import Store
 
 
@@ -98,25 +99,65 @@ def leaderboard(store: Store, *, measure: str | None = None, min_grade: int | No
                                                "--normalize": normalize, "--gold": gold, "--runs": runs})
     if score is not None:
         raise UsageError("--score applies to --metric nuggets and --metric citations only")
-    spec = check_leaderboard(measure=measure, min_grade=min_grade, metric=metric, judgments=judgments,
-                             budget=budget, normalize=normalize, gold=gold)
+    return leaderboards(store, measures=[measure] if measure else [], min_grade=min_grade, metric=metric,
+                        labels=labels, judgments=judgments, budget=budget, missing=missing, normalize=normalize,
+                        gold=gold, runs=runs)[0]
+
+
+def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int | None = None, metric: str = "qrels",
+                 labels: LabelChoice = LabelChoice(), judgments: str | None = None, budget: int = 20,
+                 missing: str | None = None, normalize: str | None = None, gold: str | None = None,
+                 runs: Sequence[str] | None = None) -> list[Leaderboard]:
+    """One leaderboard per measure (labels and runs read once), or the one EXAM-Cover leaderboard; the
+    options are those of `leaderboard`."""
+    specs = [check_leaderboard(measure=m, min_grade=min_grade, metric=metric, judgments=judgments, budget=budget,
+                               normalize=normalize, gold=gold) for m in (measures or [None])]
     ranked = load_runs(store, runs)
-    if spec is None:
+    if metric == "cover":
         grade_set = labels.resolve(store)
         if gold and gold not in ranked:
             raise UsageError(f"--gold {gold}: no such run (runs: {', '.join(sorted(ranked))})")
-        table = CoverTable.build(grade_rows(store, grade_set), min_grade)  # type: ignore[arg-type]
-        return cover_leaderboard(ranked, table, budget=budget, missing=missing or "zero", normalize=normalize,
-                                 gold=gold, description=describe(store, grade_set))
+        table, notes = cover_table(store, grade_set, min_grade)  # type: ignore[arg-type]
+        return [cover_leaderboard(ranked, table, budget=budget, missing=missing or "zero", normalize=normalize,
+                                  gold=gold, description=describe(store, grade_set), notes=notes)]
     if judgments:
         qrels_ = official_or_file_qrels(store, judgments)
-        description = {"labels": "human judgments" if judgments == "official" else f"qrels file {judgments}"}
+        description = {"labels": "human judgments" if judgments == "official" else f"qrels file {judgments}",
+                       "labels_id": judgments}
     else:
         grade_set, qrels_ = qrels(store, labels)
         description = describe(store, grade_set)
         description["label_rule"] = ("max grade over questions" if labels.min_questions == 1
                                      else f"{labels.min_questions}-th largest grade")
-    return measure_leaderboard(ranked, qrels_, spec, min_grade, missing=missing or "skip", description=description)
+    return [measure_leaderboard(ranked, qrels_, spec, min_grade, missing=missing or "skip", description=description)
+            for spec in specs if spec is not None]
+
+
+def significance(board: Leaderboard, *, tests: Sequence[str] = ("t", "randomization"), correction: str = "holm",
+                 alpha: float = 0.05, baseline: str | None = None, samples: int = 10_000, seed: int = 0) -> Comparison:
+    """Paired t-tests and randomization tests between the systems of a leaderboard (every pair, or each system
+    against `baseline`), corrected for multiple comparisons."""
+    per_query = {e.system: e.per_query for e in board.entries}
+    return _compare(per_query, [e.system for e in board.entries], tests, correction, alpha, baseline, samples, seed)
+
+
+def compare_file(path: str | Path, *, tests: Sequence[str] = ("t", "randomization"), correction: str = "holm",
+                 alpha: float = 0.05, baseline: str | None = None, samples: int = 10_000, seed: int = 0) -> Comparison:
+    """`significance` for a leaderboard JSON written with per-query scores."""
+    board = read_leaderboard(path)
+    if not board.per_query:
+        raise UsageError(f"{path}: no per-query scores; write the leaderboard with `proctor leaderboard --format json "
+                         "--per-query`")
+    order = sorted(board.per_query, key=lambda s: (-board.scores.get(s, 0.0), s))
+    return _compare(board.per_query, order, tests, correction, alpha, baseline, samples, seed)
+
+
+def _compare(per_query: dict[str, dict[str, float]], order: list[str], tests: Sequence[str], correction: str,
+             alpha: float, baseline: str | None, samples: int, seed: int) -> Comparison:
+    if baseline is not None and baseline not in per_query:
+        raise UsageError(f"--baseline {baseline}: no such system (systems: {', '.join(order)})")
+    return compare_systems(per_query, order=order, baseline=baseline, tests=tuple(tests), correction=correction,
+                           alpha=alpha, samples=samples, seed=seed)
 
 
 def answer_leaderboard(store: Store, metric: str, score: str | None, *, labels: LabelChoice = LabelChoice(),
@@ -143,7 +184,7 @@ def answer_leaderboard(store: Store, metric: str, score: str | None, *, labels: 
 
 
 def check_leaderboard(*, measure: str | None, min_grade: int | None, metric: str, judgments: str | None,
-                      budget: int, normalize: str | None, gold: str | None) -> MeasureSpec | None:
+                      budget: int, normalize: str | None, gold: str | None) -> AnySpec | None:
     """Refuse contradictory options before any work; returns the measure (None for cover)."""
     if metric == "cover":
         if measure or judgments:
@@ -169,18 +210,18 @@ def check_leaderboard(*, measure: str | None, min_grade: int | None, metric: str
     return spec
 
 
-def render(board: Leaderboard, fmt: str = "tsv", *, per_query: bool = False) -> str:
-    """A leaderboard as `tsv`, `json` or `md` text."""
+def render(board: Leaderboard | Sequence[Leaderboard], fmt: str = "tsv", *, per_query: bool = False) -> str:
+    """One or several leaderboards as `tsv`, `json`, `md` or `trec` (trec_eval's per-query lines) text."""
     if fmt == "tsv":
         return to_tsv(board)
     if fmt == "json":
         return to_json(board, per_query=per_query)
     if fmt == "md":
         return to_markdown(board)
-    writers = {"tot": to_tot, "ir-measures": to_ir_measures, "jsonl": to_jsonl}
+    writers = {"trec": to_trec, "tot": to_trec, "ir-measures": to_ir_measures, "jsonl": to_jsonl}
     if fmt in writers:
         return writers[fmt](board)
-    raise UsageError(f"unknown format {fmt!r}: tsv, json, md, tot, ir-measures or jsonl")
+    raise UsageError(f"unknown format {fmt!r}: tsv, json, md, trec (= tot), ir-measures or jsonl")
 
 
 def info_text(counts: dict[str, Any]) -> str:

@@ -36,6 +36,8 @@ class ImportReport:
     skipped_records: list[InputError] = field(default_factory=list)
     unchanged: bool = False
     bank: str | None = None
+    notes: list[str] = field(default_factory=list)
+    """What the reader merged or noticed (printed before the summary)."""
 
     def summary(self) -> str:
         """One line for the terminal."""
@@ -146,6 +148,7 @@ def _import_corpus(store: Store, path: Path, options: ImportOptions, report: Imp
 def _import_bank(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
     bank = load_bank(path, options.on_error)
     report.skipped_records.extend(bank.skipped)
+    report.notes.extend(bank.notes)
     check = _QueryCheck(store, path, options, report)
     questions = [q for q in bank.questions if check.keep(bank.lines[q["question_id"]], q["query_id"])]
     bank.questions = questions
@@ -162,8 +165,9 @@ def _import_bank(store: Store, path: Path, options: ImportOptions, report: Impor
 
 
 def _import_exampp(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
-    counts = dict.fromkeys(("queries", "passages", "judgments", "rankings", "grades"), 0)
+    counts = dict.fromkeys(("queries", "passages", "query-passage pairs", "judgments", "rankings", "grades"), 0)
     runs: set[str] = set()
+    passages: set[str] = set()
     bank = store.bank_version(options.grades_bank) if options.grades_bank else None
     members = {q["question_id"] for q in store.bank_questions(*bank)} if bank else None
     sets: dict[tuple[str, str, str], str] = {}
@@ -191,11 +195,13 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
         for grade_set_id, grades in by_set.items():
             store.upsert_grades(grade_set_id, grades)
         counts["queries"] += 1
-        counts["passages"] += len(query.passages)
+        counts["query-passage pairs"] += len(query.passages)
+        passages.update(pid for pid, _ in query.passages)
         counts["judgments"] += len(query.judgments)
         counts["rankings"] += len(query.rankings)
         counts["grades"] += len(query.grades)
         runs.update(r[0] for r in query.rankings)
+    counts["passages"] = len(passages)
     counts["runs"] = len(runs)
     if not options.with_grades:
         del counts["grades"]

@@ -12,6 +12,7 @@ from proctor.cli import (
     agreement_cmd,
     analyze_cmd,
     bank_cmd,
+    compare_cmd,
     correlate_cmd,
     demo_cmd,
     export_cmd,
@@ -26,8 +27,8 @@ from proctor.errors import ProctorError
 from proctor.store import StoreError
 
 COMMANDS = (
-    import_cmd, export_cmd, info_cmd, grade_cmd, qrels_cmd, leaderboard_cmd, correlate_cmd, agreement_cmd, analyze_cmd,
-    bank_cmd, verify_cmd, demo_cmd,
+    import_cmd, export_cmd, info_cmd, grade_cmd, qrels_cmd, leaderboard_cmd, compare_cmd, correlate_cmd, agreement_cmd,
+    analyze_cmd, bank_cmd, verify_cmd, demo_cmd,
 )
 
 

@@ -205,12 +205,21 @@ def _report(args: argparse.Namespace, outcome, n_topics: int, kind: str) -> int:
     return 0 if outcome.lines else 1
 
 
+def _load(path: str):  # noqa: ANN202 - a Bank, imported lazily
+    """A bank file, its reader's notes (merged identical repeats) on standard error."""
+    from proctor.io.bank_files import load_bank
+
+    bank = load_bank(path)
+    for line in bank.notes:
+        note(line)
+    return bank
+
+
 def run_diff(args: argparse.Namespace) -> int:
     """Print the diff of two bank files."""
     from proctor.bank.diff import diff_banks, render_diff
-    from proctor.io.bank_files import load_bank
 
-    result = diff_banks(load_bank(args.old).questions, load_bank(args.new).questions)
+    result = diff_banks(_load(args.old).questions, _load(args.new).questions)
     sys.stdout.write(json.dumps(result, indent=2) + "\n" if args.format == "json" else render_diff(result, args.format))
     return 0
 
@@ -219,10 +228,9 @@ def run_impact(args: argparse.Namespace) -> int:
     """Grade what is new (a grade set for bank B beside A's), then compare labels and leaderboards."""
     from proctor.bank.impact import bank_impact, prepare_impact, render_impact
     from proctor.evaluate.sources import load_runs, resolve_grade_set
-    from proctor.io.bank_files import load_bank
     from proctor.io.leaderboards import read_official
 
-    old, new = load_bank(args.old), load_bank(args.new)
+    old, new = _load(args.old), _load(args.new)
     official = read_official(args.official) if args.official else None
     config = BackendConfig.from_args(args) if args.llm else None
     with writable_store(args.store, args.lock_timeout) as store:

@@ -65,5 +65,7 @@ def run(args: argparse.Namespace) -> int:
     for report in reports:
         for problem in report.skipped_records:
             note(f"skipped: {problem}")
+        for line in report.notes:
+            note(line)
         note(report.summary())
     return 0

@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from proctor.cli.common import GRADE, add_format, add_store, int_in, note, readable_store
+from proctor.cli.compare_cmd import add_significance_options, significance_settings
 from proctor.cli.qrels_cmd import add_label_options
 from proctor.errors import UsageError
 from proctor.evaluate.measures import known_measures
@@ -16,6 +17,7 @@ Score systems and print a leaderboard, best first.
 
 EXAM-Qrels:  --measure M --min-grade T   labels = max grade over the query's questions; a passage is
              relevant for binary measures when its label >= T (nDCG uses the labels as gains).
+             --measure is repeatable: --measure nDCG@10 --measure P@20 prints one leaderboard each.
              --qrels official            score with the imported human judgments instead
              --qrels FILE                score with any qrels file
 EXAM-Cover:  --metric cover --min-grade T --budget K [--missing zero|skip] [--normalize pool|pool-per-query]
@@ -28,11 +30,12 @@ Citations:   --metric citations --score support_precision|support_precision_part
 
 Measures: {known_measures()}.
 Runs come from the store, or from --runs (files or folders of TREC runs).
-Per topic, as TREC AutoJudge's evaluator reads leaderboards: --format tot (`run measure topic value`, as
-trec_eval -q), ir-measures (`run<TAB>topic<TAB>measure<TAB>value`) or jsonl ({{run_id, topic_id, measure,
-value}}); each run also gets an `all` row with its score.
-TSV output: a header `system<TAB>score<TAB>stderr<TAB>n_queries`, then one row per system; notes go to
-standard error."""
+TSV output: a header `system<TAB>score<TAB>stderr<TAB>n_queries<TAB>measure<TAB>labels`, then one row per
+system (and measure): `measure` is the measure with its parameters (`P(rel=3)@20`), `labels` the grade set
+id, `official` or the qrels file. Notes go to standard error.
+Per topic: --format trec (trec_eval -q lines `run measure query value`, with `all` last; the same as
+AutoJudge's `tot` format, also accepted as --format tot), ir-measures (`run<TAB>topic<TAB>measure<TAB>value`)
+or jsonl ({{run_id, topic_id, measure, value}}), as TREC AutoJudge's evaluator reads leaderboards."""
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -45,7 +48,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                    "AutoNuggetizer scores; citations: citation support of generated answers")
     p.add_argument("--score", help="nuggets: all, vital, strict_all, strict_vital or weighted; citations: "
                    "support_precision, support_precision_partial or citation_coverage")
-    p.add_argument("--measure", help="retrieval measure for --metric qrels, e.g. P@20, nDCG@10, RR, AP, Rprec")
+    p.add_argument("--measure", action="append", metavar="M",
+                   help="retrieval measure for --metric qrels (repeatable), e.g. P@20, nDCG@10, RR, AP, Rprec, "
+                   "R@100, bpref, infAP, Judged@10 — any ir_measures or trec_eval name")
     p.add_argument("--min-grade", type=GRADE, metavar="T",
                    help="τ: smallest grade that counts (relevance level of binary measures; cover threshold)")
     p.add_argument("--qrels", metavar="official|FILE",
@@ -62,8 +67,12 @@ def register(commands: argparse._SubParsersAction) -> None:
                    "per-query ratios instead (not the paper's definition; can reorder systems)")
     p.add_argument("--gold", metavar="RUN", help="cover: n-EXAM, divided by what this run (e.g. gold articles) covers")
     p.add_argument("--runs", nargs="+", metavar="DIR|FILE", help="score these run files instead of stored rankings")
-    add_format(p, ("tsv", "json", "md", "tot", "ir-measures", "jsonl"), "tsv")
+    add_format(p, ("tsv", "json", "md", "trec", "tot", "ir-measures", "jsonl"), "tsv")
     p.add_argument("--per-query", action="store_true", help="json: add every system's per-query scores")
+    p.add_argument("--significance", action="store_true",
+                   help="json/md: add paired t-tests and randomization tests between the systems, corrected for "
+                   "multiple comparisons (see `proctor compare --help`; its options below)")
+    add_significance_options(p)
     p.set_defaults(func=run)
 
 
@@ -73,12 +82,47 @@ def run(args: argparse.Namespace) -> int:
 
     if args.per_query and args.format != "json":
         raise UsageError("--per-query needs --format json")
+    if args.significance and args.format not in ("json", "md"):
+        raise UsageError("--significance needs --format json or md (or write --format json --per-query and run "
+                         "`proctor compare FILE`)")
+    if args.significance:
+        significance_settings(args)  # refuse bad options before any work
     labels = api.LabelChoice(args.grade_set, args.method, args.model, args.bank, args.min_questions, args.facets)
     with readable_store(args.store, args.lock_timeout) as store:
-        board = api.leaderboard(store, measure=args.measure, min_grade=args.min_grade, metric=args.metric,
-                                labels=labels, judgments=args.qrels, budget=args.budget, missing=args.missing,
-                                normalize=args.normalize, gold=args.gold, runs=args.runs, score=args.score)
-    for line in board.notes:
-        note(line)
-    sys.stdout.write(api.render(board, args.format, per_query=args.per_query))
+        if args.metric in ("nuggets", "citations") or args.score is not None:
+            boards = [api.leaderboard(store, measure=",".join(args.measure or []) or None, min_grade=args.min_grade,
+                                      metric=args.metric, labels=labels, judgments=args.qrels, budget=args.budget,
+                                      missing=args.missing, normalize=args.normalize, gold=args.gold,
+                                      runs=args.runs, score=args.score)]
+        else:
+            boards = api.leaderboards(store, measures=args.measure or [], min_grade=args.min_grade,
+                                      metric=args.metric, labels=labels, judgments=args.qrels, budget=args.budget,
+                                      missing=args.missing, normalize=args.normalize, gold=args.gold,
+                                      runs=args.runs)
+    for board in boards:
+        for line in board.notes:
+            note(line)
+    if not args.significance:
+        sys.stdout.write(api.render(boards, args.format, per_query=args.per_query))
+        return 0
+    comparisons = [api.significance(board, **significance_settings(args)) for board in boards]
+    for comparison in comparisons:
+        for line in comparison.notes:
+            note(line)
+    sys.stdout.write(render_with_significance(boards, comparisons, args.format, args.per_query))
     return 0
+
+
+def render_with_significance(boards: list, comparisons: list, fmt: str, per_query: bool) -> str:
+    """JSON: each leaderboard object gets a `significance` key; Markdown: each table is followed by its tests."""
+    import json
+
+    from proctor import api
+    from proctor.stats.report import as_dict, render_comparison
+
+    if fmt == "md":
+        return "\n".join(api.render(b, "md") + "\n" + render_comparison(c, "md", b.description.get("measure_id", ""))
+                         for b, c in zip(boards, comparisons, strict=True))
+    objects = [{**json.loads(api.render(b, "json", per_query=per_query)), "significance": as_dict(c)}
+               for b, c in zip(boards, comparisons, strict=True)]
+    return json.dumps(objects[0] if len(objects) == 1 else {"leaderboards": objects}, indent=2) + "\n"

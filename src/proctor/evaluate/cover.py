@@ -1,9 +1,11 @@
 """EXAM-Cover (001 §3.1.2, 004 §3.3.1): per query, the fraction of its questions that some passage among
 the system's first k answers with grade >= τ; a system's score is the mean over queries.
 
-A query's questions are those graded for it (by the chosen method and model). A query the system did not
-answer counts 0 (`missing="zero"`, as the papers) or is left out (`missing="skip"`, as the original
-workbench).
+A query's questions are its bank's items of the kinds the grade set grades, together with any other
+question graded for it; so the queries scored are every topic with questions in the grade set's bank, not
+only the topics some passage of the pool was graded for (without a bank: the topics graded). A query the
+system did not answer counts 0 (`missing="zero"`, as the papers) or is left out (`missing="skip"`, as the
+original workbench).
 
 n-EXAM (001 §3.1.3) is a ratio of sums over queries, Σ_q EXAM(d_q|S) / Σ_q EXAM(d*_q), with d* the whole
 graded pool of the query (`normalize="pool"`) or a gold run — e.g. the gold articles of 001 §3.1.3 — within
@@ -31,8 +33,10 @@ class CoverTable:
     _pool: dict[str, set[str]] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def build(cls, grade_rows: Iterable[tuple[str, str, str, int | None]], tau: int) -> CoverTable:
-        """From `(query, passage, question, grade)` rows; failed grades answer nothing."""
+    def build(cls, grade_rows: Iterable[tuple[str, str, str, int | None]], tau: int,
+              bank: dict[str, set[str]] | None = None) -> CoverTable:
+        """From `(query, passage, question, grade)` rows and the bank's items per query (see `add_bank`);
+        failed grades answer nothing."""
         questions: dict[str, set[str]] = defaultdict(set)
         answered: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
         for qid, pid, question_id, grade in grade_rows:
@@ -40,7 +44,22 @@ class CoverTable:
             if grade is not None and grade >= tau:
                 answered[qid][pid].add(question_id)
         frozen = {qid: {pid: frozenset(qs) for pid, qs in per.items()} for qid, per in answered.items()}
-        return cls(dict(questions), frozen, tau)
+        table = cls(dict(questions), frozen, tau)
+        table.add_bank(bank or {})
+        return table
+
+    def add_bank(self, bank: dict[str, set[str]]) -> list[str]:
+        """Add the bank's items per query, so that every banked query is scored (a query nothing was graded
+        for covers nothing); returns the banked queries that have no grade, sorted."""
+        ungraded = sorted(qid for qid in bank if qid not in self.questions)
+        for qid, items in bank.items():
+            self.questions.setdefault(qid, set()).update(items)
+        self._pool.clear()
+        return ungraded
+
+    def item_ids(self) -> set[str]:
+        """Every question id of the table (before `add_bank`: those some grade names)."""
+        return set().union(*self.questions.values()) if self.questions else set()
 
     def covered(self, qid: str, passages: Iterable[str]) -> set[str]:
         """The questions of `qid` answered by any of `passages`."""

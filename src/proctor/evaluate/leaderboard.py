@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from proctor.evaluate.cover import CoverTable, cover_per_query, n_exam, reference_cover
-from proctor.evaluate.measures import MeasureSpec
+from proctor.evaluate.measures import AnySpec, ExternalSpec, MeasureSpec
 from proctor.evaluate.runs import Ranked
 
 
@@ -66,12 +66,12 @@ def ranked_entries(per_system: dict[str, dict[str, float]], notes: list[str] | N
 
 
 def measure_per_query(
-    ranked: dict[str, list[str]], qrels: dict[str, dict[str, int]], spec: MeasureSpec, rel_level: int,
+    ranked: dict[str, list[str]], qrels: dict[str, dict[str, int]], spec: AnySpec, rel_level: int,
     missing: str = "skip",
 ) -> dict[str, float]:
     """One system's per-query values: queries in both run and qrels (trec_eval), plus 0 for queries in
     the qrels that the run lacks when `missing="zero"` (trec_eval -c)."""
-    out = {qid: spec.per_query(ranked[qid], qrels[qid], rel_level) for qid in ranked if qid in qrels}
+    out = spec.per_system(ranked, qrels, rel_level)
     if missing == "zero":
         for qid in qrels:
             out.setdefault(qid, 0.0)
@@ -79,7 +79,7 @@ def measure_per_query(
 
 
 def measure_leaderboard(
-    runs: Ranked, qrels: dict[str, dict[str, int]], spec: MeasureSpec, rel_level: int | None = None,
+    runs: Ranked, qrels: dict[str, dict[str, int]], spec: AnySpec, rel_level: int | None = None,
     *, missing: str = "skip", description: dict[str, Any] | None = None,
 ) -> Leaderboard:
     """A leaderboard of `spec` over all runs; binary measures count labels >= the relevance level
@@ -88,17 +88,39 @@ def measure_leaderboard(
     per_system = {run: measure_per_query(r, qrels, spec, level, missing) for run, r in runs.items()}
     notes = []
     if not spec.measure.uses_relevance_level and rel_level is not None:
-        notes.append(f"{spec.name} uses the graded labels as gains and ignores the relevance level "
-                     f"(as trec_eval does); --min-grade {rel_level} has no effect on it")
-    desc = {"measure": spec.name, "trec_eval_name": spec.trec_name,
+        how = ("takes no relevance level" if isinstance(spec, ExternalSpec)
+               else "uses the graded labels as gains and ignores the relevance level (as trec_eval does)")
+        notes.append(f"{spec.name} {how}; --min-grade {rel_level} has no effect on it")
+    printed = spec.trec_name if isinstance(spec, ExternalSpec) else spec.trec_name.replace(".", "_")
+    desc = {"measure": spec.name, "trec_eval_name": spec.trec_name, "trec_eval_output": printed,
+            "measure_id": measure_id(spec, level),
+            **({"computed_by": f"ir_measures/{spec.measure.provider}"} if isinstance(spec, ExternalSpec) else {}),
             "relevance_level": level if spec.measure.uses_relevance_level else None,
             "missing": missing, **(description or {})}
     return Leaderboard(ranked_entries(per_system, notes), desc, notes, "qrels")
 
 
+def measure_id(spec: AnySpec, level: int) -> str:
+    """The measure as one ir_measures-style name with the relevance level it was scored at: `P(rel=3)@20`."""
+    if isinstance(spec, ExternalSpec):
+        return spec.bound_name(level)
+    return MeasureSpec(spec.measure, spec.cutoff, level if spec.measure.uses_relevance_level else None).name
+
+
+def cover_id(tau: int, budget: int, missing: str, normalize: str | None, gold: str | None) -> str:
+    """EXAM-Cover's parameters in the same style: `EXAM-Cover(tau=3,missing=zero)@20`."""
+    params = [f"tau={tau}", f"missing={missing}"]
+    if gold:
+        params.append(f"gold={gold}")
+    elif normalize:
+        params.append(f"normalize={normalize}")
+    name = "n-EXAM-Cover" if (normalize or gold) else "EXAM-Cover"
+    return f"{name}({','.join(params)})@{budget}"
+
+
 def cover_leaderboard(
     runs: Ranked, table: CoverTable, *, budget: int = 20, missing: str = "zero", normalize: str | None = None,
-    gold: str | None = None, description: dict[str, Any] | None = None,
+    gold: str | None = None, description: dict[str, Any] | None = None, notes: list[str] | None = None,
 ) -> Leaderboard:
     """An EXAM-Cover (or n-EXAM, normalised by the pool or by the `gold` run) leaderboard over all runs."""
     per_system: dict[str, dict[str, float]] = {}
@@ -113,8 +135,8 @@ def cover_leaderboard(
         if normalize in ("pool", "gold"):
             exact[run] = n_exam(ranked, table, budget=budget, missing=missing, normalize=normalize,
                                 gold=runs.get(gold) if gold else None)
-    notes = [f"EXAM-Cover: queries a system did not answer are {'counted as 0' if missing == 'zero' else 'skipped'}"
-             f" (--missing {missing})"]
+    treated = "counted as 0" if missing == "zero" else "skipped"
+    notes = [*(notes or []), f"EXAM-Cover: queries a system did not answer are {treated} (--missing {missing})"]
     if normalize in ("pool", "gold"):
         notes.append("n-EXAM = sum over queries of the system's cover / sum of the "
                      + (f"gold run {gold}'s" if gold else "whole pool's") + " cover (001 §3.1.3): EXAM's order")
@@ -122,7 +144,8 @@ def cover_leaderboard(
         by = f"gold run {gold}" if gold else "pooled passage"
         notes.append(f"n-EXAM: {len(left_out)} queries left out because no {by} answers any of their questions "
                      f"at grade >= {table.tau}")
-    desc = {"metric": "n-EXAM-Cover" if normalize else "EXAM-Cover", "min_grade": table.tau,
+    desc = {"metric": "n-EXAM-Cover" if normalize else "EXAM-Cover",
+            "measure_id": cover_id(table.tau, budget, missing, normalize, gold), "min_grade": table.tau,
             "budget": budget, "missing": missing, "normalize": normalize, "gold_run": gold, **(description or {})}
     references = [] if normalize else [summarize("_overall_", reference_cover(table, budget=budget))]
     entries = ranked_entries(per_system, notes)

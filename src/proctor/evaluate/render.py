@@ -1,28 +1,81 @@
-"""Leaderboards as text: TSV (header + one row per system, nothing else), JSON, or Markdown."""
+"""Leaderboards as text: TSV (header + one row per system, nothing else), JSON, Markdown, or trec_eval's
+per-query lines.
+
+Every format says which measure and which labels it holds: TSV in two trailing columns `measure` (the measure
+with the parameters it was scored with, e.g. `P(rel=3)@20`, `EXAM-Cover(tau=3,missing=zero)@20`) and
+`labels` (the grade set id, `official` for the store's judgments, or the qrels file); JSON as `measure_id`
+and `labels_id`; trec lines in their measure column.
+"""
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from proctor.evaluate.leaderboard import Leaderboard
 from proctor.markdown import escape
+
+TSV_HEADER = "system\tscore\tstderr\tn_queries\tmeasure\tlabels"
 
 
 def _num(value: float) -> str:
     return "nan" if math.isnan(value) else f"{value:.6f}"
 
 
-def to_tsv(board: Leaderboard) -> str:
-    """`system<TAB>score<TAB>stderr<TAB>n_queries`, one row per system, best first."""
-    rows = ["system\tscore\tstderr\tn_queries"]
-    rows += [f"{e.system}\t{_num(e.score)}\t{_num(e.stderr)}\t{e.n_queries}" for e in board.entries]
+def _full(value: float) -> str:
+    """A per-topic value at full precision (Python's shortest round-trip form)."""
+    return "nan" if math.isnan(value) else repr(float(value))
+
+
+def measure_of(board: Leaderboard) -> str:
+    """The measure with its parameters (`P(rel=3)@20`)."""
+    desc = board.description
+    return str(desc.get("measure_id") or desc.get("measure") or desc.get("metric") or "?")
+
+
+def labels_of(board: Leaderboard) -> str:
+    """The grade set id, `official`, or the qrels file the scores come from."""
+    desc = board.description
+    return str(desc.get("labels_id") or desc.get("grade_set") or desc.get("labels") or "?")
+
+
+def to_tsv(board: Leaderboard | Sequence[Leaderboard]) -> str:
+    """`system<TAB>score<TAB>stderr<TAB>n_queries<TAB>measure<TAB>labels`, one row per system (and measure),
+    best first."""
+    boards = [board] if isinstance(board, Leaderboard) else list(board)
+    rows = [TSV_HEADER]
+    for b in boards:
+        tail = f"{_tsv_field(measure_of(b))}\t{_tsv_field(labels_of(b))}"
+        rows += [f"{e.system}\t{_num(e.score)}\t{_num(e.stderr)}\t{e.n_queries}\t{tail}" for e in b.entries]
     return "\n".join(rows) + "\n"
 
 
-def to_json(board: Leaderboard, per_query: bool = False) -> str:
-    """An object with the description, notes and systems (per-query values with `per_query`)."""
+def _tsv_field(text: str) -> str:
+    return text.replace("\t", " ").replace("\n", " ")
+
+
+def to_trec(board: Leaderboard | Sequence[Leaderboard]) -> str:
+    """trec_eval -q lines `run<TAB>measure<TAB>query<TAB>value`: every query (sorted), then `all` (the score);
+    also AutoJudge's `tot` leaderboard format."""
+    boards = [board] if isinstance(board, Leaderboard) else list(board)
+    return "".join(f"{run}\t{measure}\t{topic}\t{_full(value)}\n"
+                   for b in boards for run, topic, measure, value in per_topic_rows(b))
+
+
+def to_json(board: Leaderboard | Sequence[Leaderboard], per_query: bool = False) -> str:
+    """An object with the description, notes and systems (per-query values with `per_query`); several
+    leaderboards as `{"leaderboards": [...]}`."""
+    if isinstance(board, Leaderboard):
+        return json.dumps(_json_object(board, per_query), indent=2) + "\n"
+    boards = list(board)
+    if len(boards) == 1:
+        return to_json(boards[0], per_query)
+    return json.dumps({"leaderboards": [_json_object(b, per_query) for b in boards]}, indent=2) + "\n"
+
+
+def _json_object(board: Leaderboard, per_query: bool) -> dict[str, Any]:
     def entry(e: Any) -> dict[str, Any]:
         row = {"system": e.system, "score": e.score, "stderr": None if math.isnan(e.stderr) else e.stderr,
                "n_queries": e.n_queries}
@@ -30,14 +83,17 @@ def to_json(board: Leaderboard, per_query: bool = False) -> str:
             row["per_query"] = e.per_query
         return row
 
-    data = {**board.description, "notes": board.notes, "systems": [entry(e) for e in board.entries]}
+    data = {**board.description, "measure_id": measure_of(board), "labels_id": labels_of(board),
+            "notes": board.notes, "systems": [entry(e) for e in board.entries]}
     if board.references:
         data["reference_rows"] = [{**entry(e), "reference": True} for e in board.references]
-    return json.dumps(data, indent=2) + "\n"
+    return data
 
 
-def to_markdown(board: Leaderboard) -> str:
-    """A heading that says how the scores were made, then a table."""
+def to_markdown(board: Leaderboard | Sequence[Leaderboard]) -> str:
+    """A heading that says how the scores were made, then a table (one per leaderboard)."""
+    if not isinstance(board, Leaderboard):
+        return "\n".join(to_markdown(b) for b in board)
     how = ", ".join(f"{escape(k)}={escape(v)}" for k, v in board.description.items() if v is not None)
     lines = [f"**Leaderboard** — {how}", ""]
     lines += [f"> {escape(n)}" for n in board.notes] + ([""] if board.notes else [])
@@ -55,36 +111,36 @@ NUGGET_MEASURES = {"all": "all_score", "vital": "vital_score", "strict_all": "st
 
 
 def measure_name(board: Leaderboard) -> str:
-    """The leaderboard's measure as one token: the retrieval measure, EXAM-Cover, or the answer score."""
+    """The leaderboard's measure as one token: trec_eval's name, EXAM-Cover with its parameters, or the
+    answer score (as nuggetizer and Auto-ARGUE name it)."""
     d = board.description
     if d.get("metric") == "nuggets":
         return NUGGET_MEASURES.get(str(d.get("score")), str(d.get("score")))
     if d.get("metric") == "citations":
         return str(d.get("score"))
-    return str(d.get("measure") or d.get("metric") or "score").replace(" ", "_")
+    return _tsv_field(str(d.get("trec_eval_output") or measure_of(board))).replace(" ", "_")
 
 
 def per_topic_rows(board: Leaderboard) -> list[tuple[str, str, str, float]]:
-    """(run, topic, measure, value) per system and topic, then the system's `all` row (its score)."""
+    """(run, topic, measure, value) per system (leaderboard order) and topic (sorted), then the system's `all`
+    row (its score)."""
     name = measure_name(board)
     rows = []
-    for e in sorted(board.entries, key=lambda e: e.system):
-        rows += [(e.system, topic, name, float(value)) for topic, value in e.per_query.items()]
+    for e in board.entries:
+        rows += [(e.system, topic, name, float(value)) for topic, value in sorted(e.per_query.items())]
         rows.append((e.system, "all", name, float(e.score)))
     return rows
 
 
-def to_tot(board: Leaderboard) -> str:
-    """`run measure topic value` lines (trec_eval -q; AutoJudge's `tot` leaderboard format)."""
-    return "".join(f"{run}\t{measure}\t{topic}\t{value!r}\n" for run, topic, measure, value in per_topic_rows(board))
-
-
-def to_ir_measures(board: Leaderboard) -> str:
+def to_ir_measures(board: Leaderboard | Sequence[Leaderboard]) -> str:
     """`run topic measure value` lines (ir_measures; AutoJudge's `ir_measures` leaderboard format)."""
-    return "".join(f"{run}\t{topic}\t{measure}\t{value!r}\n" for run, topic, measure, value in per_topic_rows(board))
+    boards = [board] if isinstance(board, Leaderboard) else list(board)
+    return "".join(f"{run}\t{topic}\t{measure}\t{_full(value)}\n"
+                   for b in boards for run, topic, measure, value in per_topic_rows(b))
 
 
-def to_jsonl(board: Leaderboard) -> str:
+def to_jsonl(board: Leaderboard | Sequence[Leaderboard]) -> str:
     """One `{run_id, topic_id, measure, value}` object per line, as AutoJudge's `*.eval.jsonl`."""
+    boards = [board] if isinstance(board, Leaderboard) else list(board)
     return "".join(json.dumps({"run_id": run, "topic_id": topic, "measure": measure, "value": value}) + "\n"
-                   for run, topic, measure, value in per_topic_rows(board))
+                   for b in boards for run, topic, measure, value in per_topic_rows(b))

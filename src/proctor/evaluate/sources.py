@@ -3,10 +3,11 @@ description every report carries of how its numbers were made."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from proctor.errors import UsageError
+from proctor.evaluate.cover import CoverTable
 from proctor.evaluate.labels import LabelStats, Qrels, exam_labels
 from proctor.evaluate.runs import Ranked, order_runs
 from proctor.io.trec import qrels_dict, read_qrels, read_runs
@@ -54,10 +55,11 @@ def method_matches(grade_set: GradeSet, method: str | None, sets: list[GradeSet]
 def describe(store: Store, grade_set: GradeSet | None) -> dict[str, Any]:
     """How labels were made: grade set id, method, model, prompt version, bank version, parameters."""
     if grade_set is None:
-        return {"labels": "human judgments"}
+        return {"labels": "human judgments", "labels_id": "official"}
     return {
         "labels": "EXAM grades",
         "grade_set": grade_set.id,
+        "labels_id": grade_set.id,
         "method": grade_set.method,
         "model": grade_set.model,
         "prompt_version": grade_set.prompt_version,
@@ -91,6 +93,38 @@ def grade_rows(store: Store, grade_set: GradeSet) -> Iterator[tuple[str, str, st
     """(query, passage, question, grade) of a grade set's label step, streamed from the store."""
     refuse_answer_set(grade_set)
     return store.grade_rows(grade_set.id, grade_set.step)
+
+
+def banked_items(store: Store, grade_set: GradeSet, graded: set[str]) -> dict[str, set[str]] | None:
+    """`{query: item ids}` of the grade set's bank version, of the kinds (questions, nuggets) it graded —
+    the queries EXAM-Cover scores; None for a grade set without a bank."""
+    if grade_set.bank is None:
+        return None
+    records = store.bank_questions(grade_set.bank, grade_set.bank_version)
+    kinds = {r["kind"] for r in records if r["question_id"] in graded} or {r["kind"] for r in records}
+    out: dict[str, set[str]] = {}
+    for r in records:
+        if r["kind"] in kinds:
+            out.setdefault(r["query_id"], set()).add(r["question_id"])
+    return out
+
+
+def cover_table(store: Store, grade_set: GradeSet, tau: int,
+                rows: Iterable[tuple[str, str, str, int | None]] | None = None) -> tuple[CoverTable, list[str]]:
+    """The EXAM-Cover table of a grade set at τ (from `rows` when given, else streamed from the store) with
+    every topic of its bank, and notes on topics that were never graded or a missing bank."""
+    table = CoverTable.build(grade_rows(store, grade_set) if rows is None else rows, tau)
+    bank = banked_items(store, grade_set, table.item_ids())
+    if bank is None:
+        return table, ["EXAM-Cover: the grade set has no bank; the queries scored are those with grades "
+                       f"({len(table.questions)})"]
+    ungraded = table.add_bank(bank)
+    notes = [f"EXAM-Cover: the queries scored are the {len(bank)} topics of bank {grade_set.bank_label}"]
+    if ungraded:
+        shown = ", ".join(ungraded[:10]) + (", ..." if len(ungraded) > 10 else "")
+        notes.append(f"EXAM-Cover: {len(ungraded)} banked topics have no grade in this grade set and cover "
+                     f"nothing: {shown}")
+    return table, notes
 
 
 def official_or_file_qrels(store: Store, which: str) -> Qrels:

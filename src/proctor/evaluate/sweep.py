@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from proctor.evaluate.cover import CoverTable
 from proctor.evaluate.leaderboard import Leaderboard, cover_leaderboard, measure_leaderboard
 from proctor.evaluate.measures import parse_measure
 from proctor.evaluate.runs import Ranked
-from proctor.evaluate.sources import describe, exam_qrels, grade_rows
+from proctor.evaluate.sources import cover_table, describe, exam_qrels, grade_rows
 from proctor.records import GradeSet
 from proctor.store import Store
 
@@ -36,6 +35,7 @@ def sweep(
             boards.append(measure_leaderboard(runs, qrels, spec, tau if spec.measure.uses_relevance_level else None,
                                               description=description))
     for tau in taus:
-        boards.append(cover_leaderboard(runs, CoverTable.build(rows, tau), budget=budget, missing=missing_cover,
-                                        description=description))
+        table, notes = cover_table(store, grade_set, tau, rows)
+        boards.append(cover_leaderboard(runs, table, budget=budget, missing=missing_cover,
+                                        description=description, notes=notes))
     return boards

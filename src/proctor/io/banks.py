@@ -40,6 +40,8 @@ class Bank:
     info: dict[str, Any] = field(default_factory=dict)
     skipped: list[InputError] = field(default_factory=list)
     """Bad lines left out when read with `on_error="skip"`."""
+    notes: list[str] = field(default_factory=list)
+    """What the reader merged (identical repeats of an item inside one line), for the terminal."""
 
     @property
     def version(self) -> str:
@@ -71,7 +73,7 @@ def read_bank(path: str | Path, on_error: str = "fail") -> Bank:
 
 
 def _line(path: str | Path, line: int, obj: Any, bank: Bank) -> list[dict[str, Any]]:
-    """One workbench line's questions (the bank's query texts and info noted on the way)."""
+    """One workbench line's questions (the bank's query texts, info and merge notes noted on the way)."""
     if not isinstance(obj, dict):
         raise InputError(str(path), line, "expected a JSON object per line")
     items = obj.get("items", obj.get("questions"))
@@ -82,19 +84,32 @@ def _line(path: str | Path, line: int, obj: Any, bank: Bank) -> list[dict[str, A
     query_id = record_id(path, line, obj["query_id"], "query")
     facet_id = obj.get("facet_id")
     text = obj.get("query_text")
-    questions, here = [], {}
-    for item in items:
-        question = _item(path, line, item, query_id, facet_id, text)
-        first = bank.lines.get(question["question_id"], here.get(question["question_id"]))
-        if first is not None:
-            raise InputError(str(path), line, f"id {question['question_id']!r} also on line {first}")
-        here[question["question_id"]] = line
-        questions.append(question)
+    questions = _line_items(bank, path, line, [_item(path, line, item, query_id, facet_id, text) for item in items])
     if isinstance(text, str) and facet_id is None:
         bank.query_texts.setdefault(query_id, text)
     if isinstance(obj.get("info"), dict) and not bank.info:
         bank.info = {k: v for k, v in obj["info"].items() if k != "hash"}
     return questions
+
+
+def _line_items(bank: Bank, path: str | Path, line: int, questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One line's items: an identical repeat of an item in the same line is merged (and noted); an id given
+    again with other content, or on another line, is an error."""
+    here: dict[str, dict[str, Any]] = {}
+    merged: dict[str, int] = {}
+    for question in questions:
+        qid = question["question_id"]
+        if qid in here and here[qid] == question:
+            merged[qid] = merged.get(qid, 1) + 1
+            continue
+        if qid in here:
+            raise InputError(str(path), line, f"id {qid!r} given twice in this line with different content")
+        if qid in bank.lines:
+            raise InputError(str(path), line, f"id {qid!r} also on line {bank.lines[qid]}")
+        here[qid] = question
+    bank.notes += [f"{path}:{line}: id {qid!r} appears {times} times with identical content; kept once"
+                   for qid, times in merged.items()]
+    return list(here.values())
 
 
 def _item(path: str | Path, line: int, item: Any, query_id: str, facet_id: Any, query_text: Any) -> dict:

@@ -1,6 +1,7 @@
-"""Read leaderboards: Proctor's TSV (`system<TAB>score<TAB>stderr<TAB>n_queries`) or JSON output (with
-per-query scores when written with --per-query), any `system<TAB>score` TSV, and official leaderboards
-given as JSON `{run: rank}` (ties and fractional ranks allowed) or a TSV of scores."""
+"""Read leaderboards: Proctor's TSV (`system<TAB>score<TAB>stderr<TAB>n_queries<TAB>measure<TAB>labels`, one
+measure per file) or JSON output (with per-query scores when written with --per-query), any
+`system<TAB>score` TSV, and official leaderboards given as JSON `{run: rank}` (ties and fractional ranks
+allowed) or a TSV of scores."""
 
 from __future__ import annotations
 
@@ -33,6 +34,9 @@ def read_leaderboard(path: str | Path) -> LeaderboardFile:
         data = parse_json_document(path)
         if isinstance(data, dict) and isinstance(data.get("systems"), list):
             return _from_proctor_json(path, data)
+        if isinstance(data, dict) and isinstance(data.get("leaderboards"), list):
+            raise InputError(str(path), 1, f"holds {len(data['leaderboards'])} leaderboards (one per measure); "
+                             "this command reads one: write one measure per file")
         if isinstance(data, dict):
             return LeaderboardFile(_numbers(path, data, "score"))
         raise InputError(str(path), 1, "expected a Proctor leaderboard JSON (with `systems`) or {system: score}")
@@ -77,6 +81,8 @@ def _numbers(path: str | Path, data: dict, what: str) -> dict[str, float]:
 
 def _read_tsv(path: str | Path) -> dict[str, float]:
     scores: dict[str, float] = {}
+    measure_column: int | None = None
+    measures: dict[str, int] = {}
     for line, text in read_lines(path):
         if not text.strip():
             continue
@@ -84,7 +90,14 @@ def _read_tsv(path: str | Path) -> dict[str, float]:
         if len(parts) < 2:
             raise InputError(str(path), line, "expected `system<TAB>score`")
         if line == 1 and parts[0] == "system":
+            measure_column = parts.index("measure") if "measure" in parts else None
             continue
+        if measure_column is not None and len(parts) > measure_column:
+            measures.setdefault(parts[measure_column], line)
+            if len(measures) > 1:
+                first, second = list(measures)[:2]
+                raise InputError(str(path), line, f"a second measure {second!r} (the first, {first!r}, on line "
+                                 f"{measures[first]}); a leaderboard file holds one measure: write one per file")
         try:
             score = float(parts[1])
         except ValueError:

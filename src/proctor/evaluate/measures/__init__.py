@@ -1,13 +1,17 @@
 """The measure registry: parse trec_eval names (`P.20`, `ndcg_cut.10`, `recip_rank`, `map`, `Rprec`) and
-ir_measures names (`P@20`, `P(rel=3)@20`, `nDCG@10`, `RR`, `AP`, `Rprec`) into a `MeasureSpec`."""
+ir_measures names (`P@20`, `P(rel=3)@20`, `nDCG@10`, `RR`, `AP`, `Rprec`) into a `MeasureSpec` computed
+in-process; any other name ir_measures or trec_eval knows (`R@100`, `recall.100`, `bpref`, `Judged@10`, ...)
+into an `ExternalSpec` computed by ir_measures (`external.py`). Unknown names list the close matches."""
 
 from __future__ import annotations
 
+import difflib
 import re
 
 from proctor.errors import UsageError
 from proctor.evaluate.measures.average_precision import AVERAGE_PRECISION
 from proctor.evaluate.measures.base import Measure, MeasureSpec
+from proctor.evaluate.measures.external import ExternalSpec, known_names, parse_external
 from proctor.evaluate.measures.ndcg import NDCG
 from proctor.evaluate.measures.precision import PRECISION
 from proctor.evaluate.measures.r_precision import R_PRECISION
@@ -27,12 +31,27 @@ _IR_MEASURES = re.compile(r"^(?P<name>[A-Za-z][A-Za-z_-]*)(?:\(rel=(?P<rel>-?\d+
 _TREC = re.compile(r"^(?P<name>[A-Za-z][A-Za-z_-]*?)(?:[._](?P<cut>\d+))?$")
 
 
-def parse_measure(text: str) -> MeasureSpec:
-    """Parse a measure name in trec_eval or ir_measures form; unknown names are a usage error."""
+AnySpec = MeasureSpec | ExternalSpec
+
+
+def parse_measure(text: str) -> AnySpec:
+    """Parse a measure name in trec_eval or ir_measures form: one of the in-process measures, else any
+    measure ir_measures computes; unknown names are a usage error that lists the close matches."""
     text = text.strip()
+    spec = _parse(text)
+    if spec is None:
+        raise UsageError(f"unknown measure {text!r}{_close_matches(text)}; known: {known_measures()}")
+    return spec
+
+
+def _parse(text: str) -> AnySpec | None:
+    """The measure `text` names, None when no measure has that name (other problems: UsageError)."""
     match = _IR_MEASURES.match(text) if ("@" in text or "(" in text) else _TREC.match(text)
     if match is None or match.group("name") not in _ALIASES:
-        raise UsageError(f"unknown measure {text!r}; known: {known_measures()}")
+        external = parse_external(text) if text else None
+        if external is not None:
+            _check_rel(text, external.rel)
+        return external
     measure = _ALIASES[match.group("name")]
     cutoff = int(match.group("cut")) if match.group("cut") else None
     rel = int(match.group("rel")) if match.groupdict().get("rel") else None
@@ -40,16 +59,44 @@ def parse_measure(text: str) -> MeasureSpec:
         raise UsageError(f"measure {text!r} needs a cutoff, e.g. {measure.name}@20 or {measure.trec_name}.20")
     if cutoff is not None and not measure.accepts_cutoff:
         raise UsageError(f"measure {measure.name} takes no cutoff")
-    if rel is not None and not 1 <= rel <= 5:
-        raise UsageError(f"measure {text!r}: rel must be a grade 1..5 (got {rel})")
+    _check_rel(text, rel)
     if cutoff is not None and cutoff < 1:
         raise UsageError(f"measure {text!r}: the cutoff must be at least 1")
     return MeasureSpec(measure, cutoff, rel)
 
 
+def _check_rel(text: str, rel: int | None) -> None:
+    if rel is not None and not 1 <= rel <= 5:
+        raise UsageError(f"measure {text!r}: rel must be a grade 1..5 (got {rel})")
+
+
+def _close_matches(text: str) -> str:
+    """`; did you mean ...` with the names closest to the measure's base name (its cutoff kept)."""
+    base = re.split(r"[@(.]", text, maxsplit=1)[0]
+    suffix = text[len(base):]
+    names = {name.lower(): name for name in [*_ALIASES, *known_names(), *(m.name for m in MEASURES)]}
+    found: list[str] = []
+    for close in difflib.get_close_matches(base.lower(), list(names), n=8, cutoff=0.6):
+        for candidate in (names[close] + suffix, names[close] + suffix.replace("@", "."),
+                          names[close] + suffix.replace(".", "@")):
+            if candidate not in found and _parses(candidate):
+                found.append(candidate)
+                break
+    return f"; did you mean {', '.join(found[:5])}?" if found else ""
+
+
+def _parses(text: str) -> bool:
+    try:
+        return _parse(text) is not None
+    except UsageError:
+        return False
+
+
 def known_measures() -> str:
     """A one-line list of accepted names, for error messages and --help."""
-    return "P@k|P.k, nDCG@k|ndcg_cut.k, nDCG|ndcg, RR|recip_rank, AP|map, Rprec (ir_measures or trec_eval names)"
+    return ("in-process: P@k|P.k, nDCG@k|ndcg_cut.k, nDCG|ndcg, RR|recip_rank, AP|map, Rprec; any other "
+            "ir_measures or trec_eval measure through ir_measures, e.g. R@100|recall.100, Bpref|bpref, infAP, "
+            "Judged@10, Success@10|success.10")
 
 
-__all__ = ["MEASURES", "Measure", "MeasureSpec", "parse_measure", "known_measures"]
+__all__ = ["MEASURES", "AnySpec", "ExternalSpec", "Measure", "MeasureSpec", "parse_measure", "known_measures"]

@@ -57,6 +57,11 @@ class MeasureSpec:
         level = self.rel if self.rel is not None else rel_level
         return self.measure.compute(ranked, qrels, level, self.cutoff)
 
+    def per_system(self, ranked: dict[str, list[str]], qrels: dict[str, dict[str, int]], rel_level: int
+                   ) -> dict[str, float]:
+        """Per-query values for the queries in both the run and the qrels."""
+        return {qid: self.per_query(ranked[qid], qrels[qid], rel_level) for qid in ranked if qid in qrels}
+
 
 def relevant_count(qrels: dict[str, int], rel_level: int) -> int:
     """R: how many judged passages reach the relevance level."""

@@ -1,0 +1,64 @@
+"""`proctor compare LEADERBOARD`: which differences between systems are significant (paired t-test and
+randomization test over queries, corrected for multiple comparisons)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from proctor.cli.common import add_format, int_in, note
+from proctor.errors import UsageError
+from proctor.stats.correction import CORRECTIONS
+
+DESCRIPTION = """\
+Significance between the systems of a leaderboard, as IR papers report it: for every pair of systems (or every
+system against --baseline RUN), a two-sided paired t-test and a paired randomization (permutation) test over
+the queries both were scored on, each family of p-values corrected for multiple comparisons (Holm by
+default, or Bonferroni). A difference is significant when its adjusted p-value is below --alpha.
+
+LEADERBOARD: a JSON written by `proctor leaderboard --format json --per-query` (one measure). The same table is
+printed by `proctor leaderboard ... --significance`."""
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the `compare` command."""
+    p = commands.add_parser("compare", help="significance tests between the systems of a leaderboard",
+                            description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("leaderboard", metavar="LEADERBOARD", help="leaderboard JSON with per-query scores")
+    add_significance_options(p)
+    add_format(p, ("tsv", "json", "md"), "tsv")
+    p.set_defaults(func=run)
+
+
+def add_significance_options(p: argparse.ArgumentParser) -> None:
+    """The options `compare` and `leaderboard --significance` share."""
+    p.add_argument("--test", choices=("both", "t", "randomization"), default="both",
+                   help="paired t-test, randomization test, or both (default)")
+    p.add_argument("--correction", choices=CORRECTIONS, default="holm",
+                   help="multiple-comparison correction of each test's p-values (default holm)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--baseline", metavar="RUN", help="compare every system with this one only (default: all pairs)")
+    p.add_argument("--samples", type=int_in(100), default=10_000, metavar="N",
+                   help="randomization test: random sign assignments (default 10000; all 2^n when that is fewer)")
+    p.add_argument("--seed", type=int, default=0, help="randomization test: seed (default 0)")
+
+
+def significance_settings(args: argparse.Namespace) -> dict:
+    """The keyword arguments of `api.significance` from the options."""
+    if not 0 < args.alpha < 1:
+        raise UsageError(f"--alpha must be between 0 and 1 (got {args.alpha})")
+    tests = ("t", "randomization") if args.test == "both" else (args.test,)
+    return {"tests": tests, "correction": args.correction, "alpha": args.alpha, "baseline": args.baseline,
+            "samples": args.samples, "seed": args.seed}
+
+
+def run(args: argparse.Namespace) -> int:
+    """Read the leaderboard, test every pair, print the table."""
+    from proctor import api
+    from proctor.stats.report import render_comparison
+
+    comparison = api.compare_file(args.leaderboard, **significance_settings(args))
+    for line in comparison.notes:
+        note(line)
+    sys.stdout.write(render_comparison(comparison, args.format, title=args.leaderboard))
+    return 0

@@ -1,0 +1,50 @@
+"""A comparison as text: TSV (one row per pair), JSON (settings, notes, pairs) or Markdown."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from proctor.markdown import escape
+from proctor.stats.pairs import Comparison
+
+COLUMNS = ("a", "b", "n_queries", "mean_a", "mean_b", "difference", "t", "p_t", "p_t_adjusted", "significant_t",
+           "p_randomization", "p_randomization_adjusted", "significant_randomization")
+
+
+def as_dict(comparison: Comparison) -> dict[str, Any]:
+    """Settings, notes and pairs (NaN as null)."""
+    pairs = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+             for row in comparison.pairs]
+    return {**comparison.settings, "notes": comparison.notes, "comparisons": pairs}
+
+
+def render_comparison(comparison: Comparison, fmt: str, title: str = "") -> str:
+    """`tsv`, `json` or `md` text."""
+    if fmt == "json":
+        return json.dumps(as_dict(comparison), indent=2) + "\n"
+    columns = [c for c in COLUMNS if any(c in row for row in comparison.pairs)] or list(COLUMNS[:6])
+    if fmt == "tsv":
+        lines = ["\t".join(columns)]
+        lines += ["\t".join(_cell(row.get(c)) for c in columns) for row in comparison.pairs]
+        return "\n".join(lines) + "\n"
+    s = comparison.settings
+    how = (f"{', '.join(s['tests'])}; correction {s['correction']}, α = {s['alpha']}, {s['pairs']} pairs"
+           + (f", randomization {s['randomization_samples']} samples, seed {s['seed']}"
+              if "randomization" in s["tests"] else ""))
+    lines = [f"**Significance**{' — ' + escape(title) if title else ''} ({escape(how)})", ""]
+    lines += [f"> {escape(n)}" for n in comparison.notes] + ([""] if comparison.notes else [])
+    lines += ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
+    lines += ["| " + " | ".join(escape(_cell(row.get(c))) for c in columns) + " |" for row in comparison.pairs]
+    return "\n".join(lines) + "\n"
+
+
+def _cell(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "nan"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.6g}" if abs(value) < 1e-4 and value != 0 else f"{value:.6f}"
+    return str(value)

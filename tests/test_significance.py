@@ -1,0 +1,131 @@
+"""Significance between systems: paired t-test and randomization test over queries equal scipy's, Holm and
+Bonferroni corrections, `proctor compare` and `leaderboard --significance`; checked against scipy on DL19."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from conftest import run_process
+from proctor.stats.correction import adjust
+from proctor.stats.randomization import randomization_test
+from proctor.stats.student_t import two_sided_p
+from proctor.stats.ttest import paired_t_test
+
+
+def _pairs(n: int, seed: int, shift: float = 0.05) -> tuple[list[float], list[float]]:
+    rng = random.Random(seed)
+    a = [rng.random() for _ in range(n)]
+    return a, [min(1.0, max(0.0, x + rng.gauss(shift, 0.2))) for x in a]
+
+
+@pytest.mark.parametrize("df", [1, 2, 5, 42, 300])
+@pytest.mark.parametrize("t", [0.0, 0.3, 1.0, 2.5, 7.0, 40.0])
+def test_student_t_tail_equals_scipy(t, df):
+    assert two_sided_p(t, df) == pytest.approx(2 * stats.t.sf(abs(t), df), rel=1e-9, abs=1e-300)
+
+
+@pytest.mark.parametrize("n, seed", [(2, 0), (5, 1), (12, 2), (43, 3), (200, 4)])
+def test_paired_t_test_equals_scipy(n, seed):
+    a, b = _pairs(n, seed)
+    ours, theirs = paired_t_test(a, b), stats.ttest_rel(a, b)
+    assert ours.statistic == pytest.approx(theirs.statistic, rel=1e-12)
+    assert ours.p_value == pytest.approx(theirs.pvalue, rel=1e-9)
+
+
+def test_t_test_edge_cases():
+    assert math.isnan(paired_t_test([0.5, 0.5], [0.5, 0.5]).p_value)
+    assert paired_t_test([0.6, 0.7], [0.5, 0.6]).p_value == 0.0
+    assert math.isnan(paired_t_test([1.0], [0.0]).p_value)
+
+
+@pytest.mark.parametrize("n, seed", [(4, 0), (10, 1), (13, 2)])
+def test_exact_randomization_test_equals_scipy(n, seed):
+    a, b = _pairs(n, seed)
+    ours = randomization_test(a, b, samples=2 ** n)
+    theirs = stats.permutation_test((np.array(a), np.array(b)), lambda x, y, axis: np.mean(x - y, axis=axis),
+                                    permutation_type="samples", n_resamples=2 ** n, vectorized=True)
+    assert ours.p_value == pytest.approx(theirs.pvalue, rel=1e-12)
+
+
+def test_sampled_randomization_test_is_seeded_and_close_to_scipy():
+    a, b = _pairs(43, 5, shift=0.03)
+    first = randomization_test(a, b, samples=20_000, seed=7)
+    assert first == randomization_test(a, b, samples=20_000, seed=7)
+    theirs = stats.permutation_test((np.array(a), np.array(b)), lambda x, y, axis: np.mean(x - y, axis=axis),
+                                    permutation_type="samples", n_resamples=20_000, random_state=1,
+                                    vectorized=True).pvalue
+    assert abs(first.p_value - theirs) < 4 * math.sqrt(2 * theirs * (1 - theirs) / 20_000) + 1e-3
+
+
+def test_holm_and_bonferroni_by_hand():
+    p = [0.01, 0.04, 0.03, 0.005, math.nan]
+    assert adjust(p, "bonferroni")[:4] == pytest.approx([0.04, 0.16, 0.12, 0.02])
+    # Holm: sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1 = 0.02, 0.03, 0.06, 0.04 -> running max 0.06
+    assert adjust(p, "holm")[:4] == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert math.isnan(adjust(p, "holm")[4]) and adjust([0.6, 0.9], "holm") == [1.0, 1.0]
+    assert adjust(p, "none")[:4] == p[:4]
+
+
+def test_leaderboard_significance_and_compare_on_the_demo(cli, demo_store, tmp_path):
+    args = ("leaderboard", "--store", demo_store, "--qrels", "official", "--measure", "P@3")
+    refused = cli(*args, "--significance")
+    assert refused.code == 2 and "--significance needs --format json or md" in refused.err
+    result = cli(*args, "--format", "json", "--significance", "--correction", "bonferroni", "--test", "t")
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    systems = [s["system"] for s in data["systems"]]
+    tests = data["significance"]
+    assert tests["correction"] == "bonferroni" and tests["pairs"] == len(systems) * (len(systems) - 1) // 2
+    assert [(c["a"], c["b"]) for c in tests["comparisons"]][0] == (systems[0], systems[1])
+    assert all("p_randomization" not in c for c in tests["comparisons"])
+    board = tmp_path / "lb.json"
+    board.write_text(cli(*args, "--format", "json", "--per-query").out)
+    compared = cli("compare", board, "--baseline", systems[-1], "--format", "json")
+    assert compared.code == 0, compared.err
+    assert [c["a"] for c in json.loads(compared.out)["comparisons"]] == [systems[-1]] * (len(systems) - 1)
+    assert "no such system" in cli("compare", board, "--baseline", "nobody").err
+    plain = tmp_path / "lb.tsv"
+    plain.write_text(cli(*args).out)
+    missing = cli("compare", plain)
+    assert missing.code == 2 and "no per-query scores" in missing.err
+
+
+def test_dl19_significance_equals_scipy(dl19_store, tmp_path):
+    board = tmp_path / "ndcg.json"
+    made = run_process("leaderboard", "--store", dl19_store, "--measure", "nDCG@10", "--qrels", "official",
+                       "--format", "json", "--per-query")
+    board.write_text(made.out)
+    result = run_process("compare", board, "--format", "json", "--samples", "20000")
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    per_query = {s["system"]: s["per_query"] for s in json.loads(made.out)["systems"]}
+    rows = data["comparisons"]
+    assert len(rows) == 37 * 36 // 2
+    expected = []
+    for row in rows:
+        queries = sorted(per_query[row["a"]])
+        a, b = [per_query[row["a"]][q] for q in queries], [per_query[row["b"]][q] for q in queries]
+        scipy_p = stats.ttest_rel(a, b).pvalue
+        expected.append(scipy_p)
+        assert row["p_t"] == pytest.approx(scipy_p, rel=1e-8, abs=1e-300), (row["a"], row["b"])
+    m = len(expected)
+    order = sorted(range(m), key=lambda i: expected[i])
+    holm, running = [0.0] * m, 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * expected[i]))
+        holm[i] = running
+    assert [r["p_t_adjusted"] for r in rows] == pytest.approx(holm, rel=1e-8, abs=1e-300)
+    for row in rows[:: len(rows) // 6]:
+        queries = sorted(per_query[row["a"]])
+        a = np.array([per_query[row["a"]][q] for q in queries])
+        b = np.array([per_query[row["b"]][q] for q in queries])
+        theirs = stats.permutation_test((a, b), lambda x, y, axis: np.mean(x - y, axis=axis),
+                                        permutation_type="samples", n_resamples=20_000, random_state=0,
+                                        vectorized=True).pvalue
+        assert abs(row["p_randomization"] - theirs) < 4 * math.sqrt(2 * theirs * (1 - theirs) / 20_000) + 2e-3
