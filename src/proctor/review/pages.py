@@ -1,0 +1,168 @@
+"""What the review pages show, as plain data (the templates only lay it out): the overview of every query,
+one query's bank and grade matrix, and one cell's grade with its prompt and reply."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from proctor.errors import UsageError
+from proctor.evaluate.labels import exam_labels
+from proctor.grading.pool import judgment_pool
+from proctor.records import GradeSet
+from proctor.review.editing import draft_questions
+from proctor.review.verify import spurious_counts, uncovered_passages
+from proctor.store import Store
+
+
+@dataclass
+class Thresholds:
+    """When a question answers (grade >= min_grade) and a judgment counts as relevant."""
+
+    min_grade: int = 4
+    judged_relevant: int = 1
+
+
+@dataclass
+class Cache:
+    """What every page needs and only an import changes: the judgment pool."""
+
+    depth: int = 20
+    pool: dict[str, list[str]] | None = None
+    texts: dict[str, str | None] = field(default_factory=dict)
+
+    def pool_of(self, store: Store) -> dict[str, list[str]]:
+        """The judgment pool (computed once)."""
+        if self.pool is None:
+            self.pool = judgment_pool(store, self.depth)
+        return self.pool
+
+
+def visible_sets(store: Store) -> list[GradeSet]:
+    """The grade sets a reviewer chooses from (intermediate ones left out)."""
+    return [s for s in store.grade_sets() if not s.intermediate]
+
+
+def choose_grade_set(store: Store, wanted: str | None) -> GradeSet | None:
+    """The grade set named, else the one with most grades on the newest bank version, else None."""
+    sets = visible_sets(store)
+    if wanted:
+        for s in sets:
+            if s.id == wanted:
+                return s
+        raise UsageError(f"no grade set {wanted!r}")
+    seq = {(b["bank"], b["version"]): b["seq"] for b in store.banks()}
+    graded = [s for s in sets if s.grades]
+    if not graded:
+        return None
+    return max(graded, key=lambda s: (seq.get((s.bank, s.bank_version), 0), s.grades, s.created or ""))
+
+
+def overview(store: Store, cache: Cache, grade_set: GradeSet | None, t: Thresholds) -> dict[str, Any]:
+    """Every query with its bank version, questions, pool size and flags; every grade set with its state."""
+    pool = cache.pool_of(store)
+    latest = store.bank_questions()
+    versions = {(b["bank"]): b["version"] for b in store.banks() if b["latest"]}
+    per_query: dict[str, list[dict]] = defaultdict(list)
+    for q in latest:
+        per_query[q["query_id"]].append(q)
+    owners = {q["question_id"]: q for q in latest}
+    bank_of = {qid: _bank_of(store, rows[0]["question_id"]) for qid, rows in per_query.items()}
+    spurious, uncovered = Counter(), Counter()
+    if grade_set is not None:
+        rows = list(store.grade_rows(grade_set.id, grade_set.step))
+        judgments = store.judgments()
+        hits, _ = spurious_counts(rows, judgments, t.min_grade, t.judged_relevant)
+        spurious = Counter(q for q, _ in hits)
+        uncovered = Counter(q for q, *_ in uncovered_passages(rows, judgments, t.min_grade, t.judged_relevant))
+    queries = []
+    for qid, text in store.queries().items():
+        bank = bank_of.get(qid)
+        queries.append({"id": qid, "text": text, "bank": f"{bank}@{versions[bank]}" if bank else None,
+                        "questions": len(per_query.get(qid, [])), "pool": len(pool.get(qid, [])),
+                        "spurious": spurious.get(qid, 0), "uncovered": uncovered.get(qid, 0)})
+    sets = [_set_state(store, s, pool, owners) for s in visible_sets(store)]
+    return {"queries": queries, "grade_sets": sets, "banks": store.banks(),
+            "grade_set": grade_set.as_dict() if grade_set else None, "counts": _counts(store)}
+
+
+def _bank_of(store: Store, question_id: str) -> str | None:
+    owner = store.question_owner(question_id)
+    return owner[0] if owner else None
+
+
+def _counts(store: Store) -> dict[str, int]:
+    counts = store.counts()
+    return {k: counts[k] for k in ("queries", "passages", "runs", "judgments", "questions", "grades")}
+
+
+def _set_state(store: Store, s: GradeSet, pool: dict[str, list[str]], owners: dict) -> dict[str, Any]:
+    expected = None
+    if s.bank is not None and s.bank_version is not None:
+        items = Counter(q["query_id"] for q in store.bank_questions(s.bank, s.bank_version))
+        expected = sum(len(pool.get(qid, [])) * n for qid, n in items.items())
+    pending = max(0, expected - s.grades) if expected is not None else None
+    state = "failed" if s.failures else ("pending" if pending else "graded")
+    return {**s.as_dict(), "state": state, "pending": pending, "expected": expected}
+
+
+def query_page(store: Store, cache: Cache, qid: str, grade_set: GradeSet | None, t: Thresholds) -> dict[str, Any]:
+    """One query: its questions (as the bank's draft makes them) and the passage x question grade matrix."""
+    queries = store.queries()
+    if qid not in queries:
+        raise KeyError(qid)
+    owner = None
+    for bank in store.banks():
+        if bank["latest"] and any(q["query_id"] == qid for q in store.bank_questions(bank["bank"], bank["version"])):
+            owner = bank["bank"]
+    draft, questions = draft_questions(store, owner, qid) if owner else (None, [])
+    changes = store.last_changes(owner, qid) if owner else {}
+    grades = store.query_grades(grade_set.id, grade_set.step, qid) if grade_set else []
+    rows = [(qid, p, k, g) for p, k, g, _ in grades]
+    judged = store.judgments().get(qid, {})
+    hits, non_rel = spurious_counts(rows, {qid: judged}, t.min_grade, t.judged_relevant)
+    uncovered = {p for _, p, *_ in uncovered_passages(rows, {qid: judged}, t.min_grade, t.judged_relevant)}
+    labels = exam_labels(rows).get(qid, {})
+    cells: dict[str, dict[str, tuple[int | None, str]]] = defaultdict(dict)
+    for p, k, g, status in grades:
+        cells[p][k] = (g, status)
+    graded_ids = {k for _, k, _, _ in grades}
+    columns = [q for q in questions if q["question_id"] in graded_ids] + \
+              [q for q in questions if q["question_id"] not in graded_ids]
+    for q in questions:
+        q["answering_non_relevant"] = hits.get((qid, q["question_id"]), 0)
+        q["non_relevant_graded"] = non_rel.get((qid, q["question_id"]), 0)
+        q["flagged"] = q["answering_non_relevant"] > 0
+        q["last_change"] = changes.get(q["question_id"])
+    reviewed = store.review_judgments(qid).get(qid, {})
+    passages = sorted(set(cells) | set(cache.pool_of(store).get(qid, [])),
+                      key=lambda p: (-(labels.get(p, -1)), -(judged.get(p, -1)), p))
+    texts = store.passage_texts_of(passages)
+    matrix = [{"id": p, "text": texts.get(p) or "", "label": labels.get(p), "judgment": judged.get(p),
+               "reviewed": reviewed.get(p), "uncovered": p in uncovered,
+               "cells": [cells[p].get(q["question_id"], (None, None)) for q in columns]} for p in passages]
+    return {"query": {"id": qid, "text": queries[qid]}, "bank": owner, "draft": draft, "questions": questions,
+            "columns": columns, "matrix": matrix, "uncovered": len(uncovered),
+            "grade_set": grade_set.as_dict() if grade_set else None,
+            "flagged": sum(q["flagged"] for q in questions)}
+
+
+def cell_detail(store: Store, grade_set: GradeSet, qid: str, pid: str, question_id: str) -> dict[str, Any]:
+    """One pair: the passage, the question, the prompt as the method's template renders it, every step's reply."""
+    from proctor.methods import get_method
+
+    question = store.question_texts().get(question_id, "")
+    passage = store.passage_texts_of([pid]).get(pid) or ""
+    steps = store.grade_detail(grade_set.id, qid, pid, question_id)
+    prompt = None
+    try:
+        template = get_method(grade_set.step).template
+        prompt = template.render(question, passage, {"query": store.queries().get(qid) or qid,
+                                                      "criterion_name": question_id})
+        source = f"template {template.name} version {template.version} (the context is shown uncut)"
+    except UsageError:  # a step without a packaged template (imported grades): no prompt to show
+        source = f"no packaged template for step {grade_set.step}: the grades were imported"
+    return {"query_id": qid, "passage_id": pid, "question_id": question_id, "question": question,
+            "passage": passage, "prompt": prompt, "prompt_source": source, "steps": steps,
+            "grade_set": grade_set.as_dict()}
