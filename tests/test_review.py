@@ -1,0 +1,214 @@
+"""`proctor review`: a real uvicorn server over the demo store, driven by Debian's chromium through Playwright,
+grading against the local OpenAI-compatible test server."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_process, seed_demo
+from fake_openai import FakeOpenAI
+from proctor.store import Store
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+HOSTILE = "<script>window.pwned=1</script><img src=x onerror=\"window.pwned=2\"> <a href=\"javascript:alert(3)\">x</a>"
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """`proctor review` as a real process on a free port."""
+
+    def __init__(self, store: Path, *extra: str) -> None:
+        self.port = _port()
+        self.proc = subprocess.Popen([sys.executable, "-m", "proctor", "review", "--store", str(store), "--port",
+                                      str(self.port), *extra], cwd=ROOT, stderr=subprocess.PIPE, text=True,
+                                     env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+        self.banner = self.proc.stderr.readline()  # type: ignore[union-attr]
+        self.url = f"http://127.0.0.1:{self.port}"
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError(f"the review server did not start: {self.banner}")
+
+    def get(self, path: str, headers: dict | None = None, data: bytes | None = None, method: str | None = None):
+        request = urllib.request.Request(self.url + path, data=data, headers=headers or {}, method=method)
+        try:
+            with urllib.request.urlopen(request) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode()
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    """The demo store with hostile texts in a pool passage and a question, graded, and a review server."""
+    root = tmp_path_factory.mktemp("review")
+    store = seed_demo(root)
+    bank = root / "collection" / "bank.jsonl"
+    lines = [json.loads(line) for line in bank.read_text().splitlines()]
+    lines[0]["items"].append({"question_id": "q1/hostile", "question_text": "Bees? " + HOSTILE})
+    bank.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert run_process("import", "bank", bank, "--store", store).code == 0
+    opened = Store.open(store)
+    hostile_pid = sorted(opened.judgments()["q1"])[0]
+    with opened.transaction():
+        opened.upsert_passages([(hostile_pid, "Honey passage " + HOSTILE)])
+    opened.close()
+    with FakeOpenAI() as llm:
+        graded = run_process("grade", "--store", store, "--method", "self-rating", "--llm", "openai:judge",
+                             "--base-url", llm.base_url)
+        assert graded.code == 0, graded.err
+        server = Server(store, "--llm", "openai:judge", "--base-url", llm.base_url)
+        try:
+            yield {"store": store, "server": server, "llm": llm, "pid": hostile_pid}
+        finally:
+            server.stop()
+
+
+def test_other_hosts_need_a_token_and_requests_without_it_are_refused(demo):
+    refused = run_process("review", "--store", demo["store"], "--host", "0.0.0.0")
+    assert refused.code == 2 and "--token" in refused.err and "Traceback" not in refused.err
+    token = "t" * 24
+    server = Server(demo["store"], "--token", token)
+    try:
+        assert server.get("/")[0] == 401
+        assert server.get("/", {"Authorization": "Bearer " + "x" * 24})[0] == 403
+        assert server.get("/static/review.css")[0] == 401
+        status, body = server.get("/", {"Authorization": f"Bearer {token}"})
+        assert status == 200 and "Overview" in body
+    finally:
+        server.stop()
+
+
+def test_state_changes_need_post_and_csrf_and_gets_change_nothing(demo):
+    server, before = demo["server"], Store.open(demo["store"]).dump()
+    for path in ("/", "/query/q1", "/audit", "/judgments.qrels", f"/cell?q=q1&p={demo['pid']}&k=q1/hostile"):
+        assert server.get(path)[0] == 200, path
+    assert server.get("/", {"Host": "evil.example"})[0] == 403  # DNS rebinding
+    form = b"bank=bank&query_id=q1&text=sneaky&csrf=forged"
+    for path in ("/question/add", "/publish", "/judgment", "/grade", "/reviewer", "/question/edit"):
+        assert server.get(path, data=form, method="POST")[0] == 403, path
+    assert server.get("/question/add", method="PUT", data=form)[0] == 405
+    status, headers = _headers(server.url + "/")
+    assert "script-src 'self'" in headers["Content-Security-Policy"]
+    assert Store.open(demo["store"]).dump() == before
+
+
+def _headers(url: str):
+    with urllib.request.urlopen(url) as response:
+        return response.status, response.headers
+
+
+def _browser(pw):
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed (.ci/run installs Debian's chromium)")
+        pytest.skip("chromium is not installed")
+    return pw.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+
+
+def _page(browser, server: Server, name: str):
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.dialogs = []
+    page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
+    page.goto(server.url + "/")
+    page.fill("header input[name=reviewer]", name)
+    page.click("header button")
+    assert "Overview" in page.content(), page.content()
+    return page
+
+
+def _safe(page) -> None:
+    """Hostile text is shown as text: no dialog, no script or image it brought, nothing it set."""
+    assert page.dialogs == []
+    assert page.evaluate("window.pwned === undefined")
+    assert page.evaluate("Array.from(document.scripts).map(s => s.getAttribute('src'))") == ["/static/review.js"]
+    assert page.locator("img[src=x]").count() == 0 and page.locator("a[href^='javascript:']").count() == 0
+
+
+def test_review_edit_publish_grade_impact_and_judge_in_a_browser(demo):
+    from playwright.sync_api import sync_playwright
+
+    server, store = demo["server"], demo["store"]
+    with sync_playwright() as pw:
+        browser = _browser(pw)
+        alice, bob = _page(browser, server, "alice"), _page(browser, server, "bob <b>")
+        assert alice.locator("#queries tbody tr").count() == 4
+        alice.click("#queries a:text('q1')")
+        bob.goto(alice.url)
+        assert HOSTILE in alice.locator("#questions").inner_text()
+        assert alice.locator("#matrix tbody tr").count() == 6 and alice.locator("#matrix thead th.col").count() == 4
+        _safe(alice)
+        # keyboard navigation on the matrix, then a cell's detail
+        alice.locator("#matrix a.cell").first.focus()
+        alice.keyboard.press("ArrowRight")
+        alice.keyboard.press("ArrowDown")
+        assert alice.evaluate("document.activeElement.closest('tr').rowIndex") == 2
+        # alice edits the first question; bob, who loaded the page before, is refused and sees her edit
+        first = alice.locator("#questions tbody tr").first
+        question_id = first.get_attribute("data-question")
+        first.locator("summary").click()
+        first.locator("textarea[name=text]").fill("What do bees gather from blossoms?")
+        first.locator("button[value=edit]").click()
+        assert "edited" in alice.locator(f"#questions tr[data-question='{question_id}']").inner_text()
+        other = bob.locator(f"#questions tr[data-question='{question_id}']")
+        other.locator("summary").click()
+        other.locator("textarea[name=text]").fill("Bob's wording")
+        other.locator("button[value=edit]").click()
+        assert "another reviewer changed this question first" in bob.content()
+        assert "What do bees gather from blossoms?" in bob.locator("#other-after").inner_text()
+        assert "alice" in bob.locator("#conflict").inner_text() and bob.locator("#mine").inner_text() == "Bob's wording"
+        # publish: a new bank version beside the old one
+        alice.click("#publish button")
+        versions = [b for b in Store.open(store).banks() if b["bank"] == "bank"]
+        assert len(versions) == 3 and versions[-1]["latest"] and versions[-1]["source"].startswith("review draft")
+        # grade what is new: only the edited question's 6 pairs go to the backend
+        sent = demo["llm"].requests
+        alice.locator("#grade-sets tbody tr", has_text="bank@").first.locator("button").click()
+        alice.wait_for_selector("#job-done:not([hidden])", timeout=20000)
+        assert demo["llm"].requests - sent == 6
+        assert alice.locator("#job-progress").inner_text() == "78 of 78 pairs"
+        alice.click("#impact-link")
+        assert alice.locator("#leaderboards tbody tr").count() == 4
+        assert alice.locator("#tau").inner_text() not in ("", "—")
+        # a reviewer judgment, with provenance, exported as qrels
+        alice.goto(server.url + "/query/q1")
+        alice.locator("#matrix a.cell").first.click()
+        _safe(alice)
+        passage = alice.locator("h1").inner_text().split()[1]
+        alice.select_option("#judge select", "2")
+        alice.click("#judge button")
+        assert "2 by alice" in alice.content()
+        qrels = alice.request.get(server.url + "/judgments.qrels").text()
+        assert f"q1 0 {passage} 2\n" == qrels
+        audit = alice.goto(server.url + "/audit") and alice.locator("#audit").inner_text()
+        assert "publish" in audit and "judge" in audit and "alice" in audit
+        _safe(alice)
+        _safe(bob)
+        browser.close()
+    assert Store.open(store).review_judgments()["q1"][passage]["reviewer"] == "alice"
