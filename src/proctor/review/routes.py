@@ -53,8 +53,9 @@ def _back(form, default: str = "/") -> RedirectResponse:
 
 async def overview(request: Request) -> Response:
     state = _state(request)
-    grade_set = pages.choose_grade_set(state.store, request.query_params.get("gs"))
-    data = pages.overview(state.store, state.cache, grade_set, state.thresholds)
+    sets = pages.visible_sets(state.store)
+    grade_set = pages.choose_grade_set(state.store, request.query_params.get("gs"), sets)
+    data = pages.overview(state.store, state.cache, grade_set, state.thresholds, sets)
     running = state.jobs.running() if state.jobs else None
     return render(request, "overview.html", data=data, running=running, backend=state.config.spec
                   if state.config else None, official=state.official is not None)
@@ -62,12 +63,13 @@ async def overview(request: Request) -> Response:
 
 async def query(request: Request) -> Response:
     state = _state(request)
-    grade_set = pages.choose_grade_set(state.store, request.query_params.get("gs"))
+    sets = pages.visible_sets(state.store)
+    grade_set = pages.choose_grade_set(state.store, request.query_params.get("gs"), sets)
     try:
         data = pages.query_page(state.store, state.cache, request.path_params["qid"], grade_set, state.thresholds)
     except KeyError:
         return render(request, "message.html", 404, title="No such query", message="The store has no such query.")
-    return render(request, "query.html", data=data, sets=pages.visible_sets(state.store))
+    return render(request, "query.html", data=data, sets=sets)
 
 
 async def cell(request: Request) -> Response:
