@@ -123,12 +123,19 @@ def _headers(url: str):
         return response.status, response.headers
 
 
-def _browser(pw):
+@pytest.fixture(scope="module")
+def browser():
+    """One chromium for the module's tests (each test opens its own contexts)."""
     if not os.path.exists(CHROMIUM):
         if os.environ.get("CI"):
             pytest.fail("chromium is not installed (.ci/run installs Debian's chromium)")
         pytest.skip("chromium is not installed")
-    return pw.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        launched = pw.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        yield launched
+        launched.close()
 
 
 def _page(browser, server: Server, name: str):
@@ -151,64 +158,136 @@ def _safe(page) -> None:
     assert page.locator("img[src=x]").count() == 0 and page.locator("a[href^='javascript:']").count() == 0
 
 
-def test_review_edit_publish_grade_impact_and_judge_in_a_browser(demo):
-    from playwright.sync_api import sync_playwright
-
+def test_review_edit_publish_grade_impact_and_judge_in_a_browser(demo, browser):
     server, store = demo["server"], demo["store"]
-    with sync_playwright() as pw:
-        browser = _browser(pw)
-        alice, bob = _page(browser, server, "alice"), _page(browser, server, "bob <b>")
-        assert alice.locator("#queries tbody tr").count() == 4
-        alice.click("#queries a:text('q1')")
-        bob.goto(alice.url)
-        assert HOSTILE in alice.locator("#questions").inner_text()
-        assert alice.locator("#matrix tbody tr").count() == 6 and alice.locator("#matrix thead th.col").count() == 4
-        _safe(alice)
-        # keyboard navigation on the matrix, then a cell's detail
-        alice.locator("#matrix a.cell").first.focus()
-        alice.keyboard.press("ArrowRight")
-        alice.keyboard.press("ArrowDown")
-        assert alice.evaluate("document.activeElement.closest('tr').rowIndex") == 2
-        # alice edits the first question; bob, who loaded the page before, is refused and sees her edit
-        first = alice.locator("#questions tbody tr").first
-        question_id = first.get_attribute("data-question")
-        first.locator("summary").click()
-        first.locator("textarea[name=text]").fill("What do bees gather from blossoms?")
-        first.locator("button[value=edit]").click()
-        assert "edited" in alice.locator(f"#questions tr[data-question='{question_id}']").inner_text()
-        other = bob.locator(f"#questions tr[data-question='{question_id}']")
-        other.locator("summary").click()
-        other.locator("textarea[name=text]").fill("Bob's wording")
-        other.locator("button[value=edit]").click()
-        assert "another reviewer changed this question first" in bob.content()
-        assert "What do bees gather from blossoms?" in bob.locator("#other-after").inner_text()
-        assert "alice" in bob.locator("#conflict").inner_text() and bob.locator("#mine").inner_text() == "Bob's wording"
-        # publish: a new bank version beside the old one
-        alice.click("#publish button")
-        versions = [b for b in Store.open(store).banks() if b["bank"] == "bank"]
-        assert len(versions) == 3 and versions[-1]["latest"] and versions[-1]["source"].startswith("review draft")
-        # grade what is new: only the edited question's 6 pairs go to the backend
-        sent = demo["llm"].requests
-        alice.locator("#grade-sets tbody tr", has_text="bank@").first.locator("button").click()
-        alice.wait_for_selector("#job-done:not([hidden])", timeout=20000)
-        assert demo["llm"].requests - sent == 6
-        assert alice.locator("#job-progress").inner_text() == "78 of 78 pairs"
-        alice.click("#impact-link")
-        assert alice.locator("#leaderboards tbody tr").count() == 4
-        assert alice.locator("#tau").inner_text() not in ("", "—")
-        # a reviewer judgment, with provenance, exported as qrels
-        alice.goto(server.url + "/query/q1")
-        alice.locator("#matrix a.cell").first.click()
-        _safe(alice)
-        passage = alice.locator("h1").inner_text().split()[1]
-        alice.select_option("#judge select", "2")
-        alice.click("#judge button")
-        assert "2 by alice" in alice.content()
-        qrels = alice.request.get(server.url + "/judgments.qrels").text()
-        assert f"q1 0 {passage} 2\n" == qrels
-        audit = alice.goto(server.url + "/audit") and alice.locator("#audit").inner_text()
-        assert "publish" in audit and "judge" in audit and "alice" in audit
-        _safe(alice)
-        _safe(bob)
-        browser.close()
+    alice, bob = _page(browser, server, "alice"), _page(browser, server, "bob <b>")
+    assert alice.locator("#queries tbody tr").count() == 4
+    alice.click("#queries a:text('q1')")
+    bob.goto(alice.url)
+    assert HOSTILE in alice.locator("#questions").inner_text()
+    assert alice.locator("#matrix tbody tr").count() == 6 and alice.locator("#matrix thead th.col").count() == 4
+    _safe(alice)
+    # keyboard navigation on the matrix, then a cell's detail
+    alice.locator("#matrix a.cell").first.focus()
+    alice.keyboard.press("ArrowRight")
+    alice.keyboard.press("ArrowDown")
+    assert alice.evaluate("document.activeElement.closest('tr').rowIndex") == 2
+    # alice edits the first question; bob, who loaded the page before, is refused and sees her edit
+    first = alice.locator("#questions tbody tr").first
+    question_id = first.get_attribute("data-question")
+    first.locator("summary").click()
+    first.locator("textarea[name=text]").fill("What do bees gather from blossoms?")
+    first.locator("button[value=edit]").click()
+    assert "edited" in alice.locator(f"#questions tr[data-question='{question_id}']").inner_text()
+    other = bob.locator(f"#questions tr[data-question='{question_id}']")
+    other.locator("summary").click()
+    other.locator("textarea[name=text]").fill("Bob's wording")
+    other.locator("button[value=edit]").click()
+    assert "another reviewer changed this question first" in bob.content()
+    assert "What do bees gather from blossoms?" in bob.locator("#other-after").inner_text()
+    assert "alice" in bob.locator("#conflict").inner_text() and bob.locator("#mine").inner_text() == "Bob's wording"
+    # publish: a new bank version beside the old one
+    alice.click("#publish button")
+    versions = [b for b in Store.open(store).banks() if b["bank"] == "bank"]
+    assert len(versions) == 3 and versions[-1]["latest"] and versions[-1]["source"].startswith("review draft")
+    # grade what is new: only the edited question's 6 pairs go to the backend
+    sent = demo["llm"].requests
+    alice.locator("#grade-sets tbody tr", has_text="bank@").first.locator("button").click()
+    alice.wait_for_selector("#job-done:not([hidden])", timeout=20000)
+    assert demo["llm"].requests - sent == 6
+    assert alice.locator("#job-progress").inner_text() == "78 of 78 pairs"
+    alice.click("#impact-link")
+    assert alice.locator("#leaderboards tbody tr").count() == 4
+    assert alice.locator("#tau").inner_text() not in ("", "—")
+    # a reviewer judgment, with provenance, exported as qrels
+    alice.goto(server.url + "/query/q1")
+    alice.locator("#matrix a.cell").first.click()
+    _safe(alice)
+    passage = alice.locator("h1").inner_text().split()[1]
+    alice.select_option("#judge select", "2")
+    alice.click("#judge button")
+    assert "2 by alice" in alice.content()
+    qrels = alice.request.get(server.url + "/judgments.qrels").text()
+    assert f"q1 0 {passage} 2\n" == qrels
+    audit = alice.goto(server.url + "/audit") and alice.locator("#audit").inner_text()
+    assert "publish" in audit and "judge" in audit and "alice" in audit
+    _safe(alice)
+    _safe(bob)
     assert Store.open(store).review_judgments()["q1"][passage]["reviewer"] == "alice"
+
+
+def _until(condition, timeout: float = 10.0) -> None:
+    """Poll (the page's CSP forbids Playwright's evaluated predicates) until `condition()` holds."""
+    end = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > end:
+            raise AssertionError("timed out")
+        time.sleep(0.05)
+
+
+def test_a_grading_job_can_be_cancelled_and_resumed_without_grading_twice(tmp_path, browser):
+    from proctor.review import editing
+
+    store_path = seed_demo(tmp_path, ["strong"])
+    with FakeOpenAI(latency=0.15) as llm:
+        assert run_process("grade", "--store", store_path, "--method", "self-rating", "--llm", "openai:judge",
+                           "--base-url", llm.base_url).code == 0
+        store = Store.open(store_path)
+        store.ensure_review_tables()
+        for qid in ("q1", "q2", "q3"):
+            editing.add_question(store, "bank", qid, "test", f"Is {qid} answered here?")
+        editing.publish(store, "bank", "test")
+        store.close()
+        server = Server(store_path, "--llm", "openai:judge", "--base-url", llm.base_url, "--concurrency", "1")
+        sent = llm.requests
+        try:
+            page = _page(browser, server, "carol")
+            page.locator("#grade-sets tbody tr", has_text="bank@").first.locator("button").click()
+            _until(lambda: page.locator("#job-state").inner_text() == "running"
+                   and int(page.locator("#job-progress").inner_text().split()[0]) >= 72 + 2)
+            page.click("#cancel button")
+            _until(lambda: page.locator("#job-state").inner_text() in ("cancelled", "done"))
+            assert page.locator("#job-state").inner_text() == "cancelled"
+            partial = int(page.locator("#job-progress").inner_text().split()[0])
+            total = int(page.locator("#job-progress").inner_text().split()[2])
+            assert 72 + 2 <= partial < total == 90  # 72 grades carried over, 3 new questions x 6 passages
+            page.goto(server.url + "/")
+            page.locator("#grade-sets tbody tr", has_text="bank@").first.locator("button").click()
+            page.wait_for_selector("#job-done:not([hidden])", timeout=20000)
+            assert page.locator("#job-progress").inner_text() == "90 of 90 pairs"
+        finally:
+            server.stop()
+        assert 18 <= llm.requests - sent <= 18 + 1  # at most the one request in flight at the cancel is sent again
+
+
+def test_dl19_query_page_edit_publish_grade_and_impact(dl19_pool, tmp_path, browser):
+    from conftest import DL19
+    from proctor.cli import main
+
+    store = tmp_path / "dl19.db"
+    assert main(["import", "bank", str(DL19 / "dl19-questions-graded.jsonl.gz"), "--store", str(store),
+                 "--name", "dl19"]) == 0
+    assert main(["import", "exampp", str(dl19_pool), "--store", str(store), "--bank", "dl19"]) == 0  # its grades
+    with FakeOpenAI() as llm:
+        server = Server(store, "--llm", "openai:google/flan-t5-large", "--base-url", llm.base_url, "--official",
+                        str(DL19 / "dl19-official-leaderboard.json"), "--judged-relevant", "2")
+        try:
+            page = _page(browser, server, "dana")
+            assert page.locator("#queries tbody tr").count() == 43
+            page.click("#queries a:text('47923')")
+            rows = page.locator("#matrix tbody tr").count()
+            assert rows > 100 and page.locator("#matrix thead th.col").count() == 10
+            first = page.locator("#questions tbody tr").first
+            first.locator("summary").click()
+            first.locator("textarea[name=text]").fill("Which symptoms does the condition cause?")
+            first.locator("button[value=edit]").click()
+            page.click("#publish button")
+            page.locator("#grade-sets tbody tr", has_text="dl19@").first.locator("button").click()
+            page.wait_for_selector("#job-done:not([hidden])", timeout=30000)
+            assert llm.requests == rows  # the edited question against the query's pool, nothing else
+            page.click("#impact-link")
+            assert page.locator("#leaderboards tbody tr").count() == 37
+            assert "Correlation with the official leaderboard" in page.locator("#official").inner_text()
+            _safe(page)
+        finally:
+            server.stop()

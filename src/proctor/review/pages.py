@@ -14,7 +14,7 @@ from proctor.errors import UsageError
 from proctor.evaluate.labels import exam_labels
 from proctor.grading.pool import judgment_pool
 from proctor.records import GradeSet
-from proctor.review.editing import draft_questions
+from proctor.review.editing import bank_of_query, draft_questions
 from proctor.review.verify import spurious_counts, uncovered_passages
 from proctor.store import Store
 
@@ -126,10 +126,8 @@ def query_page(store: Store, cache: Cache, qid: str, grade_set: GradeSet | None,
     queries = store.queries()
     if qid not in queries:
         raise KeyError(qid)
-    owner = None
-    for bank in store.banks():
-        if bank["latest"] and any(q["query_id"] == qid for q in store.bank_questions(bank["bank"], bank["version"])):
-            owner = bank["bank"]
+    found = bank_of_query(store, qid)
+    owner = found[0] if found else None
     draft, questions = draft_questions(store, owner, qid) if owner else (None, [])
     changes = store.last_changes(owner, qid) if owner else {}
     grades = store.query_grades(grade_set.id, grade_set.step, qid) if grade_set else []
