@@ -104,8 +104,16 @@ def test_other_hosts_need_a_token_and_requests_without_it_are_refused(demo):
         server.stop()
 
 
+def _everything(path: Path) -> tuple:
+    store = Store.open(path)
+    try:
+        return store.dump(), store.audit(), store.review_judgments(), store.open_draft("bank")
+    finally:
+        store.close()
+
+
 def test_state_changes_need_post_and_csrf_and_gets_change_nothing(demo):
-    server, before = demo["server"], Store.open(demo["store"]).dump()
+    server, before = demo["server"], _everything(demo["store"])
     for path in ("/", "/query/q1", "/audit", "/judgments.qrels", f"/cell?q=q1&p={demo['pid']}&k=q1/hostile"):
         assert server.get(path)[0] == 200, path
     assert server.get("/", {"Host": "evil.example"})[0] == 403  # DNS rebinding
@@ -115,7 +123,7 @@ def test_state_changes_need_post_and_csrf_and_gets_change_nothing(demo):
     assert server.get("/question/add", method="PUT", data=form)[0] == 405
     status, headers = _headers(server.url + "/")
     assert "script-src 'self'" in headers["Content-Security-Policy"]
-    assert Store.open(demo["store"]).dump() == before
+    assert _everything(demo["store"]) == before
 
 
 def _headers(url: str):
@@ -204,6 +212,11 @@ def test_review_edit_publish_grade_impact_and_judge_in_a_browser(demo, browser):
     alice.locator("#matrix a.cell").first.click()
     _safe(alice)
     passage = alice.locator("h1").inner_text().split()[1]
+    question = alice.locator("#cell-question").inner_text()
+    assert alice.locator("#raw-reply").inner_text() in {str(g) for g in range(6)}  # the test server's reply
+    assert "parse status" in alice.content()
+    prompt = alice.locator("#prompt").inner_text()
+    assert question in prompt and alice.locator("#cell-passage").inner_text()[:40] in prompt
     alice.select_option("#judge select", "2")
     alice.click("#judge button")
     assert "2 by alice" in alice.content()

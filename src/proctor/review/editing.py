@@ -94,6 +94,8 @@ def add_question(store: Store, bank: str, query_id: str, reviewer: str, text: st
                  answers: list[str] | None = None, facet_id: str | None = None) -> dict[str, Any]:
     """Add a question to the bank's draft under a fresh id (`QUERY/review-N`)."""
     text = _clean(text, "question text")
+    if query_id not in store.queries():
+        raise UsageError(f"no query {query_id!r} in the store")
     with store.transaction():
         draft_id = _draft(store, bank, reviewer)
         _, questions = draft_questions(store, bank)
