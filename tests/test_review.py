@@ -23,6 +23,7 @@ from proctor.store import Store
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+HOSTILE_RUN = "<img/src=x/onerror=window.pwned=3>"
 HOSTILE = "<script>window.pwned=1</script><img src=x onerror=\"window.pwned=2\"> <a href=\"javascript:alert(3)\">x</a>"
 
 
@@ -73,6 +74,10 @@ def demo(tmp_path_factory):
     lines[0]["items"].append({"question_id": "q1/hostile", "question_text": "Bees? " + HOSTILE})
     bank.write_text("".join(json.dumps(line) + "\n" for line in lines))
     assert run_process("import", "bank", bank, "--store", store).code == 0
+    run = root / "hostile.run"
+    run.write_text((root / "collection" / "runs" / "weak.run").read_text().replace(" weak", " " + HOSTILE_RUN))
+    imported = run_process("import", "runs", run, "--store", store)
+    assert imported.code == 0, imported.err
     opened = Store.open(store)
     hostile_pid = sorted(opened.judgments()["q1"])[0]
     with opened.transaction():
@@ -100,8 +105,22 @@ def test_other_hosts_need_a_token_and_requests_without_it_are_refused(demo):
         assert server.get("/static/review.css")[0] == 401
         status, body = server.get("/", {"Authorization": f"Bearer {token}"})
         assert status == 200 and "Overview" in body
+        assert f"?token={token}" in server.banner
     finally:
         server.stop()
+
+
+def test_a_generated_token_is_random_and_short_tokens_are_refused():
+    from proctor.errors import UsageError
+    from proctor.review.app import check_bind
+
+    first, second = check_bind("0.0.0.0", None, True), check_bind("::", None, True)
+    assert first != second and len(first) >= 24
+    assert check_bind("127.0.0.1", None, False) is None and check_bind("::1", None, False) is None
+    with pytest.raises(UsageError, match="--token"):
+        check_bind("192.168.1.5", None, False)
+    with pytest.raises(UsageError, match="16 characters"):
+        check_bind("0.0.0.0", "short", False)
 
 
 def _everything(path: Path) -> tuple:
@@ -205,7 +224,9 @@ def test_review_edit_publish_grade_impact_and_judge_in_a_browser(demo, browser):
     assert demo["llm"].requests - sent == 6
     assert alice.locator("#job-progress").inner_text() == "78 of 78 pairs"
     alice.click("#impact-link")
-    assert alice.locator("#leaderboards tbody tr").count() == 4
+    assert alice.locator("#leaderboards tbody tr").count() == 5
+    assert HOSTILE_RUN in alice.locator("#leaderboards").inner_text()
+    _safe(alice)
     assert alice.locator("#tau").inner_text() not in ("", "—")
     # a reviewer judgment, with provenance, exported as qrels
     alice.goto(server.url + "/query/q1")
