@@ -106,6 +106,8 @@ def test_other_hosts_need_a_token_and_requests_without_it_are_refused(demo):
         status, body = server.get("/", {"Authorization": f"Bearer {token}"})
         assert status == 200 and "Overview" in body
         assert f"?token={token}" in server.banner
+        busy = run_process("review", "--store", demo["store"], "--port", server.port)
+        assert busy.code == 2 and "cannot listen" in busy.err and "Traceback" not in busy.err
     finally:
         server.stop()
 

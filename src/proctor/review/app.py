@@ -64,8 +64,17 @@ def check_bind(host: str, token: str | None, generate: bool) -> str | None:
 
 def serve(store_path: str | Path, host: str, port: int, token: str | None, **options) -> None:
     """Run the server until interrupted (prints the address to open)."""
+    import socket
+
     import uvicorn
 
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:  # a clear message before any work
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise UsageError(f"--host {host} --port {port}: cannot listen there ({exc.strerror or exc})") from None
     app = create_app(store_path, token=token, **options)
     shown = f"[{host}]" if ":" in host else host
     address = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
