@@ -139,7 +139,8 @@ def test_state_changes_need_post_and_csrf_and_gets_change_nothing(demo):
         assert server.get(path)[0] == 200, path
     assert server.get("/", {"Host": "evil.example"})[0] == 403  # DNS rebinding
     form = b"bank=bank&query_id=q1&text=sneaky&csrf=forged"
-    for path in ("/question/add", "/publish", "/judgment", "/grade", "/reviewer", "/question/edit"):
+    for path in ("/question/add", "/publish", "/judgment", "/grade", "/reviewer", "/question/edit", "/draft/discard",
+                 "/jobs/1/cancel"):
         assert server.get(path, data=form, method="POST")[0] == 403, path
     assert server.get("/question/add", method="PUT", data=form)[0] == 405
     status, headers = _headers(server.url + "/")

@@ -12,7 +12,7 @@ from proctor.io.banks import Bank
 from proctor.store import Store
 from proctor.store.review import Conflict
 
-__all__ = ["Conflict", "add_question", "bank_of_query", "draft_questions", "edit_question", "publish"]
+__all__ = ["Conflict", "add_question", "bank_of_query", "discard", "draft_questions", "edit_question", "publish"]
 
 MAX_TEXT = 2000
 
@@ -132,6 +132,17 @@ def publish(store: Store, bank: str, reviewer: str) -> str:
                         before={"version": draft["base_version"]}, after={"version": version,
                                                                           "questions": len(kept)})
     return version
+
+
+def discard(store: Store, bank: str, reviewer: str) -> None:
+    """Close the bank's open draft without publishing it (its changes stay in the audit trail)."""
+    with store.transaction():
+        draft = store.open_draft(bank)
+        if draft is None:
+            raise UsageError(f"bank {bank} has no draft to discard")
+        store.close_draft(draft["draft_id"], None)
+        store.add_audit(reviewer, "discard", bank_id=bank, draft_id=draft["draft_id"],
+                        before={"version": draft["base_version"]})
 
 
 def _draft(store: Store, bank: str, reviewer: str) -> int:

@@ -138,6 +138,12 @@ async def publish(request: Request) -> Response:
     return _back(form)
 
 
+async def discard(request: Request) -> Response:
+    form = await checked_form(request)
+    editing.discard(_state(request).store, str(form.get("bank")), _need_reviewer(request))
+    return _back(form)
+
+
 async def judge(request: Request) -> Response:
     form = await checked_form(request)
     who = _need_reviewer(request)
@@ -206,6 +212,7 @@ ROUTES = [
     Route("/jobs/{job:int}/progress", job_json), Route("/impact", impact),
     Route("/reviewer", set_reviewer, methods=["POST"]), Route("/question/edit", edit_question, methods=["POST"]),
     Route("/question/add", add_question, methods=["POST"]), Route("/publish", publish, methods=["POST"]),
+    Route("/draft/discard", discard, methods=["POST"]),
     Route("/judgment", judge, methods=["POST"]), Route("/grade", start_grading, methods=["POST"]),
     Route("/jobs/{job:int}/cancel", cancel_job, methods=["POST"]),
 ]

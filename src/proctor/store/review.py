@@ -81,10 +81,10 @@ class ReviewTables:
             (record["question_id"], record["query_id"], record.get("facet_id"), record["kind"], record["text"],
              _dumps(record.get("answers")), record["state"], int(bool(record.get("spurious"))), draft_id))
 
-    def close_draft(self, draft_id: int, version: str) -> None:
-        """Mark a draft published as `version` (call inside a transaction)."""
-        self.db.execute("UPDATE review_drafts SET status = 'published', published_version = ?, published = ?"
-                        " WHERE draft_id = ?", (version, _now(), draft_id))
+    def close_draft(self, draft_id: int, version: str | None) -> None:
+        """Mark a draft published as `version`, or discarded when None (call inside a transaction)."""
+        self.db.execute("UPDATE review_drafts SET status = ?, published_version = ?, published = ?"
+                        " WHERE draft_id = ?", ("published" if version else "discarded", version, _now(), draft_id))
 
     # -- audit ----------------------------------------------------------------------------------------
     def question_revision(self, bank_id: str, question_id: str) -> int:
