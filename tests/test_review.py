@@ -94,7 +94,7 @@ def demo(tmp_path_factory):
             server.stop()
 
 
-def test_other_hosts_need_a_token_and_requests_without_it_are_refused(demo):
+def test_other_hosts_need_a_token_and_requests_without_it_are_refused(demo, browser):
     refused = run_process("review", "--store", demo["store"], "--host", "0.0.0.0")
     assert refused.code == 2 and "--token" in refused.err and "Traceback" not in refused.err
     token = "t" * 24
@@ -106,6 +106,13 @@ def test_other_hosts_need_a_token_and_requests_without_it_are_refused(demo):
         status, body = server.get("/", {"Authorization": f"Bearer {token}"})
         assert status == 200 and "Overview" in body
         assert f"?token={token}" in server.banner
+        page = browser.new_page()
+        page.goto(f"{server.url}/?token={token}")  # once: the cookie carries it from then on
+        assert page.url == server.url + "/" and page.locator("#queries").count() == 1
+        page.fill("header input[name=reviewer]", "eve")
+        page.click("header button")
+        assert page.locator("header input[name=reviewer]").input_value() == "eve"
+        page.close()
         busy = run_process("review", "--store", demo["store"], "--port", server.port)
         assert busy.code == 2 and "cannot listen" in busy.err and "Traceback" not in busy.err
     finally:
