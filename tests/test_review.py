@@ -18,6 +18,7 @@ import pytest
 
 from conftest import ROOT, run_process, seed_demo
 from fake_openai import FakeOpenAI
+from proctor.cli import main
 from proctor.store import Store
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -73,11 +74,10 @@ def demo(tmp_path_factory):
     lines = [json.loads(line) for line in bank.read_text().splitlines()]
     lines[0]["items"].append({"question_id": "q1/hostile", "question_text": "Bees? " + HOSTILE})
     bank.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    assert run_process("import", "bank", bank, "--store", store).code == 0
+    assert main(["import", "bank", str(bank), "--store", str(store)]) == 0
     run = root / "hostile.run"
     run.write_text((root / "collection" / "runs" / "weak.run").read_text().replace(" weak", " " + HOSTILE_RUN))
-    imported = run_process("import", "runs", run, "--store", store)
-    assert imported.code == 0, imported.err
+    assert main(["import", "runs", str(run), "--store", str(store)]) == 0
     opened = Store.open(store)
     hostile_pid = sorted(opened.judgments()["q1"])[0]
     with opened.transaction():
@@ -85,7 +85,7 @@ def demo(tmp_path_factory):
     opened.close()
     with FakeOpenAI() as llm:
         graded = run_process("grade", "--store", store, "--method", "self-rating", "--llm", "openai:judge",
-                             "--base-url", llm.base_url)
+                             "--base-url", llm.base_url)  # a process: Playwright's loop may run in this one
         assert graded.code == 0, graded.err
         server = Server(store, "--llm", "openai:judge", "--base-url", llm.base_url)
         try:
@@ -94,8 +94,8 @@ def demo(tmp_path_factory):
             server.stop()
 
 
-def test_other_hosts_need_a_token_and_requests_without_it_are_refused(demo, browser):
-    refused = run_process("review", "--store", demo["store"], "--host", "0.0.0.0")
+def test_other_hosts_need_a_token_and_requests_without_it_are_refused(demo, browser, cli):
+    refused = cli("review", "--store", demo["store"], "--host", "0.0.0.0")
     assert refused.code == 2 and "--token" in refused.err and "Traceback" not in refused.err
     token = "t" * 24
     server = Server(demo["store"], "--token", token)
@@ -113,7 +113,7 @@ def test_other_hosts_need_a_token_and_requests_without_it_are_refused(demo, brow
         page.click("header button")
         assert page.locator("header input[name=reviewer]").input_value() == "eve"
         page.close()
-        busy = run_process("review", "--store", demo["store"], "--port", server.port)
+        busy = cli("review", "--store", demo["store"], "--port", server.port)
         assert busy.code == 2 and "cannot listen" in busy.err and "Traceback" not in busy.err
     finally:
         server.stop()
@@ -274,8 +274,9 @@ def test_a_grading_job_can_be_cancelled_and_resumed_without_grading_twice(tmp_pa
 
     store_path = seed_demo(tmp_path, ["strong"])
     with FakeOpenAI(latency=0.15) as llm:
-        assert run_process("grade", "--store", store_path, "--method", "self-rating", "--llm", "openai:judge",
-                           "--base-url", llm.base_url).code == 0
+        graded = run_process("grade", "--store", store_path, "--method", "self-rating", "--llm", "openai:judge",
+                             "--base-url", llm.base_url)  # a process: Playwright's loop runs in this one
+        assert graded.code == 0, graded.err
         store = Store.open(store_path)
         store.ensure_review_tables()
         for qid in ("q1", "q2", "q3"):
@@ -306,7 +307,6 @@ def test_a_grading_job_can_be_cancelled_and_resumed_without_grading_twice(tmp_pa
 
 def test_dl19_query_page_edit_publish_grade_and_impact(dl19_pool, tmp_path, browser):
     from conftest import DL19
-    from proctor.cli import main
 
     store = tmp_path / "dl19.db"
     assert main(["import", "bank", str(DL19 / "dl19-questions-graded.jsonl.gz"), "--store", str(store),
