@@ -204,6 +204,10 @@ def test_review_edit_publish_grade_impact_and_judge_in_a_browser(demo, browser):
     assert HOSTILE in alice.locator("#questions").inner_text()
     assert alice.locator("#matrix tbody tr").count() == 6 and alice.locator("#matrix thead th.col").count() == 4
     _safe(alice)
+    heads = alice.locator("#matrix thead th.col")  # the heat map is a table: each column under its header
+    cells = alice.locator("#matrix tbody tr").first.locator("td.g")
+    for i in (0, 3):
+        assert abs(heads.nth(i).bounding_box()["x"] - cells.nth(i).bounding_box()["x"]) < 1
     # keyboard navigation on the matrix, then a cell's detail
     alice.locator("#matrix a.cell").first.focus()
     alice.keyboard.press("ArrowRight")
