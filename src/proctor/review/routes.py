@@ -52,6 +52,7 @@ def _back(form, default: str = "/") -> RedirectResponse:
 
 
 async def overview(request: Request) -> Response:
+    """GET /: queries, grade sets and flags."""
     state = _state(request)
     sets = pages.visible_sets(state.store)
     grade_set = pages.choose_grade_set(state.store, request.query_params.get("gs"), sets)
@@ -62,6 +63,7 @@ async def overview(request: Request) -> Response:
 
 
 async def query(request: Request) -> Response:
+    """GET /query/ID: the bank and the grade matrix of one query."""
     state = _state(request)
     sets = pages.visible_sets(state.store)
     grade_set = pages.choose_grade_set(state.store, request.query_params.get("gs"), sets)
@@ -73,6 +75,7 @@ async def query(request: Request) -> Response:
 
 
 async def cell(request: Request) -> Response:
+    """GET /cell: one pair's grade, reply and prompt, and the judgment form."""
     state, params = _state(request), request.query_params
     grade_set = pages.choose_grade_set(state.store, params.get("gs"))
     if grade_set is None:
@@ -84,11 +87,13 @@ async def cell(request: Request) -> Response:
 
 
 async def audit(request: Request) -> Response:
+    """GET /audit: the audit trail, newest first."""
     entries = _state(request).store.audit(query_id=request.query_params.get("query") or None, limit=500)
     return render(request, "audit.html", entries=entries)
 
 
 async def export_qrels(request: Request) -> Response:
+    """GET /judgments.qrels: the reviewers' newest judgments as TREC qrels."""
     judgments = _state(request).store.review_judgments()
     out = io.StringIO()
     write_qrels({q: {p: j["relevance"] for p, j in per.items()} for q, per in judgments.items()}, out)
@@ -97,6 +102,7 @@ async def export_qrels(request: Request) -> Response:
 
 
 async def set_reviewer(request: Request) -> Response:
+    """POST /reviewer: remember the reviewer's name (a cookie)."""
     form = await checked_form(request)
     name = " ".join(str(form.get("reviewer") or "").split())[:80]
     if not name:
@@ -107,6 +113,7 @@ async def set_reviewer(request: Request) -> Response:
 
 
 async def edit_question(request: Request) -> Response:
+    """POST /question/edit: one change to a question in the draft (409 with the other edit on a conflict)."""
     form = await checked_form(request)
     store, who = _state(request).store, _need_reviewer(request)
     try:
@@ -125,6 +132,7 @@ async def edit_question(request: Request) -> Response:
 
 
 async def add_question(request: Request) -> Response:
+    """POST /question/add: a new question in the draft."""
     form = await checked_form(request)
     store, who = _state(request).store, _need_reviewer(request)
     editing.add_question(store, str(form.get("bank")), str(form.get("query_id")), who, str(form.get("text") or ""),
@@ -133,18 +141,21 @@ async def add_question(request: Request) -> Response:
 
 
 async def publish(request: Request) -> Response:
+    """POST /publish: the draft as a new bank version."""
     form = await checked_form(request)
     editing.publish(_state(request).store, str(form.get("bank")), _need_reviewer(request))
     return _back(form)
 
 
 async def discard(request: Request) -> Response:
+    """POST /draft/discard: close the draft unpublished."""
     form = await checked_form(request)
     editing.discard(_state(request).store, str(form.get("bank")), _need_reviewer(request))
     return _back(form)
 
 
 async def judge(request: Request) -> Response:
+    """POST /judgment: a reviewer's relevance judgment 0-3."""
     form = await checked_form(request)
     who = _need_reviewer(request)
     try:
@@ -164,6 +175,7 @@ async def judge(request: Request) -> Response:
 
 
 async def start_grading(request: Request) -> Response:
+    """POST /grade: start grading what is new."""
     form = await checked_form(request)
     state = _state(request)
     _need_reviewer(request)
@@ -183,23 +195,27 @@ def _job(request: Request):
 
 
 async def job_page(request: Request) -> Response:
+    """GET /jobs/N: a grading job's page."""
     job = _job(request)
     done = _state(request).store.grade_progress(job.new.id, job.new.step)[0]
     return render(request, "job.html", job=job.as_dict(done))
 
 
 async def job_json(request: Request) -> Response:
+    """GET /jobs/N/progress: a grading job's progress as JSON."""
     job = _job(request)
     return JSONResponse(job.as_dict(_state(request).store.grade_progress(job.new.id, job.new.step)[0]))
 
 
 async def cancel_job(request: Request) -> Response:
+    """POST /jobs/N/cancel: stop a grading job, keeping its grades."""
     form = await checked_form(request)
     _job(request).cancel()
     return _back(form, f"/jobs/{request.path_params['job']}")
 
 
 async def impact(request: Request) -> Response:
+    """GET /impact: labels and leaderboards before and after a bank change."""
     state, params = _state(request), request.query_params
     data = impact_data(state.store, params.get("old", ""), params.get("new", ""), params.get("measure") or "P@10",
                        params.get("min_grade") or str(state.thresholds.min_grade), state.official)
