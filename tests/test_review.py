@@ -261,7 +261,10 @@ def test_review_edit_publish_grade_impact_and_judge_in_a_browser(demo, browser):
     assert "publish" in audit and "judge" in audit and "alice" in audit
     _safe(alice)
     _safe(bob)
-    assert Store.open(store).review_judgments()["q1"][passage]["reviewer"] == "alice"
+    reopened = Store.open(store)
+    assert reopened.review_judgments()["q1"][passage]["reviewer"] == "alice"
+    [derived] = [s for s in reopened.grade_sets() if s.info.get("review")]
+    assert derived.info["new_pairs_graded_with"] == "openai:judge" and derived.bank_version == versions[-1]["version"]
 
 
 def _until(condition, timeout: float = 10.0) -> None:

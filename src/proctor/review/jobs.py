@@ -24,10 +24,11 @@ from proctor.store import Store
 _ids = itertools.count(1)
 
 
-def new_grade_set(old: GradeSet, bank: str, version: str) -> GradeSet:
-    """The grade set of bank version `version` graded the way `old` was."""
+def new_grade_set(old: GradeSet, bank: str, version: str, backend: str | None = None) -> GradeSet:
+    """The grade set of bank version `version` graded the way `old` was (its info names the backend that
+    grades what is new, as `old`'s parameters may name the one that graded the rest)."""
     return GradeSet(old.method, old.model, old.prompt_version, bank, version, old.params, old.step,
-                    {"derived_from": old.id, "review": True})
+                    {"derived_from": old.id, "review": True, "new_pairs_graded_with": backend})
 
 
 @dataclass
@@ -85,7 +86,7 @@ class Jobs:
             if self.running():
                 raise UsageError("a grading job is running: wait for it or cancel it")
             items = Counter(q["query_id"] for q in store.bank_questions(*latest))
-            job = GradeJob(old, new_grade_set(old, *latest),
+            job = GradeJob(old, new_grade_set(old, *latest, self.config.spec),
                            sum(len(pool.get(qid, [])) * n for qid, n in items.items()))
             self.jobs[job.id] = job
         threading.Thread(target=self._run, args=(job,), daemon=True, name=f"grade-job-{job.id}").start()
