@@ -64,6 +64,16 @@ def _unchanged(store: Store, old_set: GradeSet, bank: Bank) -> set[str]:
 
 
 def _grade_missing(store: Store, old_set: GradeSet, new_set: GradeSet, config: BackendConfig, progress):
+    from proctor.grading import grade
+
+    request = impact_request(store, old_set, new_set, config, progress)
+    _, summaries = asyncio.run(grade(store, request, new_set))
+    return summaries[-1]
+
+
+def impact_request(store: Store, old_set: GradeSet, new_set: GradeSet, config: BackendConfig, progress=None):
+    """The grading request that grades `new_set`'s bank version the way `old_set` was graded; refused
+    (UsageError) when `config`'s backend grades with another model or prompt."""
     from proctor.grading import GradeOptions, GradeRequest, grade_set_for
     from proctor.grading.recorded import load_recorded
 
@@ -78,10 +88,7 @@ def _grade_missing(store: Store, old_set: GradeSet, new_set: GradeSet, config: B
                          f"grade set {old_set.id} was made with model {old_set.model} and prompt "
                          f"{old_set.prompt_version}: B's new questions must be graded the same way (or grade bank B "
                          "as a grade set of its own with `proctor grade`)")
-    from proctor.grading import grade
-
-    _, summaries = asyncio.run(grade(store, request, new_set))
-    return summaries[-1]
+    return request
 
 
 def bank_impact(

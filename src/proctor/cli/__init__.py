@@ -21,6 +21,7 @@ from proctor.cli import (
     info_cmd,
     leaderboard_cmd,
     qrels_cmd,
+    review_cmd,
     verify_cmd,
 )
 from proctor.errors import ProctorError
@@ -28,7 +29,7 @@ from proctor.store import StoreError
 
 COMMANDS = (
     import_cmd, export_cmd, info_cmd, grade_cmd, qrels_cmd, leaderboard_cmd, compare_cmd, correlate_cmd, agreement_cmd,
-    analyze_cmd, bank_cmd, verify_cmd, demo_cmd,
+    analyze_cmd, bank_cmd, verify_cmd, review_cmd, demo_cmd,
 )
 
 

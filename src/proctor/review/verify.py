@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +18,8 @@ from proctor.errors import UsageError
 from proctor.markdown import escape
 from proctor.records import GradeSet
 from proctor.store import Store
+
+Row = tuple[str, str, str, int | None]
 
 REPORTS = ("answers", "spurious", "uncovered", "distribution")
 
@@ -71,15 +73,45 @@ def _answers(grades, questions, judgments, store, options) -> dict[str, Any]:
     return {"questions": items}
 
 
-def _spurious(grades, questions, judgments, store, options) -> dict[str, Any]:
+def spurious_counts(rows: Iterable[Row], judgments: dict[str, dict[str, int]], min_grade: int,
+                    judged_relevant: int) -> tuple[Counter, Counter]:
+    """Per (query, question): how many passages judged non-relevant answer it (grade >= `min_grade`), and
+    how many such passages were graded. `rows` are (query, passage, question, grade)."""
     hits, non_relevant = Counter(), Counter()
-    for g in grades:
-        judged = judgments.get(g.query_id, {}).get(g.passage_id)
-        if judged is None or judged >= options.judged_relevant:
+    for qid, pid, question_id, grade in rows:
+        judged = judgments.get(qid, {}).get(pid)
+        if judged is None or judged >= judged_relevant:
             continue
-        non_relevant[(g.query_id, g.question_id)] += 1
-        if g.grade is not None and g.grade >= options.min_grade:
-            hits[(g.query_id, g.question_id)] += 1
+        non_relevant[(qid, question_id)] += 1
+        if grade is not None and grade >= min_grade:
+            hits[(qid, question_id)] += 1
+    return hits, non_relevant
+
+
+def uncovered_passages(rows: Iterable[Row], judgments: dict[str, dict[str, int]], min_grade: int,
+                       judged_relevant: int, query: str | None = None) -> list[tuple[str, str, int, int | None]]:
+    """(query, passage, judgment, best grade) of the passages judged relevant that no question answers."""
+    best: dict[tuple[str, str], int] = {}
+    for qid, pid, _, grade in rows:
+        if grade is not None:
+            best[(qid, pid)] = max(best.get((qid, pid), -1), grade)
+    out = []
+    for qid, per in sorted(judgments.items()):
+        if query is not None and qid != query:
+            continue
+        for pid, rel in sorted(per.items()):
+            grade = best.get((qid, pid))
+            if rel >= judged_relevant and (grade is None or grade < min_grade):
+                out.append((qid, pid, rel, grade))
+    return out
+
+
+def _rows(grades) -> list[Row]:
+    return [(g.query_id, g.passage_id, g.question_id, g.grade) for g in grades]
+
+
+def _spurious(grades, questions, judgments, store, options) -> dict[str, Any]:
+    hits, non_relevant = spurious_counts(_rows(grades), judgments, options.min_grade, options.judged_relevant)
     items = [{"query_id": q, "question_id": k, "question": questions.get(k), "non_relevant_answering": n,
               "non_relevant_graded": non_relevant[(q, k)], "fraction": n / non_relevant[(q, k)]}
              for (q, k), n in hits.most_common()]
@@ -93,24 +125,13 @@ def _spurious(grades, questions, judgments, store, options) -> dict[str, Any]:
 
 
 def _uncovered(grades, questions, judgments, store, options) -> dict[str, Any]:
-    best: dict[tuple[str, str], int] = {}
-    for g in grades:
-        if g.grade is not None:
-            key = (g.query_id, g.passage_id)
-            best[key] = max(best.get(key, -1), g.grade)
     texts = store.passage_texts()
-    items, relevant = [], 0
-    for qid, per in sorted(judgments.items()):
-        if options.query is not None and qid != options.query:
-            continue
-        for pid, rel in sorted(per.items()):
-            if rel < options.judged_relevant:
-                continue
-            relevant += 1
-            grade = best.get((qid, pid))
-            if grade is None or grade < options.min_grade:
-                items.append({"query_id": qid, "passage_id": pid, "judgment": rel, "best_grade": grade,
-                              "text": (texts.get(pid) or "")[:300]})
+    relevant = sum(1 for qid, per in judgments.items() if options.query is None or qid == options.query
+                   for rel in per.values() if rel >= options.judged_relevant)
+    items = [{"query_id": qid, "passage_id": pid, "judgment": rel, "best_grade": grade,
+              "text": (texts.get(pid) or "")[:300]}
+             for qid, pid, rel, grade in uncovered_passages(_rows(grades), judgments, options.min_grade,
+                                                            options.judged_relevant, options.query)]
     return {"judged_relevant_passages": relevant, "uncovered": len(items), "passages": items}
 
 

@@ -21,6 +21,7 @@ from proctor.errors import UsageError
 from proctor.records import Grade, GradeSet
 from proctor.store.banks import BankTables
 from proctor.store.grades import FAILED, GradeTables
+from proctor.store.review import ReviewTables
 from proctor.store.schema import SCHEMA, SCHEMA_VERSION, migrate_v1
 
 DEFAULT_LOCK_TIMEOUT = 60.0
@@ -32,7 +33,7 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-class Store(BankTables, GradeTables):
+class Store(BankTables, GradeTables, ReviewTables):
     """A Proctor store: one SQLite file. Use `Store.open` (read) or `Store.create_or_open` (write)."""
 
     def __init__(self, path: Path, connection: sqlite3.Connection) -> None:

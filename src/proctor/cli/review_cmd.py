@@ -1,0 +1,44 @@
+"""`proctor review --store S`: the review app in a browser (see docs/review.md)."""
+
+from __future__ import annotations
+
+import argparse
+
+from proctor.cli.common import GRADE, add_store, int_in
+from proctor.llm.config import BackendConfig, add_backend_options
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the `review` command."""
+    p = commands.add_parser("review", help="review and edit the question bank in a browser, and see the impact",
+                            description="Serve the review app: the overview of every query, the question bank and "
+                            "grade matrix of each, editing into a draft published as a new bank version, reviewer "
+                            "judgments, and 'grade what is new' with its impact on the leaderboard.")
+    add_store(p)
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; any other needs a token)")
+    p.add_argument("--port", type=int_in(1, 65535), default=8765, help="port (default 8765)")
+    p.add_argument("--token", help="access token every request must carry (required for a non-loopback --host)")
+    p.add_argument("--generate-token", action="store_true",
+                   help="make up a random token (printed) when --host is not loopback and no --token is given")
+    p.add_argument("--official", metavar="FILE", help="official leaderboard to correlate with in the impact view")
+    p.add_argument("--min-grade", type=GRADE, default=4, metavar="T",
+                   help="a question is answered at grade >= T (flags; default 4)")
+    p.add_argument("--judged-relevant", type=int_in(1), default=1, metavar="J",
+                   help="judgments >= J are relevant (flags; default 1; TREC DL: 2)")
+    p.add_argument("--llm", metavar="SPEC", help="backend for 'grade what is new' (without it the app cannot grade)")
+    add_backend_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check the options, then serve until interrupted."""
+    from proctor.io.leaderboards import read_official
+    from proctor.review.app import check_bind, serve
+    from proctor.review.pages import Thresholds
+
+    token = check_bind(args.host, args.token, args.generate_token)
+    config = BackendConfig.from_args(args) if args.llm else None
+    official = read_official(args.official) if args.official else None
+    serve(args.store, args.host, args.port, token, config=config, official=official,
+          thresholds=Thresholds(args.min_grade, args.judged_relevant))
+    return 0

@@ -1,0 +1,82 @@
+"""`proctor review`: the review app (Starlette + Jinja2, served by uvicorn). `create_app` builds it over one
+store; `serve` checks the bind address and token and runs it. See docs/review.md."""
+
+from __future__ import annotations
+
+import secrets
+import sys
+from pathlib import Path
+
+from proctor.errors import UsageError
+from proctor.io.leaderboards import LeaderboardFile
+from proctor.llm.config import BackendConfig
+from proctor.review.jobs import Jobs
+from proctor.review.pages import Cache, Thresholds
+from proctor.review.state import ReviewState
+from proctor.store import Store
+
+HERE = Path(__file__).parent
+
+
+def create_app(store_path: str | Path, *, config: BackendConfig | None = None, token: str | None = None,
+               official: LeaderboardFile | None = None, thresholds: Thresholds | None = None, depth: int = 20):
+    """The ASGI app over one store (writable: reviewers' drafts, audit and judgments are stored in it)."""
+    from jinja2 import Environment, FileSystemLoader, select_autoescape
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.routing import Mount
+    from starlette.staticfiles import StaticFiles
+
+    from proctor.review.routes import ROUTES, error_handlers
+    from proctor.review.security import Guard
+
+    store = Store.open(store_path)
+    try:
+        store.ensure_review_tables()
+    except Exception as exc:  # a read-only store
+        store.close()
+        raise UsageError(f"{store_path}: the review app needs a writable store ({exc})") from None
+    env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True),
+                      trim_blocks=True, lstrip_blocks=True)
+    state = ReviewState(store, config, official, thresholds or Thresholds(), Cache(depth),
+                        Jobs(Path(store_path), config))
+    app = Starlette(routes=[*ROUTES, Mount("/static", StaticFiles(directory=HERE / "static"), name="static")],
+                    middleware=[Middleware(Guard, token=token, secret=secrets.token_bytes(32))],
+                    exception_handlers=error_handlers())
+    app.state.review = state
+    app.state.templates = env
+    return app
+
+
+def check_bind(host: str, token: str | None, generate: bool) -> str | None:
+    """The token to require: refused (UsageError) for a non-loopback host without one unless `generate`."""
+    from proctor.review.security import is_loopback, new_token
+
+    if token is not None and len(token) < 16:
+        raise UsageError("--token must be at least 16 characters")
+    if token is None and not is_loopback(host):
+        if not generate:
+            raise UsageError(f"--host {host} exposes the review app beyond this machine: give --token T "
+                             "(or --generate-token) so that every request must carry it")
+        token = new_token()
+    return token
+
+
+def serve(store_path: str | Path, host: str, port: int, token: str | None, **options) -> None:
+    """Run the server until interrupted (prints the address to open)."""
+    import socket
+
+    import uvicorn
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:  # a clear message before any work
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise UsageError(f"--host {host} --port {port}: cannot listen there ({exc.strerror or exc})") from None
+    app = create_app(store_path, token=token, **options)
+    shown = f"[{host}]" if ":" in host else host
+    address = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
+    print(f"proctor review: serving {store_path} at {address}", file=sys.stderr, flush=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
