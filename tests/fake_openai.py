@@ -10,6 +10,7 @@ import json
 import threading
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 
 
 def prompt_grade(prompt: str) -> int:
@@ -123,3 +124,28 @@ class FakeOpenAI:
             "choices": [choice],
             "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": 1, "total_tokens": len(prompt) // 4 + 1},
         }
+
+
+def run_batch_file(base_url: str, source: Path, target: Path, style: str = "openai") -> int:
+    """A batch worker (as `vllm run_batch` or the OpenAI Batch API): every request line of `source` sent to
+    the server, every result written to `target` in OpenAI's format (`style="openai"`), vLLM 0.4/0.5's
+    (`"vllm-0.4"`: the completion itself as the response) or as an error line (`"error"`); returns lines."""
+    import httpx2 as httpx
+
+    lines = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
+    out = []
+    with httpx.Client(base_url=base_url.removesuffix("/v1"), timeout=60) as client:
+        for n, line in enumerate(lines):
+            if style == "error":
+                out.append({"id": f"r{n}", "custom_id": line["custom_id"], "response": None,
+                            "error": {"code": "server_error", "message": "worker lost"}})
+                continue
+            reply = client.post(line["url"], json=line["body"])
+            body = reply.json()
+            if style == "vllm-0.4":
+                response = body
+            else:
+                response = {"status_code": reply.status_code, "request_id": f"req-{n}", "body": body}
+            out.append({"id": f"r{n}", "custom_id": line["custom_id"], "response": response, "error": None})
+    target.write_text("".join(json.dumps(o) + "\n" for o in out), encoding="utf-8")
+    return len(out)

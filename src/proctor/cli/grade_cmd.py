@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from pathlib import Path
 
 from proctor.cli.common import add_format, add_store, int_in, note
 from proctor.errors import UsageError
@@ -68,6 +69,17 @@ def register(commands: argparse._SubParsersAction) -> None:
                    "has failed N times in all; then it stays failed with its last reason (default 3)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="show a progress bar (default: when standard error is a terminal)")
+    b = p.add_argument_group("batch files (OpenAI Batch API, vllm run_batch, any cluster job)")
+    b.add_argument("--batch-export", metavar="DIR", type=Path,
+                   help="write the pending prompts of the grade set's next step as OpenAI batch JSONL shards into "
+                   "DIR instead of grading (--llm openai:MODEL names the model)")
+    b.add_argument("--batch-import", metavar="FILE", nargs="+", type=Path,
+                   help="grade from batch result files (OpenAI's or vLLM's output format); a file imported before "
+                   "is skipped; errored lines are recorded as failures and exported again")
+    b.add_argument("--batch-max-requests", type=int_in(1), default=50_000, metavar="N",
+                   help="--batch-export: at most N requests per shard (default 50000)")
+    b.add_argument("--batch-max-bytes", type=int_in(1), default=190_000_000, metavar="B",
+                   help="--batch-export: at most B bytes per shard (default 190000000)")
     add_format(p, ("text", "json"), "text")
     p.set_defaults(func=run)
 
@@ -78,8 +90,18 @@ def run(args: argparse.Namespace) -> int:
     from proctor.grading import grade
 
     request = _request(args)
+    if args.batch_export and args.batch_import:
+        raise UsageError("--batch-export and --batch-import: one at a time")
+    if args.batch_export:
+        return _export(args, request)
     with writable_store(args.store, args.lock_timeout) as store:
-        grade_set, summaries = asyncio.run(grade(store, request))
+        if args.batch_import:
+            from proctor.grading.batch import import_batches
+
+            grade_set, report, summaries = asyncio.run(import_batches(store, request, args.batch_import))
+            _note_import(report)
+        else:
+            grade_set, summaries = asyncio.run(grade(store, request))
     graded = sum(s.graded for s in summaries)
     failures = sum(s.failures for s in summaries)
     status = 3 if graded and failures == graded else 0
@@ -104,6 +126,34 @@ def run(args: argparse.Namespace) -> int:
         note(f"{failures} of {graded} pairs failed; they are recorded with their reasons and tried again by the next "
              f"run (up to --max-attempts {args.max_attempts} in all)")
     return status
+
+
+def _export(args: argparse.Namespace, request) -> int:
+    """Write batch shards and say what was written."""
+    from proctor.cli.common import writable_store
+    from proctor.grading.batch import export_batches
+
+    with writable_store(args.store, args.lock_timeout) as store:
+        grade_set, report, _ = asyncio.run(export_batches(store, request, args.batch_export,
+                                                          max_requests=args.batch_max_requests,
+                                                          max_bytes=args.batch_max_bytes))
+    if args.format == "json":
+        print(json.dumps({**report.as_dict(), "grade_set": grade_set.as_dict()}, indent=2))
+    elif report.requests:
+        note(f"grade set {grade_set.id}: {report.requests} pending prompts of step {report.step} written to "
+             f"{len(report.shards)} shard(s) in {args.batch_export}; grade them (OpenAI Batch API, vllm run_batch, "
+             "...) and read the results with --batch-import FILE...")
+    else:
+        note(f"grade set {grade_set.id}: nothing pending, no shard written")
+    return 0
+
+
+def _note_import(report) -> None:
+    data = report.as_dict()
+    if data["skipped_files"]:
+        note(f"imported before, skipped: {', '.join(data['skipped_files'])}")
+    note(f"batch results: {data['results']} lines in {data['files']} file(s); {data['other_grade_sets']} of other "
+         f"grade sets, {data['unmatched_results']} for no pending pair (graded already, or the prompt changed since)")
 
 
 def _request(args: argparse.Namespace):

@@ -70,17 +70,13 @@ class OpenAIBackend:
         retryable = (openai.RateLimitError, openai.APIConnectionError, openai.APITimeoutError,
                      openai.InternalServerError)
         last_error = "no attempt"
-        messages = ([{"role": "system", "content": request.system}] if request.system else []) + [
-            {"role": "user", "content": request.prompt}]
+        body = chat_body(self.model, request, self.options)
         for attempt in range(self.options.max_retries + 1):
             await self.requests.acquire()
             await self.tokens.acquire(len(request.text()) / 4 + request.max_tokens)
             try:
                 async with self.gate:
-                    extra = {"logprobs": True, "top_logprobs": 10} if self.options.probabilities else {}
-                    raw = await self.client.chat.completions.with_raw_response.create(
-                        model=self.model, messages=messages,
-                        temperature=self.options.temperature, max_tokens=request.max_tokens, **extra)
+                    raw = await self.client.chat.completions.with_raw_response.create(**body)
                     response = raw.parse()
             except retryable as exc:
                 last_error = f"{type(exc).__name__}: {_short(exc)}"
@@ -97,11 +93,7 @@ class OpenAIBackend:
                     if attempt < self.options.max_retries:
                         await asyncio.sleep(backoff_delay(attempt, self.options.backoff_base, self.options.backoff_max))
                     continue
-                choice = response.choices[0] if response.choices else None
-                text = choice.message.content if choice and choice.message else None
-                usage = response.usage.total_tokens if response.usage else 0
-                probabilities = grade_distribution(choice) if self.options.probabilities and choice else None
-                return Reply(text=text or "", probabilities=probabilities, tokens=usage or 0, attempts=attempt + 1)
+                return reply_of(response, self.options.probabilities, attempts=attempt + 1)
             if attempt < self.options.max_retries:
                 await asyncio.sleep(backoff_delay(attempt, self.options.backoff_base, self.options.backoff_max))
         return Reply(error=f"gave up after {self.options.max_retries + 1} attempts: {last_error}",
@@ -109,6 +101,26 @@ class OpenAIBackend:
 
     async def aclose(self) -> None:
         await self.client.close()
+
+
+def chat_body(model: str, request: Request, options: OpenAIOptions) -> dict[str, Any]:
+    """The chat-completions request body for one request (also the `body` of a batch-file line)."""
+    messages = ([{"role": "system", "content": request.system}] if request.system else []) + [
+        {"role": "user", "content": request.prompt}]
+    body: dict[str, Any] = {"model": model, "messages": messages, "temperature": options.temperature,
+                            "max_tokens": request.max_tokens}
+    if options.probabilities:
+        body.update(logprobs=True, top_logprobs=10)
+    return body
+
+
+def reply_of(response: Any, probabilities: bool, attempts: int = 1) -> Reply:
+    """The reply a chat completion (an SDK object) carries: its text, tokens and grade distribution."""
+    choice = response.choices[0] if response.choices else None
+    text = choice.message.content if choice and choice.message else None
+    usage = response.usage.total_tokens if response.usage else 0
+    distribution = grade_distribution(choice) if probabilities and choice else None
+    return Reply(text=text or "", probabilities=distribution, tokens=usage or 0, attempts=attempts)
 
 
 def grade_distribution(choice: Any) -> dict[int, float] | None:
