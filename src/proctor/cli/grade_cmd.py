@@ -202,3 +202,7 @@ def _print_summary(summary) -> None:
          f"{data['tokens']} tokens, {data['truncated_contexts']} contexts cut; {data['seconds']} s, {rate}")
     for reason, count in data["failure_reasons"].items():
         note(f"  failure: {reason} × {count}")
+    for server in data.get("servers", []):
+        mean = f"{1000 * server['mean_seconds']:.0f} ms" if server["mean_seconds"] is not None else "-"
+        note(f"  server {server['url']}: {server['requests']} requests, {server['failures']} failed, mean {mean}, "
+             f"taken out {server['taken_out']}×{'' if server['healthy'] else ', unhealthy at the end'}")

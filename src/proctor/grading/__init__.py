@@ -48,7 +48,11 @@ async def grade(store: Store, request: GradeRequest, grade_set: GradeSet | None 
                  if request.prefilter else None)
     options = replace(request.options, prefilter=prefilter)
     try:
-        return await run_grade_set(store, choice, backend, options, grade_set)
+        grade_set, summaries = await run_grade_set(store, choice, backend, options, grade_set)
+        servers = backend.stats() if hasattr(backend, "stats") else []
+        if summaries and len(servers) > 1:
+            summaries[-1].servers = servers
+        return grade_set, summaries
     finally:
         await backend.aclose()
         if prefilter is not None:
