@@ -76,6 +76,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     b.add_argument("--batch-import", metavar="FILE", nargs="+", type=Path,
                    help="grade from batch result files (OpenAI's or vLLM's output format); a file imported before "
                    "is skipped; errored lines are recorded as failures and exported again")
+    b.add_argument("--batch-wait", action="store_true",
+                   help="--llm openai-batch:MODEL: poll until every batch is finished and imported (default: submit, "
+                   "poll once and detach; the same command later resumes polling the batches in the store)")
+    b.add_argument("--batch-poll", type=float, default=30.0, metavar="SECONDS",
+                   help="--batch-wait: seconds between polls (default 30)")
     b.add_argument("--batch-max-requests", type=int_in(1), default=50_000, metavar="N",
                    help="--batch-export: at most N requests per shard (default 50000)")
     b.add_argument("--batch-max-bytes", type=int_in(1), default=190_000_000, metavar="B",
@@ -94,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--batch-export and --batch-import: one at a time")
     if args.batch_export:
         return _export(args, request)
+    if request.backend.spec.startswith("openai-batch:"):
+        return _batch_api(args, request)
     with writable_store(args.store, args.lock_timeout) as store:
         if args.batch_import:
             from proctor.grading.batch import import_batches
@@ -145,6 +152,34 @@ def _export(args: argparse.Namespace, request) -> int:
              "...) and read the results with --batch-import FILE...")
     else:
         note(f"grade set {grade_set.id}: nothing pending, no shard written")
+    return 0
+
+
+def _batch_api(args: argparse.Namespace, request) -> int:
+    """Grade through the OpenAI Batch API: submit, poll, import; detach unless --batch-wait."""
+    from proctor.cli.common import writable_store
+    from proctor.grading.batch_api import grade_with_batch_api
+
+    if args.batch_import or args.batch_poll <= 0:
+        raise UsageError("--llm openai-batch:MODEL imports its own results; --batch-poll must be positive")
+    with writable_store(args.store, args.lock_timeout) as store:
+        grade_set, report, summaries = asyncio.run(grade_with_batch_api(store, request, wait=args.batch_wait,
+                                                                        poll_seconds=args.batch_poll))
+    data = {**report.as_dict(), "grade_set": grade_set.as_dict() if grade_set else None,
+            "steps": [s.as_dict() for s in summaries]}
+    if args.format == "json":
+        print(json.dumps(data, indent=2))
+        return 0
+    for batch_id, job in report.jobs.items():
+        note(f"batch {batch_id} ({job['step']}, {job['requests']} requests): {job['status']}"
+             f"{', imported' if job['imported'] else ''}")
+    for summary in summaries:
+        _print_summary(summary)
+    if report.open():
+        note(f"{len(report.open())} batch(es) not finished: run the same command again to collect them (the batch "
+             "ids are kept in the store, nothing is submitted twice)")
+    elif not report.jobs:
+        note("nothing pending: no batch submitted")
     return 0
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from proctor.errors import UsageError
 from proctor.llm.base import Backend, Reply, Request
 
-SPECS = ("openai:MODEL", "hf:PATH", "llamacpp:PATH.gguf", "replay:FILE[@MODEL]", "embed:minilm")
+SPECS = ("openai:MODEL", "openai-batch:MODEL", "hf:PATH", "llamacpp:PATH.gguf", "replay:FILE[@MODEL]", "embed:minilm")
 
 
 def make_backend(spec: str, *, method: str, options: dict[str, Any] | None = None,
@@ -18,6 +18,8 @@ def make_backend(spec: str, *, method: str, options: dict[str, Any] | None = Non
     kind, sep, rest = spec.partition(":")
     if not sep or not rest:
         raise UsageError(f"--llm {spec!r}: expected one of {', '.join(SPECS)}")
+    if kind == "openai-batch":
+        raise UsageError(f"--llm {spec}: the OpenAI Batch API grades through `proctor grade` only")
     if kind == "openai":
         from proctor.llm.openai_backend import OpenAIBackend, OpenAIOptions
 

@@ -20,6 +20,7 @@ from typing import Any
 from proctor.errors import UsageError
 from proctor.records import Grade, GradeSet
 from proctor.store.banks import BankTables
+from proctor.store.batches import BatchTables
 from proctor.store.grades import FAILED, GradeTables
 from proctor.store.schema import SCHEMA, SCHEMA_VERSION, migrate_v1
 
@@ -32,7 +33,7 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-class Store(BankTables, GradeTables):
+class Store(BankTables, GradeTables, BatchTables):
     """A Proctor store: one SQLite file. Use `Store.open` (read) or `Store.create_or_open` (write)."""
 
     def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
