@@ -69,6 +69,12 @@ def register(commands: argparse._SubParsersAction) -> None:
                    "has failed N times in all; then it stays failed with its last reason (default 3)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="show a progress bar (default: when standard error is a terminal)")
+    p.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="local: requests from this process (default); ray: Ray Data workers render prompts and call "
+                   "the backend, this process alone writes the store (extra proctor[ray])")
+    p.add_argument("--ray-address", metavar="ADDR", help="--engine ray: the cluster to join (default: a local Ray)")
+    p.add_argument("--ray-workers", type=int_in(1), metavar="N",
+                   help="--engine ray: worker actors (default: the cluster's CPUs)")
     b = p.add_argument_group("batch files (OpenAI Batch API, vllm run_batch, any cluster job)")
     b.add_argument("--batch-export", metavar="DIR", type=Path,
                    help="write the pending prompts of the grade set's next step as OpenAI batch JSONL shards into "
@@ -220,7 +226,8 @@ def _request(args: argparse.Namespace):
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
     options = GradeOptions(depth=args.depth, max_queries=args.max_queries, max_passages=args.max_passages,
                            bank=args.bank, prefilter_below=args.prefilter_below, progress=args.progress,
-                           verify=args.verify, max_attempts=args.max_attempts)
+                           verify=args.verify, max_attempts=args.max_attempts, engine=args.engine,
+                           ray_address=args.ray_address, ray_workers=args.ray_workers)
     return GradeRequest(args.method, BackendConfig.from_args(args, spec), options, aggregate=args.aggregate,
                         thresholds=thresholds, templates=tuple(args.template or ()), prefilter=args.prefilter)
 

@@ -46,7 +46,7 @@ async def grade(store: Store, request: GradeRequest, grade_set: GradeSet | None 
     backend = request.backend.build(request.method, recorded=load_recorded)
     prefilter = (request.backend.build("embedding", spec=request.prefilter, recorded=load_recorded)
                  if request.prefilter else None)
-    options = replace(request.options, prefilter=prefilter)
+    options = replace(request.options, prefilter=prefilter, backend_config=request.backend, method_name=request.method)
     try:
         grade_set, summaries = await run_grade_set(store, choice, backend, options, grade_set)
         servers = backend.stats() if hasattr(backend, "stats") else []

@@ -49,6 +49,13 @@ class GradeOptions:
     verify: str = "edit-distance"
     """qa: check extracted answers against the answer key by `edit-distance` or by asking the `llm` (declared
     steps, `proctor.methods.steps`)."""
+    engine: str = "local"
+    """`local` (in-process) or `ray` (Ray Data workers call the backend; this process writes the store)."""
+    ray_address: str | None = None
+    ray_workers: int | None = None
+    backend_config: Any = None
+    """The backend configuration workers build their own backends from (`--engine ray`)."""
+    method_name: str | None = None
 
 
 @dataclass

@@ -181,7 +181,12 @@ async def _run_steps(store: Store, choice: MethodChoice, backend: Backend, optio
                          needs_answer_key="{gold}" in method.template.template)
         if narrow is not None and (plan := narrow(step.name, method, plan)) is None:
             break
-        engine = Engine(store, method, backend, plan, grade_set=grade_set.id, step=step.name, options=options)
+        engine_class = Engine
+        if options.engine == "ray":
+            from proctor.grading.ray_engine import RayEngine
+
+            engine_class = RayEngine
+        engine = engine_class(store, method, backend, plan, grade_set=grade_set.id, step=step.name, options=options)
         summary = await engine.arun()
         results[step.name] = {**results.get(step.name, {}), **engine.results}
         summaries.append(summary)
