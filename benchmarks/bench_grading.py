@@ -129,21 +129,28 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             template = Path(tmp) / "template.db"
             build_store(template, pairs)
-            bares, engines, samples = [], [], []
+            bares, engines, samples, cpu_bare, cpu_engine = [], [], [], [], []
             for n in range(rounds):  # alternated, so that both see the same machine load
                 store = Path(tmp) / f"round{n}.db"
                 shutil.copy(template, store)
+                started = time.process_time()
                 bares.append(asyncio.run(bare(base_url, pairs, concurrency)))
+                cpu_bare.append(1000 * (time.process_time() - started) / pairs)
+                started = time.process_time()
                 rate, graded, round_samples = engine(base_url, store, concurrency)
+                cpu_engine.append(1000 * (time.process_time() - started) / max(1, graded))
                 engines.append(rate)
                 samples = samples or round_samples
-                print(f"round {n + 1}: bare {bares[-1]:.0f} requests/s, engine {rate:.0f} pairs/s ({graded} pairs) "
-                      f"= {rate / bares[-1]:.2f}", flush=True)
+                print(f"round {n + 1}: bare {bares[-1]:.0f} requests/s ({cpu_bare[-1]:.2f} CPU ms each), engine "
+                      f"{rate:.0f} pairs/s ({graded} pairs, {cpu_engine[-1]:.2f} CPU ms each, store and prompts "
+                      f"included) = {rate / bares[-1]:.2f}", flush=True)
         ratio = statistics.median(engines) / statistics.median(bares)
         print(f"concurrency {concurrency}, 50 ms latency, {pairs} pairs per run, {rounds} alternated pairs of runs: "
               f"median bare {statistics.median(bares):.0f} requests/s, median engine "
               f"{statistics.median(engines):.0f} pairs/s = {ratio:.2f} of bare (per round: "
               + ", ".join(f"{e / b:.2f}" for e, b in zip(engines, bares, strict=True)) + ")")
+        print(f"client CPU per request (median): bare {statistics.median(cpu_bare):.2f} ms, engine "
+              f"{statistics.median(cpu_engine):.2f} ms")
         if samples:
             shown = samples[:: max(1, len(samples) // 8)] + samples[-1:]
             print("engine RSS while grading (grades stored → MB): "

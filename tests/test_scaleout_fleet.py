@@ -65,3 +65,31 @@ def test_a_server_killed_mid_run_loses_no_pair(cli, demo_store):
     store = Store.open(demo_store)
     [grade_set] = store.grade_sets()
     assert len(list(store.grade_rows(grade_set.id, "self-rating"))) == 72
+
+
+def test_fleet_choice_cooldown_and_probe(monkeypatch):
+    from proctor.llm import fleet as fleet_module
+    from proctor.llm.fleet import Fleet, Server
+
+    clock = [100.0]
+    monkeypatch.setattr(fleet_module.time, "monotonic", lambda: clock[0])
+    fleet = Fleet([Server("a", None), Server("b", None), Server("c", None)])
+    picked = [fleet.pick() for _ in range(6)]
+    assert [s.url for s in picked] == ["a", "b", "c", "a", "b", "c"]  # least outstanding first
+    a, b = picked[0], picked[1]
+    fleet.release(a, 99.0, fault=True)  # a fails: out for 0.5 s
+    assert fleet.another_healthy(a) and not a.figures()["healthy"]
+    assert all(fleet.pick().url != "a" for _ in range(4))
+    clock[0] += 0.6
+    probe = fleet.pick()
+    assert probe is a and a.probing and fleet.pick() is not a  # one probe at a time
+    fleet.release(a, clock[0], fault=True)  # the probe fails: out for 1 s now
+    clock[0] += 0.6
+    assert fleet.pick() is not a
+    clock[0] += 0.5
+    assert fleet.pick() is a
+    fleet.release(a, clock[0] - 0.05, fault=False)  # back in
+    assert a.strikes == 0 and a.figures()["taken_out"] == 1 and a.figures()["failures"] == 2
+    before = b.outstanding
+    fleet.release(b, clock[0], fault=False, counted=False)  # abandoned: frees its place, counts nothing
+    assert b.requests == 0 and b.outstanding == before - 1

@@ -62,12 +62,15 @@ class Fleet:
         chosen.outstanding += 1
         return chosen
 
-    def release(self, server: Server, started: float, fault: bool) -> None:
-        """Record how a request to `server` ended; a transport or server fault takes the server out."""
+    def release(self, server: Server, started: float, fault: bool, counted: bool = True) -> None:
+        """Record how a request to `server` ended; a transport or server fault takes the server out (a request
+        abandoned by its caller, `counted=False`, only frees its place)."""
         now = time.monotonic()
         server.outstanding -= 1
-        server.requests += 1
         server.probing = False
+        if not counted:
+            return
+        server.requests += 1
         if fault:
             server.failures += 1
             server.taken_out += server.strikes == 0

@@ -89,7 +89,11 @@ class OpenAIBackend:
             async with self.gate:
                 server = self.fleet.pick()
                 started = time.monotonic()
-                reply, error = await self._attempt(server, body, attempt + 1)
+                try:
+                    reply, error = await self._attempt(server, body, attempt + 1)
+                except BaseException:  # cancelled (Ctrl-C): the server did nothing wrong
+                    self.fleet.release(server, started, fault=False, counted=False)
+                    raise
                 self.fleet.release(server, started, fault=error is not None)
             if reply is not None:
                 return reply
