@@ -2,14 +2,18 @@
 after 50 ms: engine throughput vs bare concurrent requests made with the same client and concurrency, both
 measured in one run, and the engine's memory over a 100k-pair pool. Prints its figures; asserts nothing.
 
-Target (issue 4): engine >= 90% of the bare throughput at concurrency 64, memory flat over 100k pairs.
-Usage: python benchmarks/bench_grading.py [PAIRS] [CONCURRENCY]
+Bare and engine runs alternate (ROUNDS pairs of runs, each engine run on a fresh copy of the store); the
+figure is the ratio of the medians. Target (issues 4 and 17): engine >= 0.9 of bare at concurrency 64;
+memory flat over a 100k-pair pool (PAIRS=100000).
+Usage: python benchmarks/bench_grading.py [PAIRS (12000)] [CONCURRENCY (64)] [ROUNDS (3)]
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -77,7 +81,7 @@ def build_store(path: Path, pairs: int) -> None:
     store.close()
 
 
-def engine(base_url: str, store_path: Path, concurrency: int) -> tuple[float, int, list[tuple[int, float]]]:
+def engine(base_url: str, store_path: Path, concurrency: int, with_summary: bool = False):
     from proctor.grading import GradeOptions, GradeRequest, grade
     from proctor.llm.config import BackendConfig
     from proctor.store import Store
@@ -99,6 +103,8 @@ def engine(base_url: str, store_path: Path, concurrency: int) -> tuple[float, in
     done.set()
     watcher.join()
     store.close()
+    if with_summary:
+        return summary.graded / summary.elapsed, summary.graded, samples, summary
     return summary.graded / summary.elapsed, summary.graded, samples
 
 
@@ -113,22 +119,38 @@ def store_count(path: Path) -> int:
 
 
 def main() -> None:
-    pairs = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+    pairs = int(sys.argv[1]) if len(sys.argv) > 1 else 12_000
     concurrency = int(sys.argv[2]) if len(sys.argv) > 2 else 64
+    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 3
     server = subprocess.Popen([sys.executable, "-c", SERVER.format(tests=str(ROOT / "tests"))],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         base_url = f"http://127.0.0.1:{server.stdout.readline().strip()}/v1"
         with tempfile.TemporaryDirectory() as tmp:
-            store = Path(tmp) / "bench.db"
-            build_store(store, pairs)
-            bare_rate = asyncio.run(bare(base_url, min(pairs, 10_000), concurrency))
-            rate, graded, samples = engine(base_url, store, concurrency)
-            bare_after = asyncio.run(bare(base_url, min(pairs, 10_000), concurrency))
-        baseline = (bare_rate + bare_after) / 2
-        print(f"bare concurrent requests (same openai client, concurrency {concurrency}, 50 ms latency): "
-              f"{bare_rate:.0f} and {bare_after:.0f} requests/s (before/after the engine)")
-        print(f"engine: {graded} pairs graded at {rate:.0f} pairs/s = {100 * rate / baseline:.1f}% of bare")
+            template = Path(tmp) / "template.db"
+            build_store(template, pairs)
+            bares, engines, samples, cpu_bare, cpu_engine = [], [], [], [], []
+            for n in range(rounds):  # alternated, so that both see the same machine load
+                store = Path(tmp) / f"round{n}.db"
+                shutil.copy(template, store)
+                started = time.process_time()
+                bares.append(asyncio.run(bare(base_url, pairs, concurrency)))
+                cpu_bare.append(1000 * (time.process_time() - started) / pairs)
+                started = time.process_time()
+                rate, graded, round_samples = engine(base_url, store, concurrency)
+                cpu_engine.append(1000 * (time.process_time() - started) / max(1, graded))
+                engines.append(rate)
+                samples = samples or round_samples
+                print(f"round {n + 1}: bare {bares[-1]:.0f} requests/s ({cpu_bare[-1]:.2f} CPU ms each), engine "
+                      f"{rate:.0f} pairs/s ({graded} pairs, {cpu_engine[-1]:.2f} CPU ms each, store and prompts "
+                      f"included) = {rate / bares[-1]:.2f}", flush=True)
+        ratio = statistics.median(engines) / statistics.median(bares)
+        print(f"concurrency {concurrency}, 50 ms latency, {pairs} pairs per run, {rounds} alternated pairs of runs: "
+              f"median bare {statistics.median(bares):.0f} requests/s, median engine "
+              f"{statistics.median(engines):.0f} pairs/s = {ratio:.2f} of bare (per round: "
+              + ", ".join(f"{e / b:.2f}" for e, b in zip(engines, bares, strict=True)) + ")")
+        print(f"client CPU per request (median): bare {statistics.median(cpu_bare):.2f} ms, engine "
+              f"{statistics.median(cpu_engine):.2f} ms")
         if samples:
             shown = samples[:: max(1, len(samples) // 8)] + samples[-1:]
             print("engine RSS while grading (grades stored → MB): "

@@ -10,6 +10,7 @@ import json
 import threading
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 
 
 def prompt_grade(prompt: str) -> int:
@@ -34,6 +35,10 @@ class FakeOpenAI:
         self.lock = threading.Lock()
         self.port = 0
         self._ready = threading.Event()
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict] = {}
+        self.hold_batches = False
+        """While True, batches stay `in_progress` (a detached grade finds them unfinished)."""
 
     def __enter__(self) -> FakeOpenAI:
         self.thread = threading.Thread(target=self._serve, daemon=True)
@@ -79,9 +84,16 @@ class FakeOpenAI:
                     name, _, value = line.decode().partition(":")
                     headers[name.strip().lower()] = value.strip()
                 body = await reader.readexactly(int(headers.get("content-length", 0)))
-                status, payload = await self._handle(body)
-                kind = "text/html" if isinstance(payload, str) else "application/json"
-                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+                method, path = (request_line.decode().split() + ["", ""])[:2]
+                if path.startswith(("/v1/files", "/v1/batches")):
+                    status, payload = await self._batch_api(method, path, headers, body)
+                else:
+                    status, payload = await self._handle(body)
+                if isinstance(payload, bytes):
+                    kind, data = "application/octet-stream", payload
+                else:
+                    kind = "text/html" if isinstance(payload, str) else "application/json"
+                    data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
                 writer.write(f"HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {len(data)}"
                              f"\r\nConnection: keep-alive\r\n\r\n".encode() + data)
                 await writer.drain()
@@ -90,6 +102,53 @@ class FakeOpenAI:
         finally:
             self._tasks.discard(task)  # type: ignore[arg-type]
             writer.close()
+
+    async def _batch_api(self, method: str, path: str, headers: dict, body: bytes) -> tuple[str, dict | bytes]:
+        """The OpenAI files and batches endpoints: upload, create, retrieve, download; a batch is run through
+        the chat handler line by line and completes unless `hold_batches` is set."""
+        parts = path.strip("/").split("/")
+        if method == "POST" and parts == ["v1", "files"]:
+            content = _multipart_file(headers.get("content-type", ""), body)
+            file_id = f"file-{len(self.files) + 1}"
+            self.files[file_id] = content
+            return "200 OK", {"id": file_id, "object": "file", "bytes": len(content), "created_at": 0,
+                              "filename": "input.jsonl", "purpose": "batch", "status": "processed"}
+        if method == "GET" and len(parts) == 4 and parts[1] == "files" and parts[3] == "content":
+            if parts[2] not in self.files:
+                return "404 Not Found", {"error": {"message": "no such file"}}
+            return "200 OK", self.files[parts[2]]
+        if method == "POST" and parts == ["v1", "batches"]:
+            request = json.loads(body)
+            batch_id = f"batch-{len(self.batches) + 1}"
+            self.batches[batch_id] = {"id": batch_id, "object": "batch", "endpoint": request["endpoint"],
+                                      "input_file_id": request["input_file_id"], "completion_window": "24h",
+                                      "status": "in_progress", "created_at": 0, "output_file_id": None,
+                                      "error_file_id": None, "request_counts": {"total": 0, "completed": 0,
+                                                                                "failed": 0}}
+            return "200 OK", self.batches[batch_id]
+        if method == "GET" and len(parts) == 3 and parts[1] == "batches" and parts[2] in self.batches:
+            batch = self.batches[parts[2]]
+            if batch["status"] == "in_progress" and not self.hold_batches:
+                await self._run_batch(batch)
+            return "200 OK", batch
+        return "404 Not Found", {"error": {"message": f"no route {method} {path}"}}
+
+    async def _run_batch(self, batch: dict) -> None:
+        out, errors = [], []
+        for n, text in enumerate(self.files[batch["input_file_id"]].decode().splitlines()):
+            line = json.loads(text)
+            status, payload = await self._handle(json.dumps(line["body"]).encode())
+            code = int(status.split()[0])
+            result = {"id": f"r{n}", "custom_id": line["custom_id"], "error": None,
+                      "response": {"status_code": code, "request_id": f"q{n}", "body": payload}}
+            (out if code == 200 else errors).append(json.dumps(result) + "\n")
+        for key, lines in (("output_file_id", out), ("error_file_id", errors)):
+            if lines:
+                file_id = f"file-{len(self.files) + 1}"
+                self.files[file_id] = "".join(lines).encode()
+                batch[key] = file_id
+        batch["status"] = "completed"
+        batch["request_counts"] = {"total": len(out) + len(errors), "completed": len(out), "failed": len(errors)}
 
     async def _handle(self, body: bytes) -> tuple[str, dict | str]:
         request = json.loads(body)
@@ -123,3 +182,38 @@ class FakeOpenAI:
             "choices": [choice],
             "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": 1, "total_tokens": len(prompt) // 4 + 1},
         }
+
+
+def run_batch_file(base_url: str, source: Path, target: Path, style: str = "openai") -> int:
+    """A batch worker (as `vllm run_batch` or the OpenAI Batch API): every request line of `source` sent to
+    the server, every result written to `target` in OpenAI's format (`style="openai"`), vLLM 0.4/0.5's
+    (`"vllm-0.4"`: the completion itself as the response) or as an error line (`"error"`); returns lines."""
+    import httpx2 as httpx
+
+    lines = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
+    out = []
+    with httpx.Client(base_url=base_url.removesuffix("/v1"), timeout=60) as client:
+        for n, line in enumerate(lines):
+            if style == "error":
+                out.append({"id": f"r{n}", "custom_id": line["custom_id"], "response": None,
+                            "error": {"code": "server_error", "message": "worker lost"}})
+                continue
+            reply = client.post(line["url"], json=line["body"])
+            body = reply.json()
+            if style == "vllm-0.4":
+                response = body
+            else:
+                response = {"status_code": reply.status_code, "request_id": f"req-{n}", "body": body}
+            out.append({"id": f"r{n}", "custom_id": line["custom_id"], "response": response, "error": None})
+    target.write_text("".join(json.dumps(o) + "\n" for o in out), encoding="utf-8")
+    return len(out)
+
+
+def _multipart_file(content_type: str, body: bytes) -> bytes:
+    """The content of the part named `file` of a multipart/form-data body."""
+    boundary = content_type.partition("boundary=")[2].strip('"').encode()
+    for part in body.split(b"--" + boundary):
+        head, _, content = part.partition(b"\r\n\r\n")
+        if b'name="file"' in head:
+            return content.removesuffix(b"\r\n")
+    raise ValueError("no file part")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from pathlib import Path
 
 from proctor.cli.common import add_format, add_store, int_in, note
 from proctor.errors import UsageError
@@ -74,6 +75,28 @@ def register(commands: argparse._SubParsersAction) -> None:
                    "has failed N times in all; then it stays failed with its last reason (default 3)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="show a progress bar (default: when standard error is a terminal)")
+    p.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="local: requests from this process (default); ray: Ray Data workers render prompts and call "
+                   "the backend, this process alone writes the store (extra proctor[ray])")
+    p.add_argument("--ray-address", metavar="ADDR", help="--engine ray: the cluster to join (default: a local Ray)")
+    p.add_argument("--ray-workers", type=int_in(1), metavar="N",
+                   help="--engine ray: worker actors (default: the cluster's CPUs)")
+    b = p.add_argument_group("batch files (OpenAI Batch API, vllm run_batch, any cluster job)")
+    b.add_argument("--batch-export", metavar="DIR", type=Path,
+                   help="write the pending prompts of the grade set's next step as OpenAI batch JSONL shards into "
+                   "DIR instead of grading (--llm openai:MODEL names the model)")
+    b.add_argument("--batch-import", metavar="FILE", nargs="+", type=Path,
+                   help="grade from batch result files (OpenAI's or vLLM's output format); a file imported before "
+                   "is skipped; errored lines are recorded as failures and exported again")
+    b.add_argument("--batch-wait", action="store_true",
+                   help="--llm openai-batch:MODEL: poll until every batch is finished and imported (default: submit, "
+                   "poll once and detach; the same command later resumes polling the batches in the store)")
+    b.add_argument("--batch-poll", type=float, default=30.0, metavar="SECONDS",
+                   help="--batch-wait: seconds between polls (default 30)")
+    b.add_argument("--batch-max-requests", type=int_in(1), default=50_000, metavar="N",
+                   help="--batch-export: at most N requests per shard (default 50000)")
+    b.add_argument("--batch-max-bytes", type=int_in(1), default=190_000_000, metavar="B",
+                   help="--batch-export: at most B bytes per shard (default 190000000)")
     add_format(p, ("text", "json"), "text")
     p.set_defaults(func=run)
 
@@ -84,8 +107,20 @@ def run(args: argparse.Namespace) -> int:
     from proctor.grading import grade
 
     request = _request(args)
+    if args.batch_export and args.batch_import:
+        raise UsageError("--batch-export and --batch-import: one at a time")
+    if args.batch_export:
+        return _export(args, request)
+    if request.backend.spec.startswith("openai-batch:"):
+        return _batch_api(args, request)
     with writable_store(args.store, args.lock_timeout) as store:
-        grade_set, summaries = asyncio.run(grade(store, request))
+        if args.batch_import:
+            from proctor.grading.batch import import_batches
+
+            grade_set, report, summaries = asyncio.run(import_batches(store, request, args.batch_import))
+            _note_import(report)
+        else:
+            grade_set, summaries = asyncio.run(grade(store, request))
     graded = sum(s.graded for s in summaries)
     failures = sum(s.failures for s in summaries)
     status = 3 if graded and failures == graded else 0
@@ -110,6 +145,62 @@ def run(args: argparse.Namespace) -> int:
         note(f"{failures} of {graded} pairs failed; they are recorded with their reasons and tried again by the next "
              f"run (up to --max-attempts {args.max_attempts} in all)")
     return status
+
+
+def _export(args: argparse.Namespace, request) -> int:
+    """Write batch shards and say what was written."""
+    from proctor.cli.common import writable_store
+    from proctor.grading.batch import export_batches
+
+    with writable_store(args.store, args.lock_timeout) as store:
+        grade_set, report, _ = asyncio.run(export_batches(store, request, args.batch_export,
+                                                          max_requests=args.batch_max_requests,
+                                                          max_bytes=args.batch_max_bytes))
+    if args.format == "json":
+        print(json.dumps({**report.as_dict(), "grade_set": grade_set.as_dict()}, indent=2))
+    elif report.requests:
+        note(f"grade set {grade_set.id}: {report.requests} pending prompts of step {report.step} written to "
+             f"{len(report.shards)} shard(s) in {args.batch_export}; grade them (OpenAI Batch API, vllm run_batch, "
+             "...) and read the results with --batch-import FILE...")
+    else:
+        note(f"grade set {grade_set.id}: nothing pending, no shard written")
+    return 0
+
+
+def _batch_api(args: argparse.Namespace, request) -> int:
+    """Grade through the OpenAI Batch API: submit, poll, import; detach unless --batch-wait."""
+    from proctor.cli.common import writable_store
+    from proctor.grading.batch_api import grade_with_batch_api
+
+    if args.batch_import or args.batch_poll <= 0:
+        raise UsageError("--llm openai-batch:MODEL imports its own results; --batch-poll must be positive")
+    with writable_store(args.store, args.lock_timeout) as store:
+        grade_set, report, summaries = asyncio.run(grade_with_batch_api(store, request, wait=args.batch_wait,
+                                                                        poll_seconds=args.batch_poll))
+    data = {**report.as_dict(), "grade_set": grade_set.as_dict() if grade_set else None,
+            "steps": [s.as_dict() for s in summaries]}
+    if args.format == "json":
+        print(json.dumps(data, indent=2))
+        return 0
+    for batch_id, job in report.jobs.items():
+        note(f"batch {batch_id} ({job['step']}, {job['requests']} requests): {job['status']}"
+             f"{', imported' if job['imported'] else ''}")
+    for summary in summaries:
+        _print_summary(summary)
+    if report.open():
+        note(f"{len(report.open())} batch(es) not finished: run the same command again to collect them (the batch "
+             "ids are kept in the store, nothing is submitted twice)")
+    elif not report.jobs:
+        note("nothing pending: no batch submitted")
+    return 0
+
+
+def _note_import(report) -> None:
+    data = report.as_dict()
+    if data["skipped_files"]:
+        note(f"imported before, skipped: {', '.join(data['skipped_files'])}")
+    note(f"batch results: {data['results']} lines in {data['files']} file(s); {data['other_grade_sets']} of other "
+         f"grade sets, {data['unmatched_results']} for no pending pair (graded already, or the prompt changed since)")
 
 
 def _request(args: argparse.Namespace):
@@ -145,7 +236,8 @@ def _request(args: argparse.Namespace):
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
     options = GradeOptions(depth=args.depth, max_queries=args.max_queries, max_passages=args.max_passages,
                            bank=args.bank, prefilter_below=args.prefilter_below, progress=args.progress,
-                           verify=args.verify, max_attempts=args.max_attempts)
+                           verify=args.verify, max_attempts=args.max_attempts, engine=args.engine,
+                           ray_address=args.ray_address, ray_workers=args.ray_workers)
     return GradeRequest(args.method, BackendConfig.from_args(args, spec), options, aggregate=args.aggregate,
                         thresholds=thresholds, templates=tuple(args.template or ()), prefilter=args.prefilter)
 
@@ -162,3 +254,7 @@ def _print_summary(summary) -> None:
          f"{data['tokens']} tokens, {data['truncated_contexts']} contexts cut; {data['seconds']} s, {rate}")
     for reason, count in data["failure_reasons"].items():
         note(f"  failure: {reason} × {count}")
+    for server in data.get("servers", []):
+        mean = f"{1000 * server['mean_seconds']:.0f} ms" if server["mean_seconds"] is not None else "-"
+        note(f"  server {server['url']}: {server['requests']} requests, {server['failures']} failed, mean {mean}, "
+             f"taken out {server['taken_out']}×{'' if server['healthy'] else ', unhealthy at the end'}")

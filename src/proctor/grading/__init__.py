@@ -50,9 +50,13 @@ async def grade(store: Store, request: GradeRequest, grade_set: GradeSet | None 
     backend = request.backend.build(request.method, recorded=load_recorded)
     prefilter = (request.backend.build("embedding", spec=request.prefilter, recorded=load_recorded)
                  if request.prefilter else None)
-    options = replace(request.options, prefilter=prefilter)
+    options = replace(request.options, prefilter=prefilter, backend_config=request.backend, method_name=request.method)
     try:
-        return await run_grade_set(store, choice, backend, options, grade_set)
+        grade_set, summaries = await run_grade_set(store, choice, backend, options, grade_set)
+        servers = backend.stats() if hasattr(backend, "stats") else []
+        if summaries and len(servers) > 1:
+            summaries[-1].servers = servers
+        return grade_set, summaries
     finally:
         await backend.aclose()
         if prefilter is not None:

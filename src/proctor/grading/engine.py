@@ -49,6 +49,13 @@ class GradeOptions:
     verify: str = "edit-distance"
     """qa: check extracted answers against the answer key by `edit-distance` or by asking the `llm` (declared
     steps, `proctor.methods.steps`)."""
+    engine: str = "local"
+    """`local` (in-process) or `ray` (Ray Data workers call the backend; this process writes the store)."""
+    ray_address: str | None = None
+    ray_workers: int | None = None
+    backend_config: Any = None
+    """The backend configuration workers build their own backends from (`--engine ray`)."""
+    method_name: str | None = None
 
 
 @dataclass
@@ -71,6 +78,8 @@ class Summary:
     elapsed: float = 0.0
     interrupted: bool = False
     errors: Counter = field(default_factory=Counter)
+    servers: list[dict[str, Any]] = field(default_factory=list)
+    """Per-server figures of a fleet (the backend's, over the whole command)."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -81,7 +90,8 @@ class Summary:
                 "failures": self.failures, "llm_calls": self.calls, "cache_hits": self.cached, "tokens": self.tokens,
                 "truncated_contexts": self.truncated, "seconds": round(self.elapsed, 3),
                 "pairs_per_second": rate, "interrupted": self.interrupted,
-                "failure_reasons": dict(self.errors.most_common(10))}
+                "failure_reasons": dict(self.errors.most_common(10)),
+                **({"servers": self.servers} if self.servers else {})}
 
 
 class Engine:
@@ -110,30 +120,34 @@ class Engine:
         self._buffer: list[Grade] = []
         self._cache_buffer: list[tuple[str, str, str, dict]] = []
         self._last_commit = time.monotonic()
-        pending: set[asyncio.Task] = set()
+        queue: asyncio.Queue = asyncio.Queue(maxsize=2 * self.backend.concurrency)
+        self._failure: BaseException | None = None
+        workers = [asyncio.create_task(self._work(queue, stop, summary, progress))
+                   for _ in range(self.backend.concurrency)]
         committer = asyncio.create_task(self._commit_regularly())
         try:
             for chunk in _chunks(self.plan.work(self.store), CHUNK):
                 if stop.is_set():
                     break
                 for batch in await self._prepare(chunk, summary, progress):
-                    while len(pending) >= self.backend.concurrency and not stop.is_set():
-                        done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                        self._collect(done, summary, progress)
                     if stop.is_set():
                         break
-                    pending.add(asyncio.create_task(self._call(batch)))
+                    await queue.put(batch)
                 self._maybe_flush()
-            if pending:
-                done, pending = await asyncio.wait(pending, timeout=None if not stop.is_set() else 5.0)
-                self._collect(done, summary, progress)
-                for task in pending:
-                    task.cancel()
+            for _ in workers:
+                await queue.put(None)
+            _, running = await asyncio.wait(workers, timeout=None if not stop.is_set() else 5.0)
+            for task in running:
+                task.cancel()
+            if self._failure is not None:
+                raise self._failure
         finally:
-            committer.cancel()
+            for task in (*workers, committer):
+                task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await committer  # re-raises what stopped it (a full disk), after which nothing more is committed
-            self._flush()
+            if self._failure is None:
+                self._flush()
             progress.close()
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.remove_signal_handler(signal.SIGINT)
@@ -197,11 +211,18 @@ class Engine:
             replies = [Reply(error=f"{type(exc).__name__}: {exc}") for _ in batch]
         return batch, replies
 
-    def _collect(self, done: set[asyncio.Task], summary: Summary, progress: Progress) -> None:
-        for task in done:
-            batch, replies = task.result()
-            self._collect_replies(batch, replies, summary, progress)
-        self._maybe_flush()
+    async def _work(self, queue: asyncio.Queue, stop: asyncio.Event, summary: Summary, progress: Progress) -> None:
+        """One of `concurrency` workers: takes the next batch as soon as its last one is answered (so every
+        connection stays busy), records the replies; after a stop or a failure it only drains the queue."""
+        while (batch := await queue.get()) is not None:
+            if stop.is_set() or self._failure is not None:
+                continue
+            try:
+                batch, replies = await self._call(batch)
+                self._collect_replies(batch, replies, summary, progress)
+                self._maybe_flush()
+            except Exception as exc:  # a full disk: nothing more is committed; the run ends with this error
+                self._failure = exc
 
     def _collect_replies(self, batch: list, replies: list[Reply], summary: Summary, progress: Progress) -> None:
         failures = tokens = cached = 0

@@ -45,6 +45,8 @@ class Plan:
     """Only items with gold answers are graded (the prompt shows them)."""
     """Failed pairs tried `max_attempts` times: kept as failed, not sent again."""
     given_up: int = 0
+    only: set[Key] | None = None
+    """When set, only these pairs are graded (a batch import grades the pairs its result files answer)."""
 
     def work(self, store: Store) -> Iterator[WorkItem]:
         """The pairs still to grade, lazily (memory stays flat however large the pool)."""
@@ -54,7 +56,8 @@ class Plan:
             for pid in passages:
                 text = texts.get(pid)
                 for item_id, question, answers in items:
-                    if (qid, pid, item_id) in self.done or (qid, pid, item_id) in self.exhausted:
+                    key = (qid, pid, item_id)
+                    if key in self.done or key in self.exhausted or (self.only is not None and key not in self.only):
                         continue
                     if self.needs_answer_key and not answers:
                         continue

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from proctor.errors import UsageError
 from proctor.grading.engine import Engine, GradeOptions, Summary
-from proctor.grading.plan import items_of, make_plan
+from proctor.grading.plan import Plan, items_of, make_plan
 from proctor.llm.base import Backend
 from proctor.methods import Method, get_method
 from proctor.methods.aggregate import SUM_THRESHOLDS
@@ -119,16 +119,22 @@ def _choice_args(grade_set: GradeSet) -> dict[str, Any]:
     return args
 
 
+Narrow = Callable[[str, Method, Plan], "Plan | None"]
+"""(step, method, plan) → the plan the engine runs for that step, or None to stop before it (batch files)."""
+
+
 async def run_grade_set(store: Store, choice: MethodChoice, backend: Backend, options: GradeOptions,
-                        grade_set: GradeSet | None = None) -> tuple[GradeSet, list[Summary]]:
-    """Grade one grade set: every declared step in order; one summary per step (the backend stays open)."""
+                        grade_set: GradeSet | None = None, narrow: Narrow | None = None
+                        ) -> tuple[GradeSet, list[Summary]]:
+    """Grade one grade set: every declared step in order; one summary per step (the backend stays open).
+    `narrow` may restrict or stop each step (batch export and import)."""
     grade_set = grade_set or grade_set_for(store, choice, backend, options)
     with store.transaction():
         store.ensure_grade_set(grade_set)
         carried = carry_over(store, grade_set)
     with grading_lock(store, grade_set):
-        summaries = await _run_steps(store, choice, backend, options, grade_set)
-    if carried:
+        summaries = await _run_steps(store, choice, backend, options, grade_set, narrow)
+    if carried and summaries:
         summaries[0].by_status["carried over"] = carried
     return grade_set, summaries
 
@@ -159,7 +165,7 @@ def _alive(pid: int) -> bool:
 
 
 async def _run_steps(store: Store, choice: MethodChoice, backend: Backend, options: GradeOptions,
-                     grade_set: GradeSet) -> list[Summary]:
+                     grade_set: GradeSet, narrow: Narrow | None = None) -> list[Summary]:
     results: Results = {}
     summaries: list[Summary] = []
     for step in choice.steps():
@@ -173,7 +179,14 @@ async def _run_steps(store: Store, choice: MethodChoice, backend: Backend, optio
                          variables=step.uses(results) if step.uses else None,
                          exhausted=store.exhausted(grade_set.id, step.name, options.max_attempts),
                          needs_answer_key="{gold}" in method.template.template)
-        engine = Engine(store, method, backend, plan, grade_set=grade_set.id, step=step.name, options=options)
+        if narrow is not None and (plan := narrow(step.name, method, plan)) is None:
+            break
+        engine_class = Engine
+        if options.engine == "ray":
+            from proctor.grading.ray_engine import RayEngine
+
+            engine_class = RayEngine
+        engine = engine_class(store, method, backend, plan, grade_set=grade_set.id, step=step.name, options=options)
         summary = await engine.arun()
         results[step.name] = {**results.get(step.name, {}), **engine.results}
         summaries.append(summary)

@@ -1,5 +1,5 @@
 """LLM backends behind one protocol (`proctor.llm.base.Backend`), chosen by a spec string:
-`openai:MODEL`, `hf:PATH`, `hf-qa:PATH` (extractive QA, `--method qa` only), `llamacpp:PATH.gguf`,
+`openai:MODEL`, `openai-batch:MODEL`, `hf:PATH`, `hf-qa:PATH` (extractive QA, `--method qa` only), `llamacpp:PATH.gguf`,
 `replay:FILE[@MODEL]`, `embed:minilm|PATH`."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from typing import Any
 from proctor.errors import UsageError
 from proctor.llm.base import Backend, Reply, Request
 
-SPECS = ("openai:MODEL", "hf:PATH", "hf-qa:PATH", "llamacpp:PATH.gguf", "replay:FILE[@MODEL]", "embed:minilm")
+SPECS = ("openai:MODEL", "openai-batch:MODEL", "hf:PATH", "hf-qa:PATH", "llamacpp:PATH.gguf", "replay:FILE[@MODEL]",
+         "embed:minilm")
 
 
 def make_backend(spec: str, *, method: str, options: dict[str, Any] | None = None,
@@ -19,6 +20,8 @@ def make_backend(spec: str, *, method: str, options: dict[str, Any] | None = Non
     kind, sep, rest = spec.partition(":")
     if not sep or not rest:
         raise UsageError(f"--llm {spec!r}: expected one of {', '.join(SPECS)}")
+    if kind == "openai-batch":
+        raise UsageError(f"--llm {spec}: the OpenAI Batch API grades through `proctor grade` only")
     if kind == "openai":
         from proctor.llm.openai_backend import OpenAIBackend, OpenAIOptions
 

@@ -48,6 +48,8 @@ class BackendConfig:
             value = getattr(self, name)
             if value is not None and value < (0 if name == "max_retries" else 1):
                 raise UsageError(f"--{name.replace('_', '-')} must be at least {0 if name == 'max_retries' else 1}")
+        if self.base_url is not None and not all(u.strip() for u in self.base_url.split(",")):
+            raise UsageError(f"--base-url {self.base_url!r}: an empty URL in the list (URL1,URL2,...)")
         for name in ("timeout", "backoff_max", "rpm", "tpm"):
             value = getattr(self, name)
             if value is not None and value <= 0:
@@ -74,9 +76,10 @@ _OPTIONS = ("base_url", "concurrency", "timeout", "max_retries", "backoff_max", 
 def add_backend_options(p: argparse.ArgumentParser, *, concurrency: int = 8, timeout: float = 60.0) -> None:
     """The backend flags every LLM-calling command takes."""
     g = p.add_argument_group("backend")
-    g.add_argument("--base-url", help="openai: server URL, e.g. http://127.0.0.1:8000/v1")
+    g.add_argument("--base-url", help="openai: server URL, e.g. http://127.0.0.1:8000/v1; several separated by "
+                   "commas form a fleet (least outstanding requests first, failing servers taken out for a while)")
     g.add_argument("--concurrency", type=int, default=concurrency,
-                   help=f"openai: requests in flight (default {concurrency})")
+                   help=f"openai: requests in flight per server (default {concurrency})")
     g.add_argument("--timeout", type=float, default=timeout, help=f"openai: seconds per request (default {timeout:g})")
     g.add_argument("--max-retries", type=int, default=6, help="openai: retries on 429/5xx/timeouts (default 6)")
     g.add_argument("--backoff-max", type=float, default=30.0, help="openai: longest wait between retries (s)")

@@ -10,10 +10,12 @@ from __future__ import annotations
 import asyncio
 import math
 import os
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from proctor.llm.base import Reply, Request, fit_by_chars
+from proctor.llm.fleet import Fleet, Server, split_urls
 from proctor.llm.limits import RateLimiter, backoff_delay
 
 
@@ -22,6 +24,7 @@ class OpenAIOptions:
     """Connection and decoding options."""
 
     base_url: str | None = None
+    """One server, or several separated by commas (a fleet)."""
     concurrency: int = 8
     timeout: float = 60.0
     max_retries: int = 6
@@ -47,13 +50,24 @@ class OpenAIBackend:
 
         self.model = model
         self.options = options
-        self.concurrency = options.concurrency
         api_key = os.environ.get("PROCTOR_API_KEY") or os.environ.get("OPENAI_API_KEY") or "no-key"
-        self.client = AsyncOpenAI(base_url=options.base_url, api_key=api_key, max_retries=0,
-                                  timeout=options.timeout)
-        self.gate = asyncio.Semaphore(options.concurrency)
+        urls = split_urls(options.base_url)
+        self.fleet = Fleet([Server(url, AsyncOpenAI(base_url=url, api_key=api_key, max_retries=0,
+                                                    timeout=options.timeout)) for url in urls])
+        self.concurrency = options.concurrency * len(urls)
+        """`--concurrency` requests in flight per server."""
+        self.gate = asyncio.Semaphore(self.concurrency)
         self.requests = RateLimiter(options.rpm)
         self.tokens = RateLimiter(options.tpm)
+
+    @property
+    def client(self) -> Any:
+        """The first server's client."""
+        return self.fleet.servers[0].client
+
+    def stats(self) -> list[dict[str, Any]]:
+        """Per-server figures (requests, failures, mean seconds, times taken out)."""
+        return self.fleet.figures()
 
     def params(self) -> dict[str, Any]:
         return {"temperature": self.options.temperature, "probabilities": self.options.probabilities}
@@ -62,53 +76,77 @@ class OpenAIBackend:
         return fit_by_chars(before, context, after, self.options.max_context_chars)
 
     async def complete(self, requests: list[Request]) -> list[Reply]:
+        if len(requests) == 1:  # the engine's batches: no task of its own needed
+            return [await self._one(requests[0])]
         return list(await asyncio.gather(*(self._one(r) for r in requests)))
 
     async def _one(self, request: Request) -> Reply:
-        import openai
-
-        retryable = (openai.RateLimitError, openai.APIConnectionError, openai.APITimeoutError,
-                     openai.InternalServerError)
         last_error = "no attempt"
-        messages = ([{"role": "system", "content": request.system}] if request.system else []) + [
-            {"role": "user", "content": request.prompt}]
+        body = chat_body(self.model, request, self.options)
         for attempt in range(self.options.max_retries + 1):
             await self.requests.acquire()
             await self.tokens.acquire(len(request.text()) / 4 + request.max_tokens)
-            try:
-                async with self.gate:
-                    extra = {"logprobs": True, "top_logprobs": 10} if self.options.probabilities else {}
-                    raw = await self.client.chat.completions.with_raw_response.create(
-                        model=self.model, messages=messages,
-                        temperature=self.options.temperature, max_tokens=request.max_tokens, **extra)
-                    response = raw.parse()
-            except retryable as exc:
-                last_error = f"{type(exc).__name__}: {_short(exc)}"
-            except openai.APIStatusError as exc:
-                if exc.status_code >= 500 or exc.status_code == 429:
-                    last_error = f"HTTP {exc.status_code}: {_short(exc)}"
-                else:
-                    return Reply(error=f"HTTP {exc.status_code}: {_short(exc)}", attempts=attempt + 1)
-            except openai.OpenAIError as exc:
-                last_error = f"{type(exc).__name__}: {_short(exc)}"
-            else:
-                if not hasattr(response, "choices"):  # a 200 that is no chat completion (a proxy's error page)
-                    last_error = _not_a_completion(raw)
-                    if attempt < self.options.max_retries:
-                        await asyncio.sleep(backoff_delay(attempt, self.options.backoff_base, self.options.backoff_max))
-                    continue
-                choice = response.choices[0] if response.choices else None
-                text = choice.message.content if choice and choice.message else None
-                usage = response.usage.total_tokens if response.usage else 0
-                probabilities = grade_distribution(choice) if self.options.probabilities and choice else None
-                return Reply(text=text or "", probabilities=probabilities, tokens=usage or 0, attempts=attempt + 1)
-            if attempt < self.options.max_retries:
+            async with self.gate:
+                server = self.fleet.pick()
+                started = time.monotonic()
+                try:
+                    reply, error = await self._attempt(server, body, attempt + 1)
+                except BaseException:  # cancelled (Ctrl-C): the server did nothing wrong
+                    self.fleet.release(server, started, fault=False, counted=False)
+                    raise
+                self.fleet.release(server, started, fault=error is not None)
+            if reply is not None:
+                return reply
+            last_error = error or last_error
+            if attempt < self.options.max_retries and not self.fleet.another_healthy(server):
                 await asyncio.sleep(backoff_delay(attempt, self.options.backoff_base, self.options.backoff_max))
         return Reply(error=f"gave up after {self.options.max_retries + 1} attempts: {last_error}",
                      attempts=self.options.max_retries + 1)
 
+    async def _attempt(self, server: Server, body: dict[str, Any], attempts: int) -> tuple[Reply | None, str | None]:
+        """One request to one server: (the reply, None), or (None, the error) when another attempt may help."""
+        import openai
+
+        retryable = (openai.RateLimitError, openai.APIConnectionError, openai.APITimeoutError,
+                     openai.InternalServerError)
+        try:
+            raw = await server.client.chat.completions.with_raw_response.create(**body)
+            response = raw.parse()
+        except retryable as exc:
+            return None, f"{type(exc).__name__}: {_short(exc)}"
+        except openai.APIStatusError as exc:
+            if exc.status_code >= 500 or exc.status_code == 429:
+                return None, f"HTTP {exc.status_code}: {_short(exc)}"
+            return Reply(error=f"HTTP {exc.status_code}: {_short(exc)}", attempts=attempts), None
+        except openai.OpenAIError as exc:
+            return None, f"{type(exc).__name__}: {_short(exc)}"
+        if not hasattr(response, "choices"):  # a 200 that is no chat completion (a proxy's error page)
+            return None, _not_a_completion(raw)
+        return reply_of(response, self.options.probabilities, attempts=attempts), None
+
     async def aclose(self) -> None:
-        await self.client.close()
+        for server in self.fleet.servers:
+            await server.client.close()
+
+
+def chat_body(model: str, request: Request, options: OpenAIOptions) -> dict[str, Any]:
+    """The chat-completions request body for one request (also the `body` of a batch-file line)."""
+    messages = ([{"role": "system", "content": request.system}] if request.system else []) + [
+        {"role": "user", "content": request.prompt}]
+    body: dict[str, Any] = {"model": model, "messages": messages, "temperature": options.temperature,
+                            "max_tokens": request.max_tokens}
+    if options.probabilities:
+        body.update(logprobs=True, top_logprobs=10)
+    return body
+
+
+def reply_of(response: Any, probabilities: bool, attempts: int = 1) -> Reply:
+    """The reply a chat completion (an SDK object) carries: its text, tokens and grade distribution."""
+    choice = response.choices[0] if response.choices else None
+    text = choice.message.content if choice and choice.message else None
+    usage = response.usage.total_tokens if response.usage else 0
+    distribution = grade_distribution(choice) if probabilities and choice else None
+    return Reply(text=text or "", probabilities=distribution, tokens=usage or 0, attempts=attempts)
 
 
 def grade_distribution(choice: Any) -> dict[int, float] | None:

@@ -20,6 +20,7 @@ from typing import Any
 from proctor.errors import UsageError
 from proctor.records import Grade, GradeSet
 from proctor.store.banks import BankTables
+from proctor.store.batches import BatchTables
 from proctor.store.grades import FAILED, GradeTables
 from proctor.store.review import ReviewTables
 from proctor.store.schema import SCHEMA, SCHEMA_VERSION, migrate_v1
@@ -33,7 +34,7 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-class Store(BankTables, GradeTables, ReviewTables):
+class Store(BankTables, GradeTables, BatchTables, ReviewTables):
     """A Proctor store: one SQLite file. Use `Store.open` (read) or `Store.create_or_open` (write)."""
 
     def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
@@ -171,6 +172,11 @@ class Store(BankTables, GradeTables, ReviewTables):
     def record_import(self, kind: str, sha256: str, path: str) -> None:
         """Remember that a file was imported (the same file twice is remembered once)."""
         self.db.execute("INSERT OR IGNORE INTO imports VALUES (?, ?, ?, ?)", (kind, sha256, str(path), now()))
+
+    def was_imported(self, kind: str, sha256: str) -> bool:
+        """Whether a file with this content was imported as `kind` before."""
+        row = self.db.execute("SELECT 1 FROM imports WHERE kind = ? AND sha256 = ?", (kind, sha256)).fetchone()
+        return row is not None
 
     def query_ids(self) -> set[str]:
         """Ids of all known queries."""

@@ -1,0 +1,125 @@
+"""`--engine ray`: the pending pairs of a step become a Ray Dataset; Ray Data workers (an actor pool, each
+with its own backend built from the same configuration) render the prompts and call the backend; the
+replies stream back to the driver, which alone writes the store — parse, record, cache and commit through
+the in-process engine's code, so the grades and their durability are the same. Ray retries the tasks of a
+worker that dies; the store's primary key makes a repeated reply overwrite, never duplicate.
+
+Works with an OpenAI-compatible server or fleet (`openai:`), a local `hf:` model per worker, `embed:`.
+Optional extra: `pip install 'proctor[ray]'`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import asdict
+from typing import Any
+
+from proctor.errors import UsageError
+from proctor.grading.engine import CHUNK, Engine, Summary
+from proctor.grading.plan import WorkItem
+from proctor.grading.progress import Progress
+from proctor.llm.base import Reply
+
+WINDOW = 50_000
+"""Pairs per dataset: the driver streams a pool of millions through Ray in windows of this many."""
+
+
+class RayEngine(Engine):
+    """The engine with Ray Data workers in place of in-process requests."""
+
+    async def arun(self) -> Summary:
+        """Grade every planned pair that lacks a grade through Ray Data; the driver commits."""
+        config, address = self.options.backend_config, self.options.ray_address
+        if config is None or self.backend.kind not in ("openai", "hf", "embed"):
+            raise UsageError(f"--engine ray works with openai:, hf: and embed: backends, not {self.backend.kind}:")
+        ray = _ray(address)
+        summary = Summary(self.step, self.backend.model, self.grade_set, self.plan.pairs, self.plan.already,
+                          self.plan.given_up)
+        progress = Progress(self.plan.pairs - self.plan.already - self.plan.given_up, self.options.progress,
+                            f"{self.step} · {self.backend.model} · ray")
+        self._buffer, self._cache_buffer, self._last_commit = [], [], time.monotonic()
+        workers = max(1, int(self.options.ray_workers or ray.available_resources().get("CPU", 1)))
+        try:
+            items = self.plan.work(self.store)
+            while window := [item for _, item in zip(range(WINDOW), items, strict=False)]:
+                self._grade_window(ray, window, workers, summary, progress)
+        finally:
+            self._flush()
+            progress.close()
+        summary.elapsed = progress.elapsed
+        summary.calls, summary.tokens, summary.cached = progress.calls, progress.tokens, progress.cached
+        return summary
+
+    def _grade_window(self, ray: Any, window: list[WorkItem], workers: int, summary: Summary,
+                      progress: Progress) -> None:
+        rows = [{"item": json.dumps(asdict(item), ensure_ascii=False)} for item in window]
+        size = max(1, min(CHUNK, -(-len(rows) // (2 * workers))))  # every worker gets work on a small window
+        dataset = ray.data.from_items(rows, override_num_blocks=max(1, min(len(rows) // size, 8 * workers)))
+        graded = dataset.map_batches(
+            RayGrader, batch_size=size, batch_format="pandas", concurrency=workers, num_cpus=1,
+            fn_constructor_kwargs={"config": self.options.backend_config, "method": self.method,
+                                   "step": self.step, "method_name": self.options.method_name or self.method.name,
+                                   "cache": self.cached_replies})
+        for batch in graded.iter_batches(batch_size=CHUNK, batch_format="pandas"):
+            entries, replies = [], []
+            for row in batch.itertuples(index=False):
+                data = json.loads(row.item)
+                item = WorkItem(**{**data, "answers": tuple(data["answers"]) if data["answers"] else None})
+                entries.append((item, None, bool(row.truncated), row.key or None))
+                replies.append(_reply(json.loads(row.reply)))
+            self._collect_replies(entries, replies, summary, progress)
+            self._maybe_flush()
+
+
+class RayGrader:
+    """A Ray Data worker: its own backend; renders the prompts of a batch, asks, returns the replies."""
+
+    def __init__(self, config: Any, method: Any, step: str, method_name: str, cache: bool) -> None:
+        from proctor.llm.cache import cache_key
+
+        self.backend = config.build(method_name)
+        self.method, self.step, self.cache, self.cache_key = method, step, cache, cache_key
+        self.params = {**self.backend.params(), "max_tokens": method.template.max_tokens}
+        self.loop = asyncio.new_event_loop()
+
+    def __call__(self, batch: Any) -> Any:
+        from proctor.grading.prompting import render
+
+        requests, truncated, keys = [], [], []
+        for text in batch["item"]:
+            data = json.loads(text)
+            item = WorkItem(**{**data, "answers": tuple(data["answers"]) if data["answers"] else None})
+            request, cut = render(self.method, self.step, item, self.backend)
+            requests.append(request)
+            truncated.append(cut)
+            keys.append(self.cache_key(self.backend.kind, self.backend.model, request.text(), self.params)
+                        if self.cache else "")
+        try:
+            replies = self.loop.run_until_complete(self.backend.complete(requests))
+        except Exception as exc:  # a backend that raises still yields recorded failures
+            replies = [Reply(error=f"{type(exc).__name__}: {exc}") for _ in requests]
+        batch = batch.copy()
+        batch["truncated"], batch["key"] = truncated, keys
+        batch["reply"] = [json.dumps({**asdict(r), "probabilities": r.probabilities}) for r in replies]
+        return batch
+
+
+def _reply(data: dict[str, Any]) -> Reply:
+    probabilities = data.get("probabilities")
+    return Reply(**{**data, "probabilities": {int(k): v for k, v in probabilities.items()} if probabilities else None})
+
+
+def _ray(address: str | None) -> Any:
+    """Ray, connected (to `address`, or a local instance started for this process)."""
+    try:
+        import ray
+        import ray.data  # noqa: F401
+    except ImportError:
+        raise UsageError("--engine ray needs Ray: pip install 'proctor[ray]'") from None
+    if not ray.is_initialized():
+        try:
+            ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+        except (ConnectionError, ValueError, RuntimeError) as exc:
+            raise UsageError(f"--ray-address {address}: cannot connect to Ray: {exc}") from None
+    return ray

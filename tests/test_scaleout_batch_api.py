@@ -1,0 +1,63 @@
+"""`--llm openai-batch:MODEL` against a local test server with the files and batches endpoints: detach and
+resume polling without submitting twice, grades equal to synchronous `openai:MODEL` (same grade set),
+failed lines submitted again with --batch-wait."""
+
+from __future__ import annotations
+
+import json
+
+from fake_openai import FakeOpenAI, prompt_grade
+from proctor.store import Store
+
+
+def _batch(cli, store, server, *extra: str):
+    result = cli("grade", "--store", store, "--method", "self-rating", "--llm", "openai-batch:m", "--base-url",
+                 server.base_url, "--format", "json", *extra)
+    assert result.code == 0, result.err
+    return json.loads(result.out)
+
+
+def _rows(path) -> dict:
+    store = Store.open(path)
+    try:
+        [grade_set] = store.grade_sets()
+        return {grade_set.id: sorted(store.grade_rows(grade_set.id, "self-rating"))}
+    finally:
+        store.close()
+
+
+def test_detached_batches_resume_polling_and_equal_synchronous_grades(cli, demo_store, tmp_path):
+    direct = tmp_path / "direct.db"
+    direct.write_bytes(demo_store.read_bytes())
+    with FakeOpenAI() as server:
+        assert cli("grade", "--store", direct, "--method", "self-rating", "--llm", "openai:m", "--base-url",
+                   server.base_url).code == 0
+        server.requests = 0
+        server.hold_batches = True
+        first = _batch(cli, demo_store, server)
+        assert len(first["submitted"]) == 1 and first["open"] == first["submitted"]
+        assert len(server.batches) == 1 and server.requests == 0
+        again = _batch(cli, demo_store, server)  # interrupted or detached: polls, never submits again
+        assert again["submitted"] == [] and again["open"] == first["submitted"] and len(server.batches) == 1
+        server.hold_batches = False
+        done = _batch(cli, demo_store, server)
+        assert done["open"] == [] and done["batches"][first["submitted"][0]]["imported"]
+        assert done["steps"][0]["graded_now"] == 72 and done["steps"][0]["failures"] == 0
+        assert server.requests == 72  # every prompt answered once, inside the batch
+        nothing = _batch(cli, demo_store, server)
+        assert nothing["submitted"] == [] and nothing["batches"] == {} and len(server.batches) == 1
+    assert _rows(demo_store) == _rows(direct)  # the same grade set, the same grades
+
+
+def test_batch_wait_submits_failed_lines_again(cli, demo_store):
+    def fail_first(prompt: str, attempt: int) -> str:
+        return "500" if attempt == 1 and prompt_grade(prompt) == 0 else "ok"
+
+    with FakeOpenAI(faults=fail_first) as server:
+        data = _batch(cli, demo_store, server, "--batch-wait", "--batch-poll", "0.05")
+        assert len(data["submitted"]) == 2 and len(server.batches) == 2 and data["open"] == []
+    first, second = data["steps"]
+    assert first["failures"] > 0 and second["graded_now"] == first["failures"] and second["failures"] == 0
+    store = Store.open(demo_store)
+    [grade_set] = store.grade_sets()
+    assert sum(1 for r in store.grade_rows(grade_set.id, "self-rating") if r[3] is not None) == 72

@@ -1,0 +1,53 @@
+"""`--engine ray` on a local Ray instance (2 CPUs): Ray Data workers render and ask, the driver alone writes
+the store; the grades equal the in-process engine's, a second run has nothing left to do."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fake_openai import FakeOpenAI
+from proctor.store import Store
+
+ray = pytest.importorskip("ray")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    yield
+    ray.shutdown()
+
+
+def _rows(path) -> dict:
+    store = Store.open(path)
+    try:
+        return {g.id: sorted((x.query_id, x.passage_id, x.question_id, x.grade, x.parse_status, x.raw_reply)
+                             for x in store.grades(g)) for g in store.grade_sets()}
+    finally:
+        store.close()
+
+
+def test_ray_engine_grades_like_the_in_process_engine(cli, demo_store, tmp_path):
+    local = tmp_path / "local.db"
+    local.write_bytes(demo_store.read_bytes())
+    with FakeOpenAI() as server:
+        args = ["grade", "--method", "self-rating", "--llm", "openai:m", "--base-url", server.base_url,
+                "--format", "json"]
+        assert cli(*args, "--store", local).code == 0
+        asked = server.requests
+        result = cli(*args, "--store", demo_store, "--engine", "ray", "--ray-workers", "2")
+        assert result.code == 0, result.err
+        data = json.loads(result.out)
+        assert data["graded_now"] == 72 and data["failures"] == 0 and server.requests == 2 * asked
+        again = json.loads(cli(*args, "--store", demo_store, "--engine", "ray").out)
+        assert again["graded_now"] == 0 and server.requests == 2 * asked
+    assert _rows(demo_store) == _rows(local)
+    assert Store.open(demo_store).cache_count() == Store.open(local).cache_count() == 72
+
+
+def test_ray_engine_refuses_what_it_cannot_run(cli, demo_store):
+    result = cli("grade", "--store", demo_store, "--method", "self-rating", "--llm", "replay:nothing.jsonl",
+                 "--engine", "ray")
+    assert result.code == 2 and "Traceback" not in result.err
