@@ -20,6 +20,7 @@ from proctor.cli import (
     info_cmd,
     leaderboard_cmd,
     qrels_cmd,
+    run_cmd,
     verify_cmd,
 )
 from proctor.errors import ProctorError
@@ -27,7 +28,7 @@ from proctor.store import StoreError
 
 COMMANDS = (
     import_cmd, export_cmd, info_cmd, grade_cmd, qrels_cmd, leaderboard_cmd, correlate_cmd, agreement_cmd, analyze_cmd,
-    bank_cmd, verify_cmd, demo_cmd,
+    bank_cmd, verify_cmd, run_cmd, demo_cmd,
 )
 
 
