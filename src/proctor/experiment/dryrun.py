@@ -3,7 +3,7 @@ the store (the real one is never written), and every grader's pool is planned ex
 plans it, so the pairs to send are the pairs the real run then grades.
 
 Token estimates: the prompt of every pair to send is rendered as the backend would get it; its tokens are
-counted with the model's own tokenizer when the backend has one locally (hf:), else estimated as
+(with the system message, if any) counted with the model's own tokenizer when the backend has one locally (hf:), else estimated as
 ceil(characters / 4) (the usual rule of thumb for English text with GPT-style tokenizers). Completion
 tokens are estimated as the template's `max_tokens` per prompt (an upper bound). Replay and embedding
 backends send no prompts to an LLM: their tokens and cost are 0."""
@@ -112,7 +112,8 @@ def _tokens(store: Store, method, step: str, planned, backend, to_grade: int) ->
     tokenizer = getattr(backend, "tokenizer", None)
     prompt_tokens = 0
     for item in planned.work(store):
-        text = render(method, step, item, backend)[0].prompt
+        request = render(method, step, item, backend)[0]
+        text = (request.system or "") + request.prompt
         prompt_tokens += (len(tokenizer(text).input_ids) if tokenizer is not None
                           else math.ceil(len(text) / CHARS_PER_TOKEN))
     return {"prompts_to_send": to_grade, "prompt_tokens": prompt_tokens,
