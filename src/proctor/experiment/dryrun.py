@@ -5,8 +5,8 @@ plans it, so the pairs to send are the pairs the real run then grades.
 Token estimates: the prompt of every pair to send is rendered as the backend would get it; its tokens
 (with the system message, if any) are counted with the model's own tokenizer when the backend has one
 locally (hf:), else estimated as ceil(characters / 4) (the usual rule of thumb for English text with
-GPT-style tokenizers). Completion tokens are estimated as the template's `max_tokens` per prompt (an upper bound). Replay and embedding
-backends send no prompts to an LLM: their tokens and cost are 0."""
+GPT-style tokenizers). Completion tokens are estimated as the template's `max_tokens` per prompt (an
+upper bound). Replay and embedding backends send no prompts to an LLM: their tokens and cost are 0."""
 
 from __future__ import annotations
 
