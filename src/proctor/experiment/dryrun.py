@@ -31,21 +31,26 @@ def dry_run(path: str | Path, *, only: str | None = None, price_in: float | None
             price_out: float | None = None, max_queries: int | None = None,
             max_passages: int | None = None) -> dict[str, Any]:
     """The plan of an experiment with per-grader pair counts and token and cost estimates (writes nothing)."""
-    plan = prepare(path, max_queries=max_queries, max_passages=max_passages)
+    with tempfile.TemporaryDirectory(prefix="proctor-dry-run-") as folder:
+        return _dry_run(Path(folder), path, only, price_in, price_out, max_queries, max_passages)
+
+
+def _dry_run(folder: Path, path: str | Path, only: str | None, price_in: float | None, price_out: float | None,
+             max_queries: int | None, max_passages: int | None) -> dict[str, Any]:
+    plan = prepare(path, max_queries=max_queries, max_passages=max_passages, inputs=folder / "inputs")
     experiment = plan.experiment
     selected = step_names(plan, only)
     previous = read_manifest(experiment.out) if experiment.store.exists() else {}
     steps = [{"step": s.name, "would_run": previous.get("steps", {}).get(s.name, {}).get("digest") != s.digest,
               "commands": s.commands} for s in plan.steps if s.name in selected]
     graders = []
-    with tempfile.TemporaryDirectory(prefix="proctor-dry-run-") as folder:
-        store = _working_copy(plan, Path(folder) / "store.db")
-        try:
-            for grader in experiment.graders:
-                if f"grade:{grader.name}" in selected:
-                    graders.append(_estimate(store, grader, price_in, price_out))
-        finally:
-            store.close()
+    store = _working_copy(plan, folder / "store.db")
+    try:
+        for grader in experiment.graders:
+            if f"grade:{grader.name}" in selected:
+                graders.append(_estimate(store, grader, price_in, price_out))
+    finally:
+        store.close()
     return {"experiment": str(experiment.path), "store": str(experiment.store), "out": str(experiment.out),
             "steps": steps, "graders": graders, "token_estimate": __doc__.split("Token estimates: ")[1].strip()}
 

@@ -28,8 +28,8 @@ class Plan:
     """The steps of an experiment and the hashes of its input files."""
 
     experiment: Experiment
-    files: dict[str, list[Path]]
-    """`{source label: files}` (a folder of runs is its files)."""
+    files: dict[Source, list[Path]]
+    """`{source: files}` (a folder of runs is its files)."""
     inputs: dict[str, str]
     """`{file: sha256}`."""
     steps: list[Step]
@@ -46,9 +46,9 @@ def command(*args: Any) -> str:
 
 def make_plan(experiment: Experiment, materialised: dict[Source, list[Path]] | None = None) -> Plan:
     """Hash every input and describe every step (reads the inputs; writes nothing)."""
-    files: dict[str, list[Path]] = {}
+    files: dict[Source, list[Path]] = {}
     for source in experiment.sources:
-        files[source.label] = (materialised or {}).get(source) or expand(source.path)  # type: ignore[arg-type]
+        files[source] = (materialised or {}).get(source) or expand(source.path)  # type: ignore[arg-type]
     inputs = {str(f): file_digest(f) for paths in files.values() for f in paths}
     steps = [_import_step(experiment, files, inputs)]
     for grader in experiment.graders:
@@ -82,10 +82,10 @@ def import_flags(experiment: Experiment, source: Source) -> list[str]:
     return flags
 
 
-def _import_step(experiment: Experiment, files: dict[str, list[Path]], inputs: dict[str, str]) -> Step:
-    description = [{"kind": s.kind, "files": [inputs[str(f)] for f in files[s.label]],
+def _import_step(experiment: Experiment, files: dict[Source, list[Path]], inputs: dict[str, str]) -> Step:
+    description = [{"kind": s.kind, "files": [inputs[str(f)] for f in files[s]],
                     "flags": import_flags(experiment, s)} for s in experiment.sources]
-    commands = [command("import", import_kind(s), *files[s.label], "--store", experiment.store,
+    commands = [command("import", import_kind(s), *files[s], "--store", experiment.store,
                         *import_flags(experiment, s)) for s in experiment.sources]
     return Step("import", step_digest({"sources": description, "store": str(experiment.store)}), commands)
 

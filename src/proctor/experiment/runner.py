@@ -36,8 +36,10 @@ class RunResult:
                 if name.startswith("grade:") and "grade_set" in step}
 
 
-def prepare(path: str | Path, *, max_queries: int | None = None, max_passages: int | None = None) -> Plan:
-    """Load and validate the file, apply trial limits to every grader, hash the inputs (writes nothing)."""
+def prepare(path: str | Path, *, max_queries: int | None = None, max_passages: int | None = None,
+            inputs: Path | None = None) -> Plan:
+    """Load and validate the file, apply trial limits to every grader, hash the inputs (writes nothing but
+    the files of ir_datasets inputs, into `inputs`, default OUT/inputs)."""
     experiment = load_experiment(path)
     limits = {k: v for k, v in (("max_queries", max_queries), ("max_passages", max_passages)) if v is not None}
     for key, value in limits.items():
@@ -48,7 +50,7 @@ def prepare(path: str | Path, *, max_queries: int | None = None, max_passages: i
         experiment = replace(experiment, graders=graders)
     from proctor.experiment.irds import materialise
 
-    return make_plan(experiment, materialise(experiment))
+    return make_plan(experiment, materialise(experiment, inputs or experiment.out / "inputs"))
 
 
 def step_names(plan: Plan, only: str | None) -> list[str]:
@@ -174,7 +176,7 @@ def import_sources(store: Store, plan: Plan) -> list[str]:
             extra["with_grades"] = options.get("exampp_grades", True)
         if kind == "responses":
             extra.update(response_format=options.get("response_format", "auto"), word_budget=options.get("word_budget"))
-        for report in api.import_into(store, kind, plan.files[source.label], **extra):
+        for report in api.import_into(store, kind, plan.files[source], **extra):
             lines.append(report.summary())
     return lines
 
