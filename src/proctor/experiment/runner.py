@@ -186,7 +186,7 @@ def _grade(store: Store, grader: Grader, record: dict[str, Any], progress: bool 
                                      prefilter=grader.prefilter, aggregate=grader.aggregate,
                                      thresholds=grader.thresholds, progress=progress, **grader.options,
                                      **grader.backend)
-    record["grade_set"] = grade_set.as_dict()
+    record["grade_set"] = next((s for s in store.grade_sets() if s.id == grade_set.id), grade_set).as_dict()
     record["usage"] = usage(summaries)
     graded, failures = record["usage"]["graded_now"], record["usage"]["failures"]
     if any(s.interrupted for s in summaries):
