@@ -159,3 +159,17 @@ def test_malformed_experiment_exits_2_naming_line_and_key(tmp_path, cli, edit, l
     assert f"{path}:{line}:" in result.err, result.err
     assert all(w in result.err for w in words), result.err
     assert "Traceback" not in result.err and not (tmp_path / "out").exists()
+
+
+def test_grades_added_by_another_command_make_evaluate_run_again(tmp_path, cli):
+    path = write_experiment(tmp_path, EXPERIMENT.replace('llm = "replay:col/grades.jsonl"',
+                                                         'llm = "replay:col/grades.jsonl"\nmax_passages = 2'))
+    assert cli("run", path).code == 0
+    before = (tmp_path / "out" / "leaderboards" / "recorded.P@3.t4.tsv").read_text()
+    grade = cli("grade", "--store", tmp_path / "out" / "t.db", "--method", "self-rating", "--llm",
+                f"replay:{tmp_path / 'col' / 'grades.jsonl'}")
+    assert grade.code == 0, grade.err
+    assert cli("run", path).code == 0
+    manifest = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert manifest["last_run"]["ran"] == ["evaluate"]
+    assert (tmp_path / "out" / "leaderboards" / "recorded.P@3.t4.tsv").read_text() != before

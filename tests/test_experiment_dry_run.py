@@ -56,3 +56,24 @@ def test_dry_run_text(tmp_path, cli):
     assert "72 pairs in the pool, 0 already graded, 0 given up, 72 to grade; 0 prompts to send" in result.out
     assert "step import: would run" in result.out and not (tmp_path / "out").exists()
     assert cli("run", path, "--price-in", "1").code == 2
+
+
+def test_failed_pairs_are_retried_by_the_next_run(tmp_path, cli, monkeypatch):
+    from fake_openai import prompt_grade
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    with FakeOpenAI(faults=lambda prompt, attempt: "500" if attempt == 1 and prompt_grade(prompt) == 0 else "ok"
+                    ) as server:
+        path = write_experiment(tmp_path, EXPERIMENT + LLM_GRADER.format(url=server.base_url))
+        assert cli("run", path, "--only", "import").code == 0
+        assert cli("run", path, "--only", "grade:llm").code == 0
+        step = json.loads((tmp_path / "out" / "run.json").read_text())["steps"]["grade:llm"]
+        failed = step["usage"]["failures"]
+        assert step["status"] == "incomplete" and 0 < failed < 48
+        dry = json.loads(cli("run", path, "--dry-run", "--format", "json", "--only", "grade:llm").out)
+        assert dry["graders"][0]["steps"][0]["to_grade"] == failed
+        assert cli("run", path, "--only", "grade:llm").code == 0
+        step = json.loads((tmp_path / "out" / "run.json").read_text())["steps"]["grade:llm"]
+        assert (step["status"], step["usage"]["graded_now"], step["usage"]["failures"]) == ("done", failed, 0)
+        assert cli("run", path, "--only", "grade:llm").code == 0
+        assert json.loads((tmp_path / "out" / "run.json").read_text())["last_run"]["ran"] == []

@@ -82,7 +82,10 @@ def _qrels(store: Store, experiment: Experiment, name: str, labels, flags: list[
 
 
 def _write_board(board, stem: Path, experiment: Experiment, flags: list[str], result: Outputs) -> None:
-    for fmt in experiment.evaluation.formats:
+    formats = list(experiment.evaluation.formats)
+    if experiment.evaluation.correlations and experiment.evaluation.official is not None and "json" not in formats:
+        formats.append("json")  # what `proctor correlate` reads (with per-query scores for the intervals)
+    for fmt in formats:
         target = stem.with_name(f"{stem.name}.{fmt}")
         write_text(target, api.render(board, fmt, per_query=fmt == "json"))
         result.files.append(str(target))

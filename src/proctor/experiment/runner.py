@@ -82,7 +82,7 @@ def run_experiment(path: str | Path, *, only: str | None = None, max_queries: in
             for step in plan.steps:
                 if step.name not in selected:
                     continue
-                if _fresh(manifest["steps"].get(step.name), step, store_existed):
+                if _fresh(manifest["steps"].get(step.name), step, store_existed, store):
                     result.skipped.append(step.name)
                     _say(log, f"{step.name}: unchanged, skipped")
                     continue
@@ -95,7 +95,7 @@ def run_experiment(path: str | Path, *, only: str | None = None, max_queries: in
                     result.status = status
                     break
         except BaseException:
-            if not store_existed:
+            if not store_existed and not result.ran:  # the first step failed: leave nothing behind
                 store.remove()
                 if not out_existed:
                     with contextlib.suppress(OSError):
@@ -133,10 +133,20 @@ class _Lazy:
             Path(f"{self.path}{suffix}").unlink(missing_ok=True)
 
 
-def _fresh(record: dict[str, Any] | None, step: Step, store_existed: bool) -> bool:
+def _fresh(record: dict[str, Any] | None, step: Step, store_existed: bool, lazy: _Lazy) -> bool:
+    """Done before with the same digest, its files still there, and (evaluate) the grade sets it read still
+    hold the grades they held then (another command may have graded into them since)."""
     if not record or not store_existed or record.get("digest") != step.digest or record.get("status") != "done":
         return False
-    return all(Path(f).exists() for f in record.get("files", ()))
+    if not all(Path(f).exists() for f in record.get("files", ())):
+        return False
+    counts = record.get("grade_counts")
+    return counts is None or _grade_counts(lazy.get(), list(counts)) == counts
+
+
+def _grade_counts(store: Store, ids: list[str]) -> dict[str, list[int]]:
+    """`{grade set id: [grades, failures]}` of the given grade sets now."""
+    return {s.id: [s.grades, s.failures] for s in store.grade_sets() if s.id in ids}
 
 
 def _run_step(lazy: _Lazy, plan: Plan, step: Step, manifest: dict[str, Any], progress: bool | None) -> int:
@@ -158,7 +168,8 @@ def _run_step(lazy: _Lazy, plan: Plan, step: Step, manifest: dict[str, Any], pro
                                  f"(run the grade:{grader.name} step)")
             grade_sets[grader.name] = graded["grade_set"]["id"]
         outputs = evaluate(store, experiment, grade_sets)
-        record.update(files=outputs.files, commands=outputs.commands, correlations=outputs.correlations)
+        record.update(files=outputs.files, commands=outputs.commands, correlations=outputs.correlations,
+                      grade_counts=_grade_counts(store, list(grade_sets.values())))
     record["seconds"] = round(time.monotonic() - started, 3)
     record["ran_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     manifest["steps"][step.name] = record
@@ -195,6 +206,8 @@ def _grade(store: Store, grader: Grader, record: dict[str, Any], progress: bool 
     if graded and failures == graded:
         record["status"] = "failed"
         return 3
+    if failures:  # failed pairs are tried again by the next run (up to max_attempts), as `proctor grade` does
+        record["status"] = "incomplete"
     return 0
 
 
