@@ -77,3 +77,32 @@ def test_failed_pairs_are_retried_by_the_next_run(tmp_path, cli, monkeypatch):
         assert (step["status"], step["usage"]["graded_now"], step["usage"]["failures"]) == ("done", failed, 0)
         assert cli("run", path, "--only", "grade:llm").code == 0
         assert json.loads((tmp_path / "out" / "run.json").read_text())["last_run"]["ran"] == []
+
+
+def test_interrupted_grading_resumes(tmp_path, cli, monkeypatch):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    with FakeOpenAI(latency=0.1) as server:
+        grader = LLM_GRADER.format(url=server.base_url) + "concurrency = 1\n"
+        path = write_experiment(tmp_path, EXPERIMENT + grader)
+        proc = subprocess.Popen([sys.executable, "-m", "proctor", "run", str(path)], stderr=subprocess.PIPE,
+                                text=True, env={**os.environ, "OPENAI_API_KEY": "test"})
+        deadline = time.monotonic() + 60
+        while server.requests < 5 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err
+        step = json.loads((tmp_path / "out" / "run.json").read_text())["steps"]["grade:llm"]
+        assert step["status"] == "interrupted" and 0 < step["usage"]["graded_now"] < 48
+        first = step["usage"]["graded_now"]
+        assert cli("run", path).code == 0
+        manifest = json.loads((tmp_path / "out" / "run.json").read_text())
+        assert manifest["last_run"]["ran"] == ["grade:llm", "evaluate"]
+        assert manifest["steps"]["grade:llm"]["usage"]["graded_now"] == 48 - first
+        assert manifest["grade_sets"]["llm"]["grades"] == 48
