@@ -177,10 +177,11 @@ def render(board: Leaderboard, fmt: str = "tsv", *, per_query: bool = False) -> 
     raise UsageError(f"unknown format {fmt!r}: tsv, json or md")
 
 
-def correlate(board: Leaderboard | str | Path, official: str | Path, *, bootstrap: int = 1000, seed: int = 0,
-              ties: str = "average", repeats: int = 10) -> dict[str, Any]:
+def correlate(board: Leaderboard | str | Path, official: Any, *, bootstrap: int = 1000, seed: int = 0,
+              ties: str = "average", repeats: int = 10, official_name: str | None = None) -> dict[str, Any]:
     """Spearman, Kendall τ-b and τ_AP of a leaderboard (or a leaderboard file) with the official leaderboard
-    file, with bootstrap intervals over queries; what `proctor correlate` prints as JSON."""
+    (a file, or a `LeaderboardFile`), with bootstrap intervals over queries; what `proctor correlate` prints
+    as JSON."""
     from proctor.analyze.compare import compare, per_query_correlation
     from proctor.io.leaderboards import LeaderboardFile, read_leaderboard, read_official
 
@@ -189,9 +190,9 @@ def correlate(board: Leaderboard | str | Path, official: str | Path, *, bootstra
                                     board.description)
     else:
         predicted = read_leaderboard(board)
-    reference = read_official(official)
+    reference = official if isinstance(official, LeaderboardFile) else read_official(official)
     result = {"leaderboard": str(board) if not isinstance(board, Leaderboard) else "(in memory)",
-              "leaderboard_made_by": predicted.description or None, "official": str(official),
+              "leaderboard_made_by": predicted.description or None, "official": official_name or str(official),
               **compare(predicted, reference, samples=bootstrap, seed=seed, ties=ties, repeats=repeats)}
     if predicted.per_query and reference.per_query:
         result["per_query"] = per_query_correlation(predicted.per_query, reference.per_query)
