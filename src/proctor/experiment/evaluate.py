@@ -25,6 +25,8 @@ class Outputs:
     files: list[str] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
     correlations: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """What the leaderboards say about how they were made (systems left out, queries skipped, ...)."""
 
 
 def boards_of(evaluation: Evaluation) -> list[tuple[str, dict[str, Any], list[str]]]:
@@ -82,6 +84,7 @@ def _qrels(store: Store, experiment: Experiment, name: str, labels, flags: list[
 
 
 def _write_board(board, stem: Path, experiment: Experiment, flags: list[str], result: Outputs) -> None:
+    result.notes += [f"{stem.name}: {note}" for note in board.notes]
     formats = list(experiment.evaluation.formats)
     if experiment.evaluation.correlations and experiment.evaluation.official is not None and "json" not in formats:
         formats.append("json")  # what `proctor correlate` reads (with per-query scores for the intervals)

@@ -169,6 +169,7 @@ def _run_step(lazy: _Lazy, plan: Plan, step: Step, manifest: dict[str, Any], pro
             grade_sets[grader.name] = graded["grade_set"]["id"]
         outputs = evaluate(store, experiment, grade_sets)
         record.update(files=outputs.files, commands=outputs.commands, correlations=outputs.correlations,
+                      notes=outputs.notes,
                       grade_counts=_grade_counts(store, list(grade_sets.values())))
     record["seconds"] = round(time.monotonic() - started, 3)
     record["ran_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
