@@ -16,7 +16,7 @@ from proctor.experiment.evaluate import evaluate
 from proctor.experiment.load import load_experiment
 from proctor.experiment.manifest import new_manifest, read_manifest, usage, write_manifest
 from proctor.experiment.plan import Plan, Step, import_kind, make_plan
-from proctor.experiment.schema import Experiment, Grader
+from proctor.experiment.schema import Grader
 from proctor.outputs import folder_target
 from proctor.store import Store
 
@@ -224,8 +224,3 @@ def _finish(manifest: dict[str, Any], plan: Plan, result: RunResult, started: fl
 def _say(log, line: str) -> None:
     if log is not None:
         log(line)
-
-
-def describe(experiment: Experiment) -> str:
-    """One line naming the experiment."""
-    return f"experiment {experiment.name}: store {experiment.store}, outputs in {experiment.out}"
