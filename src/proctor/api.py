@@ -48,8 +48,19 @@ def import_into(store: Store, kind: str, paths: Sequence[str | Path], **options:
 def grade(store: Store, method: str, llm: str, **options: Any) -> tuple[GradeSet, list]:
     """Grade one grade set; `options` are `GradeOptions` fields, `BackendConfig` fields and `aggregate`,
     `thresholds`, `templates`, `prefilter`. Returns the grade set and one summary per step."""
-    from proctor.grading import GradeOptions, GradeRequest
     from proctor.grading import grade as grade_async
+
+    request = grade_request(method, llm, **options)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(grade_async(store, request))
+    return _in_own_thread(store, request)
+
+
+def grade_request(method: str, llm: str, **options: Any):
+    """The `GradeRequest` that `grade` runs (options as for `grade`), checked before any work."""
+    from proctor.grading import GradeOptions, GradeRequest
     from proctor.llm.config import BackendConfig
 
     backend = {k: options.pop(k) for k in list(options) if k in BackendConfig.__dataclass_fields__}
@@ -57,8 +68,25 @@ def grade(store: Store, method: str, llm: str, **options: Any) -> tuple[GradeSet
                                                                          "prefilter")}
     config = BackendConfig(spec=llm, **backend)
     config.check()
-    request = GradeRequest(method, config, GradeOptions(**options), **request_fields)
-    return asyncio.run(grade_async(store, request))
+    return GradeRequest(method, config, GradeOptions(**options), **request_fields)
+
+
+def _in_own_thread(store: Store, request) -> tuple[GradeSet, list]:
+    """Inside a running event loop (Jupyter) the grading runs on a thread of its own, with its own loop and
+    its own connection to the same store (SQLite connections stay in the thread that made them)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from proctor.grading import grade as grade_async
+
+    def work() -> tuple[GradeSet, list]:
+        own = Store.open(store.path)
+        try:
+            return asyncio.run(grade_async(own, request))
+        finally:
+            own.close()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(work).result()
 
 
 @dataclass(frozen=True)
@@ -222,6 +250,50 @@ def render(board: Leaderboard | Sequence[Leaderboard], fmt: str = "tsv", *, per_
     if fmt in writers:
         return writers[fmt](board)
     raise UsageError(f"unknown format {fmt!r}: tsv, json, md, trec (= tot), ir-measures or jsonl")
+
+
+def correlate(board: Leaderboard | str | Path, official: Any, *, bootstrap: int = 1000, seed: int = 0,
+              ties: str = "average", repeats: int = 10, official_name: str | None = None) -> dict[str, Any]:
+    """Spearman, Kendall τ-b and τ_AP of a leaderboard (or a leaderboard file) with the official leaderboard
+    (a file, or a `LeaderboardFile`), with bootstrap intervals over queries; what `proctor correlate` prints
+    as JSON."""
+    from proctor.analyze.compare import compare, per_query_correlation
+    from proctor.io.leaderboards import LeaderboardFile, read_leaderboard, read_official
+
+    if isinstance(board, Leaderboard):
+        predicted = LeaderboardFile(board.scores(), {e.system: e.per_query for e in board.entries},
+                                    board.description)
+    else:
+        predicted = read_leaderboard(board)
+    reference = official if isinstance(official, LeaderboardFile) else read_official(official)
+    result = {"leaderboard": str(board) if not isinstance(board, Leaderboard) else "(in memory)",
+              "leaderboard_made_by": predicted.description or None, "official": official_name or str(official),
+              **compare(predicted, reference, samples=bootstrap, seed=seed, ties=ties, repeats=repeats)}
+    if predicted.per_query and reference.per_query:
+        result["per_query"] = per_query_correlation(predicted.per_query, reference.per_query)
+    return result
+
+
+def as_rows(board: Leaderboard) -> list[dict[str, Any]]:
+    """A leaderboard as plain rows `{system, score, stderr, n_queries}`, best first."""
+    return [{"system": e.system, "score": e.score, "stderr": e.stderr, "n_queries": e.n_queries}
+            for e in board.entries]
+
+
+def to_frame(value: Leaderboard | dict | list) -> Any:
+    """A pandas DataFrame of a leaderboard (`system, score, stderr, n_queries`), qrels `{qid: {pid: label}}`
+    (`query_id, passage_id, label`) or a list of plain rows; needs pandas (an optional dependency)."""
+    try:
+        import pandas
+    except ImportError:
+        raise UsageError("to_frame needs pandas (pip install pandas); the plain objects need nothing") from None
+    if isinstance(value, Leaderboard):
+        return pandas.DataFrame(as_rows(value), columns=["system", "score", "stderr", "n_queries"])
+    if isinstance(value, dict):
+        rows = [{"query_id": q, "passage_id": p, "label": label} for q, per in value.items()
+                for p, label in per.items()]
+        return pandas.DataFrame(rows, columns=["query_id", "passage_id", "label"])
+    return pandas.DataFrame(list(value))
 
 
 def info_text(counts: dict[str, Any]) -> str:

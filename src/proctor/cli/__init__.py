@@ -22,6 +22,7 @@ from proctor.cli import (
     leaderboard_cmd,
     qrels_cmd,
     review_cmd,
+    run_cmd,
     verify_cmd,
 )
 from proctor.errors import ProctorError
@@ -29,7 +30,7 @@ from proctor.store import StoreError
 
 COMMANDS = (
     import_cmd, export_cmd, info_cmd, grade_cmd, qrels_cmd, leaderboard_cmd, compare_cmd, correlate_cmd, agreement_cmd,
-    analyze_cmd, bank_cmd, verify_cmd, review_cmd, demo_cmd,
+    analyze_cmd, bank_cmd, verify_cmd, review_cmd, run_cmd, demo_cmd,
 )
 
 

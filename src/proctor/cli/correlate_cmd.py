@@ -6,13 +6,12 @@ import argparse
 import json
 import sys
 
-from proctor.analyze.compare import compare, per_query_correlation
 from proctor.cli.common import add_format, int_in, note, readable_store
 from proctor.errors import UsageError
 from proctor.evaluate.leaderboard import measure_leaderboard
 from proctor.evaluate.measures import parse_measure
 from proctor.evaluate.runs import order_runs
-from proctor.io.leaderboards import LeaderboardFile, read_leaderboard, read_official
+from proctor.io.leaderboards import LeaderboardFile, read_official
 from proctor.io.trec import qrels_dict, read_qrels, read_runs
 from proctor.markdown import escape
 
@@ -53,14 +52,11 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Compare and print."""
-    predicted = read_leaderboard(args.leaderboard)
-    official = _official(args)
-    result = {"leaderboard": args.leaderboard, "leaderboard_made_by": predicted.description or None,
-              "official": args.official or f"{args.official_qrels} ({args.measure})",
-              **compare(predicted, official, samples=args.bootstrap, seed=args.seed, ties=args.ties,
-                        repeats=args.repeats)}
-    if predicted.per_query and official.per_query:
-        result["per_query"] = per_query_correlation(predicted.per_query, official.per_query)
+    from proctor import api
+
+    result = api.correlate(args.leaderboard, _official(args), bootstrap=args.bootstrap, seed=args.seed,
+                           ties=args.ties, repeats=args.repeats,
+                           official_name=args.official or f"{args.official_qrels} ({args.measure})")
     for warning in result["warnings"]:
         note(f"warning: {warning}")
     missing = result["missing"]

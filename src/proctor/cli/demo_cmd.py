@@ -8,16 +8,18 @@ import argparse
 def register(commands: argparse._SubParsersAction) -> None:
     """Add the `demo` command."""
     p = commands.add_parser("demo", help="run Proctor end to end on its small example collection",
-                            description="Import the bundled example collection (queries, passages, runs, "
-                            "judgments and a question bank) into a store, grade it with the embedded default grader "
+                            description="Write the bundled example collection (queries, passages, runs, "
+                            "judgments and a question bank) and the bundled experiment file demo.toml into --out, and "
+                            "run it (as `proctor run OUT/demo.toml`): import, grade with the embedded default grader "
                             "(embed:minilm), then print EXAM-Qrels and EXAM-Cover leaderboards next to the "
-                            "human-judgment leaderboard.")
+                            "human-judgment leaderboards with the commands that make each. A second demo in the same "
+                            "folder finds nothing changed and does nothing new.")
     p.add_argument("--out", default="demo-out", help="folder for the store and reports (default: demo-out)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the demo (a pipeline over the Python API)."""
+    """Run the demo (the bundled experiment file, through the Python API)."""
     from proctor.demo.run import run_demo
 
     return run_demo(args.out)

@@ -7,8 +7,7 @@ import sys
 
 from proctor.cli.common import GRADE, add_store, int_in, note, readable_store
 from proctor.errors import UsageError
-from proctor.evaluate.labels import LabelStats, binarize
-from proctor.evaluate.sources import exam_qrels, resolve_grade_set
+from proctor.evaluate.labels import LabelStats
 from proctor.io.trec import write_qrels
 
 
@@ -45,12 +44,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--binary needs --min-grade T")
     if args.min_grade is not None and not args.binary:
         raise UsageError("--min-grade applies with --binary only (graded labels keep every grade)")
+    from proctor import api
+
+    labels = api.LabelChoice(args.grade_set, args.method, args.model, args.bank, args.min_questions, args.facets)
+    stats = LabelStats()
     with readable_store(args.store, args.lock_timeout) as store:
-        grade_set = resolve_grade_set(store, args.grade_set, args.method, args.model, args.bank)
-        stats = LabelStats()
-        qrels = exam_qrels(store, grade_set, min_questions=args.min_questions, facets=args.facets, stats=stats)
-    if args.binary:
-        qrels = binarize(qrels, args.min_grade)
+        grade_set, qrels = api.qrels(store, labels, binary_min_grade=args.min_grade if args.binary else None,
+                                     stats=stats)
     write_qrels(qrels, sys.stdout)
     how = "max over questions" if args.min_questions == 1 else f"{args.min_questions}-th largest grade"
     note(f"qrels from grade set {grade_set.id} (method={grade_set.method} model={grade_set.model} "

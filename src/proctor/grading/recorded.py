@@ -11,6 +11,10 @@ from proctor.llm.config import Recorded
 from proctor.records import Grade, GradeSet
 from proctor.store import Store
 
+_EXAMPP_CACHE: dict[tuple, tuple[Recorded, str, str]] = {}
+"""exam_pp files already read in this process, by (path, size, mtime, method, selector): an experiment that
+plans and then grades, or a notebook that grades twice, reads a large file once. Stores are always read."""
+
 
 def load_recorded(source: str, method: str, selector: str | None) -> tuple[Recorded, str, str]:
     """({(step, query, passage, item): (grade, reply)}, model, origin) of `method` in `source`; `selector`
@@ -19,9 +23,17 @@ def load_recorded(source: str, method: str, selector: str | None) -> tuple[Recor
     if not path.exists():
         raise UsageError(f"{path}: no such file to replay")
     if _is_sqlite(path):
-        grades, model, origin = _from_store(path, method, selector)
-    else:
-        grades, model, origin = _from_exampp(path, method, selector)
+        return _recorded(*_from_store(path, method, selector))
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, method, selector)
+    if key not in _EXAMPP_CACHE:
+        _EXAMPP_CACHE.clear()
+        _EXAMPP_CACHE[key] = _recorded(*_from_exampp(path, method, selector))
+    recorded, model, origin = _EXAMPP_CACHE[key]
+    return dict(recorded), model, origin
+
+
+def _recorded(grades: list[Grade], model: str, origin: str) -> tuple[Recorded, str, str]:
     recorded: Recorded = {}
     for g in grades:
         recorded[(g.method, g.query_id, g.passage_id, g.question_id)] = (g.grade, g.raw_reply)

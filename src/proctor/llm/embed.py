@@ -21,6 +21,19 @@ def minilm_path() -> str:
     return str(get_model_path())
 
 
+_ENCODERS: dict[tuple[str, str], Any] = {}
+
+
+def _encoder(path: str, device: str) -> Any:
+    """The sentence-transformers model of a folder, loaded once per process (a notebook or an experiment that
+    grades, plans and grades again loads it once)."""
+    if (path, device) not in _ENCODERS:
+        from sentence_transformers import SentenceTransformer
+
+        _ENCODERS[(path, device)] = SentenceTransformer(path, device=device, local_files_only=True)
+    return _ENCODERS[(path, device)]
+
+
 class EmbeddingBackend:
     """Encodes each distinct text once and answers with cosine similarities."""
 
@@ -35,10 +48,8 @@ class EmbeddingBackend:
         path = minilm_path() if name == "minilm" else name
         if not os.path.isdir(path):
             raise UsageError(f"embed:{name}: no such model folder")
-        from sentence_transformers import SentenceTransformer
-
         self.model = "sentence-transformers/all-MiniLM-L6-v2" if name == "minilm" else name
-        self.encoder = SentenceTransformer(path, device=device or "cpu", local_files_only=True)
+        self.encoder = _encoder(path, device or "cpu")
         self.max_chars = 4 * (self.encoder.max_seq_length or 256)
         self.vectors: dict[str, Any] = {}
 

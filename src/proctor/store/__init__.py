@@ -99,6 +99,12 @@ class Store(BankTables, GradeTables, BatchTables, ReviewTables):
         if version != SCHEMA_VERSION:
             raise UsageError(f"{self.path}: not a Proctor store of schema version {SCHEMA_VERSION}")
 
+    def copy_to(self, path: str | Path) -> Store:
+        """A copy of this store at `path` (SQLite's online backup), opened for writing."""
+        copy = Store.create_or_open(path)
+        self.db.backup(copy.db)
+        return copy
+
     def close(self) -> None:
         """Close the connection."""
         self.db.close()

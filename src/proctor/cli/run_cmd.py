@@ -1,0 +1,63 @@
+"""`proctor run EXPERIMENT.toml [--dry-run] [--only STEP]`: one experiment from one file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from proctor.cli.common import int_in, note
+
+DESCRIPTION = """\
+Run the experiment a TOML file declares (docs/experiments.md): import its inputs, grade with each
+[[grade]] table, write qrels, leaderboards, correlations and the report into its out folder. A step runs
+only when what it depends on changed (content hashes, kept in OUT/run.json), so running the same file again
+does nothing; an interrupted grading step resumes. run.json records the Proctor version, input hashes,
+grade sets, prompt versions, models, the equivalent `proctor` commands, timings and LLM usage.
+
+--dry-run prints the plan before any LLM call: per grader the pairs in the pool, pairs already graded,
+prompts to send, estimated prompt and completion tokens and, with --price-in/--price-out (per million
+tokens), the cost. It writes nothing."""
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the `run` command."""
+    p = commands.add_parser("run", help="run an experiment file (import, grade, evaluate; only what changed)",
+                            description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("experiment", metavar="EXPERIMENT.toml", help="the experiment file")
+    p.add_argument("--dry-run", action="store_true", help="print the plan and estimates; write nothing, call no LLM")
+    p.add_argument("--only", metavar="STEP", help="run one step: import, grade, grade:NAME or evaluate")
+    p.add_argument("--max-queries", type=int_in(1), help="trial runs: every grader grades only the first N queries")
+    p.add_argument("--max-passages", type=int_in(1), help="trial runs: only the first N pool passages per query")
+    p.add_argument("--price-in", type=float, metavar="USD", help="--dry-run: price per million prompt tokens")
+    p.add_argument("--price-out", type=float, metavar="USD", help="--dry-run: price per million completion tokens")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="show grading progress bars (default: when standard error is a terminal)")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run (or plan) the experiment and print what happened."""
+    from proctor.errors import UsageError
+    from proctor.experiment import run_experiment
+
+    for name in ("price_in", "price_out"):
+        value = getattr(args, name)
+        if value is not None and (value < 0 or not args.dry_run):
+            raise UsageError(f"--{name.replace('_', '-')} needs --dry-run and a price of 0 or more")
+    limits = {"max_queries": args.max_queries, "max_passages": args.max_passages}
+    if args.dry_run:
+        from proctor.experiment.dryrun import dry_run, render
+
+        estimate = dry_run(args.experiment, only=args.only, price_in=args.price_in, price_out=args.price_out,
+                           **limits)
+        sys.stdout.write(json.dumps(estimate, indent=2) + "\n" if args.format == "json" else render(estimate))
+        return 0
+    result = run_experiment(args.experiment, only=args.only, progress=args.progress, log=note, **limits)
+    if args.format == "json":
+        print(json.dumps(result.manifest, indent=2, default=str))
+    else:
+        note(f"ran {', '.join(result.ran) or 'nothing'}; unchanged: {', '.join(result.skipped) or 'nothing'}; "
+             f"manifest {result.manifest['out']}/run.json")
+    return result.status

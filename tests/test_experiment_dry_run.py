@@ -1,0 +1,108 @@
+"""`proctor run --dry-run`: the plan before any LLM call, writing nothing; its pair counts are what the
+real run then grades and its prompt-token estimate is the documented one over the prompts really sent."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from fake_openai import FakeOpenAI
+from test_experiment import EXPERIMENT, write_experiment
+
+LLM_GRADER = """
+[[grade]]
+name = "llm"
+method = "self-rating"
+llm = "openai:fake-model"
+base_url = "{url}"
+max_retries = 0
+max_passages = 4
+"""
+
+
+def test_dry_run_counts_equal_the_real_run_and_write_nothing(tmp_path, cli, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    with FakeOpenAI() as server:
+        path = write_experiment(tmp_path, EXPERIMENT + LLM_GRADER.format(url=server.base_url))
+        dry = cli("run", path, "--dry-run", "--format", "json", "--price-in", "2", "--price-out", "10")
+        assert dry.code == 0, dry.err
+        assert not (tmp_path / "out").exists() and server.requests == 0
+        plan = {g["grader"]: g for g in json.loads(dry.out)["graders"]}
+        llm = plan["llm"]["steps"][0]
+        assert (llm["pairs_in_pool"], llm["already_graded"], llm["to_grade"]) == (48, 0, 48)
+        assert plan["recorded"]["steps"][0]["to_grade"] == 72 and plan["recorded"]["prompt_tokens"] == 0
+        real = cli("run", path)
+        assert real.code == 0, real.err
+        manifest = json.loads((tmp_path / "out" / "run.json").read_text())
+        for name in ("llm", "recorded"):
+            assert manifest["steps"][f"grade:{name}"]["usage"]["graded_now"] == plan[name]["steps"][0]["to_grade"]
+            assert manifest["grade_sets"][name]["id"] == plan[name]["grade_set"]
+        sent = list(server.attempts)
+        assert len(sent) == llm["prompts_to_send"]
+        assert llm["prompt_tokens"] == sum(math.ceil(len(p) / 4) for p in sent)
+        assert llm["completion_tokens"] == 48 * (llm["completion_tokens"] // 48) > 0
+        expected = (llm["prompt_tokens"] * 2 + llm["completion_tokens"] * 10) / 1e6
+        assert plan["llm"]["cost_usd"] == round(expected, 6)
+        again = json.loads(cli("run", path, "--dry-run", "--format", "json").out)
+        assert [g["steps"][0]["to_grade"] for g in again["graders"]] == [0, 0]
+        assert [g["steps"][0]["already_graded"] for g in again["graders"]] == [72, 48]
+        assert not any(s["would_run"] for s in again["steps"])
+
+
+def test_dry_run_text(tmp_path, cli):
+    path = write_experiment(tmp_path)
+    result = cli("run", path, "--dry-run")
+    assert result.code == 0, result.err
+    assert "72 pairs in the pool, 0 already graded, 0 given up, 72 to grade; 0 prompts to send" in result.out
+    assert "step import: would run" in result.out and not (tmp_path / "out").exists()
+    assert cli("run", path, "--price-in", "1").code == 2
+
+
+def test_failed_pairs_are_retried_by_the_next_run(tmp_path, cli, monkeypatch):
+    from fake_openai import prompt_grade
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    with FakeOpenAI(faults=lambda prompt, attempt: "500" if attempt == 1 and prompt_grade(prompt) == 0 else "ok"
+                    ) as server:
+        path = write_experiment(tmp_path, EXPERIMENT + LLM_GRADER.format(url=server.base_url))
+        assert cli("run", path, "--only", "import").code == 0
+        assert cli("run", path, "--only", "grade:llm").code == 0
+        step = json.loads((tmp_path / "out" / "run.json").read_text())["steps"]["grade:llm"]
+        failed = step["usage"]["failures"]
+        assert step["status"] == "incomplete" and 0 < failed < 48
+        dry = json.loads(cli("run", path, "--dry-run", "--format", "json", "--only", "grade:llm").out)
+        assert dry["graders"][0]["steps"][0]["to_grade"] == failed
+        assert cli("run", path, "--only", "grade:llm").code == 0
+        step = json.loads((tmp_path / "out" / "run.json").read_text())["steps"]["grade:llm"]
+        assert (step["status"], step["usage"]["graded_now"], step["usage"]["failures"]) == ("done", failed, 0)
+        assert cli("run", path, "--only", "grade:llm").code == 0
+        assert json.loads((tmp_path / "out" / "run.json").read_text())["last_run"]["ran"] == []
+
+
+def test_interrupted_grading_resumes(tmp_path, cli, monkeypatch):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    with FakeOpenAI(latency=0.1) as server:
+        grader = LLM_GRADER.format(url=server.base_url) + "concurrency = 1\n"
+        path = write_experiment(tmp_path, EXPERIMENT + grader)
+        proc = subprocess.Popen([sys.executable, "-m", "proctor", "run", str(path)], stderr=subprocess.PIPE,
+                                text=True, env={**os.environ, "OPENAI_API_KEY": "test"})
+        deadline = time.monotonic() + 60
+        while server.requests < 5 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err
+        step = json.loads((tmp_path / "out" / "run.json").read_text())["steps"]["grade:llm"]
+        assert step["status"] == "interrupted" and 0 < step["usage"]["graded_now"] < 48
+        first = step["usage"]["graded_now"]
+        assert cli("run", path).code == 0
+        manifest = json.loads((tmp_path / "out" / "run.json").read_text())
+        assert manifest["last_run"]["ran"] == ["grade:llm", "evaluate"]
+        assert manifest["steps"]["grade:llm"]["usage"]["graded_now"] == 48 - first
+        assert manifest["grade_sets"]["llm"]["grades"] == 48
