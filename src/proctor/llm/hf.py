@@ -15,6 +15,18 @@ from proctor.llm.base import Reply, Request
 GRADE_TOKENS = tuple(str(g) for g in range(6))
 
 
+def offline_torch(kind: str, path: str, device: str | None) -> tuple[Any, str]:
+    """torch and the device for a local model folder, with every download switched off (refused when the
+    folder does not exist)."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    if not os.path.isdir(path):
+        raise UsageError(f"{kind}:{path}: no such model folder (Proctor never downloads models)")
+    import torch
+
+    return torch, device or ("cuda" if torch.cuda.is_available() else "cpu")
+
+
 class HFBackend:
     """A local transformers model."""
 
@@ -24,15 +36,9 @@ class HFBackend:
 
     def __init__(self, path: str, *, device: str | None = None, batch_size: int = 8, probabilities: bool = False,
                  max_input_tokens: int | None = None) -> None:
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        os.environ["TRANSFORMERS_OFFLINE"] = "1"
-        if not os.path.isdir(path):
-            raise UsageError(f"hf:{path}: no such model folder (Proctor never downloads models)")
-        import torch
+        self.torch, self.device = offline_torch("hf", path, device)
         from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
-        self.torch = torch
-        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         config = AutoConfig.from_pretrained(path, local_files_only=True)
         self.seq2seq = bool(getattr(config, "is_encoder_decoder", False))
         loader = AutoModelForSeq2SeqLM if self.seq2seq else AutoModelForCausalLM

@@ -13,6 +13,7 @@ from typing import Any
 
 from proctor.errors import UsageError
 from proctor.llm.base import Reply, Request
+from proctor.llm.hf import offline_torch
 
 NO_ANSWER = "unanswerable"
 
@@ -26,15 +27,9 @@ class ExtractiveQABackend:
 
     def __init__(self, path: str, *, device: str | None = None, batch_size: int = 8, max_answer_tokens: int = 30,
                  stride: int = 128) -> None:
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        os.environ["TRANSFORMERS_OFFLINE"] = "1"
-        if not os.path.isdir(path):
-            raise UsageError(f"hf-qa:{path}: no such model folder (Proctor never downloads models)")
-        import torch
+        self.torch, self.device = offline_torch("hf-qa", path, device)
         from transformers import AutoModelForQuestionAnswering, AutoTokenizer
 
-        self.torch = torch
-        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
         if not getattr(self.tokenizer, "is_fast", False):
             raise UsageError(f"hf-qa:{path}: needs a fast tokenizer (tokenizer.json) to map answers to the text")
