@@ -4,6 +4,7 @@ the store; the grades equal the in-process engine's, a second run has nothing le
 from __future__ import annotations
 
 import json
+import sqlite3
 
 import pytest
 
@@ -51,3 +52,31 @@ def test_ray_engine_refuses_what_it_cannot_run(cli, demo_store):
     result = cli("grade", "--store", demo_store, "--method", "self-rating", "--llm", "replay:nothing.jsonl",
                  "--engine", "ray")
     assert result.code == 2 and "Traceback" not in result.err
+
+
+def test_ray_engine_answers_from_the_cache_before_asking_workers(cli, demo_store):
+    """Grades dropped, cache kept (two thirds of it): the re-grade asks the server only for the uncached third."""
+    with FakeOpenAI() as server:
+        args = ["grade", "--store", demo_store, "--method", "self-rating", "--llm", "openai:m", "--base-url",
+                server.base_url, "--format", "json"]
+        assert cli(*args).code == 0  # the in-process engine fills the cache
+        before = _rows(demo_store)
+        db = sqlite3.connect(demo_store)
+        db.execute("DELETE FROM grades")
+        dropped = db.execute("DELETE FROM llm_cache WHERE key IN "
+                             "(SELECT key FROM llm_cache ORDER BY key LIMIT 24)").rowcount
+        db.commit()
+        db.close()
+        asked = server.requests
+        assert dropped == 24
+        data = json.loads(cli(*args, "--engine", "ray", "--ray-workers", "2").out)
+        assert data["graded_now"] == 72 and data["failures"] == 0 and data["cache_hits"] == 72 - dropped
+        assert server.requests - asked == dropped == data["llm_calls"]  # only the uncached pairs went to workers
+        db = sqlite3.connect(demo_store)
+        db.execute("DELETE FROM grades")
+        db.commit()
+        db.close()
+        again = json.loads(cli(*args, "--engine", "ray", "--ray-workers", "2").out)
+        assert again["cache_hits"] == 72 and again["llm_calls"] == 0 and server.requests - asked == dropped
+    assert _rows(demo_store) == before
+    assert Store.open(demo_store).cache_count() == 72
