@@ -3,8 +3,11 @@ cache by the driver (which owns the store), exactly as the in-process engine doe
 cached reply become a Ray Dataset; Ray Data workers (an actor pool, each with its own backend built from the
 same configuration) call the backend; the replies stream back to the driver, which alone writes the store —
 parse, record, cache and commit through the in-process engine's code, so the grades and their durability are
-the same. Ray retries the tasks of a worker that dies; the store's primary key makes a repeated reply
-overwrite, never duplicate.
+the same. A worker whose process dies is restarted by Ray and its unanswered batch retried (Ray Data's
+defaults for actor pools: `max_restarts=-1`, `max_task_retries=-1`; passing them is deprecated since Ray
+2.60); every batch's replies reach the driver once, and the store's primary key would make a repeated reply
+overwrite, never duplicate. A batch that kills every worker it reaches is retried without end: stop the run
+(Ctrl-C; what was committed stays) and find the pair that does it.
 
 Works with an OpenAI-compatible server or fleet (`openai:`), a local `hf:` model per worker, `embed:`.
 Optional extra: `pip install 'proctor[ray]'`."""
