@@ -39,6 +39,10 @@ class FakeOpenAI:
         self.batches: dict[str, dict] = {}
         self.hold_batches = False
         """While True, batches stay `in_progress` (a detached grade finds them unfinished)."""
+        self.hold_uploads = False
+        """While True, file uploads wait (a `grade` is caught in its submit step); `uploading` is set by the first."""
+        self.uploading = threading.Event()
+        self.uploads = 0
 
     def __enter__(self) -> FakeOpenAI:
         self.thread = threading.Thread(target=self._serve, daemon=True)
@@ -108,6 +112,10 @@ class FakeOpenAI:
         the chat handler line by line and completes unless `hold_batches` is set."""
         parts = path.strip("/").split("/")
         if method == "POST" and parts == ["v1", "files"]:
+            self.uploads += 1
+            self.uploading.set()
+            while self.hold_uploads:
+                await asyncio.sleep(0.02)
             content = _multipart_file(headers.get("content-type", ""), body)
             file_id = f"file-{len(self.files) + 1}"
             self.files[file_id] = content

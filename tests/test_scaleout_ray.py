@@ -3,11 +3,16 @@ the store; the grades equal the in-process engine's, a second run has nothing le
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import sqlite3
 
 import pytest
 
 from fake_openai import FakeOpenAI
+from proctor.grading import GradeOptions, MethodChoice, run_grade_set
+from proctor.llm.config import BackendConfig
 from proctor.store import Store
 
 ray = pytest.importorskip("ray")
@@ -51,3 +56,71 @@ def test_ray_engine_refuses_what_it_cannot_run(cli, demo_store):
     result = cli("grade", "--store", demo_store, "--method", "self-rating", "--llm", "replay:nothing.jsonl",
                  "--engine", "ray")
     assert result.code == 2 and "Traceback" not in result.err
+
+
+def test_ray_engine_answers_from_the_cache_before_asking_workers(cli, demo_store):
+    """Grades dropped, cache kept (two thirds of it): the re-grade asks the server only for the uncached third."""
+    with FakeOpenAI() as server:
+        args = ["grade", "--store", demo_store, "--method", "self-rating", "--llm", "openai:m", "--base-url",
+                server.base_url, "--format", "json"]
+        assert cli(*args).code == 0  # the in-process engine fills the cache
+        before = _rows(demo_store)
+        db = sqlite3.connect(demo_store)
+        db.execute("DELETE FROM grades")
+        dropped = db.execute("DELETE FROM llm_cache WHERE key IN "
+                             "(SELECT key FROM llm_cache ORDER BY key LIMIT 24)").rowcount
+        db.commit()
+        db.close()
+        asked = server.requests
+        assert dropped == 24
+        data = json.loads(cli(*args, "--engine", "ray", "--ray-workers", "2").out)
+        assert data["graded_now"] == 72 and data["failures"] == 0 and data["cache_hits"] == 72 - dropped
+        assert server.requests - asked == dropped == data["llm_calls"]  # only the uncached pairs went to workers
+        db = sqlite3.connect(demo_store)
+        db.execute("DELETE FROM grades")
+        db.commit()
+        db.close()
+        again = json.loads(cli(*args, "--engine", "ray", "--ray-workers", "2").out)
+        assert again["cache_hits"] == 72 and again["llm_calls"] == 0 and server.requests - asked == dropped
+    assert _rows(demo_store) == before
+    assert Store.open(demo_store).cache_count() == 72
+
+
+def test_a_killed_ray_worker_is_restarted_and_its_batch_graded_once(demo_store, tmp_path):
+    """The first worker to receive a batch kills its own process before asking; Ray restarts it and retries
+    the batch: every pair is asked once, recorded once, and the store has one row per pair."""
+    marker = tmp_path / "died"
+
+    class DyingConfig:  # defined here so that Ray ships it to the workers by value
+        def __init__(self, config: BackendConfig, marker: str) -> None:
+            self.config, self.marker = config, marker
+
+        def build(self, method: str):
+            config, marker = self.config, self.marker
+
+            class Dying:
+                async def complete(self, requests):
+                    try:
+                        os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+                    except FileExistsError:
+                        return await backend.complete(requests)
+                    os._exit(1)  # the worker process dies mid-run, its batch unanswered
+
+            backend = config.build(method)
+            return Dying()
+
+    store = Store.open(demo_store)
+    with FakeOpenAI() as server:
+        config = BackendConfig("openai:m", base_url=server.base_url)
+        backend = config.build("self-rating")
+        options = GradeOptions(progress=False, engine="ray", ray_workers=2, method_name="self-rating",
+                               backend_config=DyingConfig(config, str(marker)))
+        try:
+            grade_set, [summary] = asyncio.run(run_grade_set(store, MethodChoice("self-rating"), backend, options))
+        finally:
+            asyncio.run(backend.aclose())
+        assert marker.exists()  # a worker did die
+        assert summary.graded == 72 and summary.failures == 0 and summary.calls == 72 and server.requests == 72
+    rows = list(store.grade_rows(grade_set.id, "self-rating"))
+    assert len(rows) == len({r[:3] for r in rows}) == 72 and all(r[3] is not None for r in rows)
+    store.close()

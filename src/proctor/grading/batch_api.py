@@ -71,17 +71,25 @@ async def grade_with_batch_api(store: Store, request: Any, *, wait: bool, poll_s
 
 async def _submit_if_idle(store: Store, request: Any, client: Any, folder: Path, report: BatchApiReport
                           ) -> tuple[GradeSet, list[tuple[str, str, int, str]]]:
-    """The grade set's open jobs; when it has none, the pending prompts submitted as new jobs."""
-    from proctor.grading.runner import grade_set_for
+    """The grade set's open jobs; when it has none, the pending prompts submitted as new jobs — all under the
+    grade set's grading lock, so that a second `grade` at the same time is refused instead of paying twice."""
+    from proctor.grading.runner import grade_set_for, grading_lock
 
     backend = request.backend.build(request.method)
     try:
         grade_set = grade_set_for(store, request.choice(), backend, request.options)
     finally:
         await backend.aclose()
+    with grading_lock(store, grade_set):
+        return grade_set, await _submit(store, request, client, grade_set, folder, report)
+
+
+async def _submit(store: Store, request: Any, client: Any, grade_set: GradeSet, folder: Path,
+                  report: BatchApiReport) -> list[tuple[str, str, int, str]]:
+    """(Grading lock held) the open jobs, or new jobs for the pending prompts."""
     jobs = store.open_batch_jobs(grade_set.id)
     if jobs:
-        return grade_set, jobs
+        return jobs
     _, exported, _ = await export_batches(store, request, folder / "in")
     for shard in exported.shards:
         with open(shard, "rb") as handle:
@@ -92,7 +100,7 @@ async def _submit_if_idle(store: Store, request: Any, client: Any, folder: Path,
             store.add_batch_job(batch.id, grade_set.id, exported.step or "", uploaded.id,
                                 _count_lines(Path(shard)), batch.status)
         report.submitted.append(batch.id)
-    return grade_set, store.open_batch_jobs(grade_set.id)
+    return store.open_batch_jobs(grade_set.id)
 
 
 async def _poll(store: Store, request: Any, client: Any, jobs: list[tuple[str, str, int, str]], grade_set: str,

@@ -1,8 +1,13 @@
-"""`--engine ray`: the pending pairs of a step become a Ray Dataset; Ray Data workers (an actor pool, each
-with its own backend built from the same configuration) render the prompts and call the backend; the
-replies stream back to the driver, which alone writes the store — parse, record, cache and commit through
-the in-process engine's code, so the grades and their durability are the same. Ray retries the tasks of a
-worker that dies; the store's primary key makes a repeated reply overwrite, never duplicate.
+"""`--engine ray`: the pending pairs of a step are pre-filtered, rendered and looked up in the response
+cache by the driver (which owns the store), exactly as the in-process engine does; the pairs without a usable
+cached reply become a Ray Dataset; Ray Data workers (an actor pool, each with its own backend built from the
+same configuration) call the backend; the replies stream back to the driver, which alone writes the store —
+parse, record, cache and commit through the in-process engine's code, so the grades and their durability are
+the same. A worker whose process dies is restarted by Ray and its unanswered batch retried (Ray Data's
+defaults for actor pools: `max_restarts=-1`, `max_task_retries=-1`; passing them is deprecated since Ray
+2.60); every batch's replies reach the driver once, and the store's primary key would make a repeated reply
+overwrite, never duplicate. A batch that kills every worker it reaches is retried without end: stop the run
+(Ctrl-C; what was committed stays) and find the pair that does it.
 
 Works with an OpenAI-compatible server or fleet (`openai:`), a local `hf:` model per worker, `embed:`.
 Optional extra: `pip install 'proctor[ray]'`."""
@@ -19,7 +24,7 @@ from proctor.errors import UsageError
 from proctor.grading.engine import CHUNK, Engine, Summary
 from proctor.grading.plan import WorkItem
 from proctor.grading.progress import Progress
-from proctor.llm.base import Reply
+from proctor.llm.base import Reply, Request
 
 WINDOW = 50_000
 """Pairs per dataset: the driver streams a pool of millions through Ray in windows of this many."""
@@ -43,7 +48,7 @@ class RayEngine(Engine):
         try:
             items = self.plan.work(self.store)
             while window := [item for _, item in zip(range(WINDOW), items, strict=False)]:
-                self._grade_window(ray, window, workers, summary, progress)
+                await self._grade_window(ray, window, workers, summary, progress)
         finally:
             self._flush()
             progress.close()
@@ -51,56 +56,46 @@ class RayEngine(Engine):
         summary.calls, summary.tokens, summary.cached = progress.calls, progress.tokens, progress.cached
         return summary
 
-    def _grade_window(self, ray: Any, window: list[WorkItem], workers: int, summary: Summary,
-                      progress: Progress) -> None:
-        rows = [{"item": json.dumps(asdict(item), ensure_ascii=False)} for item in window]
+    async def _grade_window(self, ray: Any, window: list[WorkItem], workers: int, summary: Summary,
+                            progress: Progress) -> None:
+        """Pre-filter, render and answer from the response cache here (the driver owns the store); only the
+        pairs without a usable cached reply go to the workers."""
+        pending: list[tuple[WorkItem, Request, bool, str | None]] = []
+        for start in range(0, len(window), CHUNK):
+            for batch in await self._prepare(window[start:start + CHUNK], summary, progress):
+                pending += batch
+            self._maybe_flush()
+        if not pending:
+            return
+        rows = [{"n": n, "request": json.dumps(asdict(request), ensure_ascii=False)}
+                for n, (_, request, _, _) in enumerate(pending)]
         size = max(1, min(CHUNK, -(-len(rows) // (2 * workers))))  # every worker gets work on a small window
         dataset = ray.data.from_items(rows, override_num_blocks=max(1, min(len(rows) // size, 8 * workers)))
         graded = dataset.map_batches(
             RayGrader, batch_size=size, batch_format="pandas", concurrency=workers, num_cpus=1,
-            fn_constructor_kwargs={"config": self.options.backend_config, "method": self.method,
-                                   "step": self.step, "method_name": self.options.method_name or self.method.name,
-                                   "cache": self.cached_replies})
+            fn_constructor_kwargs={"config": self.options.backend_config,
+                                   "method_name": self.options.method_name or self.method.name})
         for batch in graded.iter_batches(batch_size=CHUNK, batch_format="pandas"):
-            entries, replies = [], []
-            for row in batch.itertuples(index=False):
-                data = json.loads(row.item)
-                item = WorkItem(**{**data, "answers": tuple(data["answers"]) if data["answers"] else None})
-                entries.append((item, None, bool(row.truncated), row.key or None))
-                replies.append(_reply(json.loads(row.reply)))
-            self._collect_replies(entries, replies, summary, progress)
+            entries = [pending[int(n)] for n in batch["n"]]
+            self._collect_replies(entries, [_reply(json.loads(r)) for r in batch["reply"]], summary, progress)
             self._maybe_flush()
 
 
 class RayGrader:
-    """A Ray Data worker: its own backend; renders the prompts of a batch, asks, returns the replies."""
+    """A Ray Data worker: its own backend; asks the backend the requests the driver rendered, returns the
+    replies."""
 
-    def __init__(self, config: Any, method: Any, step: str, method_name: str, cache: bool) -> None:
-        from proctor.llm.cache import cache_key
-
+    def __init__(self, config: Any, method_name: str) -> None:
         self.backend = config.build(method_name)
-        self.method, self.step, self.cache, self.cache_key = method, step, cache, cache_key
-        self.params = {**self.backend.params(), "max_tokens": method.template.max_tokens}
         self.loop = asyncio.new_event_loop()
 
     def __call__(self, batch: Any) -> Any:
-        from proctor.grading.prompting import render
-
-        requests, truncated, keys = [], [], []
-        for text in batch["item"]:
-            data = json.loads(text)
-            item = WorkItem(**{**data, "answers": tuple(data["answers"]) if data["answers"] else None})
-            request, cut = render(self.method, self.step, item, self.backend)
-            requests.append(request)
-            truncated.append(cut)
-            keys.append(self.cache_key(self.backend.kind, self.backend.model, request.text(), self.params)
-                        if self.cache else "")
+        requests = [Request(**json.loads(text)) for text in batch["request"]]
         try:
             replies = self.loop.run_until_complete(self.backend.complete(requests))
         except Exception as exc:  # a backend that raises still yields recorded failures
             replies = [Reply(error=f"{type(exc).__name__}: {exc}") for _ in requests]
-        batch = batch.copy()
-        batch["truncated"], batch["key"] = truncated, keys
+        batch = batch[["n"]].copy()
         batch["reply"] = [json.dumps({**asdict(r), "probabilities": r.probabilities}) for r in replies]
         return batch
 

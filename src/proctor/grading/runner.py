@@ -139,18 +139,29 @@ async def run_grade_set(store: Store, choice: MethodChoice, backend: Backend, op
     return grade_set, summaries
 
 
+_HELD: set[tuple[str, str]] = set()
+"""(store path, grade set) locks this process holds: taking one again inside it (openai-batch's submit step
+exports through `run_grade_set`) neither waits nor releases it early."""
+
+
 @contextmanager
 def grading_lock(store: Store, grade_set: GradeSet) -> Iterator[None]:
     """One process grades a grade set at a time: a second one is refused while the first is alive (a lock
     left by a killed process is taken over), so no prompt is sent twice."""
+    held = (str(store.path), grade_set.id)
+    if held in _HELD:
+        yield
+        return
     pid, host = os.getpid(), socket.gethostname()
     holder = store.lock_grade_set(grade_set.id, pid, host, _alive)
     if holder is not None:
         raise UsageError(f"grade set {grade_set.id} is being graded by pid {holder[0]} (since {holder[1]}); wait for "
                          "it to finish (or stop it), then run this command again to grade what is left")
+    _HELD.add(held)
     try:
         yield
     finally:
+        _HELD.discard(held)
         store.unlock_grade_set(grade_set.id, pid)
 
 
