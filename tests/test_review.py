@@ -326,6 +326,7 @@ def test_dl19_query_page_edit_publish_grade_and_impact(dl19_pool, tmp_path, brow
             page = _page(browser, server, "dana")
             assert page.locator("#queries tbody tr").count() == 43
             page.click("#queries a:text('47923')")
+            page.wait_for_load_state("load")  # a loaded machine may still be parsing the matrix
             rows = page.locator("#matrix tbody tr").count()
             assert rows > 100 and page.locator("#matrix thead th.col").count() == 10
             first = page.locator("#questions tbody tr").first
@@ -337,6 +338,7 @@ def test_dl19_query_page_edit_publish_grade_and_impact(dl19_pool, tmp_path, brow
             page.wait_for_selector("#job-done:not([hidden])", timeout=30000)
             assert llm.requests == rows  # the edited question against the query's pool, nothing else
             page.click("#impact-link")
+            page.wait_for_load_state("load")
             assert page.locator("#leaderboards tbody tr").count() == 37
             assert "Correlation with the official leaderboard" in page.locator("#official").inner_text()
             _safe(page)
