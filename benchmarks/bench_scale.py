@@ -31,7 +31,8 @@ OFFICIAL = DL19 / "dl19-official-leaderboard.json"
 
 def write_copies(n: int, out: Path) -> int:
     """Write the ×n exam_pp file; returns its number of grades (questions answered or not, per passage)."""
-    lines = gzip.open(POOL, "rt", encoding="utf-8").read().splitlines()
+    with gzip.open(POOL, "rt", encoding="utf-8") as source:
+        lines = source.read().splitlines()
     grades = 0
     with open(out, "w", encoding="utf-8") as f:
         for line in lines:
@@ -82,7 +83,8 @@ def bench(n: int, tmp: Path) -> dict[str, str]:
     source = tmp / f"dl19x{n}.jsonl"
     grades = write_copies(n, source)
     store = tmp / f"dl19x{n}.db"
-    row: dict[str, str] = {"DL19 ×": str(n), "grades": f"{grades / 1e6:.2f}M" if grades >= 1e6 else f"{grades / 1e3:.1f}k"}
+    count = f"{grades / 1e6:.2f}M" if grades >= 1e6 else f"{grades / 1e3:.1f}k"
+    row: dict[str, str] = {"DL19 ×": str(n), "grades": count}
     wall, rss, disk = run(["import", "exampp", str(source), "--store", str(store)], watch=store)
     row["import"] = f"{wall:.1f} s, {rss:.0f} MB"
     size = store.stat().st_size

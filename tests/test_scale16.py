@@ -7,7 +7,6 @@ question ids); every figure is compared exactly (floats by their repr)."""
 from __future__ import annotations
 
 import json
-import math
 import os
 import random
 from pathlib import Path
@@ -100,4 +99,57 @@ def test_results_identical_to_recorded(tmp_path: Path) -> None:
     assert sorted(got) == sorted(expected)
     for key in expected:
         assert got[key] == expected[key], key
-    assert not math.isnan(len(got))
+
+
+def test_counts_are_kept_and_dropped_by_every_write(tmp_path: Path) -> None:
+    store = _build(tmp_path / "s.db")
+    first = {s.id: (s.grades, s.failures) for s in store.grade_sets()}
+    kept = dict(store.db.execute("SELECT grade_set_id, counts FROM grade_set_counts"))
+    assert set(kept) == set(first)
+    grade_set = store.grade_sets()[0]
+    with store.transaction():
+        store.upsert_grades(grade_set.id, [Grade("q0", "q0p0", "new", grade_set.step, "m", "v", None, "failed")])
+    assert grade_set.id not in dict(store.db.execute("SELECT grade_set_id, counts FROM grade_set_counts"))
+    after = {s.id: (s.grades, s.failures) for s in store.grade_sets()}
+    assert after[grade_set.id] == (first[grade_set.id][0] + 1, first[grade_set.id][1] + 1)
+    store.db.execute("DELETE FROM grades WHERE question_id = 'new'")  # any writer, not only Store's methods
+    assert {s.id: (s.grades, s.failures) for s in store.grade_sets()} == first
+    store.db.execute("UPDATE grades SET parse_status = 'failed', grade = NULL WHERE grade_set_id = ? AND "
+                     "step = ? AND parse_status != 'failed' AND passage_id = 'q1p1'", (grade_set.id, grade_set.step))
+    changed = store.db.execute("SELECT changes()").fetchone()[0]
+    assert changed > 0
+    recount = dict(store.db.execute("SELECT step, COUNT(*) FROM grades WHERE grade_set_id = ? AND parse_status = "
+                                    "'failed' GROUP BY step", (grade_set.id,)))
+    assert store.step_statuses(grade_set.id)[grade_set.step]["failed"] == recount[grade_set.step]
+    assert store.counts()["grades"] == store.db.execute("SELECT COUNT(*) FROM grades").fetchone()[0]
+    store.close()
+
+
+def test_stores_without_kept_counts_open_read_only_and_writable(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    store = _build(path)
+    expected = [(s.id, s.grades, s.failures) for s in store.grade_sets()]
+    for name in ("grade_set_counts_insert", "grade_set_counts_update", "grade_set_counts_delete"):
+        store.db.execute(f"DROP TRIGGER {name}")
+    store.db.execute("DROP TABLE grade_set_counts")  # as a schema-2 store written before issue 16
+    store.close()
+    read_only = Store.open(path, read_only=True)
+    assert [(s.id, s.grades, s.failures) for s in read_only.grade_sets()] == expected
+    read_only.close()
+    store = Store.open(path)
+    assert [(s.id, s.grades, s.failures) for s in store.grade_sets()] == expected
+    names = {r[0] for r in store.db.execute("SELECT name FROM sqlite_master WHERE name LIKE 'grade_set_counts%'")}
+    assert len(names) == 4
+    store.close()
+
+
+def test_release_010_fixture_still_opens(tmp_path: Path) -> None:
+    source = Path(__file__).parent / "data" / "store-v1" / "store-v1.sqlite"
+    copy = tmp_path / "v1.sqlite"
+    copy.write_bytes(source.read_bytes())
+    store = Store.open(copy)
+    sets = store.grade_sets()
+    assert sets and all(s.grades == store.db.execute(
+        "SELECT COUNT(*) FROM grades WHERE grade_set_id = ? AND step = ?", (s.id, s.step)).fetchone()[0]
+        for s in sets)
+    store.close()

@@ -16,15 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import UsageError
-from proctor.evaluate.cover import CoverTable
 from proctor.evaluate.labels import LabelStats, binarize
 from proctor.evaluate.leaderboard import Leaderboard, cover_leaderboard, measure_leaderboard
 from proctor.evaluate.measures import MeasureSpec, parse_measure
 from proctor.evaluate.render import to_json, to_markdown, to_tsv
 from proctor.evaluate.sources import (
+    cover_table,
     describe,
     exam_qrels,
-    grade_rows,
     load_runs,
     official_or_file_qrels,
     resolve_grade_set,
@@ -97,7 +96,7 @@ def leaderboard(store: Store, *, measure: str | None = None, min_grade: int | No
         grade_set = labels.resolve(store)
         if gold and gold not in ranked:
             raise UsageError(f"--gold {gold}: no such run (runs: {', '.join(sorted(ranked))})")
-        table = CoverTable.build(grade_rows(store, grade_set), min_grade)  # type: ignore[arg-type]
+        table = cover_table(store, grade_set, min_grade)  # type: ignore[arg-type]
         return cover_leaderboard(ranked, table, budget=budget, missing=missing or "zero", normalize=normalize,
                                  gold=gold, description=describe(store, grade_set))
     if judgments:

@@ -42,6 +42,20 @@ class CoverTable:
         frozen = {qid: {pid: frozenset(qs) for pid, qs in per.items()} for qid, per in answered.items()}
         return cls(dict(questions), frozen, tau)
 
+    @classmethod
+    def from_answered(cls, questions: Iterable[tuple[str, str]], answered: Iterable[tuple[str, str, str]],
+                      tau: int) -> CoverTable:
+        """From every graded (query, question) and the (query, passage, question) answered with grade >= τ
+        (`Store.cover_rows`): the table `build` makes, without reading every grade."""
+        per_query: dict[str, set[str]] = defaultdict(set)
+        for qid, question_id in questions:
+            per_query[qid].add(question_id)
+        by_passage: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+        for qid, pid, question_id in answered:
+            by_passage[qid][pid].add(question_id)
+        frozen = {qid: {pid: frozenset(qs) for pid, qs in per.items()} for qid, per in by_passage.items()}
+        return cls(dict(per_query), frozen, tau)
+
     def covered(self, qid: str, passages: Iterable[str]) -> set[str]:
         """The questions of `qid` answered by any of `passages`."""
         answered = self.answered.get(qid, {})

@@ -7,7 +7,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from proctor.errors import UsageError
-from proctor.evaluate.labels import LabelStats, Qrels, exam_labels
+from proctor.evaluate.cover import CoverTable
+from proctor.evaluate.labels import LabelStats, Qrels, exam_labels, labels_from_histogram
 from proctor.evaluate.runs import Ranked, order_runs
 from proctor.io.trec import qrels_dict, read_qrels, read_runs
 from proctor.records import GradeSet
@@ -70,14 +71,21 @@ def exam_qrels(
     stats: LabelStats | None = None,
 ) -> Qrels:
     """EXAM-Qrels labels from one grade set (its label step)."""
-    facet_map = store.question_facets() if facets else None
+    if not facets:  # aggregated in SQL: one row per (query, passage) and grade, not one per grade
+        rows = store.label_histogram(grade_set.id, grade_set.step, top_only=min_questions == 1)
+        return labels_from_histogram(rows, min_questions=min_questions, stats=stats)
     rows = store.grade_rows(grade_set.id, grade_set.step)
-    return exam_labels(rows, min_questions=min_questions, facets=facet_map, stats=stats)
+    return exam_labels(rows, min_questions=min_questions, facets=store.question_facets(), stats=stats)
 
 
 def grade_rows(store: Store, grade_set: GradeSet) -> Iterator[tuple[str, str, str, int | None]]:
     """(query, passage, question, grade) of a grade set's label step, streamed from the store."""
     return store.grade_rows(grade_set.id, grade_set.step)
+
+
+def cover_table(store: Store, grade_set: GradeSet, tau: int) -> CoverTable:
+    """The EXAM-Cover table of a grade set's label step at grade >= τ, aggregated in the store."""
+    return CoverTable.from_answered(*store.cover_rows(grade_set.id, grade_set.step, tau), tau)
 
 
 def official_or_file_qrels(store: Store, which: str) -> Qrels:

@@ -1,6 +1,7 @@
 """Many leaderboards from one store in one pass: τ = 1..5 × measures (EXAM-Qrels) and τ = 1..5 (EXAM-Cover).
 
-Grades, labels and runs are read once; each leaderboard then only re-scores. This is what reports and
+Labels and runs are read once, each τ's cover table is aggregated in the store (never a list of every
+grade); each leaderboard then only re-scores. This is what reports and
 meta-evaluation build on.
 """
 
@@ -8,11 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from proctor.evaluate.cover import CoverTable
 from proctor.evaluate.leaderboard import Leaderboard, cover_leaderboard, measure_leaderboard
 from proctor.evaluate.measures import parse_measure
 from proctor.evaluate.runs import Ranked
-from proctor.evaluate.sources import describe, exam_qrels, grade_rows
+from proctor.evaluate.sources import cover_table, describe, exam_qrels
 from proctor.records import GradeSet
 from proctor.store import Store
 
@@ -26,7 +26,6 @@ def sweep(
     """EXAM-Qrels leaderboards for every τ × measure, then EXAM-Cover for every τ."""
     description = describe(store, grade_set)
     qrels = exam_qrels(store, grade_set)
-    rows = list(grade_rows(store, grade_set))  # read once, built into a table per τ
     boards = []
     for tau in taus:
         for name in measures:
@@ -36,6 +35,6 @@ def sweep(
             boards.append(measure_leaderboard(runs, qrels, spec, tau if spec.measure.uses_relevance_level else None,
                                               description=description))
     for tau in taus:
-        boards.append(cover_leaderboard(runs, CoverTable.build(rows, tau), budget=budget, missing=missing_cover,
+        boards.append(cover_leaderboard(runs, cover_table(store, grade_set, tau), budget=budget, missing=missing_cover,
                                         description=description))
     return boards

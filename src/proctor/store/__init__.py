@@ -22,6 +22,7 @@ from proctor.records import Grade, GradeSet
 from proctor.store.banks import BankTables
 from proctor.store.grades import FAILED, GradeTables
 from proctor.store.schema import SCHEMA, SCHEMA_VERSION, migrate_v1
+from proctor.store.tallies import GradeTallies
 
 DEFAULT_LOCK_TIMEOUT = 60.0
 """Seconds a writer waits for another writer's lock before giving up (`--lock-timeout`)."""
@@ -32,13 +33,14 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-class Store(BankTables, GradeTables):
+class Store(BankTables, GradeTables, GradeTallies):
     """A Proctor store: one SQLite file. Use `Store.open` (read) or `Store.create_or_open` (write)."""
 
     def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
         self.path = path
         self.db = connection
         self.migration_note: str | None = None
+        self.read_only = False
 
     # -- opening -------------------------------------------------------------------------------------
     @classmethod
@@ -52,6 +54,7 @@ class Store(BankTables, GradeTables):
             raise UsageError(f"{path}: no such store (create one with `proctor import ... --store {path}`)")
         if read_only or not _writable(path):
             store = cls(path, _connect_read_only(path))
+            store.read_only = True
         else:
             store = cls(path, _connect(path, lock_timeout))
         store._check_schema()
@@ -96,6 +99,8 @@ class Store(BankTables, GradeTables):
             version = SCHEMA_VERSION
         if version != SCHEMA_VERSION:
             raise UsageError(f"{self.path}: not a Proctor store of schema version {SCHEMA_VERSION}")
+        if not self.read_only:
+            self.ensure_tallies()
 
     def close(self) -> None:
         """Close the connection."""
@@ -212,6 +217,7 @@ class Store(BankTables, GradeTables):
     def counts(self) -> dict[str, Any]:
         """The numbers `proctor info` prints."""
         one = lambda sql: self.db.execute(sql).fetchone()[0]  # noqa: E731
+        tallies = self.grade_counts()
         return {
             "store": str(self.path),
             "queries": one("SELECT COUNT(*) FROM queries"),
@@ -222,8 +228,8 @@ class Store(BankTables, GradeTables):
             "judgments": one("SELECT COUNT(*) FROM judgments"),
             "banks": one("SELECT COUNT(DISTINCT bank_id) FROM banks"),
             "questions": one("SELECT COUNT(DISTINCT question_id) FROM questions"),
-            "grades": one("SELECT COUNT(*) FROM grades"),
-            "failures": one(f"SELECT COUNT(*) FROM grades WHERE parse_status = '{FAILED}'"),
+            "grades": sum(n for steps in tallies.values() for per in steps.values() for n in per.values()),
+            "failures": sum(per.get(FAILED, 0) for steps in tallies.values() for per in steps.values()),
             "grade_sets": [s.as_dict() for s in self.grade_sets()],
             "bank_versions": self.banks(),
         }
