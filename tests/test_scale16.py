@@ -153,3 +153,16 @@ def test_release_010_fixture_still_opens(tmp_path: Path) -> None:
         "SELECT COUNT(*) FROM grades WHERE grade_set_id = ? AND step = ?", (s.id, s.step)).fetchone()[0]
         for s in sets)
     store.close()
+
+
+def test_trec_eval_order_by_two_stable_sorts_equals_the_pairwise_order() -> None:
+    from proctor.evaluate.runs import _Desc, order
+    rnd = random.Random(7)
+    for _ in range(2000):
+        scores = {f"{rnd.choice(['', 'd', 'D', '1', '10'])}{rnd.randint(0, 40)}":
+                  rnd.choice([0.0, -0.0, 1.0, 2.5, -3.0, float(rnd.randint(0, 5)), rnd.random(), float("inf")])
+                  for _ in range(rnd.randint(0, 30))}
+        reference = [pid for pid, _ in sorted(scores.items(), key=lambda item: (-item[1], _Desc(item[0])))]
+        assert order(scores) == reference
+    assert order({"a": float("nan"), "b": 1.0}) == [p for p, _ in sorted(
+        {"a": float("nan"), "b": 1.0}.items(), key=lambda item: (-item[1], _Desc(item[0])))]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from proctor.evaluate.labels import Qrels
 from proctor.evaluate.leaderboard import Leaderboard, cover_leaderboard, measure_leaderboard
 from proctor.evaluate.measures import parse_measure
 from proctor.evaluate.runs import Ranked
@@ -22,10 +23,12 @@ DEFAULT_MEASURES = ("P@20", "nDCG@10", "RR", "AP")
 def sweep(
     store: Store, grade_set: GradeSet, runs: Ranked, *, taus: Sequence[int] = (1, 2, 3, 4, 5),
     measures: Sequence[str] = DEFAULT_MEASURES, budget: int = 20, missing_cover: str = "zero",
+    qrels: Qrels | None = None,
 ) -> list[Leaderboard]:
-    """EXAM-Qrels leaderboards for every τ × measure, then EXAM-Cover for every τ."""
+    """EXAM-Qrels leaderboards for every τ × measure, then EXAM-Cover for every τ (`qrels`: the grade set's
+    labels when the caller has them already)."""
     description = describe(store, grade_set)
-    qrels = exam_qrels(store, grade_set)
+    qrels = exam_qrels(store, grade_set) if qrels is None else qrels
     boards = []
     for tau in taus:
         for name in measures:

@@ -58,6 +58,22 @@ class MeasureSpec:
         return self.measure.compute(ranked, qrels, level, self.cutoff)
 
 
+class QueryLabels(dict):
+    """One query's `{passage_id: label}` that remembers R per relevance level (a leaderboard scores many runs
+    against the same labels: R is counted once, not once per run). Never changed once made."""
+
+    __slots__ = ("relevant",)
+
+    def __init__(self, labels: dict[str, int]) -> None:
+        super().__init__(labels)
+        self.relevant: dict[int, int] = {}
+
+
 def relevant_count(qrels: dict[str, int], rel_level: int) -> int:
     """R: how many judged passages reach the relevance level."""
-    return sum(1 for label in qrels.values() if label >= rel_level)
+    known = getattr(qrels, "relevant", None)
+    if known is None:
+        return sum(1 for label in qrels.values() if label >= rel_level)
+    if rel_level not in known:
+        known[rel_level] = sum(1 for label in qrels.values() if label >= rel_level)
+    return known[rel_level]
