@@ -106,11 +106,22 @@ def _paragraph(query: ExamppQuery, para: dict, with_grades: bool, seen: _Seen) -
         _direct_grade(query, pid, _mapping(g, "a grades entry"), seen)
 
 
+_CHECKED: dict[str, None] = {}
+"""Id strings already found valid (a question id recurs in ratings, answers and verdicts of every passage)."""
+
+
 def _id(value: object, what: str) -> str:
+    if type(value) is str and value in _CHECKED:
+        return value
     try:
-        return as_id(value, what)
+        checked = as_id(value, what)
     except ValueError as exc:
         raise _Refused(str(exc)) from None
+    if checked is value:
+        if len(_CHECKED) >= 1 << 16:
+            _CHECKED.clear()
+        _CHECKED[checked] = None
+    return checked
 
 
 def _mapping(value: object, what: str) -> dict:
