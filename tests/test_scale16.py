@@ -166,3 +166,15 @@ def test_trec_eval_order_by_two_stable_sorts_equals_the_pairwise_order() -> None
         assert order(scores) == reference
     assert order({"a": float("nan"), "b": 1.0}) == [p for p, _ in sorted(
         {"a": float("nan"), "b": 1.0}.items(), key=lambda item: (-item[1], _Desc(item[0])))]
+
+
+def test_rankings_sorted_by_sqlite_equal_trec_eval_order(tmp_path: Path) -> None:
+    from proctor.evaluate.runs import order_runs
+    rnd = random.Random(3)
+    store = Store.create_or_open(tmp_path / "r.db")
+    ids = ["a", "B", "b", "10", "9", "ä", "é", "z\u00e9", "\u4e2d", "😀", "a~1", "a/2"]
+    with store.transaction():
+        store.upsert_rankings((f"run{r}", f"q{q}", pid, rank, rnd.choice([0.0, -0.0, 1.5, -2.0, 3.0, 1e300, -1e-300]))
+                              for r in range(3) for q in range(4) for rank, pid in enumerate(rnd.sample(ids, 9)))
+    assert store.ranked_lists() == order_runs(store.rankings())
+    store.close()

@@ -102,7 +102,7 @@ def load_runs(store: Store, run_paths: Sequence[str] | None) -> Ranked:
     """Ranked runs from files/folders when given, else from the store."""
     if run_paths:
         return order_runs(read_runs(run_paths))
-    runs = store.rankings()
-    if not runs:
+    ranked = store.ranked_lists()  # already in trec_eval order
+    if not ranked:
         raise UsageError(f"{store.path}: the store holds no rankings (import runs, or pass --runs)")
-    return order_runs(runs)
+    return ranked

@@ -199,6 +199,21 @@ class Store(BankTables, GradeTables, GradeTallies):
             out[run][qid][pid] = score
         return {run: dict(per_query) for run, per_query in out.items()}
 
+    def ranked_lists(self) -> dict[str, dict[str, list[str]]]:
+        """`{run: {query_id: [passage_id, ...]}}` in trec_eval order (score descending, ties by passage id
+        descending: what `proctor.evaluate.runs.order` gives; SQLite compares UTF-8 bytes, which orders as code
+        points do, and stores no NaN), sorted by SQLite rather than in Python."""
+        out: dict[str, dict[str, list[str]]] = {}
+        last: tuple[str, str] | None = None
+        ranked: list[str] = []
+        for run, qid, pid in self.db.execute(
+                "SELECT run, query_id, passage_id FROM rankings ORDER BY run, query_id, score DESC, passage_id DESC"):
+            if (run, qid) != last:
+                last, ranked = (run, qid), []
+                out.setdefault(run, {})[qid] = ranked
+            ranked.append(pid)
+        return out
+
     def ranking_rows(self) -> list[tuple[str, str, str, int, float]]:
         """All (run, query, passage, rank, score) rows."""
         return list(self.db.execute("SELECT run, query_id, passage_id, rank, score FROM rankings"))
