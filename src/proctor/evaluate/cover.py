@@ -43,13 +43,17 @@ class CoverTable:
         return cls(dict(questions), frozen, tau)
 
     @classmethod
-    def from_answered(cls, questions: Iterable[tuple[str, str]], answered: Iterable[tuple[str, str, str]],
-                      tau: int) -> CoverTable:
-        """From every graded (query, question) and the (query, passage, question) answered with grade >= τ
-        (`Store.cover_rows`): the table `build` makes, without reading every grade."""
-        per_query: dict[str, set[str]] = defaultdict(set)
-        for qid, question_id in questions:
-            per_query[qid].add(question_id)
+    def from_answered(cls, questions: Iterable[tuple[str, str]] | dict[str, set[str]],
+                      answered: Iterable[tuple[str, str, str]], tau: int) -> CoverTable:
+        """From every graded (query, question) (or `{query: questions}`, which tables of several τ may share)
+        and the (query, passage, question) answered with grade >= τ: the table `build` makes, without reading
+        every grade."""
+        if isinstance(questions, dict):
+            per_query = questions
+        else:
+            per_query = defaultdict(set)
+            for qid, question_id in questions:
+                per_query[qid].add(question_id)
         by_passage: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
         for qid, pid, question_id in answered:
             by_passage[qid][pid].add(question_id)

@@ -86,7 +86,8 @@ def measure_leaderboard(
     """A leaderboard of `spec` over all runs; binary measures count labels >= the relevance level
     (the one in the measure's name, else `rel_level`, else 1)."""
     level = spec.rel if spec.rel is not None else (rel_level if rel_level is not None else 1)
-    labels = {qid: QueryLabels(per) for qid, per in qrels.items()}  # R counted once per query, not per run
+    labels = {qid: per if isinstance(per, QueryLabels) else QueryLabels(per)  # R counted once per query
+              for qid, per in qrels.items()}
     per_system = {run: measure_per_query(r, labels, spec, level, missing) for run, r in runs.items()}
     notes = []
     if not spec.measure.uses_relevance_level and rel_level is not None:

@@ -83,9 +83,21 @@ def grade_rows(store: Store, grade_set: GradeSet) -> Iterator[tuple[str, str, st
     return store.grade_rows(grade_set.id, grade_set.step)
 
 
-def cover_table(store: Store, grade_set: GradeSet, tau: int) -> CoverTable:
-    """The EXAM-Cover table of a grade set's label step at grade >= τ, aggregated in the store."""
-    return CoverTable.from_answered(*store.cover_rows(grade_set.id, grade_set.step, tau), tau)
+def cover_table(store: Store, grade_set: GradeSet, tau: int, questions: dict[str, set[str]] | None = None
+                ) -> CoverTable:
+    """The EXAM-Cover table of a grade set's label step at grade >= τ, read from the store without reading
+    every grade (`questions`: `graded_questions`' result, when tables of several τ share it)."""
+    if questions is None:
+        questions = graded_questions(store, grade_set)
+    return CoverTable.from_answered(questions, store.answered(grade_set.id, grade_set.step, tau), tau)
+
+
+def graded_questions(store: Store, grade_set: GradeSet) -> dict[str, set[str]]:
+    """`{query: questions graded for it}` of a grade set's label step."""
+    out: dict[str, set[str]] = {}
+    for qid, question_id in store.graded_questions(grade_set.id, grade_set.step):
+        out.setdefault(qid, set()).add(question_id)
+    return out
 
 
 def official_or_file_qrels(store: Store, which: str) -> Qrels:

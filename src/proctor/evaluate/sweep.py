@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from proctor.evaluate.labels import Qrels
 from proctor.evaluate.leaderboard import Leaderboard, cover_leaderboard, measure_leaderboard
 from proctor.evaluate.measures import parse_measure
+from proctor.evaluate.measures.base import QueryLabels
 from proctor.evaluate.runs import Ranked
-from proctor.evaluate.sources import cover_table, describe, exam_qrels
+from proctor.evaluate.sources import cover_table, describe, exam_qrels, graded_questions
 from proctor.records import GradeSet
 from proctor.store import Store
 
@@ -29,6 +30,7 @@ def sweep(
     labels when the caller has them already)."""
     description = describe(store, grade_set)
     qrels = exam_qrels(store, grade_set) if qrels is None else qrels
+    qrels = {qid: QueryLabels(per) for qid, per in qrels.items()}  # R kept across every leaderboard
     boards = []
     for tau in taus:
         for name in measures:
@@ -37,7 +39,9 @@ def sweep(
                 continue  # nDCG ignores τ: one leaderboard is enough
             boards.append(measure_leaderboard(runs, qrels, spec, tau if spec.measure.uses_relevance_level else None,
                                               description=description))
+    questions = graded_questions(store, grade_set)  # shared by the cover tables of every τ
     for tau in taus:
-        boards.append(cover_leaderboard(runs, cover_table(store, grade_set, tau), budget=budget, missing=missing_cover,
+        table = cover_table(store, grade_set, tau, questions)
+        boards.append(cover_leaderboard(runs, table, budget=budget, missing=missing_cover,
                                         description=description))
     return boards

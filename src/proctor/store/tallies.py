@@ -100,14 +100,14 @@ class GradeTallies:
             "SELECT query_id, passage_id, grade, COUNT(*) FROM grades WHERE grade_set_id = ? AND step = ?"
             " GROUP BY query_id, passage_id, grade ORDER BY query_id, passage_id, grade DESC", (grade_set_id, step))
 
-    def cover_rows(self, grade_set_id: str, step: str, tau: int) -> tuple[Iterator[tuple[str, str]],
-                                                                          Iterator[tuple[str, str, str]]]:
-        """(query, question) of every graded pair's question, distinct; (query, passage, question) with grade
-        >= `tau`."""
-        questions = self.db.execute(
+    def graded_questions(self, grade_set_id: str, step: str) -> Iterator[tuple[str, str]]:
+        """(query, question) of every question graded for the query in one step of a grade set, distinct."""
+        return self.db.execute(
             "SELECT DISTINCT query_id, question_id FROM grades WHERE grade_set_id = ? AND step = ?",
             (grade_set_id, step))
-        answered = self.db.execute(
+
+    def answered(self, grade_set_id: str, step: str, tau: int) -> Iterator[tuple[str, str, str]]:
+        """(query, passage, question) graded >= `tau` in one step of a grade set."""
+        return self.db.execute(
             "SELECT query_id, passage_id, question_id FROM grades WHERE grade_set_id = ? AND step = ?"
             " AND grade >= ?", (grade_set_id, step, tau))
-        return questions, answered
