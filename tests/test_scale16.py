@@ -178,3 +178,13 @@ def test_rankings_sorted_by_sqlite_equal_trec_eval_order(tmp_path: Path) -> None
                               for r in range(3) for q in range(4) for rank, pid in enumerate(rnd.sample(ids, 9)))
     assert store.ranked_lists() == order_runs(store.rankings())
     store.close()
+
+
+def test_runs_listed_by_index_lookups_equal_distinct(tmp_path: Path) -> None:
+    store = Store.create_or_open(tmp_path / "e.db")
+    assert store.runs() == [] and store.counts()["runs"] == 0
+    store.close()
+    store = _build(tmp_path / "s.db")
+    distinct = [row[0] for row in store.db.execute("SELECT DISTINCT run FROM rankings ORDER BY run")]
+    assert store.runs() == distinct and store.counts()["runs"] == len(distinct) == 6
+    store.close()

@@ -190,7 +190,7 @@ class Store(BankTables, GradeTables, GradeTallies):
 
     def runs(self) -> list[str]:
         """Names of the runs whose rankings are stored."""
-        return [row[0] for row in self.db.execute("SELECT DISTINCT run FROM rankings ORDER BY run")]
+        return [row[0] for row in self.db.execute(_DISTINCT_RUNS + " SELECT run FROM runs WHERE run IS NOT NULL")]
 
     def rankings(self) -> dict[str, dict[str, dict[str, float]]]:
         """`{run: {query_id: {passage_id: score}}}` (the form `proctor.evaluate.runs` orders)."""
@@ -237,7 +237,7 @@ class Store(BankTables, GradeTables, GradeTallies):
             "store": str(self.path),
             "queries": one("SELECT COUNT(*) FROM queries"),
             "passages": one("SELECT COUNT(*) FROM passages"),
-            "runs": one("SELECT COUNT(DISTINCT run) FROM rankings"),
+            "runs": one(_DISTINCT_RUNS + " SELECT COUNT(run) FROM runs"),
             "generated_runs": one("SELECT COUNT(DISTINCT run) FROM response_segments"),
             "rankings": one("SELECT COUNT(*) FROM rankings"),
             "judgments": one("SELECT COUNT(*) FROM judgments"),
@@ -254,6 +254,11 @@ class Store(BankTables, GradeTables, GradeTallies):
         tables = ["queries", "passages", "rankings", "judgments", "banks", "questions", "grade_sets",
                   "grades", "response_segments", "imports"]
         return {t: sorted(self.db.execute(f"SELECT * FROM {t}"), key=repr) for t in tables}
+
+
+_DISTINCT_RUNS = ("WITH RECURSIVE runs(run) AS (SELECT MIN(run) FROM rankings UNION ALL SELECT (SELECT MIN(run)"
+                  " FROM rankings WHERE run > runs.run) FROM runs WHERE runs.run IS NOT NULL)")
+"""The runs of `rankings` in order, one primary-key lookup each rather than a scan of every ranking."""
 
 
 def _connect(path: Path, lock_timeout: float) -> sqlite3.Connection:
