@@ -60,7 +60,7 @@ def run(args: list[str], *, watch: Path | None = None) -> tuple[float, float, in
         while not done.is_set():
             size = sum(p.stat().st_size for p in (watch, Path(f"{watch}-wal")) if p.exists())
             peak_disk[0] = max(peak_disk[0], size)
-            time.sleep(0.1)
+            time.sleep(0.5)
 
     thread = threading.Thread(target=poll) if watch else None
     if thread:
