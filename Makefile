@@ -38,6 +38,7 @@ lint: install
 bench: install
 	$(BIN)/python benchmarks/bench_foundation.py
 	$(BIN)/python benchmarks/bench_analyze.py
+	$(BIN)/python benchmarks/bench_scale.py 1 16
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

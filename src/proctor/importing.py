@@ -82,6 +82,7 @@ def import_files(
             report.unchanged = store.db.total_changes == before
             store.record_import(kind, _sha256(path), str(path))
             reports.append(report)
+        store.grade_counts()  # counted once here, inside the import, so that readers find them kept
     return reports
 
 

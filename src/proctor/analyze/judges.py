@@ -8,6 +8,7 @@ from typing import Any
 
 from proctor.analyze.agreement import BINARY_MERGES, agreement_report
 from proctor.errors import UsageError
+from proctor.evaluate.labels import Qrels
 from proctor.evaluate.sources import describe, exam_qrels, method_matches
 from proctor.methods import ANSWER_METHODS
 from proctor.store import Store
@@ -16,9 +17,9 @@ from proctor.store import Store
 def store_agreement(
     store: Store, judged_relevant: int, *, min_questions: Sequence[int] = (1, 2, 5),
     merges: Sequence[str] = BINARY_MERGES, method: str | None = None, model: str | None = None,
-    grade_set: str | None = None, bank: str | None = None,
+    grade_set: str | None = None, bank: str | None = None, labels: dict[tuple[str, int], Qrels] | None = None,
 ) -> dict[str, Any]:
-    """Agreement figures per grade set and per m."""
+    """Agreement figures per grade set and per m (`labels`: `{(grade set id, m): labels}` already made)."""
     judgments = store.judgments()
     if not judgments:
         raise UsageError(f"{store.path}: the store holds no judgments to agree with (import qrels)")
@@ -35,8 +36,9 @@ def store_agreement(
     for grade_set in sets:
         per_m = {}
         for m in min_questions:
-            labels = exam_qrels(store, grade_set, min_questions=m)
-            pairs = [(label, judgments[q][p]) for q, per in labels.items() for p, label in per.items()
+            made = (labels or {}).get((grade_set.id, m))
+            made = exam_qrels(store, grade_set, min_questions=m) if made is None else made
+            pairs = [(label, judgments[q][p]) for q, per in made.items() for p, label in per.items()
                      if p in judgments.get(q, {})]
             per_m[str(m)] = agreement_report([a for a, _ in pairs], [b for _, b in pairs], judged_relevant, merges)
         out.append({**describe(store, grade_set), "at_least_m_questions": per_m})

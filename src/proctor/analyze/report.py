@@ -83,9 +83,11 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
                               f"budget {options.budget}, missing queries: {options.missing_cover}. Bold: best "
                               "per column. nDCG ignores τ.")
     missing: dict[str, list[str]] = {}
+    labels: dict[str, dict[str, dict[str, int]]] = {}
     for grade_set in grade_sets:
+        labels[grade_set.id] = exam_qrels(store, grade_set)  # computed once, used by every step below
         boards = sweep(store, grade_set, runs, taus=options.taus, measures=options.measures,
-                       budget=options.budget, missing_cover=options.missing_cover)
+                       budget=options.budget, missing_cover=options.missing_cover, qrels=labels[grade_set.id])
         rows = [_correlate(board, official, grade_set) for board in boards]
         report.correlations.extend(rows)
         missing = rows[0]["missing"] if rows else missing
@@ -99,7 +101,7 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
             correlation_table.rows.append([*row, grade_set.id])
         _plots(report, out, official, grade_set, boards, rows)
         if judgments:
-            _per_query(report, out, store, grade_set, runs, judgments, options)
+            _per_query(report, out, labels[grade_set.id], grade_set, runs, judgments, options)
     correlation_table.mark_best_per_column(list(range(3, len(correlation_table.header) - 1)))
     left_out = _missing_text(missing)
     report.sections.insert(1, ("Leaderboard correlation (like RUBRIC Table 3)",
@@ -110,7 +112,7 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
     write_text(out / "correlations.json", json.dumps(report.correlations, indent=2))
     report.files += [out / "correlations.tsv", out / "correlations.json"]
     if judgments and grade_sets:
-        agreement = store_agreement(store, options.judged_relevant)
+        agreement = store_agreement(store, options.judged_relevant, labels={(k, 1): v for k, v in labels.items()})
         write_text(out / "agreement.json", json.dumps(agreement, indent=2))
         text = agreement_markdown(agreement)
         write_text(out / "agreement.md", text)
@@ -190,10 +192,10 @@ def _plots(report: Report, out: Path, official: LeaderboardFile, grade_set: Grad
     report.images[f"Renormalised leaderboards — {name}"] = renorm_path
 
 
-def _per_query(report: Report, out: Path, store: Store, grade_set: GradeSet, runs, judgments, options) -> None:
+def _per_query(report: Report, out: Path, labels, grade_set: GradeSet, runs, judgments, options) -> None:
     spec = parse_measure(options.per_query_measure)
     level = options.per_query_tau if spec.measure.uses_relevance_level else None
-    predicted = measure_leaderboard(runs, exam_qrels(store, grade_set), spec, level)
+    predicted = measure_leaderboard(runs, labels, spec, level)
     official = measure_leaderboard(runs, judgments, spec, options.judged_relevant)
     per_query = per_query_correlation({e.system: e.per_query for e in predicted.entries},
                                       {e.system: e.per_query for e in official.entries})

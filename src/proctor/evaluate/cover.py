@@ -61,6 +61,24 @@ class CoverTable:
         """Every question id of the table (before `add_bank`: those some grade names)."""
         return set().union(*self.questions.values()) if self.questions else set()
 
+    @classmethod
+    def from_answered(cls, questions: Iterable[tuple[str, str]] | dict[str, set[str]],
+                      answered: Iterable[tuple[str, str, str]], tau: int) -> CoverTable:
+        """From every graded (query, question) (or `{query: questions}`, which tables of several τ may share)
+        and the (query, passage, question) answered with grade >= τ: the table `build` makes, without reading
+        every grade."""
+        if isinstance(questions, dict):
+            per_query = questions
+        else:
+            per_query = defaultdict(set)
+            for qid, question_id in questions:
+                per_query[qid].add(question_id)
+        by_passage: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+        for qid, pid, question_id in answered:
+            by_passage[qid][pid].add(question_id)
+        frozen = {qid: {pid: frozenset(qs) for pid, qs in per.items()} for qid, per in by_passage.items()}
+        return cls(dict(per_query), frozen, tau)
+
     def covered(self, qid: str, passages: Iterable[str]) -> set[str]:
         """The questions of `qid` answered by any of `passages`."""
         answered = self.answered.get(qid, {})

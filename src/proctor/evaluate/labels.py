@@ -62,6 +62,42 @@ def exam_labels(
     return dict(qrels)
 
 
+def labels_from_histogram(
+    rows: Iterable[tuple[str, str, int | None, int]], *, min_questions: int = 1, stats: LabelStats | None = None,
+) -> Qrels:
+    """The labels `exam_labels` gives, from `(query, passage, grade, n)` rows grouped by (query, passage) with
+    grades largest first (`Store.label_histogram`; grade None counts failed grades)."""
+    if min_questions < 1:
+        raise UsageError("--min-questions must be at least 1")
+    stats = stats if stats is not None else LabelStats()
+    qrels: Qrels = defaultdict(dict)
+    key: tuple[str, str] | None = None
+    seen = label = 0
+    for qid, pid, grade, n in rows:
+        if (qid, pid) != key:
+            _close(qrels, stats, key, seen, label)
+            key, seen, label = (qid, pid), 0, 0
+        if grade is None:
+            stats.failed += n
+            continue
+        stats.grades += n
+        if seen < min_questions <= seen + n:
+            label = grade
+        seen += n
+    _close(qrels, stats, key, seen, label)
+    return dict(qrels)
+
+
+def _close(qrels: Qrels, stats: LabelStats, key: tuple[str, str] | None, seen: int, label: int) -> None:
+    if key is None:
+        return
+    if seen == 0:
+        stats.passages_without_grade += 1
+        return
+    qrels[key[0]][key[1]] = label
+    stats.passages += 1
+
+
 def binarize(qrels: Qrels, min_grade: int) -> Qrels:
     """1 where the label reaches `min_grade`, else 0."""
     return {qid: {pid: int(label >= min_grade) for pid, label in per.items()} for qid, per in qrels.items()}

@@ -13,6 +13,7 @@ from typing import Any
 
 from proctor.evaluate.cover import CoverTable, cover_per_query, n_exam, reference_cover
 from proctor.evaluate.measures import AnySpec, ExternalSpec, MeasureSpec
+from proctor.evaluate.measures.base import QueryLabels
 from proctor.evaluate.runs import Ranked
 
 
@@ -85,7 +86,9 @@ def measure_leaderboard(
     """A leaderboard of `spec` over all runs; binary measures count labels >= the relevance level
     (the one in the measure's name, else `rel_level`, else 1)."""
     level = spec.rel if spec.rel is not None else (rel_level if rel_level is not None else 1)
-    per_system = {run: measure_per_query(r, qrels, spec, level, missing) for run, r in runs.items()}
+    labels = {qid: per if isinstance(per, QueryLabels) else QueryLabels(per)  # R counted once per query
+              for qid, per in qrels.items()}
+    per_system = {run: measure_per_query(r, labels, spec, level, missing) for run, r in runs.items()}
     notes = []
     if not spec.measure.uses_relevance_level and rel_level is not None:
         how = ("takes no relevance level" if isinstance(spec, ExternalSpec)

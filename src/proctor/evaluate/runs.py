@@ -13,7 +13,10 @@ Ranked = dict[str, dict[str, list[str]]]
 
 def order(scores: dict[str, float]) -> list[str]:
     """Passage ids of one query's ranking in trec_eval order."""
-    return [pid for pid, _ in sorted(scores.items(), key=lambda item: (-item[1], _Desc(item[0])))]
+    if any(score != score for score in scores.values()):  # NaN: keep the pairwise comparison
+        return [pid for pid, _ in sorted(scores.items(), key=lambda item: (-item[1], _Desc(item[0])))]
+    by_id = sorted(scores, reverse=True)  # passage ids descending, then a stable sort by score, highest first
+    return sorted(by_id, key=scores.__getitem__, reverse=True)
 
 
 def order_runs(runs: Scores) -> Ranked:

@@ -3,12 +3,12 @@ description every report carries of how its numbers were made."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from proctor.errors import UsageError
 from proctor.evaluate.cover import CoverTable
-from proctor.evaluate.labels import LabelStats, Qrels, exam_labels
+from proctor.evaluate.labels import LabelStats, Qrels, exam_labels, labels_from_histogram
 from proctor.evaluate.runs import Ranked, order_runs
 from proctor.io.trec import qrels_dict, read_qrels, read_runs
 from proctor.methods import ANSWER_METHODS
@@ -76,9 +76,11 @@ def exam_qrels(
 ) -> Qrels:
     """EXAM-Qrels labels from one grade set (its label step)."""
     refuse_answer_set(grade_set)
-    facet_map = store.question_facets() if facets else None
+    if not facets:  # aggregated in SQL: one row per (query, passage) and grade, not one per grade
+        rows = store.label_histogram(grade_set.id, grade_set.step, top_only=min_questions == 1)
+        return labels_from_histogram(rows, min_questions=min_questions, stats=stats)
     rows = store.grade_rows(grade_set.id, grade_set.step)
-    return exam_labels(rows, min_questions=min_questions, facets=facet_map, stats=stats)
+    return exam_labels(rows, min_questions=min_questions, facets=store.question_facets(), stats=stats)
 
 
 def refuse_answer_set(grade_set: GradeSet) -> None:
@@ -109,11 +111,16 @@ def banked_items(store: Store, grade_set: GradeSet, graded: set[str]) -> dict[st
     return out
 
 
-def cover_table(store: Store, grade_set: GradeSet, tau: int,
-                rows: Iterable[tuple[str, str, str, int | None]] | None = None) -> tuple[CoverTable, list[str]]:
-    """The EXAM-Cover table of a grade set at τ (from `rows` when given, else streamed from the store) with
-    every topic of its bank, and notes on topics that were never graded or a missing bank."""
-    table = CoverTable.build(grade_rows(store, grade_set) if rows is None else rows, tau)
+def cover_table(store: Store, grade_set: GradeSet, tau: int, questions: dict[str, set[str]] | None = None
+                ) -> tuple[CoverTable, list[str]]:
+    """The EXAM-Cover table of a grade set's label step at grade >= τ, read from the store without reading
+    every grade (`questions`: `graded_questions`' result, when tables of several τ share it), with every topic
+    of its bank, and notes on topics that were never graded or a missing bank."""
+    refuse_answer_set(grade_set)
+    if questions is None:
+        questions = graded_questions(store, grade_set)
+    own = {qid: set(items) for qid, items in questions.items()}  # add_bank extends it
+    table = CoverTable.from_answered(own, store.answered(grade_set.id, grade_set.step, tau), tau)
     bank = banked_items(store, grade_set, table.item_ids())
     if bank is None:
         return table, ["EXAM-Cover: the grade set has no bank; the queries scored are those with grades "
@@ -125,6 +132,14 @@ def cover_table(store: Store, grade_set: GradeSet, tau: int,
         notes.append(f"EXAM-Cover: {len(ungraded)} banked topics have no grade in this grade set and cover "
                      f"nothing: {shown}")
     return table, notes
+
+
+def graded_questions(store: Store, grade_set: GradeSet) -> dict[str, set[str]]:
+    """`{query: questions graded for it}` of a grade set's label step."""
+    out: dict[str, set[str]] = {}
+    for qid, question_id in store.graded_questions(grade_set.id, grade_set.step):
+        out.setdefault(qid, set()).add(question_id)
+    return out
 
 
 def official_or_file_qrels(store: Store, which: str) -> Qrels:
@@ -141,7 +156,7 @@ def load_runs(store: Store, run_paths: Sequence[str] | None) -> Ranked:
     """Ranked runs from files/folders when given, else from the store."""
     if run_paths:
         return order_runs(read_runs(run_paths))
-    runs = store.rankings()
-    if not runs:
+    ranked = store.ranked_lists()  # already in trec_eval order
+    if not ranked:
         raise UsageError(f"{store.path}: the store holds no rankings (import runs, or pass --runs)")
-    return order_runs(runs)
+    return ranked

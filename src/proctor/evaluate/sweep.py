@@ -1,6 +1,7 @@
 """Many leaderboards from one store in one pass: τ = 1..5 × measures (EXAM-Qrels) and τ = 1..5 (EXAM-Cover).
 
-Grades, labels and runs are read once; each leaderboard then only re-scores. This is what reports and
+Labels and runs are read once, each τ's cover table is aggregated in the store (never a list of every
+grade); each leaderboard then only re-scores. This is what reports and
 meta-evaluation build on.
 """
 
@@ -8,10 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from proctor.evaluate.labels import Qrels
 from proctor.evaluate.leaderboard import Leaderboard, cover_leaderboard, measure_leaderboard
 from proctor.evaluate.measures import parse_measure
+from proctor.evaluate.measures.base import QueryLabels
 from proctor.evaluate.runs import Ranked
-from proctor.evaluate.sources import cover_table, describe, exam_qrels, grade_rows
+from proctor.evaluate.sources import cover_table, describe, exam_qrels, graded_questions
 from proctor.records import GradeSet
 from proctor.store import Store
 
@@ -21,11 +24,13 @@ DEFAULT_MEASURES = ("P@20", "nDCG@10", "RR", "AP")
 def sweep(
     store: Store, grade_set: GradeSet, runs: Ranked, *, taus: Sequence[int] = (1, 2, 3, 4, 5),
     measures: Sequence[str] = DEFAULT_MEASURES, budget: int = 20, missing_cover: str = "zero",
+    qrels: Qrels | None = None,
 ) -> list[Leaderboard]:
-    """EXAM-Qrels leaderboards for every τ × measure, then EXAM-Cover for every τ."""
+    """EXAM-Qrels leaderboards for every τ × measure, then EXAM-Cover for every τ (`qrels`: the grade set's
+    labels when the caller has them already)."""
     description = describe(store, grade_set)
-    qrels = exam_qrels(store, grade_set)
-    rows = list(grade_rows(store, grade_set))  # read once, built into a table per τ
+    qrels = exam_qrels(store, grade_set) if qrels is None else qrels
+    qrels = {qid: QueryLabels(per) for qid, per in qrels.items()}  # R kept across every leaderboard
     boards = []
     for tau in taus:
         for name in measures:
@@ -34,8 +39,9 @@ def sweep(
                 continue  # nDCG ignores τ: one leaderboard is enough
             boards.append(measure_leaderboard(runs, qrels, spec, tau if spec.measure.uses_relevance_level else None,
                                               description=description))
+    questions = graded_questions(store, grade_set)  # shared by the cover tables of every τ
     for tau in taus:
-        table, notes = cover_table(store, grade_set, tau, rows)
+        table, notes = cover_table(store, grade_set, tau, questions)
         boards.append(cover_leaderboard(runs, table, budget=budget, missing=missing_cover,
                                         description=description, notes=notes))
     return boards

@@ -45,7 +45,8 @@ class _Seen:
     texts: dict[str, tuple[int, str]] = field(default_factory=dict)
     judged: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
     ranked: dict[tuple[str, str, str], tuple[int, int, float]] = field(default_factory=dict)
-    graded: dict[tuple[str, str, str, str, str, str], tuple[int, Grade]] = field(default_factory=dict)
+    graded: dict[tuple[str, str, str, str, str, str], tuple[int, tuple]] = field(default_factory=dict)
+    """(line, (grade, status, raw reply, answer, correct, extra)) of every grade read so far."""
     line: int = 0
     line_passages: dict[str, int] = field(default_factory=dict)
     """Where each passage of the current line is in `ExamppQuery.passages`."""
@@ -106,11 +107,22 @@ def _paragraph(query: ExamppQuery, para: dict, with_grades: bool, seen: _Seen) -
         _direct_grade(query, pid, _mapping(g, "a grades entry"), seen)
 
 
+_CHECKED: dict[str, None] = {}
+"""Id strings already found valid (a question id recurs in ratings, answers and verdicts of every passage)."""
+
+
 def _id(value: object, what: str) -> str:
+    if type(value) is str and value in _CHECKED:
+        return value
     try:
-        return as_id(value, what)
+        checked = as_id(value, what)
     except ValueError as exc:
         raise _Refused(str(exc)) from None
+    if checked is value:
+        if len(_CHECKED) >= 1 << 16:
+            _CHECKED.clear()
+        _CHECKED[checked] = None
+    return checked
 
 
 def _mapping(value: object, what: str) -> dict:
@@ -185,12 +197,13 @@ def _grade_value(value: object, what: str) -> int:
 
 def _add_grade(query: ExamppQuery, grade: Grade, seen: _Seen) -> None:
     key = (grade.method, grade.model, grade.prompt_version, grade.query_id, grade.passage_id, grade.question_id)
-    first = seen.graded.setdefault(key, (query.line, grade))
-    if first[1] is not grade and first[1] != grade:
+    content = (grade.grade, grade.parse_status, grade.raw_reply, grade.answer, grade.correct, grade.extra)
+    first = seen.graded.setdefault(key, (query.line, content))  # a tuple, not the Grade: 6M grades fit in memory
+    if first[1] is not content and first[1] != content:
         what = f"question {grade.question_id!r}" if grade.question_id else "relevance"
         raise _Refused(f"passage {grade.passage_id!r} graded twice differently on {what} by {grade.model} "
-                       f"({grade.prompt_version}): {first[1].grade} (first {seen.first(first[0])}) and {grade.grade}")
-    if first[1] is grade:
+                       f"({grade.prompt_version}): {first[1][0]} (first {seen.first(first[0])}) and {grade.grade}")
+    if first[1] is content:
         query.grades.append(grade)
 
 

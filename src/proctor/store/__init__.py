@@ -24,6 +24,7 @@ from proctor.store.batches import BatchTables
 from proctor.store.grades import FAILED, GradeTables
 from proctor.store.review import ReviewTables
 from proctor.store.schema import SCHEMA, SCHEMA_VERSION, migrate_v1
+from proctor.store.tallies import GradeTallies
 
 DEFAULT_LOCK_TIMEOUT = 60.0
 """Seconds a writer waits for another writer's lock before giving up (`--lock-timeout`)."""
@@ -34,13 +35,14 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-class Store(BankTables, GradeTables, BatchTables, ReviewTables):
+class Store(BankTables, GradeTables, BatchTables, ReviewTables, GradeTallies):
     """A Proctor store: one SQLite file. Use `Store.open` (read) or `Store.create_or_open` (write)."""
 
     def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
         self.path = path
         self.db = connection
         self.migration_note: str | None = None
+        self.read_only = False
 
     # -- opening -------------------------------------------------------------------------------------
     @classmethod
@@ -54,6 +56,7 @@ class Store(BankTables, GradeTables, BatchTables, ReviewTables):
             raise UsageError(f"{path}: no such store (create one with `proctor import ... --store {path}`)")
         if read_only or not _writable(path):
             store = cls(path, _connect_read_only(path))
+            store.read_only = True
         else:
             store = cls(path, _connect(path, lock_timeout))
         store._check_schema()
@@ -98,6 +101,8 @@ class Store(BankTables, GradeTables, BatchTables, ReviewTables):
             version = SCHEMA_VERSION
         if version != SCHEMA_VERSION:
             raise UsageError(f"{self.path}: not a Proctor store of schema version {SCHEMA_VERSION}")
+        if not self.read_only:
+            self.ensure_tallies()
 
     def copy_to(self, path: str | Path) -> Store:
         """A copy of this store at `path` (SQLite's online backup), opened for writing."""
@@ -198,7 +203,7 @@ class Store(BankTables, GradeTables, BatchTables, ReviewTables):
 
     def runs(self) -> list[str]:
         """Names of the runs whose rankings are stored."""
-        return [row[0] for row in self.db.execute("SELECT DISTINCT run FROM rankings ORDER BY run")]
+        return [row[0] for row in self.db.execute(_DISTINCT_RUNS + " SELECT run FROM runs WHERE run IS NOT NULL")]
 
     def rankings(self) -> dict[str, dict[str, dict[str, float]]]:
         """`{run: {query_id: {passage_id: score}}}` (the form `proctor.evaluate.runs` orders)."""
@@ -206,6 +211,21 @@ class Store(BankTables, GradeTables, BatchTables, ReviewTables):
         for run, qid, pid, score in self.db.execute("SELECT run, query_id, passage_id, score FROM rankings"):
             out[run][qid][pid] = score
         return {run: dict(per_query) for run, per_query in out.items()}
+
+    def ranked_lists(self) -> dict[str, dict[str, list[str]]]:
+        """`{run: {query_id: [passage_id, ...]}}` in trec_eval order (score descending, ties by passage id
+        descending: what `proctor.evaluate.runs.order` gives; SQLite compares UTF-8 bytes, which orders as code
+        points do, and stores no NaN), sorted by SQLite rather than in Python."""
+        out: dict[str, dict[str, list[str]]] = {}
+        last: tuple[str, str] | None = None
+        ranked: list[str] = []
+        for run, qid, pid in self.db.execute(
+                "SELECT run, query_id, passage_id FROM rankings ORDER BY run, query_id, score DESC, passage_id DESC"):
+            if (run, qid) != last:
+                last, ranked = (run, qid), []
+                out.setdefault(run, {})[qid] = ranked
+            ranked.append(pid)
+        return out
 
     def ranking_rows(self) -> list[tuple[str, str, str, int, float]]:
         """All (run, query, passage, rank, score) rows."""
@@ -225,18 +245,19 @@ class Store(BankTables, GradeTables, BatchTables, ReviewTables):
     def counts(self) -> dict[str, Any]:
         """The numbers `proctor info` prints."""
         one = lambda sql: self.db.execute(sql).fetchone()[0]  # noqa: E731
+        tallies = self.grade_counts()
         return {
             "store": str(self.path),
             "queries": one("SELECT COUNT(*) FROM queries"),
             "passages": one("SELECT COUNT(*) FROM passages"),
-            "runs": one("SELECT COUNT(DISTINCT run) FROM rankings"),
+            "runs": one(_DISTINCT_RUNS + " SELECT COUNT(run) FROM runs"),
             "generated_runs": one("SELECT COUNT(DISTINCT run) FROM response_segments"),
             "rankings": one("SELECT COUNT(*) FROM rankings"),
             "judgments": one("SELECT COUNT(*) FROM judgments"),
             "banks": one("SELECT COUNT(DISTINCT bank_id) FROM banks"),
             "questions": one("SELECT COUNT(DISTINCT question_id) FROM questions"),
-            "grades": one("SELECT COUNT(*) FROM grades"),
-            "failures": one(f"SELECT COUNT(*) FROM grades WHERE parse_status = '{FAILED}'"),
+            "grades": sum(n for steps in tallies.values() for per in steps.values() for n in per.values()),
+            "failures": sum(per.get(FAILED, 0) for steps in tallies.values() for per in steps.values()),
             "grade_sets": [s.as_dict() for s in self.grade_sets()],
             "bank_versions": self.banks(),
         }
@@ -246,6 +267,11 @@ class Store(BankTables, GradeTables, BatchTables, ReviewTables):
         tables = ["queries", "passages", "rankings", "judgments", "banks", "questions", "grade_sets",
                   "grades", "response_segments", "imports"]
         return {t: sorted(self.db.execute(f"SELECT * FROM {t}"), key=repr) for t in tables}
+
+
+_DISTINCT_RUNS = ("WITH RECURSIVE runs(run) AS (SELECT MIN(run) FROM rankings UNION ALL SELECT (SELECT MIN(run)"
+                  " FROM rankings WHERE run > runs.run) FROM runs WHERE runs.run IS NOT NULL)")
+"""The runs of `rankings` in order, one primary-key lookup each rather than a scan of every ranking."""
 
 
 def _connect(path: Path, lock_timeout: float) -> sqlite3.Connection:

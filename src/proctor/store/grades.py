@@ -39,24 +39,18 @@ class GradeTables:
 
     def grade_sets(self) -> list[GradeSet]:
         """Every grade set with its numbers of grades and failures (of its label step)."""
-        counts = {gid: (n, f or 0) for gid, n, f in self.db.execute(
-            "SELECT g.grade_set_id, COUNT(*), SUM(g.parse_status = ?) FROM grades g JOIN grade_sets s"
-            " ON s.grade_set_id = g.grade_set_id AND s.label_step = g.step GROUP BY g.grade_set_id", (FAILED,))}
+        counts = self.grade_counts()  # type: ignore[attr-defined]
         sets = []
         for row in self.db.execute(f"SELECT grade_set_id, {_SET_COLUMNS} FROM grade_sets ORDER BY method, model, "
                                    "created, grade_set_id"):
-            grade_set = _grade_set(row[1:], *counts.get(row[0], (0, 0)))
+            step = counts.get(row[0], {}).get(row[7] or row[1], {})  # label_step, else the method
+            grade_set = _grade_set(row[1:], sum(step.values()), step.get(FAILED, 0))
             sets.append(grade_set if grade_set.id == row[0] else _Stored(row[0], grade_set))
         return sets
 
     def step_statuses(self, grade_set_id: str) -> dict[str, dict[str, int]]:
         """`{step: {parse_status: count}}` of one grade set."""
-        out: dict[str, dict[str, int]] = {}
-        for step, status, n in self.db.execute(
-                "SELECT step, parse_status, COUNT(*) FROM grades WHERE grade_set_id = ? GROUP BY step, parse_status",
-                (grade_set_id,)):
-            out.setdefault(step, {})[status] = n
-        return out
+        return self.grade_counts().get(grade_set_id, {})  # type: ignore[attr-defined]
 
     # -- grades --------------------------------------------------------------------------------------
     def upsert_grades(self, grade_set_id: str, grades: Iterable[Grade], created: str | None = None, *,
@@ -136,13 +130,12 @@ class GradeTables:
         self.db.execute("CREATE TEMP TABLE IF NOT EXISTS carry_ids (question_id TEXT PRIMARY KEY)")
         self.db.execute("DELETE FROM carry_ids")
         self.db.executemany("INSERT OR IGNORE INTO carry_ids VALUES (?)", ((q,) for q in question_ids))
-        before = self.db.total_changes
-        self.db.execute(
+        cursor = self.db.execute(  # rowcount: the rows inserted, not the kept counts the triggers drop
             "INSERT OR IGNORE INTO grades SELECT ?, step, query_id, passage_id, question_id, raw_reply, grade,"
             " parse_status, answer, correct, json_set(COALESCE(extra, '{}'), '$.carried_from', ?), created, attempts"
             " FROM grades WHERE grade_set_id = ? AND step = ? AND parse_status != ?"
             " AND question_id IN (SELECT question_id FROM carry_ids)", (target, source, source, step, FAILED))
-        return self.db.total_changes - before
+        return cursor.rowcount
 
     # -- response cache ------------------------------------------------------------------------------
     def cache_get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:

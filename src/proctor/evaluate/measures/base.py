@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,28 @@ class MeasureSpec:
         return {qid: self.per_query(ranked[qid], qrels[qid], rel_level) for qid in ranked if qid in qrels}
 
 
+class QueryLabels(dict):
+    """One query's `{passage_id: label}` that remembers what measures derive from the labels alone (R per
+    relevance level, the ideal DCG per cutoff): a leaderboard scores many runs against the same labels, so
+    these are computed once, not once per run. Never changed once made."""
+
+    __slots__ = ("memo",)
+
+    def __init__(self, labels: dict[str, int]) -> None:
+        super().__init__(labels)
+        self.memo: dict[tuple, Any] = {}
+
+
+def remembered(qrels: dict[str, int], key: tuple, compute: Callable[[], Any]) -> Any:
+    """`compute()`, kept in `qrels` under `key` when it is a `QueryLabels`."""
+    memo = getattr(qrels, "memo", None)
+    if memo is None:
+        return compute()
+    if key not in memo:
+        memo[key] = compute()
+    return memo[key]
+
+
 def relevant_count(qrels: dict[str, int], rel_level: int) -> int:
     """R: how many judged passages reach the relevance level."""
-    return sum(1 for label in qrels.values() if label >= rel_level)
+    return remembered(qrels, ("R", rel_level), lambda: sum(1 for label in qrels.values() if label >= rel_level))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from proctor.evaluate.measures.base import Measure
+from proctor.evaluate.measures.base import Measure, remembered
 
 _DISCOUNTS = [1.0 / math.log2(i + 2) for i in range(1000)]
 
@@ -20,11 +20,15 @@ def _discount(i: int) -> float:
 def _ndcg(ranked: list[str], qrels: dict[str, int], rel_level: int, cutoff: int | None) -> float:
     top = ranked if cutoff is None else ranked[:cutoff]
     dcg = sum(qrels.get(pid, 0) * _discount(i) for i, pid in enumerate(top) if qrels.get(pid, 0) > 0)
+    ideal = remembered(qrels, ("ideal DCG", cutoff), lambda: _ideal(qrels, cutoff))
+    return dcg / ideal if ideal > 0 else 0.0
+
+
+def _ideal(qrels: dict[str, int], cutoff: int | None) -> float:
     ideal_gains = sorted((label for label in qrels.values() if label > 0), reverse=True)
     if cutoff is not None:
         ideal_gains = ideal_gains[:cutoff]
-    ideal = sum(gain * _discount(i) for i, gain in enumerate(ideal_gains))
-    return dcg / ideal if ideal > 0 else 0.0
+    return sum(gain * _discount(i) for i, gain in enumerate(ideal_gains))
 
 
 NDCG = Measure(

@@ -1,0 +1,126 @@
+"""The store at TREC scale (issue 16): synthetic ×N copies of the DL19 exam_pp file (needs ../shared/data/dl19).
+
+Copy k of every line gets new ids (query `Q` → `Q~k`, its questions `Q/…` → `Q~k/…`, passage `P` → `P~k`);
+copy 0 keeps the original ids and the run names stay, so ×N has N times the queries, passages, rankings and
+grades of the same systems. For each N it measures import, `info`, one leaderboard (P@20 and cover),
+`qrels` and `analyze`: wall time (start-up included) and peak RSS of the child process, the store's size
+and the peak disk (store + WAL) during import. Prints a Markdown table; asserts nothing.
+
+    python benchmarks/bench_scale.py 1 16 [64] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DL19 = ROOT.parent / "shared" / "data" / "dl19"
+POOL = DL19 / "dl19-pool-graded-flan-t5-large.jsonl.gz"
+OFFICIAL = DL19 / "dl19-official-leaderboard.json"
+
+
+def write_copies(n: int, out: Path) -> int:
+    """Write the ×n exam_pp file; returns its number of grades (questions answered or not, per passage)."""
+    with gzip.open(POOL, "rt", encoding="utf-8") as source:
+        lines = source.read().splitlines()
+    grades = 0
+    with open(out, "w", encoding="utf-8") as f:
+        for line in lines:
+            qid, passages = json.loads(line)
+            ids = {qid} | {p["paragraph_id"] for p in passages}
+            ids |= {r["paragraphId"] for p in passages for r in p["paragraph_data"]["rankings"]}
+            if any(len(i) < 3 for i in ids):
+                raise SystemExit(f"query {qid}: an id shorter than 3 characters could be confused with a grade")
+            grades += sum(len(e.get("answers", [])) for p in passages for e in p.get("exam_grades", []))
+            pattern = re.compile(r'(?<!\\)"(' + "|".join(map(re.escape, sorted(ids, key=len, reverse=True)))
+                                 + r')(?=["/])')
+            f.write(line + "\n")
+            for k in range(1, n):
+                f.write(pattern.sub(lambda m, k=k: f'"{m.group(1)}~{k}', line) + "\n")
+    return grades * n
+
+
+def run(args: list[str], *, watch: Path | None = None) -> tuple[float, float, int]:
+    """(wall seconds, peak RSS MB, peak bytes of `watch` + its WAL) of one `proctor` command."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "HF_HUB_OFFLINE": "1"}
+    peak_disk = [0]
+    done = threading.Event()
+
+    def poll() -> None:
+        while not done.is_set():
+            size = sum(p.stat().st_size for p in (watch, Path(f"{watch}-wal")) if p.exists())
+            peak_disk[0] = max(peak_disk[0], size)
+            time.sleep(0.5)
+
+    thread = threading.Thread(target=poll) if watch else None
+    if thread:
+        thread.start()
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "proctor", *args], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    done.set()
+    if thread:
+        thread.join()
+    if status != 0:
+        raise SystemExit(f"proctor {' '.join(args)} failed:\n{proc.stderr.read().decode() if proc.stderr else ''}")
+    return wall, usage.ru_maxrss / 1024, peak_disk[0]
+
+
+def bench(n: int, tmp: Path) -> dict[str, str]:
+    """One row of the table."""
+    source = tmp / f"dl19x{n}.jsonl"
+    grades = write_copies(n, source)
+    store = tmp / f"dl19x{n}.db"
+    count = f"{grades / 1e6:.2f}M" if grades >= 1e6 else f"{grades / 1e3:.1f}k"
+    row: dict[str, str] = {"DL19 ×": str(n), "grades": count}
+    wall, rss, disk = run(["import", "exampp", str(source), "--store", str(store)], watch=store)
+    row["import"] = f"{wall:.1f} s, {rss:.0f} MB"
+    size = store.stat().st_size
+    row["info"] = "{:.2f} s".format(run(["info", "--store", str(store)])[0])
+    for name, extra in (("P@20", ["--measure", "P@20"]), ("cover", ["--metric", "cover", "--budget", "20"])):
+        wall, rss, _ = run(["leaderboard", "--store", str(store), "--min-grade", "3", *extra])
+        row[f"leaderboard {name}"] = f"{wall:.2f} s, {rss:.0f} MB"
+    wall, rss, _ = run(["qrels", "--store", str(store)])
+    row["qrels"] = f"{wall:.2f} s, {rss:.0f} MB"
+    wall, rss, _ = run(["analyze", "--store", str(store), "--official", str(OFFICIAL), "--out", str(tmp / f"r{n}")])
+    row["analyze"] = f"{wall:.1f} s, {rss:.0f} MB"
+    row["store"] = f"{size / 2**20:.0f} MB"
+    row["peak disk (import)"] = f"{disk / 2**20:.0f} MB ({disk / size:.2f}×)"
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sizes", nargs="*", type=int, default=[1, 16])
+    parser.add_argument("--keep", type=Path, help="keep the stores in this folder")
+    args = parser.parse_args()
+    if not POOL.exists():
+        raise SystemExit(f"{POOL} is missing: the benchmark needs the DL19 data")
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = args.keep or Path(scratch)
+        tmp.mkdir(parents=True, exist_ok=True)
+        for n in args.sizes:
+            rows.append(bench(n, tmp))
+            print(" | ".join(rows[-1].values()), file=sys.stderr, flush=True)
+    header = list(rows[0])
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for row in rows:
+        print("| " + " | ".join(row[h] for h in header) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,205 @@
+"""Issue 16: the faster store paths give exactly the numbers the 0.1/0.2 code gave.
+
+`tests/data/scale16/expected.json` was recorded with the code before issue 16 (`PROCTOR_RECORD=1`) on the
+synthetic store `_build` makes (random grades with failures, two grade sets, one of two steps, facets in the
+question ids); every figure is compared exactly (floats by their repr)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from proctor import api
+from proctor.analyze.judges import store_agreement
+from proctor.evaluate.labels import LabelStats
+from proctor.evaluate.leaderboard import Leaderboard, cover_leaderboard
+from proctor.evaluate.sources import exam_qrels, grade_rows, load_runs
+from proctor.evaluate.sweep import sweep
+from proctor.records import Grade, GradeSet
+from proctor.store import Store
+
+EXPECTED = Path(__file__).parent / "data" / "scale16" / "expected.json"
+
+
+def _build(path: Path) -> Store:
+    rnd = random.Random(16)
+    store = Store.create_or_open(path)
+    queries = [f"q{i}" for i in range(12)]
+    sets = [GradeSet("self-rating", "m1", "v1", None, None, {"source": "test"}, "self-rating"),
+            GradeSet("four-prompts", "m2", "v1", None, None, {}, "four-prompts-sum")]
+    with store.transaction():
+        store.upsert_queries((q, f"text {q}") for q in queries)
+        store.upsert_passages((f"{q}p{j}", "x") for q in queries for j in range(30))
+        store.upsert_rankings((f"run{r}", q, f"{q}p{j}", rank, float(rnd.randint(0, 9)))
+                              for r in range(6) for q in queries[: 10 + r % 3]
+                              for rank, j in enumerate(rnd.sample(range(30), 25)))
+        store.upsert_judgments((q, f"{q}p{j}", rnd.randint(0, 3)) for q in queries[:10] for j in range(0, 30, 2))
+        for grade_set in sets:
+            store.ensure_grade_set(grade_set)
+            steps = [grade_set.step] if grade_set.method == "self-rating" else ["four-prompts", grade_set.step]
+            store.upsert_grades(grade_set.id, [
+                Grade(q, f"{q}p{j}", f"{q}/f{k % 3}/h{k}", step, grade_set.model, "v1", grade,
+                      "failed" if grade is None else rnd.choice(["ok", "ok", "defaulted"]), "reply")
+                for q in queries for j in range(rnd.randint(18, 30)) for k in range(rnd.randint(1, 7))
+                for step in steps for grade in [None if rnd.random() < 0.08 else rnd.randint(0, 5)]])
+    return store
+
+
+def _board(board: Leaderboard) -> dict:
+    def entry(e):
+        return [e.system, repr(e.score), repr(e.stderr), e.n_queries, {q: repr(v) for q, v in e.per_query.items()}]
+    return {"entries": [entry(e) for e in board.entries], "references": [entry(e) for e in board.references],
+            "notes": board.notes, "description": {k: v for k, v in board.description.items()}, "kind": board.kind}
+
+
+def _outputs(store: Store) -> dict:
+    out: dict = {"grade_sets": [[s.id, s.grades, s.failures, s.step] for s in store.grade_sets()]}
+    counts = store.counts()
+    out["counts"] = {k: v for k, v in counts.items() if k not in ("store", "grade_sets", "bank_versions")}
+    runs = load_runs(store, None)
+    for grade_set in store.grade_sets():
+        key = grade_set.id
+        out[f"statuses {key}"] = store.step_statuses(key)
+        for m in (1, 2, 5):
+            for facets in (False, True):
+                stats = LabelStats()
+                out[f"qrels {key} m={m} facets={facets}"] = exam_qrels(store, grade_set, min_questions=m,
+                                                                      facets=facets, stats=stats)
+                out[f"stats {key} m={m} facets={facets}"] = vars(stats)
+        out[f"sweep {key}"] = [_board(b) for b in sweep(store, grade_set, runs, measures=(
+            "P@20", "nDCG@10", "RR", "AP", "Rprec"))]
+        from proctor.evaluate.cover import CoverTable
+        for normalize in ("pool", "pool-per-query"):
+            table = CoverTable.build(grade_rows(store, grade_set), 2)
+            out[f"cover {key} {normalize}"] = _board(cover_leaderboard(runs, table, normalize=normalize))
+        for measure, m in (("P@20", 1), ("AP", 2)):
+            board = api.leaderboard(store, measure=measure, min_grade=3,
+                                    labels=api.LabelChoice(grade_set=key, min_questions=m))
+            out[f"api {key} {measure} m={m}"] = _board(board)
+        board = api.leaderboard(store, metric="cover", min_grade=3, budget=20, labels=api.LabelChoice(grade_set=key))
+        out[f"api cover {key}"] = _board(board)
+        out[f"api qrels {key}"] = api.qrels(store, api.LabelChoice(grade_set=key), binary_min_grade=2)[1]
+    out["agreement"] = {k: v for k, v in store_agreement(store, 2).items() if k != "store"}
+    return json.loads(json.dumps(out, default=repr))
+
+
+def test_results_identical_to_recorded(tmp_path: Path) -> None:
+    store = _build(tmp_path / "s.db")
+    got = _outputs(store)
+    store.close()
+    if os.environ.get("PROCTOR_RECORD"):
+        EXPECTED.parent.mkdir(parents=True, exist_ok=True)
+        EXPECTED.write_text(json.dumps(got, indent=1, sort_keys=True))
+        pytest.skip("recorded")
+    expected = json.loads(EXPECTED.read_text())
+    assert sorted(got) == sorted(expected)
+    for key in expected:
+        assert _later(got[key]) == _later(expected[key]), key
+
+
+ADDED_LATER = {"labels_id", "measure_id", "trec_eval_output", "computed_by"}
+"""Description keys added after the recording (every number is still compared)."""
+
+
+def _later(value):
+    """`value` without what deliberately came after the recording: the description keys saying which measure
+    and labels a leaderboard holds, and EXAM-Cover's note on which queries it scores."""
+    if isinstance(value, dict):
+        return {k: _later(v) for k, v in value.items() if k not in ADDED_LATER}
+    if isinstance(value, list):
+        return [_later(v) for v in value if not (isinstance(v, str) and v.startswith("EXAM-Cover: the grade set has no "
+                                                                                    "bank"))]
+    return value
+
+
+def test_counts_are_kept_and_dropped_by_every_write(tmp_path: Path) -> None:
+    store = _build(tmp_path / "s.db")
+    first = {s.id: (s.grades, s.failures) for s in store.grade_sets()}
+    kept = dict(store.db.execute("SELECT grade_set_id, counts FROM grade_set_counts"))
+    assert set(kept) == set(first)
+    grade_set = store.grade_sets()[0]
+    with store.transaction():
+        store.upsert_grades(grade_set.id, [Grade("q0", "q0p0", "new", grade_set.step, "m", "v", None, "failed")])
+    assert grade_set.id not in dict(store.db.execute("SELECT grade_set_id, counts FROM grade_set_counts"))
+    after = {s.id: (s.grades, s.failures) for s in store.grade_sets()}
+    assert after[grade_set.id] == (first[grade_set.id][0] + 1, first[grade_set.id][1] + 1)
+    store.db.execute("DELETE FROM grades WHERE question_id = 'new'")  # any writer, not only Store's methods
+    assert {s.id: (s.grades, s.failures) for s in store.grade_sets()} == first
+    store.db.execute("UPDATE grades SET parse_status = 'failed', grade = NULL WHERE grade_set_id = ? AND "
+                     "step = ? AND parse_status != 'failed' AND passage_id = 'q1p1'", (grade_set.id, grade_set.step))
+    changed = store.db.execute("SELECT changes()").fetchone()[0]
+    assert changed > 0
+    recount = dict(store.db.execute("SELECT step, COUNT(*) FROM grades WHERE grade_set_id = ? AND parse_status = "
+                                    "'failed' GROUP BY step", (grade_set.id,)))
+    assert store.step_statuses(grade_set.id)[grade_set.step]["failed"] == recount[grade_set.step]
+    assert store.counts()["grades"] == store.db.execute("SELECT COUNT(*) FROM grades").fetchone()[0]
+    store.close()
+
+
+def test_stores_without_kept_counts_open_read_only_and_writable(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    store = _build(path)
+    expected = [(s.id, s.grades, s.failures) for s in store.grade_sets()]
+    for name in ("grade_set_counts_insert", "grade_set_counts_update", "grade_set_counts_delete"):
+        store.db.execute(f"DROP TRIGGER {name}")
+    store.db.execute("DROP TABLE grade_set_counts")  # as a schema-2 store written before issue 16
+    store.close()
+    read_only = Store.open(path, read_only=True)
+    assert [(s.id, s.grades, s.failures) for s in read_only.grade_sets()] == expected
+    read_only.close()
+    store = Store.open(path)
+    assert [(s.id, s.grades, s.failures) for s in store.grade_sets()] == expected
+    names = {r[0] for r in store.db.execute("SELECT name FROM sqlite_master WHERE name LIKE 'grade_set_counts%'")}
+    assert len(names) == 4
+    store.close()
+
+
+def test_release_010_fixture_still_opens(tmp_path: Path) -> None:
+    source = Path(__file__).parent / "data" / "store-v1" / "store-v1.sqlite"
+    copy = tmp_path / "v1.sqlite"
+    copy.write_bytes(source.read_bytes())
+    store = Store.open(copy)
+    sets = store.grade_sets()
+    assert sets and all(s.grades == store.db.execute(
+        "SELECT COUNT(*) FROM grades WHERE grade_set_id = ? AND step = ?", (s.id, s.step)).fetchone()[0]
+        for s in sets)
+    store.close()
+
+
+def test_trec_eval_order_by_two_stable_sorts_equals_the_pairwise_order() -> None:
+    from proctor.evaluate.runs import _Desc, order
+    rnd = random.Random(7)
+    for _ in range(2000):
+        scores = {f"{rnd.choice(['', 'd', 'D', '1', '10'])}{rnd.randint(0, 40)}":
+                  rnd.choice([0.0, -0.0, 1.0, 2.5, -3.0, float(rnd.randint(0, 5)), rnd.random(), float("inf")])
+                  for _ in range(rnd.randint(0, 30))}
+        reference = [pid for pid, _ in sorted(scores.items(), key=lambda item: (-item[1], _Desc(item[0])))]
+        assert order(scores) == reference
+    assert order({"a": float("nan"), "b": 1.0}) == [p for p, _ in sorted(
+        {"a": float("nan"), "b": 1.0}.items(), key=lambda item: (-item[1], _Desc(item[0])))]
+
+
+def test_rankings_sorted_by_sqlite_equal_trec_eval_order(tmp_path: Path) -> None:
+    from proctor.evaluate.runs import order_runs
+    rnd = random.Random(3)
+    store = Store.create_or_open(tmp_path / "r.db")
+    ids = ["a", "B", "b", "10", "9", "ä", "é", "z\u00e9", "\u4e2d", "😀", "a~1", "a/2"]
+    with store.transaction():
+        store.upsert_rankings((f"run{r}", f"q{q}", pid, rank, rnd.choice([0.0, -0.0, 1.5, -2.0, 3.0, 1e300, -1e-300]))
+                              for r in range(3) for q in range(4) for rank, pid in enumerate(rnd.sample(ids, 9)))
+    assert store.ranked_lists() == order_runs(store.rankings())
+    store.close()
+
+
+def test_runs_listed_by_index_lookups_equal_distinct(tmp_path: Path) -> None:
+    store = Store.create_or_open(tmp_path / "e.db")
+    assert store.runs() == [] and store.counts()["runs"] == 0
+    store.close()
+    store = _build(tmp_path / "s.db")
+    distinct = [row[0] for row in store.db.execute("SELECT DISTINCT run FROM rankings ORDER BY run")]
+    assert store.runs() == distinct and store.counts()["runs"] == len(distinct) == 6
+    store.close()
