@@ -26,8 +26,14 @@ class FakeOpenAI:
     """`with FakeOpenAI(latency=0.05) as server: server.base_url ...`"""
 
     def __init__(self, latency: float = 0.0, faults: Callable[[str, int], str] = no_faults,
-                 stall_seconds: float = 30.0, reply: Callable[[str], str] | None = None) -> None:
+                 stall_seconds: float = 30.0, reply: Callable[[str], str] | None = None,
+                 models: list[str] | None = None, key: str | None = None) -> None:
         self.latency, self.faults, self.stall_seconds = latency, faults, stall_seconds
+        self.models = models
+        """What GET /models lists (default: the model any request names is served; the list is empty)."""
+        self.key = key
+        """When set, requests without `Authorization: Bearer KEY` get 401."""
+        self.model_lists = 0
         self.reply = reply or (lambda prompt: str(prompt_grade(prompt)))
         self.attempts: Counter = Counter()
         self.requests = 0
@@ -79,7 +85,14 @@ class FakeOpenAI:
                     name, _, value = line.decode().partition(":")
                     headers[name.strip().lower()] = value.strip()
                 body = await reader.readexactly(int(headers.get("content-length", 0)))
-                status, payload = await self._handle(body)
+                if self.key is not None and headers.get("authorization") != f"Bearer {self.key}":
+                    status, payload = "401 Unauthorized", {"error": {"message": "bad key", "type": "auth"}}
+                elif request_line.startswith(b"GET") and b"/models" in request_line:
+                    self.model_lists += 1
+                    status, payload = "200 OK", {"object": "list", "data": [
+                        {"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.models or []]}
+                else:
+                    status, payload = await self._handle(body)
                 kind = "text/html" if isinstance(payload, str) else "application/json"
                 data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
                 writer.write(f"HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {len(data)}"
@@ -103,6 +116,8 @@ class FakeOpenAI:
             await asyncio.sleep(self.latency)
         if action == "429":
             return "429 Too Many Requests", {"error": {"message": "slow down", "type": "rate_limit"}}
+        if action == "401":
+            return "401 Unauthorized", {"error": {"message": "key revoked", "type": "auth"}}
         if action == "500":
             return "500 Internal Server Error", {"error": {"message": "boom", "type": "server_error"}}
         if action == "stall":

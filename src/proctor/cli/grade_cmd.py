@@ -20,6 +20,9 @@ version + method + model + prompt version + the parameters that change replies, 
 grades are committed as they complete, so an interrupted run resumes when the same command runs again. A
 reply that cannot be parsed is recorded as a failure and counted. Changing the prompt (--template), the
 bank version, the model or a reply-changing option makes a new grade set; the old one stays beside it.
+An openai endpoint is checked before anything is sent or pre-filtered (reachable, key accepted, model listed);
+a run stops with the real error (exit status 2, grades so far kept) when the first request, or 5 in a row,
+fail for a reason no retry fixes (no connection, key refused, no such model).
 
 methods:  {', '.join(METHOD_NAMES)}
           self-rating (0-5, 003 Table 2), nugget-rating (0-5, key facts), qa (answer + verification

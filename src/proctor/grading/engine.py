@@ -21,6 +21,7 @@ from proctor.grading.progress import Progress
 from proctor.grading.prompting import render, similarity_request
 from proctor.llm.base import Backend, Reply
 from proctor.llm.cache import cache_key, cacheable, from_cache
+from proctor.llm.health import BackendUnavailable, Breaker
 from proctor.methods import Method
 from proctor.methods.base import CORRECT, FAILED, PREFILTERED
 from proctor.records import Grade
@@ -96,6 +97,8 @@ class Engine:
         self.params = {**backend.params(), "max_tokens": method.template.max_tokens}
         self.results = dict(plan.done)
         """`{(query, passage, item): (grade, answer)}`: the step's usable grades, earlier and new."""
+        self.breaker = Breaker()
+        """Stops the run on fatal failures; until the server first answers, one call is in flight."""
 
     async def arun(self) -> Summary:
         """Grade every planned pair that lacks a grade; the backend stays open for further steps."""
@@ -117,9 +120,12 @@ class Engine:
                 if stop.is_set():
                     break
                 for batch in await self._prepare(chunk, summary, progress):
-                    while len(pending) >= self.backend.concurrency and not stop.is_set():
+                    while (len(pending) >= self.backend.concurrency or pending and not self.breaker.answered
+                           ) and not stop.is_set():
                         done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
                         self._collect(done, summary, progress)
+                        if self.breaker.tripped:
+                            stop.set()
                     if stop.is_set():
                         break
                     pending.add(asyncio.create_task(self._call(batch)))
@@ -137,6 +143,8 @@ class Engine:
             progress.close()
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.remove_signal_handler(signal.SIGINT)
+        if self.breaker.tripped:
+            raise BackendUnavailable(self.breaker.message(self.backend.model))
         summary.interrupted = stop.is_set()
         summary.elapsed = progress.elapsed
         summary.calls, summary.tokens, summary.cached = progress.calls, progress.tokens, progress.cached
@@ -207,6 +215,8 @@ class Engine:
         failures = tokens = cached = 0
         for (item, _, truncated, key), reply in zip(batch, replies, strict=True):
             grade = self._record(item, reply, truncated, summary)
+            if not reply.cached:
+                self.breaker.observe(reply)
             failures += grade.parse_status == FAILED
             tokens += reply.tokens
             cached += reply.cached

@@ -15,6 +15,7 @@ from proctor.errors import UsageError
 from proctor.grading.engine import Engine, GradeOptions, Summary
 from proctor.grading.plan import items_of, make_plan
 from proctor.llm.base import Backend
+from proctor.llm.health import check_endpoint
 from proctor.methods import Method, get_method
 from proctor.methods.aggregate import SUM_THRESHOLDS
 from proctor.methods.base import CORRECT, FAILED
@@ -162,6 +163,7 @@ async def _run_steps(store: Store, choice: MethodChoice, backend: Backend, optio
                      grade_set: GradeSet) -> list[Summary]:
     results: Results = {}
     summaries: list[Summary] = []
+    checked = False
     for step in choice.steps():
         if step.prompt is None:
             summaries.append(_aggregate(store, grade_set, step, results))
@@ -173,6 +175,9 @@ async def _run_steps(store: Store, choice: MethodChoice, backend: Backend, optio
                          variables=step.uses(results) if step.uses else None,
                          exhausted=store.exhausted(grade_set.id, step.name, options.max_attempts),
                          needs_answer_key="{gold}" in method.template.template)
+        if not checked and plan.pairs - plan.already - plan.given_up > 0:
+            await check_endpoint(backend)  # before pre-filtering and before any pair is sent
+            checked = True
         engine = Engine(store, method, backend, plan, grade_set=grade_set.id, step=step.name, options=options)
         summary = await engine.arun()
         results[step.name] = {**results.get(step.name, {}), **engine.results}
