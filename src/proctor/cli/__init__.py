@@ -16,6 +16,7 @@ from proctor.cli import (
     demo_cmd,
     export_cmd,
     grade_cmd,
+    grade_sets_cmd,
     import_cmd,
     info_cmd,
     leaderboard_cmd,
@@ -26,7 +27,8 @@ from proctor.errors import ProctorError
 from proctor.store import StoreError
 
 COMMANDS = (
-    import_cmd, export_cmd, info_cmd, grade_cmd, qrels_cmd, leaderboard_cmd, correlate_cmd, agreement_cmd, analyze_cmd,
+    import_cmd, export_cmd, info_cmd, grade_cmd, grade_sets_cmd, qrels_cmd, leaderboard_cmd, correlate_cmd,
+    agreement_cmd, analyze_cmd,
     bank_cmd, verify_cmd, demo_cmd,
 )
 
