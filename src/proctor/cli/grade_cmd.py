@@ -70,7 +70,11 @@ def register(commands: argparse._SubParsersAction) -> None:
                    help="a pair whose reply failed (error, empty, unparseable) is tried again by later runs until it "
                    "has failed N times in all; then it stays failed with its last reason (default 3)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="show a progress bar (default: when standard error is a terminal)")
+                   help="show a progress bar (default: when standard error is a terminal; otherwise a log line "
+                   "every --progress-every seconds)")
+    p.add_argument("--progress-every", type=float, default=30.0, metavar="S",
+                   help="when standard error is not a terminal: a progress line (pairs done, rate, failures, ETA) "
+                   "every S seconds (default 30)")
     add_format(p, ("text", "json"), "text")
     p.set_defaults(func=run)
 
@@ -132,13 +136,15 @@ def _request(args: argparse.Namespace):
         raise UsageError("--verify llm applies to --method qa only")
     if bool(args.prefilter) != (args.prefilter_below is not None):
         raise UsageError("--prefilter SPEC and --prefilter-below S go together")
+    if not args.progress_every > 0:
+        raise UsageError(f"--progress-every must be a positive number of seconds (got {args.progress_every:g})")
     for name in ("depth", "max_queries", "max_passages", "max_attempts"):
         value = getattr(args, name)
         if value is not None and value < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
     options = GradeOptions(depth=args.depth, max_queries=args.max_queries, max_passages=args.max_passages,
                            bank=args.bank, prefilter_below=args.prefilter_below, progress=args.progress,
-                           verify=args.verify, max_attempts=args.max_attempts)
+                           verify=args.verify, max_attempts=args.max_attempts, progress_every=args.progress_every)
     return GradeRequest(args.method, BackendConfig.from_args(args, spec), options, aggregate=args.aggregate,
                         thresholds=thresholds, templates=tuple(args.template or ()), prefilter=args.prefilter)
 

@@ -47,6 +47,8 @@ class GradeOptions:
     prefilter: Backend | None = None
     prefilter_below: float | None = None
     progress: bool | None = None
+    progress_every: float = 30.0
+    """Seconds between progress log lines when standard error is not a terminal (and no bar was asked for)."""
     verify: str = "edit-distance"
     """qa: check extracted answers against the answer key by `edit-distance` or by asking the `llm` (declared
     steps, `proctor.methods.steps`)."""
@@ -105,7 +107,7 @@ class Engine:
         summary = Summary(self.step, self.backend.model, self.grade_set, self.plan.pairs, self.plan.already,
                           self.plan.given_up)
         progress = Progress(self.plan.pairs - self.plan.already - self.plan.given_up, self.options.progress,
-                            f"{self.step} · {self.backend.model}")
+                            f"{self.step} · {self.backend.model}", every=self.options.progress_every)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
