@@ -2,11 +2,15 @@
 10 questions) with embed:minilm, then correlate the EXAM-Qrels P@20 (τ = 3) leaderboard with the official
 one, next to FLAN-T5-large's recorded grades. Prints its figures; asserts nothing.
 
-Targets (issue 4): grading < 10 minutes on this machine; Kendall's τ at least FLAN-T5-large's (0.754)."""
+Targets (issue 4): grading < 10 minutes on this machine; Kendall's τ at least FLAN-T5-large's (0.754).
+Issue 18: peak memory (maximum resident set size of the `grade` process) at most 1 GB (it was 2.4 GB).
+`--max-queries N` grades only the first N queries (a quicker memory figure on a busy machine)."""
 
 from __future__ import annotations
 
+import argparse
 import json
+import resource
 import subprocess
 import sys
 import tempfile
@@ -25,6 +29,10 @@ def proctor(*args: str) -> str:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--max-queries", type=int)
+    args = parser.parse_args()
+    limit = ["--max-queries", str(args.max_queries)] if args.max_queries else []
     pool = DL19 / "dl19-pool-graded-flan-t5-large.jsonl.gz"
     official = DL19 / "dl19-official-leaderboard.json"
     with tempfile.TemporaryDirectory() as tmp:
@@ -32,8 +40,10 @@ def main() -> None:
         proctor("import", "exampp", pool, "--store", store)
         proctor("import", "bank", DL19 / "dl19-questions-graded.jsonl.gz", "--store", store)
         start = time.perf_counter()
-        summary = json.loads(proctor("grade", "--store", store, "--method", "embedding", "--format", "json"))
+        summary = json.loads(proctor("grade", "--store", store, "--method", "embedding", "--format", "json", *limit))
         minutes = (time.perf_counter() - start) / 60
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # KiB on Linux
+        print(f"peak memory of grade --method embedding: {peak:.0f} MiB (target <= 1024)")
         print(f"embed:minilm graded {summary['graded_now']} pairs in {minutes:.1f} min "
               f"({summary['pairs_per_second']:.0f} pairs/s, {summary['truncated_contexts']} passages longer than "
               "the model's 256-token window)")

@@ -27,8 +27,14 @@ class FakeOpenAI:
     """`with FakeOpenAI(latency=0.05) as server: server.base_url ...`"""
 
     def __init__(self, latency: float = 0.0, faults: Callable[[str, int], str] = no_faults,
-                 stall_seconds: float = 30.0, reply: Callable[[str], str] | None = None) -> None:
+                 stall_seconds: float = 30.0, reply: Callable[[str], str] | None = None,
+                 models: list[str] | None = None, key: str | None = None) -> None:
         self.latency, self.faults, self.stall_seconds = latency, faults, stall_seconds
+        self.models = models
+        """What GET /models lists (default: the model any request names is served; the list is empty)."""
+        self.key = key
+        """When set, requests without `Authorization: Bearer KEY` get 401."""
+        self.model_lists = 0
         self.reply = reply or (lambda prompt: str(prompt_grade(prompt)))
         self.attempts: Counter = Counter()
         self.requests = 0
@@ -89,7 +95,13 @@ class FakeOpenAI:
                     headers[name.strip().lower()] = value.strip()
                 body = await reader.readexactly(int(headers.get("content-length", 0)))
                 method, path = (request_line.decode().split() + ["", ""])[:2]
-                if path.startswith(("/v1/files", "/v1/batches")):
+                if self.key is not None and headers.get("authorization") != f"Bearer {self.key}":
+                    status, payload = "401 Unauthorized", {"error": {"message": "bad key", "type": "auth"}}
+                elif method == "GET" and path.rstrip("/").endswith("/models"):
+                    self.model_lists += 1
+                    status, payload = "200 OK", {"object": "list", "data": [
+                        {"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.models or []]}
+                elif path.startswith(("/v1/files", "/v1/batches")):
                     status, payload = await self._batch_api(method, path, headers, body)
                 else:
                     status, payload = await self._handle(body)
@@ -170,6 +182,8 @@ class FakeOpenAI:
             await asyncio.sleep(self.latency)
         if action == "429":
             return "429 Too Many Requests", {"error": {"message": "slow down", "type": "rate_limit"}}
+        if action == "401":
+            return "401 Unauthorized", {"error": {"message": "key revoked", "type": "auth"}}
         if action == "500":
             return "500 Internal Server Error", {"error": {"message": "boom", "type": "server_error"}}
         if action == "stall":

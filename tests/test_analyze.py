@@ -5,10 +5,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import struct
 
 import pytest
 
 from conftest import DL19, run_process
+from proctor.analyze.html_report import Section, render
+from proctor.analyze.tables import Table
+from proctor.records import GradeSet
+from proctor.store import Store
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -21,6 +26,10 @@ def demo_report(tmp_path_factory):
     assert run_process("demo", "--out", root).code == 0
     official = root / "official.json"
     official.write_text(json.dumps({"strong": 1, "partial": 2, "middling": 3, "weak": 4}))
+    store = Store.open(root / "demo.db")
+    with store.transaction():  # a grade set without grades: a note, never an empty plot
+        store.ensure_grade_set(GradeSet("self-rating", "empty-model", "v1", None, None))
+    store.close()
     out = root / "report"
     result = run_process("analyze", "--store", root / "demo.db", "--official", official, "--out", out,
                          "--measures", "P@3,nDCG@5,RR", "--budget", "3")
@@ -32,13 +41,33 @@ def test_analyze_writes_every_part(demo_report):
     for name in ("report.md", "report.html", "correlations.tsv", "correlations.json", "agreement.md",
                  "agreement.json"):
         assert (demo_report / name).stat().st_size > 0, name
-    pngs = sorted(p.name for p in (demo_report / "plots").iterdir())
-    assert len(pngs) == 3 and all((demo_report / "plots" / p).read_bytes()[:4] == b"\x89PNG" for p in pngs)
+    plots = demo_report / "plots"
+    pngs = sorted(plots.glob("*.png"))
+    assert len(pngs) == 3 and all(p.read_bytes()[:4] == b"\x89PNG" for p in pngs)
+    assert sorted(p.name for p in plots.iterdir()) == sorted(
+        p.with_suffix(s).name for p in pngs for s in (".png", ".pdf", ".svg"))  # vector files beside every PNG
+    for png in pngs:
+        assert png.with_suffix(".pdf").read_bytes()[:5] == b"%PDF-" and "<svg" in png.with_suffix(".svg").read_text()
+        data = png.read_bytes()
+        at = data.index(b"pHYs") + 4
+        assert struct.unpack(">II", data[at:at + 8]) == (11811, 11811)  # 300 dpi, in pixels per metre
     rows = json.loads((demo_report / "correlations.json").read_text())
     assert {r["metric"] for r in rows} == {"EXAM-Qrels", "EXAM-Cover"}
     assert len(rows) == 5 * 2 + 1 + 5  # P@3 and RR per τ, nDCG once (it ignores τ), cover per τ
     report = (demo_report / "report.md").read_text()
     assert "**" in report and "Agreement with human judgments" in report and "plots/" in report
+    assert "empty-model" in report and "has no grades" in report and "chosen with --plot-measure" in report
+    assert "[PDF](plots/scatter_" in report and "[SVG](plots/scatter_" in report
+
+
+def test_bold_only_where_values_differ_and_the_page_escapes_and_folds():
+    table = Table(["a", "b"], [[0.5, 0.1], [0.5, 0.3]], caption="<script>alert(1)</script>")
+    table.mark_best_per_column([0, 1])
+    assert table.bold == {(1, 1)}  # column a is all 0.5: no best
+    long = Table(["query", "τ"], [[f"q{i}", 0.1 * i] for i in range(40)])
+    page = render("about <b>", [Section("short", "", [(None, table)]), Section("long", "", [(None, long)])], [], [])
+    assert "<script>alert" not in page and "&lt;script&gt;" in page and "about &lt;b&gt;" in page
+    assert page.count("<details>") == 1 and "40 rows" in page
 
 
 def test_html_report_renders_its_plots_in_chromium(demo_report, tmp_path):
@@ -49,17 +78,22 @@ def test_html_report_renders_its_plots_in_chromium(demo_report, tmp_path):
     from playwright.sync_api import sync_playwright
 
     html = (demo_report / "report.html").read_text()
-    assert "src=\"data:image/png;base64," in html and "plots/" not in html.split("<body>")[1].split("<img")[0]
+    assert "src=\"data:image/svg+xml;base64," in html and "plots/" not in html.split("<body>")[1].split("<img")[0]
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.goto((demo_report / "report.html").as_uri())
         images = page.evaluate("Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.naturalHeight])")
+        figures = page.evaluate("Array.from(document.querySelectorAll('figure')).map(f => "
+                                "[f.querySelectorAll('img').length, f.getBoundingClientRect().height])")
+        notes = page.locator("p.note").all_inner_texts()
         tables = page.locator("table").count()
         shot = tmp_path / "report.png"
         page.screenshot(path=str(shot), full_page=True)
         browser.close()
     assert len(images) == 3 and all(done and w > 100 and h > 100 for done, w, h in images)
+    assert len(figures) == 3 and all(n == 1 and height > 100 for n, height in figures)  # no empty figure
+    assert any("empty-model" in n and "no grades" in n for n in notes)
     assert tables >= 3
     assert shot.read_bytes()[:4] == b"\x89PNG" and shot.stat().st_size > 10_000
 

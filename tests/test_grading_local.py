@@ -133,3 +133,18 @@ def test_hf_backend_reads_grade_probabilities(demo_store, tiny_models):
         assert sum(probabilities.values()) == pytest.approx(1.0)
         assert g.grade == max(range(6), key=lambda k: probabilities[str(k)])
         assert 0 <= g.extra["expected_grade"] <= 5
+
+
+def test_embedding_vectors_are_streamed_batch_by_batch():
+    """Issue 18 item 13: only the latest batch's vectors are kept (memory stays flat over a large pool),
+    and the similarities do not depend on what was encoded before."""
+    from proctor.llm.embed import EmbeddingBackend
+
+    backend = EmbeddingBackend("minilm")
+    first = [("What is a cat?", "A cat is a small domesticated feline."), ("What is a cat?", "Dogs bark.")]
+    second = [("Who wrote Hamlet?", "Hamlet is a tragedy by William Shakespeare."), ("Who wrote Hamlet?", "Dogs bark.")]
+    alone = EmbeddingBackend("minilm").similarities(second)
+    backend.similarities(first)
+    after = backend.similarities(second)
+    assert set(backend.vectors) == {t for pair in second for t in pair}
+    assert after == pytest.approx(alone, abs=1e-6) and after[0] > after[1]

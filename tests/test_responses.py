@@ -111,3 +111,17 @@ def test_on_error_skip_reports_and_keeps_the_rest(store, tmp_path):
     assert result.code == 0, result.err
     assert f"{path}:2:" in result.err and f"{path}:3:" in result.err and "skipped 2 malformed records" in result.err
     assert "ok" in Store.open(store).runs()
+
+
+def test_abbreviations_do_not_end_sentences():
+    """Issue 18 item 14: "Dr.", "Mr." and "U.S." (and decimals, "e.g.") are not sentence ends."""
+    text = ("Dr. Smith met Mr. Jones in the U.S. capital on Monday. They talked for 3.5 hours, e.g. about taxes! "
+            "Did Mrs. Brown join? The U.S. economy grew. The U.K. economy did not.\n\nA new paragraph starts here")
+    assert sentences(text) == [
+        "Dr. Smith met Mr. Jones in the U.S. capital on Monday.", "They talked for 3.5 hours, e.g. about taxes!",
+        "Did Mrs. Brown join?", "The U.S. economy grew.", "The U.K. economy did not.", "A new paragraph starts here"]
+    long = " ".join(f"Dr. Jones of the U.S. Navy gave answer {i} to Mr. Lee." for i in range(120))
+    parts = segment(long, max_tokens=400)
+    assert len(parts) > 1 and all(count_tokens(p) <= 400 for p in parts)
+    assert all(p.startswith("Dr. Jones") and p.endswith("Mr. Lee.") for p in parts)  # cut between sentences only
+    assert " ".join(parts) == long

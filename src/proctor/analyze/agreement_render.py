@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import html
-
 from proctor.analyze.tables import Table
 from proctor.markdown import escape
 
@@ -58,14 +56,6 @@ def markdown(result: dict) -> str:
     for heading, tables in sections(result):
         lines += [f"### {escape(heading)}", ""] + [t.markdown() for t in tables]
     return "\n".join(lines) + "\n"
-
-
-def html_text(result: dict) -> str:
-    """The same as HTML, rendered from the data (not from the Markdown)."""
-    parts = [f"<p>{html.escape(title(result))}</p>"]
-    for heading, tables in sections(result):
-        parts += [f"<h3>{html.escape(heading)}</h3>"] + [t.html() for t in tables]
-    return "\n".join(parts)
 
 
 def confusion_table(conf: dict, m: str) -> Table:

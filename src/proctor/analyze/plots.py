@@ -1,9 +1,11 @@
-"""Report plots as PNG (matplotlib, headless): official vs predicted scatter, renormalised leaderboards
-(000 Figure 2: systems on the x-axis in official order), and the distribution of per-query correlations."""
+"""Report plots (matplotlib, headless), each as a 300-dpi PNG with a PDF and an SVG beside it (vector files
+for papers): official vs predicted scatter, renormalised leaderboards (000 Figure 2: systems on the x-axis
+in official order), and the distribution of per-query correlations. Titles are wrapped, never cut."""
 
 from __future__ import annotations
 
 import os
+import textwrap
 from pathlib import Path
 
 from proctor.outputs import temporary_path
@@ -27,19 +29,21 @@ def scatter(path: Path, official: dict[str, float], predicted: dict[str, dict[st
         systems = [s for s in scores if s in official]
         xs = [-official[s] if official_kind == "ranks" else official[s] for s in systems]
         ax.scatter(xs, [scores[s] for s in systems], s=18, color="#1f77b4")
-        ax.set_xlabel("official rank" if official_kind == "ranks" else "official score")
+        ax.set_xlabel("official rank (1 = best, on the right)" if official_kind == "ranks" else "official score")
         if official_kind == "ranks":
             ax.invert_xaxis()
+            ax.xaxis.get_major_locator().set_params(integer=True)
         ax.set_ylabel("predicted score")
-        ax.set_title(label, fontsize=9)
+        ax.set_title(_wrap(label, 45), fontsize=9)
         ax.grid(alpha=0.3)
-    fig.suptitle(title, fontsize=10)
+    fig.suptitle(_wrap(title, 40 * len(predicted) + 30), fontsize=10)
     fig.tight_layout()
     _save(fig, path)
     plt.close(fig)
 
 
-def renormalised(path: Path, official: dict[str, float], boards: dict[str, dict[str, float]], title: str) -> None:
+def renormalised(path: Path, official: dict[str, float], boards: dict[str, dict[str, float]], title: str,
+                 official_kind: str = "scores") -> None:
     """Every leaderboard min-max normalised to [0, 1], systems in official order on the x-axis."""
     plt = _pyplot()
     systems = sorted(official, key=lambda s: -official[s])
@@ -51,15 +55,17 @@ def renormalised(path: Path, official: dict[str, float], boards: dict[str, dict[
         span = (hi - lo) or 1.0
         return [(scores[s] - lo) / span if s in scores else None for s in systems]
 
-    ax.plot(range(len(systems)), norm(official), marker="o", color="black", label="official", linewidth=2)
+    ax.plot(range(len(systems)), norm(official), marker="o", color="black", linewidth=2,
+            label="official (ranks reversed: best = 1)" if official_kind == "ranks" else "official")
     for label, scores in boards.items():
         ys = norm(scores)
         ax.plot([i for i, y in enumerate(ys) if y is not None], [y for y in ys if y is not None], marker=".",
                 label=label, alpha=0.8)
     ax.set_xticks(range(len(systems)))
     ax.set_xticklabels(systems, rotation=90, fontsize=7)
-    ax.set_ylabel("score, min-max normalised")
-    ax.set_title(title, fontsize=10)
+    ax.set_xlabel("system, in official order (best first)")
+    ax.set_ylabel("score, min-max normalised per leaderboard")
+    ax.set_title(_wrap(title, 100), fontsize=10)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
@@ -78,17 +84,41 @@ def distribution(path: Path, values: list[float], title: str, xlabel: str) -> No
         ax.legend(fontsize=8)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("queries")
-    ax.set_title(title, fontsize=10)
+    ax.set_title(_wrap(title, 60), fontsize=10)
     fig.tight_layout()
     _save(fig, path)
     plt.close(fig)
 
 
+FORMATS = ("png", "pdf", "svg")
+"""Every plot in every one of these (the PNG at 300 dpi); the HTML page embeds the SVG."""
+
+
+def vector_files(path: Path) -> list[Path]:
+    """The PDF and SVG written beside a plot's PNG."""
+    return [path.with_suffix(f".{kind}") for kind in FORMATS[1:]]
+
+
 def _save(fig, path: Path) -> None:
-    """Save atomically next to the target (never through a symlink)."""
-    tmp = temporary_path(path)
-    try:
-        fig.savefig(tmp, dpi=90, format="png")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    """Save as PNG (300 dpi), PDF and SVG, each atomically (never through a symlink), titles never cut."""
+    targets = [(path, "png", 300), *((p, p.suffix[1:], None) for p in vector_files(path))]
+    for target, kind, dpi in targets:
+        tmp = temporary_path(target)
+        try:
+            fig.savefig(tmp, dpi=dpi, format=kind, bbox_inches="tight", metadata=_metadata(kind))
+            os.replace(tmp, target)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+
+def _metadata(kind: str) -> dict[str, str | None]:
+    """No creation dates in vector files, so the same data gives the same bytes."""
+    if kind == "pdf":
+        return {"CreationDate": None}
+    if kind == "svg":
+        return {"Date": None}
+    return {}
+
+
+def _wrap(text: str, width: int) -> str:
+    return "\n".join(textwrap.wrap(text, width)) or text

@@ -1,24 +1,22 @@
 """`proctor analyze`: the whole meta-evaluation of a store in one pass, written as Markdown, TSV/JSON,
-PNG plots and one self-contained HTML page.
+plots (PNG, PDF, SVG) and one self-contained HTML page (Jinja2 template, `analyze/html_report.py`).
 
 For every grade set (method, model) it sweeps τ × measures (EXAM-Qrels) and τ (EXAM-Cover), correlates
 each leaderboard with the official one (a table like 003 Table 3, best per column marked), computes the
-agreement with the human judgments, correlates query by query, and draws the plots."""
+agreement with the human judgments, correlates query by query, and draws the plots — of the configuration
+the user chose (`--plot-measure`, `--plot-tau`), never silently the best of the sweep."""
 
 from __future__ import annotations
 
-import base64
-import html
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from proctor.analyze import plots
-from proctor.analyze.agreement_render import html_text as agreement_html
-from proctor.analyze.agreement_render import markdown as agreement_markdown
+from proctor.analyze import agreement_render, plots
 from proctor.analyze.answers import answer_correlations, is_answer_set
 from proctor.analyze.compare import compare, per_query_correlation
+from proctor.analyze.html_report import Figure, Section, render
 from proctor.analyze.judges import store_agreement
 from proctor.analyze.tables import Table
 from proctor.errors import UsageError
@@ -48,6 +46,10 @@ class AnalyzeOptions:
     missing_cover: str = "zero"
     per_query_measure: str = "nDCG@10"
     per_query_tau: int = 3
+    plot_measure: str | None = None
+    """The EXAM-Qrels measure the scatter and renormalised plots show (default: the first of `measures`)."""
+    plot_tau: int = 3
+    """τ of the plotted EXAM-Qrels (binary measures) and EXAM-Cover leaderboards."""
 
 
 @dataclass
@@ -55,9 +57,10 @@ class Report:
     """Everything the report shows, kept as data until it is written."""
 
     correlations: list[dict[str, Any]] = field(default_factory=list)
-    sections: list[tuple[str, str, str]] = field(default_factory=list)
-    """(title, markdown, html) in order."""
-    images: dict[str, Path] = field(default_factory=dict)
+    sections: list[Section] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+    plot_notes: list[str] = field(default_factory=list)
+    """Why a plot is missing (a grade set without grades, no system in common with the official board)."""
     files: list[Path] = field(default_factory=list)
     slugs: dict[str, str] = field(default_factory=dict)
     """File-name part of every grade set's plots and tables."""
@@ -81,10 +84,14 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
                               caption=f"Leaderboard correlation with {options.official_name} (Spearman ρ, "
                               f"Kendall τ-b); EXAM-Qrels at relevance level τ, EXAM-Cover at grade ≥ τ with "
                               f"budget {options.budget}, missing queries: {options.missing_cover}. Bold: best "
-                              "per column. nDCG ignores τ.")
+                              "per column where the column's values differ. nDCG ignores τ.")
     missing: dict[str, list[str]] = {}
     labels: dict[str, dict[str, dict[str, int]]] = {}
     for grade_set in grade_sets:
+        if not grade_set.grades:
+            report.plot_notes.append(f"Grade set {grade_set.id} ({grade_set.variant} / {grade_set.model}) has no "
+                                     "grades: no leaderboards, plots or per-query correlations for it.")
+            continue
         labels[grade_set.id] = exam_qrels(store, grade_set)  # computed once, used by every step below
         boards = sweep(store, grade_set, runs, taus=options.taus, measures=options.measures,
                        budget=options.budget, missing_cover=options.missing_cover, qrels=labels[grade_set.id])
@@ -99,14 +106,14 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
             hit = _find(rows, "EXAM-Cover", "cover", tau)
             row += [hit["spearman"], hit["kendall"]] if hit else [None, None]
             correlation_table.rows.append([*row, grade_set.id])
-        _plots(report, out, official, grade_set, boards, rows)
+        _plots(report, out, official, grade_set, rows, options)
         if judgments:
             _per_query(report, out, labels[grade_set.id], grade_set, runs, judgments, options)
     correlation_table.mark_best_per_column(list(range(3, len(correlation_table.header) - 1)))
     left_out = _missing_text(missing)
-    report.sections.insert(1, ("Leaderboard correlation (like RUBRIC Table 3)",
-                               correlation_table.markdown() + (f"\n{escape(left_out)}\n" if left_out else ""),
-                               correlation_table.html() + (f"<p>{html.escape(left_out)}</p>" if left_out else "")))
+    report.sections.insert(1, Section("Leaderboard correlation (like RUBRIC Table 3)",
+                                      correlation_table.markdown() + (f"\n{escape(left_out)}\n" if left_out else ""),
+                                      [(None, correlation_table)], notes=[left_out] if left_out else []))
     _answers_section(report, store, official, [s for s in every if is_answer_set(s)], out)
     write_text(out / "correlations.tsv", correlation_table.tsv())
     write_text(out / "correlations.json", json.dumps(report.correlations, indent=2))
@@ -114,10 +121,13 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
     if judgments and grade_sets:
         agreement = store_agreement(store, options.judged_relevant, labels={(k, 1): v for k, v in labels.items()})
         write_text(out / "agreement.json", json.dumps(agreement, indent=2))
-        text = agreement_markdown(agreement)
+        text = agreement_render.markdown(agreement)
         write_text(out / "agreement.md", text)
         report.files += [out / "agreement.json", out / "agreement.md"]
-        report.sections.append(("Agreement with human judgments", text, agreement_html(agreement)))
+        tables = [(heading if n == 0 else None, t) for heading, group in agreement_render.sections(agreement)
+                  for n, t in enumerate(group)]
+        report.sections.append(Section("Agreement with human judgments", text, tables,
+                                       [agreement_render.title(agreement)]))
     _write_report(report, out, options)
     return report
 
@@ -131,7 +141,7 @@ def _answers_section(report: Report, store: Store, official: LeaderboardFile, an
     write_text(out / "answers.json", json.dumps(rows, indent=2))
     write_text(out / "answers.tsv", table.tsv())
     report.files += [out / "answers.json", out / "answers.tsv"]
-    report.sections.append(("Generated answers (nuggets, citations)", table.markdown(), table.html()))
+    report.sections.append(Section("Generated answers (nuggets, citations)", table.markdown(), [(None, table)]))
 
 
 def _correlate(board: Leaderboard, official: LeaderboardFile, grade_set: GradeSet) -> dict[str, Any]:
@@ -156,14 +166,10 @@ def _find(rows: list[dict], metric: str, measure: str, tau: int) -> dict | None:
     return None
 
 
-def _best(rows: list[dict], metric: str) -> dict | None:
-    candidates = [r for r in rows if r["metric"] == metric and r["kendall"] is not None]
-    return max(candidates, key=lambda r: r["kendall"]) if candidates else None
-
-
 def _label(row: dict) -> str:
     tau = "" if row["tau"] is None else f", τ={row['tau']}"
-    return f"{row['metric']} {row['measure']}{tau} (Kendall {row['kendall']:.3f})"
+    kendall = "undefined" if row["kendall"] is None else f"{row['kendall']:.3f}"
+    return f"{row['metric']} {row['measure']}{tau} (Kendall {kendall})"
 
 
 def _slugs(grade_sets: list[GradeSet]) -> dict[str, str]:
@@ -177,19 +183,27 @@ def _slugs(grade_sets: list[GradeSet]) -> dict[str, str]:
     return out
 
 
-def _plots(report: Report, out: Path, official: LeaderboardFile, grade_set: GradeSet, boards, rows) -> None:
-    best = [b for b in (_best(rows, "EXAM-Qrels"), _best(rows, "EXAM-Cover")) if b]
-    if not best:
-        return
+def _plots(report: Report, out: Path, official: LeaderboardFile, grade_set: GradeSet, rows: list[dict],
+           options: AnalyzeOptions) -> None:
+    """Scatter and renormalised plots of the chosen configuration (never the best of the sweep)."""
+    measure = parse_measure(options.plot_measure or options.measures[0]).name
+    chosen = [r for r in (_find(rows, "EXAM-Qrels", measure, options.plot_tau),
+                          _find(rows, "EXAM-Cover", "cover", options.plot_tau)) if r]
     name = f"{grade_set.variant} / {grade_set.model} ({grade_set.id})"
+    chosen = [r for r in chosen if set(r["scores"]) & set(official.scores)]
+    if not chosen:
+        report.plot_notes.append(f"{name}: no system of its leaderboards is on the official leaderboard; no plots.")
+        return
+    how = (f"Shown: EXAM-Qrels {measure} and EXAM-Cover at τ = {options.plot_tau}, as chosen with --plot-measure "
+           "and --plot-tau (not selected by their correlation; the table above has every configuration).")
+    boards = {_label(r): r["scores"] for r in chosen}
     scatter_path = out / "plots" / f"scatter_{report.slugs[grade_set.id]}.png"
-    plots.scatter(scatter_path, official.scores, {_label(b): b["scores"] for b in best}, official.kind,
-                  f"Official vs predicted leaderboard — {name}")
+    plots.scatter(scatter_path, official.scores, boards, official.kind, f"Official vs predicted leaderboard — {name}")
     renorm_path = out / "plots" / f"renormalised_{report.slugs[grade_set.id]}.png"
-    plots.renormalised(renorm_path, official.scores, {_label(b): b["scores"] for b in best},
-                       f"Renormalised leaderboards, systems in official order — {name}")
-    report.images[f"Official vs predicted — {name}"] = scatter_path
-    report.images[f"Renormalised leaderboards — {name}"] = renorm_path
+    plots.renormalised(renorm_path, official.scores, boards,
+                       f"Renormalised leaderboards, systems in official order — {name}", official.kind)
+    report.figures += [Figure(f"Official vs predicted — {name}", scatter_path, how),
+                       Figure(f"Renormalised leaderboards — {name}", renorm_path, how)]
 
 
 def _per_query(report: Report, out: Path, labels, grade_set: GradeSet, runs, judgments, options) -> None:
@@ -208,14 +222,20 @@ def _per_query(report: Report, out: Path, labels, grade_set: GradeSet, runs, jud
     write_text(out / f"per_query_{slug}.tsv", table.tsv())
     report.files.append(out / f"per_query_{slug}.tsv")
     values = [v["kendall"] for v in per_query.values() if v["kendall"] is not None]
-    path = out / "plots" / f"per_query_{slug}.png"
-    plots.distribution(path, values, f"Per-query Kendall τ, {spec.name} — {grade_set.variant} / "
-                       f"{grade_set.model} ({grade_set.id})", "Kendall τ-b of one query's leaderboard")
-    report.images[f"Per-query correlation — {grade_set.variant} / {grade_set.model} ({grade_set.id})"] = path
+    name = f"{grade_set.variant} / {grade_set.model} ({grade_set.id})"
+    if values:
+        path = out / "plots" / f"per_query_{slug}.png"
+        plots.distribution(path, values, f"Per-query Kendall τ, {spec.name} — {name}",
+                           "Kendall τ-b of one query's leaderboard")
+        report.figures.append(Figure(f"Per-query correlation — {name}", path,
+                                     f"{spec.name} as chosen with --per-query-measure and --per-query-tau."))
+    else:
+        report.plot_notes.append(f"Per-query correlation — {name}: τ is undefined for every query; no plot.")
     undefined = len(per_query) - len(values)
-    note = f"\n{undefined} queries have an undefined τ (every system scores the same).\n" if undefined else ""
-    report.sections.append((f"Per-query correlation — {grade_set.variant} / {grade_set.model} ({grade_set.id})",
-                            table.markdown() + note, table.html() + html.escape(note)))
+    note = f"{undefined} queries have an undefined τ (every system scores the same)." if undefined else ""
+    text = table.markdown() + (f"\n{note}\n" if note else "")
+    report.sections.append(Section(f"Per-query correlation — {name}", text, [(None, table)],
+                                   notes=[note] if note else []))
 
 
 def _section_grade_sets(report: Report, grade_sets: list[GradeSet], store: Store) -> None:
@@ -229,7 +249,7 @@ def _section_grade_sets(report: Report, grade_sets: list[GradeSet], store: Store
                    "defaulted (no number)"], rows,
                   caption=f"Grade sets in {store.path}. Parse failures have no grade; defaulted replies got the "
                   "papers' default label (self-rating: 1, or 0 for unanswerable; graded prompts: 0, 002 §4.1)")
-    report.sections.insert(0, ("Grade sets", table.markdown(), table.html()))
+    report.sections.insert(0, Section("Grade sets", table.markdown(), [(None, table)]))
 
 
 def _missing_text(missing: dict[str, list[str]]) -> str:
@@ -242,24 +262,14 @@ def _write_report(report: Report, out: Path, options: AnalyzeOptions) -> None:
              f"{', '.join(map(str, options.taus))}; cover budget {options.budget}; judgments >= "
              f"{options.judged_relevant} count as relevant.")
     md = [f"# Proctor meta-evaluation\n\n{escape(about)}\n"]
-    for title, text, _ in report.sections:
-        md += [f"## {escape(title)}\n", text]
+    for section in report.sections:
+        md += [f"## {escape(section.title)}\n", section.markdown]
     md.append("## Plots\n")
-    md += [f"### {escape(title)}\n\n![{escape(title)}](plots/{path.name})\n" for title, path in report.images.items()]
+    md += [f"{escape(n)}\n" for n in report.plot_notes]
+    for figure in report.figures:
+        links = ", ".join(f"[{p.suffix[1:].upper()}](plots/{p.name})" for p in figure.files())
+        md.append(f"### {escape(figure.title)}\n\n![{escape(figure.title)}](plots/{figure.png.name})\n\n"
+                  f"{escape(figure.how)} Files: {links}.\n")
     write_text(out / "report.md", "\n".join(md))
-    body = [f"<h1>Proctor meta-evaluation</h1><p>{html.escape(about)}</p>"]
-    for title, _, fragment in report.sections:
-        body.append(f"<h2>{html.escape(title)}</h2>\n{fragment}")
-    body.append("<h2>Plots</h2>")
-    for title, path in report.images.items():
-        data = base64.b64encode(path.read_bytes()).decode()
-        body.append(f"<figure><img alt=\"{html.escape(title)}\" src=\"data:image/png;base64,{data}\">"
-                    f"<figcaption>{html.escape(title)}</figcaption></figure>")
-    page = ("<!doctype html><html><head><meta charset=\"utf-8\"><title>Proctor meta-evaluation</title><style>"
-            "body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em}"
-            "table{border-collapse:collapse;margin:1em 0;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;"
-            "text-align:right}th{background:#f3f3f3}caption{caption-side:top;text-align:left;font-style:italic}"
-            "img{max-width:100%}</style></head><body>" + "\n".join(body) + "</body></html>")
-    write_text(out / "report.html", page)
-    report.files += [out / "report.md", out / "report.html", *report.images.values()]
-
+    write_text(out / "report.html", render(about, report.sections, report.figures, report.plot_notes))
+    report.files += [out / "report.md", out / "report.html", *(p for f in report.figures for p in f.files())]

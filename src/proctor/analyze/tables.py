@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass, field
 
 from proctor.markdown import escape
@@ -18,13 +17,18 @@ class Table:
     caption: str = ""
 
     def mark_best_per_column(self, columns: list[int]) -> None:
-        """Emphasise the largest number in each of `columns` (ties all marked)."""
+        """Emphasise the largest number in each of `columns` (ties all marked) where the column's values
+        differ; a column whose numbers are all equal has no best and stays plain."""
         for c in columns:
             values = [r[c] for r in self.rows if isinstance(r[c], float)]
-            if not values:
+            if len(set(values)) < 2:
                 continue
             best = max(values)
             self.bold |= {(i, c) for i, r in enumerate(self.rows) if isinstance(r[c], float) and r[c] == best}
+
+    def cells(self) -> list[list[tuple[str, bool]]]:
+        """Every row as (text, emphasised) cells, as the report template shows them."""
+        return [[(self._cell(v), (i, c) in self.bold) for c, v in enumerate(row)] for i, row in enumerate(self.rows)]
 
     def _cell(self, value: object) -> str:
         return f"{value:.3f}" if isinstance(value, float) else "—" if value is None else str(value)
@@ -39,21 +43,6 @@ class Table:
                      for c, v in enumerate(row)]
             lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines) + "\n"
-
-    def html(self) -> str:
-        """An HTML table; emphasised cells in <strong>."""
-        out = ["<table>"]
-        if self.caption:
-            out.append(f"<caption>{html.escape(self.caption)}</caption>")
-        out.append("<thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in self.header) + "</tr></thead><tbody>")
-        for i, row in enumerate(self.rows):
-            cells = []
-            for c, v in enumerate(row):
-                text = html.escape(self._cell(v))
-                cells.append(f"<td><strong>{text}</strong></td>" if (i, c) in self.bold else f"<td>{text}</td>")
-            out.append("<tr>" + "".join(cells) + "</tr>")
-        out.append("</tbody></table>")
-        return "\n".join(out)
 
     def tsv(self) -> str:
         """Header and rows, full precision, `best` cells not marked."""

@@ -17,6 +17,7 @@ from proctor.cli import (
     demo_cmd,
     export_cmd,
     grade_cmd,
+    grade_sets_cmd,
     import_cmd,
     info_cmd,
     leaderboard_cmd,
@@ -29,8 +30,8 @@ from proctor.errors import ProctorError
 from proctor.store import StoreError
 
 COMMANDS = (
-    import_cmd, export_cmd, info_cmd, grade_cmd, qrels_cmd, leaderboard_cmd, compare_cmd, correlate_cmd, agreement_cmd,
-    analyze_cmd, bank_cmd, verify_cmd, review_cmd, run_cmd, demo_cmd,
+    import_cmd, export_cmd, info_cmd, grade_cmd, grade_sets_cmd, qrels_cmd, leaderboard_cmd, compare_cmd,
+    correlate_cmd, agreement_cmd, analyze_cmd, bank_cmd, verify_cmd, review_cmd, run_cmd, demo_cmd,
 )
 
 

@@ -13,8 +13,11 @@ DESCRIPTION = """\
 Sweep tau = 1..5 x measures (P@20, nDCG@10, RR, AP, Rprec) for EXAM-Qrels and tau = 1..5 for EXAM-Cover,
 for every method/model in the store; correlate every leaderboard with the official one; compute agreement
 with the store's human judgments; correlate query by query; draw the plots. Writes into DIR:
-  report.md, report.html (self-contained, images embedded), correlations.tsv/.json, agreement.md/.json,
-  per_query_*.tsv and plots/*.png."""
+  report.md, report.html (self-contained, plots embedded as SVG, long tables folded), correlations.tsv/.json,
+  agreement.md/.json, per_query_*.tsv and plots/*.png (300 dpi) with a .pdf and an .svg of each.
+The scatter and renormalised plots show the configuration chosen with --plot-measure and --plot-tau (the
+first measure and tau 3 by default), never the best of the sweep; their captions say so. A grade set
+without grades gets a note instead of plots."""
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -33,6 +36,10 @@ def register(commands: argparse._SubParsersAction) -> None:
                    help="EXAM-Cover: queries a system did not answer (default zero)")
     p.add_argument("--per-query-measure", default="nDCG@10", help="measure of the per-query correlation")
     p.add_argument("--per-query-tau", type=GRADE, default=3, help="τ of the per-query correlation (binary measures)")
+    p.add_argument("--plot-measure", help="EXAM-Qrels measure of the scatter and renormalised plots (default: the "
+                   "first of --measures)")
+    p.add_argument("--plot-tau", type=GRADE, default=3, help="τ of the plotted EXAM-Qrels and EXAM-Cover leaderboards "
+                   "(default 3)")
     p.set_defaults(func=run)
 
 
@@ -47,11 +54,15 @@ def run(args: argparse.Namespace) -> int:
         parse_measure(m)
     if not measures:
         raise UsageError("--measures is empty")
+    plot_measure = args.plot_measure or measures[0]
+    if parse_measure(plot_measure).name not in {parse_measure(m).name for m in measures}:
+        raise UsageError(f"--plot-measure {plot_measure}: not one of --measures {','.join(measures)}")
     folder_target(args.out)
     official = read_official(args.official)
     options = AnalyzeOptions(official_name=args.official, judged_relevant=args.judged_relevant, measures=measures,
                              budget=args.budget, missing_cover=args.missing,
-                             per_query_measure=args.per_query_measure, per_query_tau=args.per_query_tau)
+                             per_query_measure=args.per_query_measure, per_query_tau=args.per_query_tau,
+                             plot_measure=plot_measure, plot_tau=args.plot_tau)
     with readable_store(args.store, args.lock_timeout) as store:
         check_judged_relevant(store, args.judged_relevant)
         if not store.grade_sets():

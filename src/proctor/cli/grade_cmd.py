@@ -21,6 +21,9 @@ version + method + model + prompt version + the parameters that change replies, 
 grades are committed as they complete, so an interrupted run resumes when the same command runs again. A
 reply that cannot be parsed is recorded as a failure and counted. Changing the prompt (--template), the
 bank version, the model or a reply-changing option makes a new grade set; the old one stays beside it.
+An openai endpoint is checked before anything is sent or pre-filtered (reachable, key accepted, model listed);
+a run stops with the real error (exit status 2, grades so far kept) when the first request, or 5 in a row,
+fail for a reason no retry fixes (no connection, key refused, no such model).
 
 methods:  {', '.join(METHOD_NAMES)}
           self-rating (0-5, 003 Table 2), nugget-rating (0-5, key facts), qa (answer + verification
@@ -74,7 +77,11 @@ def register(commands: argparse._SubParsersAction) -> None:
                    help="a pair whose reply failed (error, empty, unparseable) is tried again by later runs until it "
                    "has failed N times in all; then it stays failed with its last reason (default 3)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="show a progress bar (default: when standard error is a terminal)")
+                   help="show a progress bar (default: when standard error is a terminal; otherwise a log line "
+                   "every --progress-every seconds)")
+    p.add_argument("--progress-every", type=float, default=30.0, metavar="S",
+                   help="when standard error is not a terminal: a progress line (pairs done, rate, failures, ETA) "
+                   "every S seconds (default 30)")
     p.add_argument("--engine", choices=("local", "ray"), default="local",
                    help="local: requests from this process (default); ray: Ray Data workers render prompts and call "
                    "the backend, this process alone writes the store (extra proctor[ray])")
@@ -230,6 +237,8 @@ def _request(args: argparse.Namespace):
                          "answer key (--verify edit-distance), not --verify llm or other methods")
     if bool(args.prefilter) != (args.prefilter_below is not None):
         raise UsageError("--prefilter SPEC and --prefilter-below S go together")
+    if not args.progress_every > 0:
+        raise UsageError(f"--progress-every must be a positive number of seconds (got {args.progress_every:g})")
     for name in ("depth", "max_queries", "max_passages", "max_attempts"):
         value = getattr(args, name)
         if value is not None and value < 1:
@@ -237,7 +246,8 @@ def _request(args: argparse.Namespace):
     options = GradeOptions(depth=args.depth, max_queries=args.max_queries, max_passages=args.max_passages,
                            bank=args.bank, prefilter_below=args.prefilter_below, progress=args.progress,
                            verify=args.verify, max_attempts=args.max_attempts, engine=args.engine,
-                           ray_address=args.ray_address, ray_workers=args.ray_workers)
+                           ray_address=args.ray_address, ray_workers=args.ray_workers,
+                           progress_every=args.progress_every)
     return GradeRequest(args.method, BackendConfig.from_args(args, spec), options, aggregate=args.aggregate,
                         thresholds=thresholds, templates=tuple(args.template or ()), prefilter=args.prefilter)
 

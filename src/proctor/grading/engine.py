@@ -21,6 +21,7 @@ from proctor.grading.progress import Progress
 from proctor.grading.prompting import render, similarity_request
 from proctor.llm.base import Backend, Reply
 from proctor.llm.cache import cache_key, cacheable, from_cache
+from proctor.llm.health import BackendUnavailable, Breaker
 from proctor.methods import Method
 from proctor.methods.base import CORRECT, FAILED, PREFILTERED
 from proctor.records import Grade
@@ -46,6 +47,8 @@ class GradeOptions:
     prefilter: Backend | None = None
     prefilter_below: float | None = None
     progress: bool | None = None
+    progress_every: float = 30.0
+    """Seconds between progress log lines when standard error is not a terminal (and no bar was asked for)."""
     verify: str = "edit-distance"
     """qa: check extracted answers against the answer key by `edit-distance` or by asking the `llm` (declared
     steps, `proctor.methods.steps`)."""
@@ -106,13 +109,15 @@ class Engine:
         self.params = {**backend.params(), "max_tokens": method.template.max_tokens}
         self.results = dict(plan.done)
         """`{(query, passage, item): (grade, answer)}`: the step's usable grades, earlier and new."""
+        self.breaker = Breaker()
+        """Stops the run on fatal failures; until the server first answers, one call is in flight."""
 
     async def arun(self) -> Summary:
         """Grade every planned pair that lacks a grade; the backend stays open for further steps."""
         summary = Summary(self.step, self.backend.model, self.grade_set, self.plan.pairs, self.plan.already,
                           self.plan.given_up)
         progress = Progress(self.plan.pairs - self.plan.already - self.plan.given_up, self.options.progress,
-                            f"{self.step} · {self.backend.model}")
+                            f"{self.step} · {self.backend.model}", every=self.options.progress_every)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
@@ -122,6 +127,7 @@ class Engine:
         self._last_commit = time.monotonic()
         queue: asyncio.Queue = asyncio.Queue(maxsize=2 * self.backend.concurrency)
         self._failure: BaseException | None = None
+        self._probe = asyncio.Lock()
         workers = [asyncio.create_task(self._work(queue, stop, summary, progress))
                    for _ in range(self.backend.concurrency)]
         committer = asyncio.create_task(self._commit_regularly())
@@ -151,6 +157,8 @@ class Engine:
             progress.close()
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.remove_signal_handler(signal.SIGINT)
+        if self.breaker.tripped:
+            raise BackendUnavailable(self.breaker.message(self.backend.model))
         summary.interrupted = stop.is_set()
         summary.elapsed = progress.elapsed
         summary.calls, summary.tokens, summary.cached = progress.calls, progress.tokens, progress.cached
@@ -211,6 +219,17 @@ class Engine:
             replies = [Reply(error=f"{type(exc).__name__}: {exc}") for _ in batch]
         return batch, replies
 
+    async def _guarded_call(self, batch: list, stop: asyncio.Event) -> tuple[list, list[Reply]] | None:
+        """Send a batch; until the server has answered once, one batch at a time (a dead server costs one
+        request, not `concurrency`). None when the run stopped while this batch waited."""
+        if not self.breaker.answered:
+            async with self._probe:
+                if stop.is_set():
+                    return None
+                if not self.breaker.answered:
+                    return await self._call(batch)
+        return await self._call(batch)
+
     async def _work(self, queue: asyncio.Queue, stop: asyncio.Event, summary: Summary, progress: Progress) -> None:
         """One of `concurrency` workers: takes the next batch as soon as its last one is answered (so every
         connection stays busy), records the replies; after a stop or a failure it only drains the queue."""
@@ -218,8 +237,11 @@ class Engine:
             if stop.is_set() or self._failure is not None:
                 continue
             try:
-                batch, replies = await self._call(batch)
-                self._collect_replies(batch, replies, summary, progress)
+                if (answer := await self._guarded_call(batch, stop)) is None:
+                    continue
+                self._collect_replies(*answer, summary, progress)
+                if self.breaker.tripped:
+                    stop.set()
                 self._maybe_flush()
             except Exception as exc:  # a full disk: nothing more is committed; the run ends with this error
                 self._failure = exc
@@ -228,6 +250,8 @@ class Engine:
         failures = tokens = cached = 0
         for (item, _, truncated, key), reply in zip(batch, replies, strict=True):
             grade = self._record(item, reply, truncated, summary)
+            if not reply.cached:
+                self.breaker.observe(reply)
             failures += grade.parse_status == FAILED
             tokens += reply.tokens
             cached += reply.cached

@@ -1,25 +1,34 @@
-"""A progress bar on standard error: pairs/s, ETA, tokens and failures (tqdm; off when not a terminal
-unless asked)."""
+"""Progress on standard error: a bar (tqdm) when it is a terminal, otherwise one log line every N seconds
+(pairs done of all, rate, failures, ETA) — for runs under nohup, Slurm, CI or a pipe."""
 
 from __future__ import annotations
 
 import sys
 import time
+from typing import TextIO
+
+LOG_EVERY = 30.0
+"""Seconds between progress log lines when standard error is not a terminal."""
 
 
 class Progress:
     """Counts what the engine did and shows it."""
 
-    def __init__(self, total: int, enabled: bool | None = None, label: str = "grading") -> None:
+    def __init__(self, total: int, enabled: bool | None = None, label: str = "grading",
+                 every: float | None = LOG_EVERY, stream: TextIO | None = None) -> None:
         self.total = total
+        self.label = label
         self.done = self.failures = self.tokens = self.cached = self.calls = 0
-        self.started = time.monotonic()
-        show = sys.stderr.isatty() if enabled is None else enabled
+        self.started = self.logged = time.monotonic()
+        self.stream = stream or sys.stderr
+        bar = self.stream.isatty() if enabled is None else enabled
+        self.every = every if enabled is None and not bar else None
+        """Log lines instead of a bar: when not asked either way and standard error is not a terminal."""
         self.bar = None
-        if show:
+        if bar:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=total, desc=label, unit="pair", file=sys.stderr, dynamic_ncols=True,
+            self.bar = tqdm(total=total, desc=label, unit="pair", file=self.stream, dynamic_ncols=True,
                             smoothing=0.1)
 
     def update(self, pairs: int, failures: int = 0, tokens: int = 0, cached: int = 0, calls: int = 0) -> None:
@@ -32,13 +41,35 @@ class Progress:
         if self.bar is not None:
             self.bar.update(pairs)
             self.bar.set_postfix(failures=self.failures, tokens=self.tokens, cached=self.cached, refresh=False)
+        elif self.every is not None and time.monotonic() - self.logged >= self.every:
+            self.log()
+
+    def log(self) -> None:
+        """One progress line: done of total, rate, failures, cache hits, ETA."""
+        self.logged = time.monotonic()
+        elapsed = self.elapsed
+        rate = self.done / elapsed if elapsed > 0 else 0.0
+        left = max(self.total - self.done, 0)
+        eta = _duration(left / rate) if rate > 0 else "unknown"
+        share = f" ({100 * self.done / self.total:.1f}%)" if self.total else ""
+        print(f"proctor: {self.label}: {self.done}/{self.total} pairs{share}, {rate:.1f} pairs/s, "
+              f"{self.failures} failed, {self.cached} from the cache, elapsed {_duration(elapsed)}, ETA {eta}",
+              file=self.stream, flush=True)
 
     def close(self) -> None:
-        """Finish the bar."""
+        """Finish the bar (or write the last log line when any was written)."""
         if self.bar is not None:
             self.bar.close()
+        elif self.every is not None and self.done and self.elapsed >= self.every:
+            self.log()
 
     @property
     def elapsed(self) -> float:
         """Seconds since the start."""
         return time.monotonic() - self.started
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}h{rest // 60:02d}m" if hours else f"{rest // 60}m{rest % 60:02d}s"

@@ -15,6 +15,7 @@ from proctor.errors import UsageError
 from proctor.grading.engine import Engine, GradeOptions, Summary
 from proctor.grading.plan import Plan, items_of, make_plan
 from proctor.llm.base import Backend
+from proctor.llm.health import check_endpoint
 from proctor.methods import Method, get_method
 from proctor.methods.aggregate import SUM_THRESHOLDS
 from proctor.methods.base import CORRECT, FAILED
@@ -179,6 +180,7 @@ async def _run_steps(store: Store, choice: MethodChoice, backend: Backend, optio
                      grade_set: GradeSet, narrow: Narrow | None = None) -> list[Summary]:
     results: Results = {}
     summaries: list[Summary] = []
+    checked = False
     for step in choice.steps():
         if step.prompt is None:
             summaries.append(_aggregate(store, grade_set, step, results))
@@ -192,6 +194,9 @@ async def _run_steps(store: Store, choice: MethodChoice, backend: Backend, optio
                          needs_answer_key="{gold}" in method.template.template)
         if narrow is not None and (plan := narrow(step.name, method, plan)) is None:
             break
+        if not checked and plan.pairs - plan.already - plan.given_up > 0:
+            await check_endpoint(backend)  # before pre-filtering and before any pair is sent
+            checked = True
         engine_class = Engine
         if options.engine == "ray":
             from proctor.grading.ray_engine import RayEngine

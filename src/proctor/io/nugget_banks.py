@@ -17,7 +17,7 @@ file and line; with `on_error="skip"` a bad line is skipped whole and reported (
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,11 +57,16 @@ def _add_line(path: str | Path, bank: Bank, line: int, items: list[dict[str, Any
 
 def read_nuggetizer(path: str | Path, on_error: str = "fail") -> Bank:
     """A nuggetizer nuggets file (`nuggetizer create` output)."""
-    bank = Bank(info={"format": "nuggetizer"})
+    return _read(path, on_error, "nuggetizer", _nuggetizer_line)
+
+
+def _read(path: str | Path, on_error: str, fmt: str, parse_line: Callable[..., list[dict[str, Any]]]) -> Bank:
+    """Every line of a nugget file through `parse_line`; a bad line is an error or, with skip, a note."""
+    bank = Bank(info={"format": fmt})
     for line, obj in records(path, bank, on_error):
         items, error = [], None
         try:
-            items = _nuggetizer_line(path, line, obj, bank)
+            items = parse_line(path, line, obj, bank)
         except InputError as exc:
             error = exc
         _add_line(path, bank, line, items, on_error, error)
@@ -97,15 +102,7 @@ def _nuggetizer_line(path: str | Path, line: int, obj: Any, bank: Bank) -> list[
 
 def read_autojudge(path: str | Path, on_error: str = "fail") -> Bank:
     """A TREC AutoJudge NuggetBank JSONL file (format v3)."""
-    bank = Bank(info={"format": "autojudge"})
-    for line, obj in records(path, bank, on_error):
-        items, error = [], None
-        try:
-            items = _autojudge_line(path, line, obj, bank)
-        except InputError as exc:
-            error = exc
-        _add_line(path, bank, line, items, on_error, error)
-    return bank
+    return _read(path, on_error, "autojudge", _autojudge_line)
 
 
 def _autojudge_line(path: str | Path, line: int, obj: Any, bank: Bank) -> list[dict[str, Any]]:

@@ -1,11 +1,15 @@
 """Cut generated text into passages: sentences joined up to ~400 tokens (003 §4.2: paragraph-sized plain
-text passages of up to 400 tokens), and fair word budgets (001 §3.1.2)."""
+text passages of up to 400 tokens), and fair word budgets (001 §3.1.2). Sentences are found by pysbd
+(rule-based sentence boundary disambiguation, Golden Rules for English): abbreviations such as "Dr.",
+"Mr.", "e.g." and "U.S." and decimals such as "3.5" do not end sentences; blank lines always do."""
 
 from __future__ import annotations
 
 import re
+from functools import cache
+from typing import Any
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n\s*\n")
+_PARAGRAPH = re.compile(r"\n\s*\n")
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
@@ -15,8 +19,19 @@ def count_tokens(text: str) -> int:
 
 
 def sentences(text: str) -> list[str]:
-    """Split on sentence ends (., !, ? before a capital or digit) and on blank lines."""
-    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+    """The sentences of a text (pysbd, English), paragraphs (blank lines) never joined."""
+    out: list[str] = []
+    for paragraph in _PARAGRAPH.split(text):
+        if paragraph.strip():
+            out.extend(s.strip() for s in _segmenter().segment(paragraph) if s.strip())
+    return out
+
+
+@cache
+def _segmenter() -> Any:
+    import pysbd
+
+    return pysbd.Segmenter(language="en", clean=False)
 
 
 def segment(text: str, max_tokens: int = 400) -> list[str]:

@@ -52,6 +52,22 @@ class GradeTables:
         """`{step: {parse_status: count}}` of one grade set."""
         return self.grade_counts().get(grade_set_id, {})  # type: ignore[attr-defined]
 
+    def drop_grade_set(self, grade_set_id: str) -> int:
+        """Delete a grade set with every grade of every step (the response cache stays); returns the grades."""
+        grades = self.db.execute("DELETE FROM grades WHERE grade_set_id = ?", (grade_set_id,)).rowcount
+        self.db.execute("DELETE FROM grading_locks WHERE grade_set_id = ?", (grade_set_id,))
+        self.db.execute("DELETE FROM grade_sets WHERE grade_set_id = ?", (grade_set_id,))
+        return grades
+
+    def forget_failed(self, grade_set_id: str) -> dict[str, int]:
+        """Delete the failed grades of a grade set (so the next `grade` sends those pairs again, also those
+        that failed `--max-attempts` times); returns `{step: failed grades deleted}`."""
+        counts = dict(self.db.execute(
+            "SELECT step, COUNT(*) FROM grades WHERE grade_set_id = ? AND parse_status = ? GROUP BY step",
+            (grade_set_id, FAILED)).fetchall())
+        self.db.execute("DELETE FROM grades WHERE grade_set_id = ? AND parse_status = ?", (grade_set_id, FAILED))
+        return counts
+
     # -- grades --------------------------------------------------------------------------------------
     def upsert_grades(self, grade_set_id: str, grades: Iterable[Grade], created: str | None = None, *,
                       attempt: bool = False) -> None:
