@@ -115,10 +115,14 @@ def test_a_killed_ray_worker_is_restarted_and_its_batch_graded_once(demo_store, 
         backend = config.build("self-rating")
         options = GradeOptions(progress=False, engine="ray", ray_workers=2, method_name="self-rating",
                                backend_config=DyingConfig(config, str(marker)))
-        try:
-            grade_set, [summary] = asyncio.run(run_grade_set(store, MethodChoice("self-rating"), backend, options))
-        finally:
-            asyncio.run(backend.aclose())
+
+        async def grade_and_close():  # the driver checks the endpoint with its client: close it in the same loop
+            try:
+                return await run_grade_set(store, MethodChoice("self-rating"), backend, options)
+            finally:
+                await backend.aclose()
+
+        grade_set, [summary] = asyncio.run(grade_and_close())
         assert marker.exists()  # a worker did die
         assert summary.graded == 72 and summary.failures == 0 and summary.calls == 72 and server.requests == 72
     rows = list(store.grade_rows(grade_set.id, "self-rating"))

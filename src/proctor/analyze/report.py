@@ -98,14 +98,7 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
         rows = [_correlate(board, official, grade_set) for board in boards]
         report.correlations.extend(rows)
         missing = rows[0]["missing"] if rows else missing
-        for tau in options.taus:
-            row: list[object] = [grade_set.variant, grade_set.model, tau]
-            for name in options.measures:
-                hit = _find(rows, "EXAM-Qrels", parse_measure(name).name, tau)
-                row += [hit["spearman"], hit["kendall"]] if hit else [None, None]
-            hit = _find(rows, "EXAM-Cover", "cover", tau)
-            row += [hit["spearman"], hit["kendall"]] if hit else [None, None]
-            correlation_table.rows.append([*row, grade_set.id])
+        correlation_table.rows.extend(_correlation_rows(grade_set, rows, options))
         _plots(report, out, official, grade_set, rows, options)
         if judgments:
             _per_query(report, out, labels[grade_set.id], grade_set, runs, judgments, options)
@@ -130,6 +123,20 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
                                        [agreement_render.title(agreement)]))
     _write_report(report, out, options)
     return report
+
+
+def _correlation_rows(grade_set: GradeSet, rows: list[dict], options: AnalyzeOptions) -> list[list[object]]:
+    """One row of the correlation table per τ: ρ and τ of every measure, then of EXAM-Cover."""
+    table = []
+    for tau in options.taus:
+        row: list[object] = [grade_set.variant, grade_set.model, tau]
+        for name in options.measures:
+            hit = _find(rows, "EXAM-Qrels", parse_measure(name).name, tau)
+            row += [hit["spearman"], hit["kendall"]] if hit else [None, None]
+        hit = _find(rows, "EXAM-Cover", "cover", tau)
+        row += [hit["spearman"], hit["kendall"]] if hit else [None, None]
+        table.append([*row, grade_set.id])
+    return table
 
 
 def _answers_section(report: Report, store: Store, official: LeaderboardFile, answer_sets: list[GradeSet],
