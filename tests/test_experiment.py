@@ -66,7 +66,7 @@ def test_second_run_does_nothing_and_manifest_says_how(tmp_path, cli):
     second = run_process("run", path)
     elapsed = time.monotonic() - start
     assert second.code == 0, second.err
-    assert elapsed < 2.0, elapsed
+    assert elapsed < 10.0, elapsed  # a guard only (the skip is proven below); 0.6 s on a quiet machine
     again = json.loads((tmp_path / "out" / "run.json").read_text())
     assert again["last_run"] == {"ran": [], "skipped": ["import", "grade:recorded", "evaluate"], "status": 0}
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps

@@ -37,5 +37,5 @@ def test_bundled_dl19_experiment(dl19_pool, tmp_path, cli):
     start = time.monotonic()
     second = run_process("run", path, *limits)
     elapsed = time.monotonic() - start
-    assert second.code == 0 and elapsed < 2.0, (second.err, elapsed)
+    assert second.code == 0 and elapsed < 10.0, (second.err, elapsed)  # regrading DL19 would take minutes
     assert json.loads((out / "run.json").read_text())["last_run"]["ran"] == []
