@@ -90,6 +90,10 @@ def test_leaderboard_significance_and_compare_on_the_demo(cli, demo_store, tmp_p
     assert compared.code == 0, compared.err
     assert [c["a"] for c in json.loads(compared.out)["comparisons"]] == [systems[-1]] * (len(systems) - 1)
     assert "no such system" in cli("compare", board, "--baseline", "nobody").err
+    assert json.loads(compared.out)["measure"] == "P(rel=1)@3" and json.loads(compared.out)["labels"] == "official"
+    header, first = cli("compare", board).out.splitlines()[:2]  # the TSV names measure and labels like a leaderboard
+    assert header.split("\t")[-2:] == ["measure", "labels"] and first.split("\t")[-2:] == ["P(rel=1)@3", "official"]
+    assert tests["measure"] == "P(rel=1)@3" and tests["labels"] == "official"
     plain = tmp_path / "lb.tsv"
     plain.write_text(cli(*args).out)
     missing = cli("compare", plain)

@@ -166,7 +166,9 @@ def significance(board: Leaderboard, *, tests: Sequence[str] = ("t", "randomizat
     """Paired t-tests and randomization tests between the systems of a leaderboard (every pair, or each system
     against `baseline`), corrected for multiple comparisons."""
     per_query = {e.system: e.per_query for e in board.entries}
-    return _compare(per_query, [e.system for e in board.entries], tests, correction, alpha, baseline, samples, seed)
+    comparison = _compare(per_query, [e.system for e in board.entries], tests, correction, alpha, baseline, samples,
+                          seed)
+    return _source(comparison, board.description)
 
 
 def compare_file(path: str | Path, *, tests: Sequence[str] = ("t", "randomization"), correction: str = "holm",
@@ -177,7 +179,18 @@ def compare_file(path: str | Path, *, tests: Sequence[str] = ("t", "randomizatio
         raise UsageError(f"{path}: no per-query scores; write the leaderboard with `proctor leaderboard --format json "
                          "--per-query`")
     order = sorted(board.per_query, key=lambda s: (-board.scores.get(s, 0.0), s))
-    return _compare(board.per_query, order, tests, correction, alpha, baseline, samples, seed)
+    return _source(_compare(board.per_query, order, tests, correction, alpha, baseline, samples, seed),
+                   board.description)
+
+
+def _source(comparison: Comparison, description: dict) -> Comparison:
+    """Name the measure and the labels (grade set, official judgments, qrels file) the scores were made with."""
+    from proctor.evaluate.render import labels_of_description, measure_of_description
+
+    if description:
+        comparison.settings["measure"] = measure_of_description(description)
+        comparison.settings["labels"] = labels_of_description(description)
+    return comparison
 
 
 def _compare(per_query: dict[str, dict[str, float]], order: list[str], tests: Sequence[str], correction: str,

@@ -31,13 +31,21 @@ def _full(value: float) -> str:
 
 def measure_of(board: Leaderboard) -> str:
     """The measure with its parameters (`P(rel=3)@20`)."""
-    desc = board.description
-    return str(desc.get("measure_id") or desc.get("measure") or desc.get("metric") or "?")
+    return measure_of_description(board.description)
 
 
 def labels_of(board: Leaderboard) -> str:
     """The grade set id, `official`, or the qrels file the scores come from."""
-    desc = board.description
+    return labels_of_description(board.description)
+
+
+def measure_of_description(desc: dict) -> str:
+    """`measure_of` for a leaderboard's description (also one read back from its JSON)."""
+    return str(desc.get("measure_id") or desc.get("measure") or desc.get("metric") or "?")
+
+
+def labels_of_description(desc: dict) -> str:
+    """`labels_of` for a leaderboard's description (also one read back from its JSON)."""
     return str(desc.get("labels_id") or desc.get("grade_set") or desc.get("labels") or "?")
 
 

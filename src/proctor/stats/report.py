@@ -25,14 +25,17 @@ def render_comparison(comparison: Comparison, fmt: str, title: str = "") -> str:
     if fmt == "json":
         return json.dumps(as_dict(comparison), indent=2) + "\n"
     columns = [c for c in COLUMNS if any(c in row for row in comparison.pairs)] or list(COLUMNS[:6])
-    if fmt == "tsv":
-        lines = ["\t".join(columns)]
-        lines += ["\t".join(_cell(row.get(c)) for c in columns) for row in comparison.pairs]
+    if fmt == "tsv":  # like leaderboard TSVs: trailing columns name the measure and the labels, when known
+        source = [comparison.settings[k] for k in ("measure", "labels") if k in comparison.settings]
+        lines = ["\t".join(columns + ["measure", "labels"][:len(source)])]
+        lines += ["\t".join([_cell(row.get(c)) for c in columns] + source) for row in comparison.pairs]
         return "\n".join(lines) + "\n"
     s = comparison.settings
     how = (f"{', '.join(s['tests'])}; correction {s['correction']}, α = {s['alpha']}, {s['pairs']} pairs"
            + (f", randomization {s['randomization_samples']} samples, seed {s['seed']}"
               if "randomization" in s["tests"] else ""))
+    if "measure" in s:
+        how = f"{s['measure']}, labels {s['labels']}; " + how
     lines = [f"**Significance**{' — ' + escape(title) if title else ''} ({escape(how)})", ""]
     lines += [f"> {escape(n)}" for n in comparison.notes] + ([""] if comparison.notes else [])
     lines += ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
