@@ -173,3 +173,14 @@ def test_grades_added_by_another_command_make_evaluate_run_again(tmp_path, cli):
     manifest = json.loads((tmp_path / "out" / "run.json").read_text())
     assert manifest["last_run"]["ran"] == ["evaluate"]
     assert (tmp_path / "out" / "leaderboards" / "recorded.P@3.t4.tsv").read_text() != before
+
+
+def test_two_experiments_never_share_an_out_folder(tmp_path, cli):
+    path = write_experiment(tmp_path)
+    assert cli("run", path).code == 0
+    other = tmp_path / "other.toml"
+    other.write_text(path.read_text().replace('name = "t"', 'name = "u"'), encoding="utf-8")
+    before = (tmp_path / "out" / "run.json").read_bytes()
+    refused = cli("run", other)
+    assert refused.code == 2 and "holds the outputs of another experiment" in refused.err and "exp.toml" in refused.err
+    assert (tmp_path / "out" / "run.json").read_bytes() == before and not (tmp_path / "out" / "u.db").exists()

@@ -71,6 +71,7 @@ def run_experiment(path: str | Path, *, only: str | None = None, max_queries: in
     experiment = plan.experiment
     selected = step_names(plan, only)
     store_existed = experiment.store.exists()
+    _own_out(experiment)
     previous = read_manifest(experiment.out) if store_existed else {}
     out_existed = experiment.out.exists()
     folder_target(experiment.out, "out")
@@ -103,6 +104,15 @@ def run_experiment(path: str | Path, *, only: str | None = None, max_queries: in
             raise
     write_manifest(experiment.out, _finish(manifest, plan, result, started))
     return result
+
+
+def _own_out(experiment) -> None:
+    """Refuse an out folder whose run.json belongs to another experiment file (its outputs would be mixed)."""
+    other = read_manifest(experiment.out).get("experiment", {}).get("file")
+    if other and Path(other).resolve() != Path(experiment.path).resolve():
+        raise UsageError(f"{experiment.path}: out folder {experiment.out} holds the outputs of another experiment "
+                         f"({other}); give this one its own `out` (or delete {experiment.out / 'run.json'} if that "
+                         "file was only moved)")
 
 
 class _Lazy:
