@@ -106,3 +106,14 @@ def test_interrupted_grading_resumes(tmp_path, cli, monkeypatch):
         assert manifest["last_run"]["ran"] == ["grade:llm", "evaluate"]
         assert manifest["steps"]["grade:llm"]["usage"]["graded_now"] == 48 - first
         assert manifest["grade_sets"]["llm"]["grades"] == 48
+
+
+def test_dry_run_bounds_the_later_steps_of_multi_step_methods(tmp_path, cli):
+    grader = LLM_GRADER.replace('"self-rating"', '"four-prompts"').replace('name = "llm"', 'name = "fp"')
+    path = write_experiment(tmp_path, EXPERIMENT + grader.format(url="http://127.0.0.1:9/v1"))
+    dry = cli("run", path, "--dry-run", "--format", "json", "--only", "grade:fp")
+    assert dry.code == 0, dry.err
+    first, later = json.loads(dry.out)["graders"][0]["steps"]
+    assert first["step"] == "criteria" and first["to_grade"] > 0 and "at_most_prompts" not in first
+    assert later["step"] == "four-prompts" and later["at_most_prompts"] == first["to_grade"]
+    assert f"at most {first['to_grade']} prompts" in later["note"]

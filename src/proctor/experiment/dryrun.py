@@ -89,7 +89,10 @@ def _estimate(store: Store, grader: Grader, price_in: float | None, price_out: f
             method = choice.method_of(step)
             row: dict[str, Any] = {"step": step.name}
             if step.uses is not None:
-                row["note"] = "its pairs depend on the replies of the earlier steps; counted when they are known"
+                at_most = max((r.get("to_grade", 0) for r in rows), default=0)
+                row.update(at_most_prompts=at_most,
+                           note=f"its pairs depend on the replies of the earlier steps: at most {at_most} prompts "
+                           "(one per pair an earlier step grades), not in the token and cost estimates")
                 rows.append(row)
                 continue
             bank = (grade_set.bank, grade_set.bank_version or "") if grade_set.bank else None
