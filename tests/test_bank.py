@@ -206,3 +206,23 @@ def test_dl19_spurious_uncovered_and_impact_of_removing_them(replay_store, tmp_p
         for fmt in ("text", "md", "json"):
             assert run_process("verify", report, "--store", replay_store, "--grade-set", first, "--query", "1037798",
                                "--format", fmt).code == 0
+
+
+def test_a_spurious_mark_is_part_of_the_version_and_survives_a_yaml_round_trip(tmp_path):
+    marked = YAML_BANK.replace("      - text: Which flower part makes nectar?\n",
+                               "      - text: Which flower part makes nectar?\n        spurious: true\n")
+    assert marked != YAML_BANK
+    source, plain = tmp_path / "marked.yaml", tmp_path / "plain.yaml"
+    source.write_text(marked)
+    plain.write_text(YAML_BANK)
+    assert load_bank(source).version != load_bank(plain).version
+    store = tmp_path / "s.db"
+    assert run_process("import", "bank", source, "--store", store).code == 0
+    out = tmp_path / "export.yaml"
+    assert run_process("bank", "export", "--store", store, "--as", "yaml", "--out", out).code == 0
+    assert load_bank(out).version == load_bank(source).version
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(YAML_BANK.replace("      - text: Which flower part makes nectar?\n",
+                                     "      - text: Which flower part makes nectar?\n        spurious: maybe\n"))
+    result = run_process("import", "bank", bad, "--store", store)
+    assert result.code == 2 and "`spurious` must be true or false" in result.err

@@ -67,13 +67,14 @@ def test_what_cannot_be_published_is_refused_and_leaves_the_store_as_it_was(stor
         editing.publish(store, "bank", "ann")
     third = _q1(store)[2]
     editing.edit_question(store, "bank", third["question_id"], 0, "ann", action="spurious")
-    with pytest.raises(UsageError, match="nothing to publish"):  # a mark alone does not change the questions
+    editing.edit_question(store, "bank", third["question_id"], 1, "ann", action="not-spurious")
+    with pytest.raises(UsageError, match="nothing to publish"):  # marked and unmarked: the questions are as before
         editing.publish(store, "bank", "ann")
     with pytest.raises(UsageError, match="empty"):
         editing.add_question(store, "bank", "q1", "ann", "   ")
     with pytest.raises(UsageError, match="no query"):
         editing.add_question(store, "bank", "nope", "ann", "Why?")
-    editing.edit_question(store, "bank", third["question_id"], 1, "ann", action="edit", text="Reworded")
+    editing.edit_question(store, "bank", third["question_id"], 2, "ann", action="edit", text="Reworded")
     bank = tmp_path / "collection" / "bank.jsonl"
     bank.write_text(bank.read_text().replace("How do bees", "How exactly do bees"))
     assert run_process("import", "bank", bank, "--store", demo_store).code == 0  # a newer version meanwhile
@@ -95,3 +96,29 @@ def test_reviewer_judgments_keep_their_history_and_the_newest_counts(store):
     assert judged["q2"]["d201"]["relevance"] == 0
     assert store.judgments() == imported  # never mixed into the imported judgments
     assert store.review_judgments("q2") == {"q2": judged["q2"]}
+
+
+def test_a_question_marked_spurious_is_published_but_never_graded_carried_or_counted(store, demo_store, cli):
+    from fake_openai import FakeOpenAI
+    from proctor.evaluate.sources import cover_table
+
+    with FakeOpenAI() as server:
+        grade = ("grade", "--store", demo_store, "--method", "self-rating", "--llm", "openai:m", "--base-url",
+                 server.base_url)
+        assert cli(*grade).code == 0
+        asked = server.requests
+        third = _q1(store)[2]["question_id"]
+        editing.edit_question(store, "bank", third, 0, "ann", action="spurious")
+        version = editing.publish(store, "bank", "ann")  # a mark alone makes a new version
+        assert {q["question_id"]: q["info"] for q in store.bank_questions("bank", version)}[third] == {"spurious": True}
+        assert third not in {i for i, _, _ in store.bank_items("question", "bank", version)["q1"]}
+        assert cli(*grade, "--bank", f"bank@{version}").code == 0
+        assert server.requests == asked  # every other question's grades carried over, the spurious one not graded
+    old_set, new_set = sorted(store.grade_sets(), key=lambda g: g.bank_version != version)[::-1]
+    assert new_set.bank_version == version and old_set.bank_version != version
+    old_rows = list(store.grade_rows(old_set.id, "self-rating"))
+    new_rows = list(store.grade_rows(new_set.id, "self-rating"))
+    assert {r[2] for r in new_rows} == {r[2] for r in old_rows} - {third}
+    assert len(new_rows) == len([r for r in old_rows if r[2] != third])
+    table, _ = cover_table(store, new_set, 1)
+    assert third not in table.questions["q1"] and third in cover_table(store, old_set, 1)[0].questions["q1"]

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from proctor.errors import InputError, UsageError
 from proctor.io.bank_files import load_bank
+from proctor.io.banks import is_spurious
 from proctor.io.corpus import read_corpus
 from proctor.io.exampp import read_exampp
 from proctor.io.queries import read_queries
@@ -170,7 +171,7 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
     runs: set[str] = set()
     passages: set[str] = set()
     bank = store.bank_version(options.grades_bank) if options.grades_bank else None
-    members = {q["question_id"] for q in store.bank_questions(*bank)} if bank else None
+    members = {q["question_id"] for q in store.bank_questions(*bank) if not is_spurious(q)} if bank else None
     sets: dict[tuple[str, str, str], str] = {}
     check = _QueryCheck(store, path, options, report)
     generated = _generated_runs(store)
@@ -191,7 +192,8 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
         for g in query.grades:
             if members is not None and g.question_id not in members:
                 raise InputError(str(path), query.line,
-                                 f"question {g.question_id!r} is graded but not in bank {options.grades_bank}")
+                                 f"question {g.question_id!r} is graded but not in bank {options.grades_bank} "
+                                 "(or marked spurious there: such questions are not graded)")
             by_set.setdefault(sets[(g.method, g.model, g.prompt_version)], []).append(g)
         for grade_set_id, grades in by_set.items():
             store.upsert_grades(grade_set_id, grades)

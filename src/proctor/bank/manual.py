@@ -48,6 +48,8 @@ def yaml_text(questions: list[dict[str, Any]], query_texts: dict[str, str], name
             item["answers"] = q["answers"]
         if info.get("importance"):
             item["importance"] = info["importance"]
+        if info.get("spurious"):
+            item["spurious"] = True
         entry.setdefault("nuggets" if q["kind"] == "nugget" else "questions", []).append(item)
     data = {"bank": name, "queries": [queries[k] for k in sorted(queries, key=lambda k: (k[0], k[1] or ""))]}
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=110)

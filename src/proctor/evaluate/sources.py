@@ -10,6 +10,7 @@ from proctor.errors import UsageError
 from proctor.evaluate.cover import CoverTable
 from proctor.evaluate.labels import LabelStats, Qrels, exam_labels, labels_from_histogram
 from proctor.evaluate.runs import Ranked, order_runs
+from proctor.io.banks import is_spurious
 from proctor.io.trec import qrels_dict, read_qrels, read_runs
 from proctor.methods import ANSWER_METHODS
 from proctor.records import GradeSet
@@ -102,7 +103,7 @@ def banked_items(store: Store, grade_set: GradeSet, graded: set[str]) -> dict[st
     the queries EXAM-Cover scores; None for a grade set without a bank."""
     if grade_set.bank is None:
         return None
-    records = store.bank_questions(grade_set.bank, grade_set.bank_version)
+    records = [r for r in store.bank_questions(grade_set.bank, grade_set.bank_version) if not is_spurious(r)]
     kinds = {r["kind"] for r in records if r["question_id"] in graded} or {r["kind"] for r in records}
     out: dict[str, set[str]] = {}
     for r in records:

@@ -49,9 +49,17 @@ class Bank:
         digest = hashlib.sha256()
         for q in sorted(self.questions, key=lambda q: q["question_id"]):
             key = (q["question_id"], q["query_id"], q.get("facet_id"), q["kind"], q["text"], q.get("answers"))
-            importance = (q.get("info") or {}).get("importance")
-            digest.update(repr(key + (importance,) if importance else key).encode())
+            info = q.get("info") or {}
+            importance = info.get("importance")
+            key = key + (importance,) if importance else key
+            digest.update(repr(key + ("spurious",) if info.get("spurious") else key).encode())
         return digest.hexdigest()[:12]
+
+
+def is_spurious(question: dict[str, Any]) -> bool:
+    """A question a reviewer marked spurious: kept in its bank version (text, mark, audit trail) but never
+    graded and never counted in labels or cover."""
+    return bool((question.get("info") or {}).get("spurious"))
 
 
 def read_bank(path: str | Path, on_error: str = "fail") -> Bank:

@@ -15,6 +15,8 @@ queries:
     nuggets:
       - text: Bees evaporate water from nectar
         importance: vital       # optional: vital or okay (AutoNuggetizer)
+      - text: Are bees insects?
+        spurious: true          # optional: marked spurious by a reviewer (kept, never graded or counted)
 ```
 Ids are computed as the workbench does (`query[/facet]/md5(text)`) unless an item gives `id`.
 """
@@ -82,6 +84,10 @@ def _item(path, where: str, qid: str, facet: Any, kind: str, item: Any, bank: Ba
     importance = check_importance(path, None, item.get("importance"), where)
     if importance:
         info["importance"] = importance
+    if item.get("spurious") not in (None, False, True):
+        raise InputError(str(path), None, f"{where}: `spurious` must be true or false (got {item['spurious']!r})")
+    if item.get("spurious"):
+        info["spurious"] = True  # kept in the bank, never graded or counted (see io.banks.is_spurious)
     identifier = record_id(path, None, item.get("id") or item_id(qid, text, str(facet) if facet else None), kind)
     if identifier in bank.lines:
         raise InputError(str(path), None, f"{where}: id {identifier!r} appears twice")

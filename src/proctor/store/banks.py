@@ -13,6 +13,13 @@ from typing import Any
 from proctor.errors import ProctorError, UsageError
 
 
+def _not_spurious(table: str = "") -> str:
+    """SQL: the question is not marked spurious (`io.banks.is_spurious`): such questions stay in their bank
+    version but are never graded, carried over or counted."""
+    column = f"{table}.info" if table else "info"
+    return f"COALESCE(json_extract({column}, '$.spurious'), 0) = 0"
+
+
 class IdConflict(ProctorError):
     """A question id that already belongs to another bank or another query."""
 
@@ -95,7 +102,7 @@ class BankTables:
         out: dict[str, list[tuple[str, str, list[str] | None]]] = defaultdict(list)
         for qid, item_id, text, answers in self.db.execute(
                 "SELECT query_id, question_id, text, answers FROM questions WHERE kind = ? AND bank_id = ?"
-                " AND version = ? ORDER BY query_id, question_id", (kind, bank, version)):
+                f" AND version = ? AND {_not_spurious()} ORDER BY query_id, question_id", (kind, bank, version)):
             out[qid].append((item_id, text, json.loads(answers) if answers else None))
         return dict(out)
 
@@ -129,11 +136,13 @@ class BankTables:
         return dict(self.db.execute("SELECT question_id, facet_id FROM questions"))
 
     def same_questions(self, old: tuple[str, str], new: tuple[str, str]) -> set[str]:
-        """Ids of the questions two bank versions share unchanged (same query, text and answers)."""
+        """Ids of the questions two bank versions share unchanged (same query, text and answers), except those
+        marked spurious in the new version."""
         return {row[0] for row in self.db.execute(
             "SELECT n.question_id FROM questions n JOIN questions o ON o.question_id = n.question_id"
             " AND o.query_id = n.query_id AND o.text = n.text AND o.answers IS n.answers"
-            " WHERE n.bank_id = ? AND n.version = ? AND o.bank_id = ? AND o.version = ?", (*new, *old))}
+            " WHERE n.bank_id = ? AND n.version = ? AND o.bank_id = ? AND o.version = ?"
+            f" AND {_not_spurious('n')}", (*new, *old))}
 
 
 def _dumps(value: Any) -> str | None:
