@@ -122,3 +122,8 @@ def test_a_question_marked_spurious_is_published_but_never_graded_carried_or_cou
     assert len(new_rows) == len([r for r in old_rows if r[2] != third])
     table, _ = cover_table(store, new_set, 1)
     assert third not in table.questions["q1"] and third in cover_table(store, old_set, 1)[0].questions["q1"]
+    from proctor.grading.plan import judgment_pool
+    from proctor.review.pages import _set_state
+
+    state = _set_state(store, new_set, judgment_pool(store, 20))
+    assert state["state"] == "graded" and state["pending"] == 0 and state["expected"] == len(new_rows)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import ProctorError, UsageError
+from proctor.io.banks import is_spurious
 from proctor.llm.config import BackendConfig
 from proctor.records import GradeSet
 from proctor.store import Store
@@ -85,7 +86,7 @@ class Jobs:
         with self.lock:
             if self.running():
                 raise UsageError("a grading job is running: wait for it or cancel it")
-            items = Counter(q["query_id"] for q in store.bank_questions(*latest))
+            items = Counter(q["query_id"] for q in store.bank_questions(*latest) if not is_spurious(q))
             job = GradeJob(old, new_grade_set(old, *latest, self.config.spec),
                            sum(len(pool.get(qid, [])) * n for qid, n in items.items()))
             self.jobs[job.id] = job

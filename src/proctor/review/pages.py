@@ -13,6 +13,7 @@ from markupsafe import Markup, escape
 from proctor.errors import UsageError
 from proctor.evaluate.labels import exam_labels
 from proctor.grading.pool import judgment_pool
+from proctor.io.banks import is_spurious
 from proctor.records import GradeSet
 from proctor.review.editing import bank_of_query, draft_questions
 from proctor.review.verify import spurious_counts, uncovered_passages
@@ -114,7 +115,7 @@ def _counts(store: Store) -> dict[str, int]:
 def _set_state(store: Store, s: GradeSet, pool: dict[str, list[str]]) -> dict[str, Any]:
     expected = None
     if s.bank is not None and s.bank_version is not None:
-        items = Counter(q["query_id"] for q in store.bank_questions(s.bank, s.bank_version))
+        items = Counter(q["query_id"] for q in store.bank_questions(s.bank, s.bank_version) if not is_spurious(q))
         expected = sum(len(pool.get(qid, [])) * n for qid, n in items.items())
     pending = max(0, expected - s.grades) if expected is not None else None
     state = "failed" if s.failures else ("pending" if pending else "graded")
