@@ -7,13 +7,16 @@ grades). See `../shared/data/README.md` of the project for the field list.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from proctor.errors import InputError
 from proctor.io.records import as_id, record_id
-from proctor.io.textfile import iter_jsonl
+from proctor.io.textfile import iter_jsonl, read_lines
 from proctor.io.trec import parse_rank, parse_relevance, parse_score
 from proctor.records import Grade
 
@@ -40,9 +43,15 @@ class _Refused(ValueError):
 
 @dataclass
 class _Seen:
-    """What earlier paragraphs and lines gave, to refuse conflicting repeats (identical ones are merged)."""
+    """What earlier paragraphs and lines gave, to refuse conflicting repeats (identical ones are merged).
 
-    texts: dict[str, tuple[int, str]] = field(default_factory=dict)
+    Judgments, rankings and grades are keyed by the line's query (or one of its facets), so a line whose
+    query no other line shares (`_shared_lines`) checks them against its own paragraphs only and forgets them
+    at its end: memory stays that of one line. Passage texts recur across queries, so a digest of each is
+    kept for the whole file."""
+
+    texts: dict[str, tuple[int, bytes]] = field(default_factory=dict)
+    """(line, BLAKE2b digest of the text) of every passage given a text so far."""
     judged: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
     ranked: dict[tuple[str, str, str], tuple[int, int, float]] = field(default_factory=dict)
     graded: dict[tuple[str, str, str, str, str, str], tuple[int, tuple]] = field(default_factory=dict)
@@ -50,9 +59,47 @@ class _Seen:
     line: int = 0
     line_passages: dict[str, int] = field(default_factory=dict)
     """Where each passage of the current line is in `ExamppQuery.passages`."""
+    shared: tuple[dict, dict, dict] = field(default_factory=lambda: ({}, {}, {}))
+    """`judged`, `ranked` and `graded` of the lines whose query another line shares, kept for the whole file."""
+
+    def start(self, line: int, shared: bool) -> None:
+        """Begin a line: its keys go with those of the other shared lines, or into dicts of its own."""
+        self.line, self.line_passages = line, {}
+        self.judged, self.ranked, self.graded = self.shared if shared else ({}, {}, {})
 
     def first(self, line: int) -> str:
         return "earlier in this line" if line == self.line else f"on line {line}"
+
+
+_QUERY_HEAD = re.compile(r'\s*\[\s*("(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*)\s*,')
+"""The query id at the start of an exam_pp line (a JSON string or number)."""
+
+
+def _shared_lines(path: str | Path) -> set[int] | None:
+    """Lines whose query (or a facet `query/...` of it) is also another line's, found from the start of each
+    line without parsing it; None (share every line) when a line does not start like `["id", `."""
+    lines: dict[str, list[int]] = {}
+    for line, text in read_lines(path):
+        if not text.strip():
+            continue
+        match = _QUERY_HEAD.match(text)
+        try:
+            query_id = as_id(json.loads(match.group(1)), "query") if match else None
+        except ValueError:
+            query_id = None
+        if query_id is None:
+            return None  # the full reading reports the problem, or shares everything
+        lines.setdefault(query_id, []).append(line)
+    shared: set[int] = set()
+    for query_id, where in lines.items():
+        parts = query_id.split("/")
+        prefixes = ["/".join(parts[:i]) for i in range(1, len(parts))]
+        related = [lines[p] for p in prefixes if p in lines]
+        if len(where) > 1 or related:
+            shared.update(where)
+            for other in related:
+                shared.update(other)
+    return shared
 
 
 def read_exampp(path: str | Path, *, with_grades: bool = True) -> Iterator[ExamppQuery]:
@@ -62,11 +109,12 @@ def read_exampp(path: str | Path, *, with_grades: bool = True) -> Iterator[Examp
     finite, relevance in -1000..1000; judgments and rankings belong to the line's query; a passage text,
     judgment, ranking or grade given again differently (in this line or an earlier one) is refused."""
     seen = _Seen()
+    shared = _shared_lines(path)
     for line, obj in iter_jsonl(path):
         if not (isinstance(obj, list) and len(obj) == 2 and isinstance(obj[1], list)):
             raise InputError(str(path), line, "expected `[query_id, [paragraph, ...]]`")
         query = ExamppQuery(line, record_id(path, line, obj[0], "query"))
-        seen.line, seen.line_passages = line, {}
+        seen.start(line, shared is None or line in shared)
         for index, para in enumerate(obj[1]):
             try:
                 if not isinstance(para, dict):
@@ -86,8 +134,9 @@ def _paragraph(query: ExamppQuery, para: dict, with_grades: bool, seen: _Seen) -
     if text is not None and not isinstance(text, str):
         raise _Refused(f"text must be a string, got {type(text).__name__}")
     if text is not None:
-        first = seen.texts.setdefault(pid, (query.line, text))
-        if first[1] != text:
+        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        first = seen.texts.setdefault(pid, (query.line, digest))
+        if first[1] != digest:
             raise _Refused(f"passage {pid!r} given again with another text (first {seen.first(first[0])})")
     at = seen.line_passages.setdefault(pid, len(query.passages))
     if at == len(query.passages):
