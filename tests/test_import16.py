@@ -68,3 +68,79 @@ def test_identical_repeats_on_other_lines_are_merged(tmp_path):
 def test_a_line_not_starting_with_an_id_shares_everything(tmp_path):
     path = _write(tmp_path, _line("q1"), ' [ {"a": 1}, []]')
     assert _shared_lines(path) is None
+
+
+def _pool(path, queries=30, passages=20, questions=10):
+    lines = []
+    for q in range(queries):
+        qid = f"q{q}"
+        paragraphs = [{"paragraph_id": f"d{q}-{p}", "text": f"passage {q} {p} " * 20, "paragraph_data": {
+            "judgments": [{"query": qid, "relevance": p % 3}],
+            "rankings": [{"method": "r", "queryId": qid, "rank": p + 1, "score": -p}]},
+            "exam_grades": [{"llm": "m", "prompt_info": {"is_self_rated": True, "prompt_class": "P"},
+                             "self_ratings": [{"question_id": f"{qid}/{i}", "self_rating": (p + i) % 6}
+                                              for i in range(questions)], "answers": []}]} for p in range(passages)]
+        lines.append(json.dumps([qid, paragraphs]))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+CRASH = """
+import os, sys
+import proctor.store as store_module
+from proctor.importing import import_files
+from proctor.store import Store
+store_module.BULK_CACHE_KB = 16  # spill changed pages into the store file early
+calls = []
+real = Store.upsert_grades
+def upsert(self, *args, **kwargs):
+    calls.append(1)
+    if len(calls) == 25:
+        os._exit(3)  # killed mid-import: no rollback, no cleanup
+    return real(self, *args, **kwargs)
+Store.upsert_grades = upsert
+import_files(Store.create_or_open(sys.argv[1]), "exampp", [sys.argv[2]])
+"""
+
+
+def test_an_import_killed_midway_leaves_the_store_as_it_was(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from proctor.importing import import_files
+    from proctor.store import Store
+
+    db = tmp_path / "s.db"
+    first = tmp_path / "first.jsonl"
+    first.write_text("\n".join(_line(f"q{q}") for q in range(30)) + "\n")
+    store = Store.create_or_open(db)
+    import_files(store, "exampp", [first])
+    before = store.dump()
+    store.close()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    result = subprocess.run([sys.executable, "-c", CRASH, str(db), str(_pool(tmp_path / "pool.jsonl"))], env=env)
+    assert result.returncode == 3
+    assert (tmp_path / "s.db-journal").exists() and not (tmp_path / "s.db-wal").exists()  # a hot rollback journal
+    assert db.stat().st_size > 8 * 4096 * 4  # the killed import had written pages into the store file
+    store = Store.open(db)
+    assert store.dump() == before and store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_an_import_beside_another_connection_keeps_the_wal(tmp_path):
+    import sqlite3
+
+    from proctor.importing import import_files
+    from proctor.store import Store
+
+    db = tmp_path / "s.db"
+    store = Store.create_or_open(db)
+    other = sqlite3.connect(db)
+    assert other.execute("SELECT COUNT(*) FROM grades").fetchone() == (0,)
+    import_files(store, "exampp", [_pool(tmp_path / "pool.jsonl", queries=3)])
+    assert other.execute("SELECT COUNT(*) FROM grades").fetchone() == (3 * 20 * 10,)
+    assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    other.close()
+    import_files(store, "exampp", [_pool(tmp_path / "pool2.jsonl", queries=3, questions=12)])  # a rollback journal
+    assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert store.counts()["grades"] == 3 * 20 * 12 and not (tmp_path / "s.db-journal").exists()

@@ -74,7 +74,7 @@ def import_files(
         raise UsageError(f"unknown import kind {kind!r}; choose one of {', '.join(KINDS)}")
     options = options or ImportOptions()
     reports = []
-    with store.transaction():
+    with store.bulk_transaction():
         for path in map(Path, paths):
             report = ImportReport(kind, str(path))
             before = store.db.total_changes
