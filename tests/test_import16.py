@@ -92,13 +92,13 @@ from proctor.importing import import_files
 from proctor.store import Store
 store_module.BULK_CACHE_KB = 16  # spill changed pages into the store file early
 calls = []
-real = Store.upsert_grades
+real = Store.upsert_grade_rows
 def upsert(self, *args, **kwargs):
     calls.append(1)
     if len(calls) == 25:
         os._exit(3)  # killed mid-import: no rollback, no cleanup
     return real(self, *args, **kwargs)
-Store.upsert_grades = upsert
+Store.upsert_grade_rows = upsert
 import_files(Store.create_or_open(sys.argv[1]), "exampp", [sys.argv[2]])
 """
 

@@ -20,6 +20,10 @@ from proctor.io.textfile import iter_jsonl, read_lines
 from proctor.io.trec import parse_rank, parse_relevance, parse_score
 from proctor.records import Grade
 
+GradeRow = tuple[str, str, str, str, str, str, int | None, str, str | None, str | None, bool | None]
+"""(method, model, prompt version, query, passage, question, grade, parse status, raw reply, answer, correct): a
+grade as a plain tuple (an import of millions of grades makes no `Grade` objects)."""
+
 IMPORTED = "imported"
 """`parse_status` of a grade taken over from an exam_pp file (it was parsed by the workbench)."""
 
@@ -33,8 +37,14 @@ class ExamppQuery:
     passages: list[tuple[str, str | None]] = field(default_factory=list)
     judgments: list[tuple[str, str, int]] = field(default_factory=list)
     rankings: list[tuple[str, str, str, int, float]] = field(default_factory=list)
-    grades: list[Grade] = field(default_factory=list)
+    grade_rows: list[GradeRow] = field(default_factory=list)
     configs: dict[tuple[str, str, str], dict] = field(default_factory=dict)
+
+
+    @property
+    def grades(self) -> list[Grade]:
+        """The grades of `grade_rows` as `Grade` records."""
+        return [Grade(q, p, i, m, x, v, g, s, r, a, c) for m, x, v, q, p, i, g, s, r, a, c in self.grade_rows]
 
 
 class _Refused(ValueError):
@@ -244,16 +254,15 @@ def _grade_value(value: object, what: str) -> int:
     return value
 
 
-def _add_grade(query: ExamppQuery, grade: Grade, seen: _Seen) -> None:
-    key = (grade.method, grade.model, grade.prompt_version, grade.query_id, grade.passage_id, grade.question_id)
-    content = (grade.grade, grade.parse_status, grade.raw_reply, grade.answer, grade.correct, grade.extra)
-    first = seen.graded.setdefault(key, (query.line, content))  # a tuple, not the Grade: 6M grades fit in memory
+def _add_grade(query: ExamppQuery, row: GradeRow, seen: _Seen) -> None:
+    content = row[6:]
+    first = seen.graded.setdefault(row[:6], (query.line, content))
     if first[1] is not content and first[1] != content:
-        what = f"question {grade.question_id!r}" if grade.question_id else "relevance"
-        raise _Refused(f"passage {grade.passage_id!r} graded twice differently on {what} by {grade.model} "
-                       f"({grade.prompt_version}): {first[1][0]} (first {seen.first(first[0])}) and {grade.grade}")
+        what = f"question {row[5]!r}" if row[5] else "relevance"
+        raise _Refused(f"passage {row[4]!r} graded twice differently on {what} by {row[1]} "
+                       f"({row[2]}): {first[1][0]} (first {seen.first(first[0])}) and {row[6]}")
     if first[1] is content:
-        query.grades.append(grade)
+        query.grade_rows.append(row)
 
 
 def _method_of(prompt_info: dict, self_rated: bool) -> str:
@@ -296,11 +305,9 @@ def _exam_grades(query: ExamppQuery, pid: str, eg: dict, seen: _Seen) -> None:
             rating = _grade_value(rating, f"self_rating of {qid}")
         grade = rating if self_rated else 1 if qid in correct else 0
         verdict = True if qid in correct else False if qid in wrong else None
-        _add_grade(query, Grade(
-            query.query_id, pid, qid, method, model, version, grade,
-            IMPORTED if grade is not None else "failed", raw_reply=answers.get(qid), answer=answers.get(qid),
-            correct=verdict,
-        ), seen)
+        answer = answers.get(qid)
+        _add_grade(query, (method, model, version, query.query_id, pid, qid, grade,
+                           IMPORTED if grade is not None else "failed", answer, answer, verdict), seen)
 
 
 def _direct_grade(query: ExamppQuery, pid: str, g: dict, seen: _Seen) -> None:
@@ -317,5 +324,4 @@ def _direct_grade(query: ExamppQuery, pid: str, g: dict, seen: _Seen) -> None:
         "prompt_info": prompt_info, "llm_options": g.get("llm_options"), "source": "exampp",
         "prompt_type": g.get("prompt_type"), "direct": True,
     }
-    _add_grade(query, Grade(query.query_id, pid, "", method, model, method, grade, IMPORTED,
-                            raw_reply=answer, answer=answer, correct=correct), seen)
+    _add_grade(query, (method, model, method, query.query_id, pid, "", grade, IMPORTED, answer, answer, correct), seen)
