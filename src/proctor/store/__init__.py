@@ -138,14 +138,16 @@ class Store(BankTables, GradeTables, BatchTables, ReviewTables, GradeTallies):
         A crash leaves a hot journal that the next opening rolls back, so the write stays all-or-nothing.
         Readers wait for it (as writers always do); the store is back in WAL mode after."""
         switched = self._journal_mode("DELETE")
-        if switched:
+        if switched:  # FULL: under a rollback journal, NORMAL could let a power cut corrupt the file
             self.db.execute(f"PRAGMA cache_size = {-BULK_CACHE_KB}")
+            self.db.execute("PRAGMA synchronous = FULL")
         try:
             with self.transaction():
                 yield
         finally:
             if switched:
                 self.db.execute("PRAGMA cache_size = -2000")
+                self.db.execute("PRAGMA synchronous = NORMAL")
                 self._journal_mode("WAL")
 
     def _journal_mode(self, mode: str) -> bool:
