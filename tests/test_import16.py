@@ -116,13 +116,13 @@ def test_an_import_killed_midway_leaves_the_store_as_it_was(tmp_path):
     first.write_text("\n".join(_line(f"q{q}") for q in range(30)) + "\n")
     store = Store.create_or_open(db)
     import_files(store, "exampp", [first])
-    before = store.dump()
+    before, size = store.dump(), db.stat().st_size
     store.close()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     result = subprocess.run([sys.executable, "-c", CRASH, str(db), str(_pool(tmp_path / "pool.jsonl"))], env=env)
     assert result.returncode == 3
     assert (tmp_path / "s.db-journal").exists() and not (tmp_path / "s.db-wal").exists()  # a hot rollback journal
-    assert db.stat().st_size > 8 * 4096 * 4  # the killed import had written pages into the store file
+    assert db.stat().st_size > size  # the killed import had written pages into the store file
     store = Store.open(db)
     assert store.dump() == before and store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
