@@ -75,7 +75,7 @@ def import_files(
         raise UsageError(f"unknown import kind {kind!r}; choose one of {', '.join(KINDS)}")
     options = options or ImportOptions()
     reports = []
-    with store.transaction():
+    with store.bulk_transaction():
         for path in map(Path, paths):
             report = ImportReport(kind, str(path))
             before = store.db.total_changes
@@ -189,20 +189,21 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
                                      {"source": "exampp"}, key[0], info)
                 sets[key] = store.ensure_grade_set(grade_set)
         by_set: dict[str, list] = {}
-        for g in query.grades:
-            if members is not None and g.question_id not in members:
+        for row in query.grade_rows:  # (method, model, version, query, passage, question, grade, status, ...)
+            if members is not None and row[5] not in members:
                 raise InputError(str(path), query.line,
-                                 f"question {g.question_id!r} is graded but not in bank {options.grades_bank} "
+                                 f"question {row[5]!r} is graded but not in bank {options.grades_bank} "
                                  "(or marked spurious there: such questions are not graded)")
-            by_set.setdefault(sets[(g.method, g.model, g.prompt_version)], []).append(g)
-        for grade_set_id, grades in by_set.items():
-            store.upsert_grades(grade_set_id, grades)
+            by_set.setdefault(sets[row[:3]], []).append(row)
+        for grade_set_id, rows in by_set.items():
+            store.upsert_grade_rows(grade_set_id, ((r[0], r[3], r[4], r[5], r[8], r[6], r[7], r[9],
+                                                    None if r[10] is None else int(r[10]), None) for r in rows))
         counts["queries"] += 1
         counts["query-passage pairs"] += len(query.passages)
         passages.update(pid for pid, _ in query.passages)
         counts["judgments"] += len(query.judgments)
         counts["rankings"] += len(query.rankings)
-        counts["grades"] += len(query.grades)
+        counts["grades"] += len(query.grade_rows)
         runs.update(r[0] for r in query.rankings)
     counts["passages"] = len(passages)
     counts["runs"] = len(runs)

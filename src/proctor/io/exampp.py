@@ -7,15 +7,22 @@ grades). See `../shared/data/README.md` of the project for the field list.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from proctor.errors import InputError
 from proctor.io.records import as_id, record_id
-from proctor.io.textfile import iter_jsonl
+from proctor.io.textfile import iter_jsonl, read_lines
 from proctor.io.trec import parse_rank, parse_relevance, parse_score
 from proctor.records import Grade
+
+GradeRow = tuple[str, str, str, str, str, str, int | None, str, str | None, str | None, bool | None]
+"""(method, model, prompt version, query, passage, question, grade, parse status, raw reply, answer, correct): a
+grade as a plain tuple (an import of millions of grades makes no `Grade` objects)."""
 
 IMPORTED = "imported"
 """`parse_status` of a grade taken over from an exam_pp file (it was parsed by the workbench)."""
@@ -30,8 +37,14 @@ class ExamppQuery:
     passages: list[tuple[str, str | None]] = field(default_factory=list)
     judgments: list[tuple[str, str, int]] = field(default_factory=list)
     rankings: list[tuple[str, str, str, int, float]] = field(default_factory=list)
-    grades: list[Grade] = field(default_factory=list)
+    grade_rows: list[GradeRow] = field(default_factory=list)
     configs: dict[tuple[str, str, str], dict] = field(default_factory=dict)
+
+
+    @property
+    def grades(self) -> list[Grade]:
+        """The grades of `grade_rows` as `Grade` records."""
+        return [Grade(q, p, i, m, x, v, g, s, r, a, c) for m, x, v, q, p, i, g, s, r, a, c in self.grade_rows]
 
 
 class _Refused(ValueError):
@@ -40,9 +53,15 @@ class _Refused(ValueError):
 
 @dataclass
 class _Seen:
-    """What earlier paragraphs and lines gave, to refuse conflicting repeats (identical ones are merged)."""
+    """What earlier paragraphs and lines gave, to refuse conflicting repeats (identical ones are merged).
 
-    texts: dict[str, tuple[int, str]] = field(default_factory=dict)
+    Judgments, rankings and grades are keyed by the line's query (or one of its facets), so a line whose
+    query no other line shares (`_shared_lines`) checks them against its own paragraphs only and forgets them
+    at its end: memory stays that of one line. Passage texts recur across queries, so a digest of each is
+    kept for the whole file."""
+
+    texts: dict[str, tuple[int, bytes]] = field(default_factory=dict)
+    """(line, BLAKE2b digest of the text) of every passage given a text so far."""
     judged: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
     ranked: dict[tuple[str, str, str], tuple[int, int, float]] = field(default_factory=dict)
     graded: dict[tuple[str, str, str, str, str, str], tuple[int, tuple]] = field(default_factory=dict)
@@ -50,9 +69,47 @@ class _Seen:
     line: int = 0
     line_passages: dict[str, int] = field(default_factory=dict)
     """Where each passage of the current line is in `ExamppQuery.passages`."""
+    shared: tuple[dict, dict, dict] = field(default_factory=lambda: ({}, {}, {}))
+    """`judged`, `ranked` and `graded` of the lines whose query another line shares, kept for the whole file."""
+
+    def start(self, line: int, shared: bool) -> None:
+        """Begin a line: its keys go with those of the other shared lines, or into dicts of its own."""
+        self.line, self.line_passages = line, {}
+        self.judged, self.ranked, self.graded = self.shared if shared else ({}, {}, {})
 
     def first(self, line: int) -> str:
         return "earlier in this line" if line == self.line else f"on line {line}"
+
+
+_QUERY_HEAD = re.compile(r'\s*\[\s*("(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*)\s*,')
+"""The query id at the start of an exam_pp line (a JSON string or number)."""
+
+
+def _shared_lines(path: str | Path) -> set[int] | None:
+    """Lines whose query (or a facet `query/...` of it) is also another line's, found from the start of each
+    line without parsing it; None (share every line) when a line does not start like `["id", `."""
+    lines: dict[str, list[int]] = {}
+    for line, text in read_lines(path):
+        if not text.strip():
+            continue
+        match = _QUERY_HEAD.match(text)
+        try:
+            query_id = as_id(json.loads(match.group(1)), "query") if match else None
+        except ValueError:
+            query_id = None
+        if query_id is None:
+            return None  # the full reading reports the problem, or shares everything
+        lines.setdefault(query_id, []).append(line)
+    shared: set[int] = set()
+    for query_id, where in lines.items():
+        parts = query_id.split("/")
+        prefixes = ["/".join(parts[:i]) for i in range(1, len(parts))]
+        related = [lines[p] for p in prefixes if p in lines]
+        if len(where) > 1 or related:
+            shared.update(where)
+            for other in related:
+                shared.update(other)
+    return shared
 
 
 def read_exampp(path: str | Path, *, with_grades: bool = True) -> Iterator[ExamppQuery]:
@@ -62,11 +119,12 @@ def read_exampp(path: str | Path, *, with_grades: bool = True) -> Iterator[Examp
     finite, relevance in -1000..1000; judgments and rankings belong to the line's query; a passage text,
     judgment, ranking or grade given again differently (in this line or an earlier one) is refused."""
     seen = _Seen()
+    shared = _shared_lines(path)
     for line, obj in iter_jsonl(path):
         if not (isinstance(obj, list) and len(obj) == 2 and isinstance(obj[1], list)):
             raise InputError(str(path), line, "expected `[query_id, [paragraph, ...]]`")
         query = ExamppQuery(line, record_id(path, line, obj[0], "query"))
-        seen.line, seen.line_passages = line, {}
+        seen.start(line, shared is None or line in shared)
         for index, para in enumerate(obj[1]):
             try:
                 if not isinstance(para, dict):
@@ -86,8 +144,9 @@ def _paragraph(query: ExamppQuery, para: dict, with_grades: bool, seen: _Seen) -
     if text is not None and not isinstance(text, str):
         raise _Refused(f"text must be a string, got {type(text).__name__}")
     if text is not None:
-        first = seen.texts.setdefault(pid, (query.line, text))
-        if first[1] != text:
+        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        first = seen.texts.setdefault(pid, (query.line, digest))
+        if first[1] != digest:
             raise _Refused(f"passage {pid!r} given again with another text (first {seen.first(first[0])})")
     at = seen.line_passages.setdefault(pid, len(query.passages))
     if at == len(query.passages):
@@ -195,16 +254,15 @@ def _grade_value(value: object, what: str) -> int:
     return value
 
 
-def _add_grade(query: ExamppQuery, grade: Grade, seen: _Seen) -> None:
-    key = (grade.method, grade.model, grade.prompt_version, grade.query_id, grade.passage_id, grade.question_id)
-    content = (grade.grade, grade.parse_status, grade.raw_reply, grade.answer, grade.correct, grade.extra)
-    first = seen.graded.setdefault(key, (query.line, content))  # a tuple, not the Grade: 6M grades fit in memory
+def _add_grade(query: ExamppQuery, row: GradeRow, seen: _Seen) -> None:
+    content = row[6:]
+    first = seen.graded.setdefault(row[:6], (query.line, content))
     if first[1] is not content and first[1] != content:
-        what = f"question {grade.question_id!r}" if grade.question_id else "relevance"
-        raise _Refused(f"passage {grade.passage_id!r} graded twice differently on {what} by {grade.model} "
-                       f"({grade.prompt_version}): {first[1][0]} (first {seen.first(first[0])}) and {grade.grade}")
+        what = f"question {row[5]!r}" if row[5] else "relevance"
+        raise _Refused(f"passage {row[4]!r} graded twice differently on {what} by {row[1]} "
+                       f"({row[2]}): {first[1][0]} (first {seen.first(first[0])}) and {row[6]}")
     if first[1] is content:
-        query.grades.append(grade)
+        query.grade_rows.append(row)
 
 
 def _method_of(prompt_info: dict, self_rated: bool) -> str:
@@ -247,11 +305,9 @@ def _exam_grades(query: ExamppQuery, pid: str, eg: dict, seen: _Seen) -> None:
             rating = _grade_value(rating, f"self_rating of {qid}")
         grade = rating if self_rated else 1 if qid in correct else 0
         verdict = True if qid in correct else False if qid in wrong else None
-        _add_grade(query, Grade(
-            query.query_id, pid, qid, method, model, version, grade,
-            IMPORTED if grade is not None else "failed", raw_reply=answers.get(qid), answer=answers.get(qid),
-            correct=verdict,
-        ), seen)
+        answer = answers.get(qid)
+        _add_grade(query, (method, model, version, query.query_id, pid, qid, grade,
+                           IMPORTED if grade is not None else "failed", answer, answer, verdict), seen)
 
 
 def _direct_grade(query: ExamppQuery, pid: str, g: dict, seen: _Seen) -> None:
@@ -268,5 +324,4 @@ def _direct_grade(query: ExamppQuery, pid: str, g: dict, seen: _Seen) -> None:
         "prompt_info": prompt_info, "llm_options": g.get("llm_options"), "source": "exampp",
         "prompt_type": g.get("prompt_type"), "direct": True,
     }
-    _add_grade(query, Grade(query.query_id, pid, "", method, model, method, grade, IMPORTED,
-                            raw_reply=answer, answer=answer, correct=correct), seen)
+    _add_grade(query, (method, model, method, query.query_id, pid, "", grade, IMPORTED, answer, answer, correct), seen)

@@ -136,7 +136,10 @@ class _DuplicateKey(ValueError):
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """A JSON object; a key given twice with different values is an error (identical repeats are harmless)."""
-    out: dict[str, Any] = {}
+    out = dict(pairs)
+    if len(out) == len(pairs):  # no key given twice (the common case, without a Python loop)
+        return out
+    out = {}
     for key, value in pairs:
         if key in out and out[key] != value:
             raise _DuplicateKey(key)

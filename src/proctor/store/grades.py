@@ -73,6 +73,14 @@ class GradeTables:
                       attempt: bool = False) -> None:
         """Add grades to a grade set (`Grade.method` is the step). Imports rewrite a stored grade only when its
         content differs; a grading `attempt` always replaces it and counts one more attempt at the pair."""
+        self.upsert_grade_rows(grade_set_id, (
+            (g.method, g.query_id, g.passage_id, g.question_id, g.raw_reply, g.grade, g.parse_status, g.answer,
+             None if g.correct is None else int(g.correct), _dumps(g.extra)) for g in grades), created, attempt=attempt)
+
+    def upsert_grade_rows(self, grade_set_id: str, rows: Iterable[tuple], created: str | None = None, *,
+                          attempt: bool = False) -> None:
+        """`upsert_grades` of plain rows: (step, query, passage, question, raw reply, grade, parse status, answer,
+        correct as 0/1/None, extra as JSON or None)."""
         created = created or _now()
         condition = "" if attempt else (
             " WHERE grades.raw_reply IS NOT excluded.raw_reply OR grades.grade IS NOT excluded.grade"
@@ -83,8 +91,7 @@ class GradeTables:
             " raw_reply = excluded.raw_reply, grade = excluded.grade, parse_status = excluded.parse_status,"
             " answer = excluded.answer, correct = excluded.correct, extra = excluded.extra, created = excluded.created,"
             f" attempts = grades.attempts + {int(attempt)}" + condition,
-            ((grade_set_id, g.method, g.query_id, g.passage_id, g.question_id, g.raw_reply, g.grade, g.parse_status,
-              g.answer, None if g.correct is None else int(g.correct), _dumps(g.extra), created) for g in grades))
+            ((grade_set_id, *row, created) for row in rows))
 
     def exhausted(self, grade_set_id: str, step: str, max_attempts: int) -> set[tuple[str, str, str]]:
         """Failed pairs of a step that were tried `max_attempts` times or more (kept as failed, not retried)."""

@@ -1,0 +1,146 @@
+"""Issue 16, import side: the exam_pp reader keeps one line's keys (not the file's) yet still refuses a conflicting
+repeat on another line of the same query or of a facet of it; the import holds the store under a rollback
+journal (no WAL as large as the store) and stays all-or-nothing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from proctor.errors import InputError
+from proctor.io.exampp import _shared_lines, read_exampp
+
+
+def _line(qid, pid="d1", rating=1, rank=1, relevance=1, query=None, text="bees make honey"):
+    query = query or qid
+    return json.dumps([qid, [{
+        "paragraph_id": pid, "text": text,
+        "paragraph_data": {"judgments": [{"query": query, "relevance": relevance}],
+                           "rankings": [{"method": "r", "queryId": query, "rank": rank, "score": 1.0}]},
+        "exam_grades": [{"llm": "m", "prompt_info": {"is_self_rated": True, "prompt_class": "P"},
+                         "self_ratings": [{"question_id": f"{qid}/a", "self_rating": rating}],
+                         "answers": [[f"{qid}/a", "x"]]}]}]])
+
+
+def _write(tmp_path, *lines):
+    path = tmp_path / "e.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_lines_of_distinct_queries_share_nothing_but_passage_texts(tmp_path):
+    path = _write(tmp_path, _line("q1"), _line("q2", rating=3), _line("q10", rank=5), "", _line(7, pid="d2"))
+    assert _shared_lines(path) == set()
+    queries = list(read_exampp(path))
+    assert [q.query_id for q in queries] == ["q1", "q2", "q10", "7"]
+    assert [g.grade for q in queries for g in q.grades] == [1, 3, 1, 1]
+
+
+def test_a_passage_text_is_checked_across_lines(tmp_path):
+    path = _write(tmp_path, _line("q1"), _line("q2", text="other"))
+    with pytest.raises(InputError, match="given again with another text \\(first on line 1\\)") as err:
+        list(read_exampp(path))
+    assert err.value.line == 2
+
+
+@pytest.mark.parametrize("second,message", [
+    (_line("q1", rating=4), "graded twice differently .* \\(first on line 1\\)"),
+    (_line("q1", pid="d1", rank=3), "ranks passage 'd1' twice for query 'q1'"),
+    (_line("q1", relevance=2), "judged 1 and 2 for query 'q1' \\(first on line 1\\)"),
+    (_line("q1/f", relevance=2), "judged 1 and 2 for query 'q1/f' \\(first on line 1\\)"),  # a facet's own line
+])
+def test_a_repeated_query_is_checked_against_its_earlier_lines(tmp_path, second, message):
+    first = _line("q1", query="q1/f") if "q1/f" in second else _line("q1")
+    path = _write(tmp_path, first, _line("q2"), second)
+    assert _shared_lines(path) == {1, 3}
+    with pytest.raises(InputError, match=message) as err:
+        list(read_exampp(path))
+    assert err.value.line == 3
+
+
+def test_identical_repeats_on_other_lines_are_merged(tmp_path):
+    path = _write(tmp_path, _line("q1"), _line("q2"), _line("q1"))
+    queries = list(read_exampp(path))
+    assert [len(q.grades) for q in queries] == [1, 1, 0] and [len(q.rankings) for q in queries] == [1, 1, 0]
+
+
+def test_a_line_not_starting_with_an_id_shares_everything(tmp_path):
+    path = _write(tmp_path, _line("q1"), ' [ {"a": 1}, []]')
+    assert _shared_lines(path) is None
+
+
+def _pool(path, queries=30, passages=20, questions=10):
+    lines = []
+    for q in range(queries):
+        qid = f"q{q}"
+        paragraphs = [{"paragraph_id": f"d{q}-{p}", "text": f"passage {q} {p} " * 20, "paragraph_data": {
+            "judgments": [{"query": qid, "relevance": p % 3}],
+            "rankings": [{"method": "r", "queryId": qid, "rank": p + 1, "score": -p}]},
+            "exam_grades": [{"llm": "m", "prompt_info": {"is_self_rated": True, "prompt_class": "P"},
+                             "self_ratings": [{"question_id": f"{qid}/{i}", "self_rating": (p + i) % 6}
+                                              for i in range(questions)], "answers": []}]} for p in range(passages)]
+        lines.append(json.dumps([qid, paragraphs]))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+CRASH = """
+import os, sys
+import proctor.store as store_module
+from proctor.importing import import_files
+from proctor.store import Store
+store_module.BULK_CACHE_KB = 16  # spill changed pages into the store file early
+calls = []
+real = Store.upsert_grade_rows
+def upsert(self, *args, **kwargs):
+    calls.append(1)
+    if len(calls) == 25:
+        os._exit(3)  # killed mid-import: no rollback, no cleanup
+    return real(self, *args, **kwargs)
+Store.upsert_grade_rows = upsert
+import_files(Store.create_or_open(sys.argv[1]), "exampp", [sys.argv[2]])
+"""
+
+
+def test_an_import_killed_midway_leaves_the_store_as_it_was(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from proctor.importing import import_files
+    from proctor.store import Store
+
+    db = tmp_path / "s.db"
+    first = tmp_path / "first.jsonl"
+    first.write_text("\n".join(_line(f"q{q}") for q in range(30)) + "\n")
+    store = Store.create_or_open(db)
+    import_files(store, "exampp", [first])
+    before, size = store.dump(), db.stat().st_size
+    store.close()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    result = subprocess.run([sys.executable, "-c", CRASH, str(db), str(_pool(tmp_path / "pool.jsonl"))], env=env)
+    assert result.returncode == 3
+    assert (tmp_path / "s.db-journal").exists() and not (tmp_path / "s.db-wal").exists()  # a hot rollback journal
+    assert db.stat().st_size > size  # the killed import had written pages into the store file
+    store = Store.open(db)
+    assert store.dump() == before and store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_an_import_beside_another_connection_keeps_the_wal(tmp_path):
+    import sqlite3
+
+    from proctor.importing import import_files
+    from proctor.store import Store
+
+    db = tmp_path / "s.db"
+    store = Store.create_or_open(db)
+    other = sqlite3.connect(db)
+    assert other.execute("SELECT COUNT(*) FROM grades").fetchone() == (0,)
+    import_files(store, "exampp", [_pool(tmp_path / "pool.jsonl", queries=3)])
+    assert other.execute("SELECT COUNT(*) FROM grades").fetchone() == (3 * 20 * 10,)
+    assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    other.close()
+    import_files(store, "exampp", [_pool(tmp_path / "pool2.jsonl", queries=3, questions=12)])  # a rollback journal
+    assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert store.counts()["grades"] == 3 * 20 * 12 and not (tmp_path / "s.db-journal").exists()
