@@ -88,6 +88,23 @@ def labels_from_histogram(
     return dict(qrels)
 
 
+def labels_from_top(rows: Iterable[tuple[str, str, int | None, int, int]], *, stats: LabelStats | None = None
+                    ) -> Qrels:
+    """The labels `exam_labels` gives at one question (`min_questions` 1) from `(query, passage, largest grade,
+    usable grades, failed grades)` rows (`Store.top_grades`)."""
+    stats = stats if stats is not None else LabelStats()
+    qrels: Qrels = defaultdict(dict)
+    for qid, pid, top, graded, failed in rows:
+        stats.failed += failed
+        if graded:
+            stats.grades += graded
+            stats.passages += 1
+            qrels[qid][pid] = top
+        else:
+            stats.passages_without_grade += 1
+    return dict(qrels)
+
+
 def _close(qrels: Qrels, stats: LabelStats, key: tuple[str, str] | None, seen: int, label: int) -> None:
     if key is None:
         return

@@ -8,7 +8,7 @@ from typing import Any
 
 from proctor.errors import UsageError
 from proctor.evaluate.cover import CoverTable
-from proctor.evaluate.labels import LabelStats, Qrels, exam_labels, labels_from_histogram
+from proctor.evaluate.labels import LabelStats, Qrels, exam_labels, labels_from_histogram, labels_from_top
 from proctor.evaluate.runs import Ranked, order_runs
 from proctor.io.banks import is_spurious
 from proctor.io.trec import qrels_dict, read_qrels, read_runs
@@ -77,8 +77,10 @@ def exam_qrels(
 ) -> Qrels:
     """EXAM-Qrels labels from one grade set (its label step)."""
     refuse_answer_set(grade_set)
+    if not facets and min_questions == 1:  # one kept row per (query, passage): its largest grade
+        return labels_from_top(store.top_grades(grade_set.id, grade_set.step), stats=stats)
     if not facets:  # aggregated in SQL: one row per (query, passage) and grade, not one per grade
-        rows = store.label_histogram(grade_set.id, grade_set.step, top_only=min_questions == 1)
+        rows = store.label_histogram(grade_set.id, grade_set.step)
         return labels_from_histogram(rows, min_questions=min_questions, stats=stats)
     rows = store.grade_rows(grade_set.id, grade_set.step)
     return exam_labels(rows, min_questions=min_questions, facets=store.question_facets(), stats=stats)

@@ -22,6 +22,7 @@ from proctor.errors import UsageError
 from proctor.records import Grade, GradeSet
 from proctor.store.banks import BankTables
 from proctor.store.batches import BatchTables
+from proctor.store.caches import ResultCaches
 from proctor.store.grades import FAILED, GradeTables
 from proctor.store.review import ReviewTables
 from proctor.store.schema import SCHEMA, SCHEMA_VERSION, migrate_v1
@@ -39,7 +40,7 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-class Store(BankTables, GradeTables, BatchTables, ReviewTables, GradeTallies):
+class Store(BankTables, GradeTables, BatchTables, ReviewTables, GradeTallies, ResultCaches):
     """A Proctor store: one SQLite file. Use `Store.open` (read) or `Store.create_or_open` (write)."""
 
     def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
@@ -107,6 +108,7 @@ class Store(BankTables, GradeTables, BatchTables, ReviewTables, GradeTallies):
             raise UsageError(f"{self.path}: not a Proctor store of schema version {SCHEMA_VERSION}")
         if not self.read_only:
             self.ensure_tallies()
+            self.ensure_caches()
 
     def copy_to(self, path: str | Path) -> Store:
         """A copy of this store at `path` (SQLite's online backup), opened for writing."""
@@ -250,17 +252,8 @@ class Store(BankTables, GradeTables, BatchTables, ReviewTables, GradeTallies):
     def ranked_lists(self) -> dict[str, dict[str, list[str]]]:
         """`{run: {query_id: [passage_id, ...]}}` in trec_eval order (score descending, ties by passage id
         descending: what `proctor.evaluate.runs.order` gives; SQLite compares UTF-8 bytes, which orders as code
-        points do, and stores no NaN), sorted by SQLite rather than in Python."""
-        out: dict[str, dict[str, list[str]]] = {}
-        last: tuple[str, str] | None = None
-        ranked: list[str] = []
-        for run, qid, pid in self.db.execute(
-                "SELECT run, query_id, passage_id FROM rankings ORDER BY run, query_id, score DESC, passage_id DESC"):
-            if (run, qid) != last:
-                last, ranked = (run, qid), []
-                out.setdefault(run, {})[qid] = ranked
-            ranked.append(pid)
-        return out
+        points do, and stores no NaN), sorted by SQLite and kept per run (`ResultCaches`)."""
+        return self.cached_ranked_lists()
 
     def ranking_rows(self) -> list[tuple[str, str, str, int, float]]:
         """All (run, query, passage, rank, score) rows."""

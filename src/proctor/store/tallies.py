@@ -87,10 +87,7 @@ class GradeTallies:
         (grade None: failed). With `top_only`, one row with the largest grade and the number of usable grades,
         and one with the failures."""
         if top_only:
-            rows = self.db.execute(
-                "SELECT query_id, passage_id, MAX(grade), COUNT(grade), COUNT(*) - COUNT(grade) FROM grades"
-                " WHERE grade_set_id = ? AND step = ? GROUP BY query_id, passage_id", (grade_set_id, step))
-            for qid, pid, top, graded, failed in rows:
+            for qid, pid, top, graded, failed in self.top_grades(grade_set_id, step):  # type: ignore[attr-defined]
                 if failed:
                     yield qid, pid, None, failed
                 if graded:
