@@ -89,9 +89,3 @@ def remembered(qrels: dict[str, int], key: tuple, compute: Callable[[], Any]) ->
 def relevant_count(qrels: dict[str, int], rel_level: int) -> int:
     """R: how many judged passages reach the relevance level."""
     return remembered(qrels, ("R", rel_level), lambda: sum(1 for label in qrels.values() if label >= rel_level))
-
-
-def relevant_set(qrels: dict[str, int], rel_level: int) -> frozenset[str]:
-    """The judged passages that reach the relevance level."""
-    return remembered(qrels, ("relevant", rel_level),
-                      lambda: frozenset(pid for pid, label in qrels.items() if label >= rel_level))

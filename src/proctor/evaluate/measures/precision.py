@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from proctor.evaluate.measures.base import Measure, relevant_set
+from proctor.evaluate.measures.base import Measure
 
 
 def _precision(ranked: list[str], qrels: dict[str, int], rel_level: int, cutoff: int | None) -> float:
     k = cutoff if cutoff is not None else len(ranked)
     if k == 0:
         return 0.0
-    if rel_level <= 0 or not hasattr(qrels, "memo"):  # level 0: an unjudged passage counts too
-        return sum(1 for pid in ranked[:k] if qrels.get(pid, 0) >= rel_level) / k
-    return sum(map(relevant_set(qrels, rel_level).__contains__, ranked[:k])) / k
+    return sum(1 for pid in ranked[:k] if qrels.get(pid, 0) >= rel_level) / k
 
 
 PRECISION = Measure(
