@@ -110,7 +110,8 @@ def test_other_hosts_need_a_token_and_requests_without_it_are_refused(demo, brow
         page.goto(f"{server.url}/?token={token}")  # once: the cookie carries it from then on
         assert page.url == server.url + "/" and page.locator("#queries").count() == 1
         page.fill("header input[name=reviewer]", "eve")
-        page.click("header button")
+        with page.expect_navigation():
+            page.click("header button")
         assert page.locator("header input[name=reviewer]").input_value() == "eve"
         page.close()
         busy = cli("review", "--store", demo["store"], "--port", server.port)
@@ -182,7 +183,9 @@ def _page(browser, server: Server, name: str):
     page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
     page.goto(server.url + "/")
     page.fill("header input[name=reviewer]", name)
-    page.click("header button")
+    with page.expect_navigation():  # the form posts and redirects: read the page only once it has arrived
+        page.click("header button")
+    page.wait_for_load_state()
     assert "Overview" in page.content(), page.content()
     return page
 
@@ -223,7 +226,9 @@ def test_review_edit_publish_grade_impact_and_judge_in_a_browser(demo, browser):
     other = bob.locator(f"#questions tr[data-question='{question_id}']")
     other.locator("summary").click()
     other.locator("textarea[name=text]").fill("Bob's wording")
-    other.locator("button[value=edit]").click()
+    with bob.expect_navigation():
+        other.locator("button[value=edit]").click()
+    bob.wait_for_load_state()
     assert "another reviewer changed this question first" in bob.content()
     assert "What do bees gather from blossoms?" in bob.locator("#other-after").inner_text()
     assert "alice" in bob.locator("#conflict").inner_text() and bob.locator("#mine").inner_text() == "Bob's wording"
@@ -244,7 +249,9 @@ def test_review_edit_publish_grade_impact_and_judge_in_a_browser(demo, browser):
     assert alice.locator("#tau").inner_text() not in ("", "—")
     # a reviewer judgment, with provenance, exported as qrels
     alice.goto(server.url + "/query/q1")
-    alice.locator("#matrix a.cell").first.click()
+    with alice.expect_navigation():
+        alice.locator("#matrix a.cell").first.click()
+    alice.wait_for_load_state()
     _safe(alice)
     passage = alice.locator("h1").inner_text().split()[1]
     question = alice.locator("#cell-question").inner_text()
@@ -253,7 +260,9 @@ def test_review_edit_publish_grade_impact_and_judge_in_a_browser(demo, browser):
     prompt = alice.locator("#prompt").inner_text()
     assert question in prompt and alice.locator("#cell-passage").inner_text()[:40] in prompt
     alice.select_option("#judge select", "2")
-    alice.click("#judge button")
+    with alice.expect_navigation():
+        alice.click("#judge button")
+    alice.wait_for_load_state()
     assert "2 by alice" in alice.content()
     qrels = alice.request.get(server.url + "/judgments.qrels").text()
     assert f"q1 0 {passage} 2\n" == qrels
