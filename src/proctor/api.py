@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from proctor.errors import UsageError
 from proctor.evaluate.labels import LabelStats, binarize
@@ -31,8 +31,10 @@ from proctor.evaluate.sources import (
 from proctor.importing import ImportOptions, ImportReport, import_files
 from proctor.io.leaderboards import read_leaderboard
 from proctor.records import GradeSet
-from proctor.stats.pairs import Comparison, compare_systems
 from proctor.store import Store
+
+if TYPE_CHECKING:  # numpy (the randomization test) loads only when a comparison is made
+    from proctor.stats.pairs import Comparison
 
 
 def open_store(path: str | Path, *, create: bool = False) -> Store:
@@ -197,6 +199,8 @@ def _compare(per_query: dict[str, dict[str, float]], order: list[str], tests: Se
              alpha: float, baseline: str | None, samples: int, seed: int) -> Comparison:
     if baseline is not None and baseline not in per_query:
         raise UsageError(f"--baseline {baseline}: no such system (systems: {', '.join(order)})")
+    from proctor.stats.pairs import compare_systems
+
     return compare_systems(per_query, order=order, baseline=baseline, tests=tuple(tests), correction=correction,
                            alpha=alpha, samples=samples, seed=seed)
 

@@ -136,8 +136,11 @@ class ResultCaches:
             self.db.execute(f"PRAGMA busy_timeout = {int(timeout)}")
         try:
             keep()
+            self.db.execute("COMMIT")
         except sqlite3.OperationalError:  # e.g. a full disk: compute without keeping
             self.db.execute("ROLLBACK")
             return False
-        self.db.execute("COMMIT")
+        except BaseException:  # never leave the write lock held
+            self.db.execute("ROLLBACK")
+            raise
         return True

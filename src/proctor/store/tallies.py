@@ -81,18 +81,9 @@ class GradeTallies:
             self.db.execute("COMMIT")
         return counts
 
-    def label_histogram(self, grade_set_id: str, step: str, *, top_only: bool = False
-                        ) -> Iterator[tuple[str, str, int | None, int]]:
+    def label_histogram(self, grade_set_id: str, step: str) -> Iterator[tuple[str, str, int | None, int]]:
         """(query, passage, grade, n) in (query, passage) order: how many of the pair's questions gave each grade
-        (grade None: failed). With `top_only`, one row with the largest grade and the number of usable grades,
-        and one with the failures."""
-        if top_only:
-            for qid, pid, top, graded, failed in self.top_grades(grade_set_id, step):  # type: ignore[attr-defined]
-                if failed:
-                    yield qid, pid, None, failed
-                if graded:
-                    yield qid, pid, top, graded
-            return
+        (grade None: failed). At one question the largest grade suffices: `ResultCaches.top_grades`."""
         yield from self.db.execute(
             "SELECT query_id, passage_id, grade, COUNT(*) FROM grades WHERE grade_set_id = ? AND step = ?"
             " GROUP BY query_id, passage_id, grade ORDER BY query_id, passage_id, grade DESC", (grade_set_id, step))
