@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from proctor.errors import InputError, UsageError
+from proctor.io.background import in_background
 from proctor.io.bank_files import load_bank
 from proctor.io.banks import is_spurious
 from proctor.io.corpus import read_corpus
@@ -166,6 +167,11 @@ def _import_bank(store: Store, path: Path, options: ImportOptions, report: Impor
     report.counts["queries"] = len({q["query_id"] for q in questions})
 
 
+def _size(path: Path) -> int:
+    """The file's size in bytes (0 when it is no file: the reader reports that)."""
+    return path.stat().st_size if path.is_file() else 0
+
+
 def _import_exampp(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
     counts = dict.fromkeys(("queries", "passages", "query-passage pairs", "judgments", "rankings", "grades"), 0)
     runs: set[str] = set()
@@ -175,7 +181,8 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
     sets: dict[tuple[str, str, str], str] = {}
     check = _QueryCheck(store, path, options, report)
     generated = _generated_runs(store)
-    for query in read_exampp(path, with_grades=options.with_grades):
+    queries = in_background(lambda: read_exampp(path, with_grades=options.with_grades), size=_size(path))
+    for query in queries:
         if not check.keep(query.line, query.query_id):
             continue
         _refuse_generated_runs(path, {r[0]: query.line for r in query.rankings}, generated)

@@ -1,0 +1,98 @@
+"""Reading in a background process, so that parsing a large file and writing what it holds into the store run
+on two cores at once (`import exampp` at TREC scale: the reader's JSON decoding and checks take about as long
+as the store's inserts).
+
+The reader runs in a forked child and sends what it yields through a pipe, a few items at a time; the parent
+gets them in order. An error in the child is raised in the parent at the same point of the sequence (an
+`InputError` keeps its file, line and message), so the parent's transaction rolls back as it would have with
+the reader in-process. Closing the iterator early (or an error in the parent) kills the child.
+
+Used only where `fork` is available (Linux); elsewhere, or when asked not to, the reader runs in-process."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import traceback
+from collections.abc import Callable, Iterable, Iterator
+from typing import TypeVar
+
+from proctor.errors import InputError
+
+T = TypeVar("T")
+
+CHUNK = 1
+"""Items sent per message (an exam_pp line is one item: thousands of grades)."""
+
+MIN_BYTES = 1 << 20
+"""Files smaller than this on disk are read in-process (a fork costs more than it saves on them)."""
+
+_ITEMS, _DONE, _INPUT_ERROR, _FAILED = range(4)
+
+
+def background_available() -> bool:
+    """True where a reader can run in a forked child (Linux), unless `PROCTOR_READ_IN_BACKGROUND=0`."""
+    if os.environ.get("PROCTOR_READ_IN_BACKGROUND", "1") == "0":
+        return False
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+
+
+def in_background(produce: Callable[[], Iterable[T]], *, size: int, chunk: int = CHUNK) -> Iterator[T]:
+    """The items of `produce()`, computed in a forked child process when the input's `size` in bytes is at least
+    `MIN_BYTES` (in-process for smaller inputs and where a fork is unavailable)."""
+    if size < MIN_BYTES or not background_available():
+        yield from produce()
+        return
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_child, args=(produce, send, chunk), daemon=True)
+    child.start()
+    send.close()
+    try:
+        yield from _receive(receive, child)
+    finally:
+        receive.close()
+        if child.is_alive():
+            child.kill()
+        child.join()
+
+
+def _receive(receive, child) -> Iterator:
+    while True:
+        try:
+            kind, payload = receive.recv()
+        except EOFError:
+            child.join()
+            raise RuntimeError(f"the background reader ended without a result (exit status {child.exitcode})") \
+                from None
+        if kind == _ITEMS:
+            yield from payload
+        elif kind == _DONE:
+            return
+        elif kind == _INPUT_ERROR:
+            raise InputError(*payload)
+        else:
+            raise RuntimeError(f"the background reader failed:\n{payload}")
+
+
+def _child(produce: Callable[[], Iterable], send, chunk: int) -> None:
+    """Run in the child: send the items in chunks, then DONE, or the error."""
+    try:
+        items: list = []
+        for item in produce():
+            items.append(item)
+            if len(items) >= chunk:
+                send.send((_ITEMS, items))
+                items = []
+        if items:
+            send.send((_ITEMS, items))
+        send.send((_DONE, None))
+    except InputError as exc:
+        send.send((_INPUT_ERROR, (exc.path, exc.line, exc.message)))
+    except BrokenPipeError:  # the parent stopped reading
+        pass
+    except BaseException:  # noqa: BLE001 - reported to the parent, which raises it
+        send.send((_FAILED, traceback.format_exc()))
+    finally:
+        send.close()

@@ -1,0 +1,127 @@
+"""Issue 16, import side: a large exam_pp file is read in a forked child while the parent writes the store. The
+store must hold exactly what an in-process import writes; an error in the child stops the import at the same
+line with the same message and leaves the store as it was; a reader closed early leaves no child behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from proctor.errors import InputError
+from proctor.io import background
+from proctor.io.background import in_background
+
+pytestmark = pytest.mark.skipif(not background.background_available(), reason="no fork here")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _produce(n: int, fail_at: int | None = None, error: type = InputError):
+    def produce():
+        for i in range(n):
+            if i == fail_at:
+                if error is InputError:
+                    raise InputError("f.jsonl", i + 1, f"bad line {i + 1}")
+                raise error(f"broken at {i}")
+            yield i, os.getpid()
+    return produce
+
+
+def test_items_arrive_in_order_from_a_child_process():
+    items = list(in_background(_produce(50), size=background.MIN_BYTES))
+    assert [i for i, _ in items] == list(range(50))
+    assert {pid for _, pid in items} != {os.getpid()}  # computed elsewhere
+    assert list(in_background(_produce(3), size=0)) == [(i, os.getpid()) for i in range(3)]  # small: in-process
+
+
+def test_an_input_error_in_the_child_is_raised_in_the_parent_after_the_earlier_items():
+    got = []
+    with pytest.raises(InputError) as err:
+        for item in in_background(_produce(10, fail_at=7), size=background.MIN_BYTES):
+            got.append(item[0])
+    assert got == list(range(7))
+    assert (err.value.path, err.value.line, err.value.message) == ("f.jsonl", 8, "bad line 8")
+
+
+def test_another_error_in_the_child_is_reported_with_its_traceback():
+    with pytest.raises(RuntimeError, match="(?s)background reader failed.*ZeroDivisionError: broken at 2"):
+        list(in_background(_produce(5, fail_at=2, error=ZeroDivisionError), size=background.MIN_BYTES))
+
+
+def test_closing_the_reader_early_leaves_no_child():
+    reader = in_background(_produce(10_000), size=background.MIN_BYTES)
+    _, child = next(reader)
+    reader.close()
+    with pytest.raises(ProcessLookupError):  # killed and reaped
+        os.kill(child, 0)
+
+
+def _exampp_line(q: int, passages: int) -> str:
+    qid = f"q{q}"
+    paras = [{
+        "paragraph_id": f"p{q}-{p}", "text": f"passage {p} of {qid} " + "word " * 60,
+        "paragraph_data": {"judgments": [{"query": qid, "relevance": p % 3}],
+                           "rankings": [{"method": f"run{r}", "queryId": qid, "rank": p + 1, "score": 1.0 / (p + 1)}
+                                        for r in range(3)]},
+        "exam_grades": [{"llm": "m", "prompt_info": {"is_self_rated": True, "prompt_class": "P"},
+                         "self_ratings": [{"question_id": f"{qid}/{k}", "self_rating": (p + k) % 6} for k in range(5)],
+                         "answers": [[f"{qid}/{k}", "ans"] for k in range(5)]}]}
+        for p in range(passages)]
+    return json.dumps([qid, paras])
+
+
+def _import(path: Path, store: Path, background_on: bool) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PROCTOR_READ_IN_BACKGROUND": "1" if background_on else "0"}
+    return subprocess.run([sys.executable, "-m", "proctor", "import", "exampp", str(path), "--store", str(store)],
+                          capture_output=True, text=True, env=env, timeout=120)
+
+
+def _content(store: Path) -> dict[str, list]:
+    db = sqlite3.connect(store)
+    tables = ["queries", "passages", "rankings", "judgments", "grade_sets", "grades"]
+    out = {t: sorted(map(repr, db.execute(f"SELECT * FROM {t}"))) for t in tables}  # noqa: S608
+    db.close()
+    for i, row in enumerate(out["grades"]):  # the write time differs between two imports
+        out["grades"][i] = row.rsplit(", '20", 1)[0]
+    out["grade_sets"] = [row.rsplit(", '20", 1)[0] for row in out["grade_sets"]]
+    return out
+
+
+def test_a_large_import_writes_the_same_store_as_an_in_process_one(tmp_path):
+    path = tmp_path / "big.jsonl"
+    path.write_text("\n".join(_exampp_line(q, 120) for q in range(30)) + "\n")
+    assert path.stat().st_size >= background.MIN_BYTES
+    stores = []
+    for on in (True, False):
+        store = tmp_path / f"s{on}.db"
+        done = _import(path, store, on)
+        assert done.returncode == 0, done.stderr
+        assert "18000 grades" in done.stderr
+        stores.append(_content(store))
+    assert stores[0] == stores[1]
+    assert len(stores[0]["grades"]) == 30 * 120 * 5
+
+
+def test_an_error_late_in_a_large_file_names_its_line_and_writes_nothing(tmp_path):
+    lines = [_exampp_line(q, 120) for q in range(30)]
+    lines[27] = lines[27].replace('"self_rating": 5', '"self_rating": 9', 1)
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    store = tmp_path / "s.db"
+    started = time.monotonic()
+    done = _import(path, store, True)
+    assert done.returncode == 2
+    assert f"{path}:28: paragraph" in done.stderr and "9 is not a grade 0..5" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert time.monotonic() - started < 60
+    if store.exists():
+        db = sqlite3.connect(store)
+        assert db.execute("SELECT COUNT(*) FROM grades").fetchone()[0] == 0
+        assert db.execute("SELECT COUNT(*) FROM passages").fetchone()[0] == 0
