@@ -110,3 +110,15 @@ def test_analyze_dl19(dl19_store, tmp_path):
     assert table[0].startswith("method\tmodel\tτ\tP@20 ρ\tP@20 τ") and len(table) == 1 + 5
     per_query = (out / "per_query_self-rating-google-flan-t5-large.tsv").read_text().splitlines()
     assert len(per_query) == 1 + 43
+
+
+def test_the_same_data_gives_the_same_plot_files(tmp_path):
+    from proctor.analyze.plots import scatter
+
+    files = []
+    for name in ("a", "b"):
+        path = tmp_path / name / "scatter.png"
+        path.parent.mkdir()
+        scatter(path, {"s1": 0.5, "s2": 0.3, "s3": 0.1}, {"P@20": {"s1": 0.4, "s2": 0.35, "s3": 0.2}}, "score", "t")
+        files.append({p.suffix: p.read_bytes() for p in path.parent.iterdir()})
+    assert files[0].keys() == {".png", ".pdf", ".svg"} and files[0] == files[1]

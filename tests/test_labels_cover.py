@@ -85,3 +85,27 @@ def test_n_exam_is_a_ratio_of_sums_over_queries():
     assert mean == pytest.approx(sum(plain.values()) / sum(pool.values())) and left_out == []
     table5 = CoverTable.build([("Q", "p1", "a", 3)], tau=5)
     assert cover_per_query({"Q": ["p1"]}, table5, normalize="pool") == ({}, ["Q"])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_labels_for_several_m_in_one_pass_equal_exam_labels_per_m(seed):
+    import random
+    from collections import Counter
+
+    from proctor.evaluate.labels import labels_for_each
+
+    rng = random.Random(seed)
+    rows = [(f"q{rng.randrange(4)}", f"p{rng.randrange(30)}", f"x{k}", rng.choice([None, 0, 1, 2, 3, 4, 5]))
+            for k in range(600)]
+    histogram = sorted(Counter((q, p, g) for q, p, _, g in rows).items(),
+                       key=lambda r: (r[0][0], r[0][1], -1 if r[0][2] is None else -r[0][2]))
+    flat = [(q, p, g, n) for (q, p, g), n in histogram]
+    each_stats = LabelStats()
+    each = labels_for_each(flat, [1, 2, 3, 5, 2], stats=each_stats)
+    assert set(each) == {1, 2, 3, 5}
+    for m in (1, 2, 3, 5):
+        stats = LabelStats()
+        assert each[m] == exam_labels(rows, min_questions=m, stats=stats)
+        assert stats == each_stats
+    with pytest.raises(UsageError):
+        labels_for_each(flat, [2, 0])

@@ -98,3 +98,25 @@ def test_missing_zero_adds_judged_queries_the_run_lacks():
     spec = parse_measure("P@1")
     assert measure_per_query(ranked, qrels, spec, 1) == {"q1": 1.0}
     assert measure_per_query(ranked, qrels, spec, 1, missing="zero") == {"q1": 1.0, "q2": 0.0}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_labels_kept_per_ranked_list_give_the_same_values_in_any_order(seed):
+    """A `QueryLabels` keeps each ranked list's labels and extends them when a deeper measure asks: shallow
+    then deep, deep then shallow, several runs and levels — every value equals the plain-dict computation."""
+    from proctor.evaluate.measures.base import QueryLabels
+
+    qrels, runs = _random_case(seed)
+    ranked = order_runs(runs)
+    names = ["P@5", "RR@3", "nDCG@10", "P@20", "AP", "Rprec", "nDCG", "RR", "AP@7"]
+    rng = random.Random(seed)
+    kept = {qid: QueryLabels(per) for qid, per in qrels.items()}
+    for _ in range(3):
+        rng.shuffle(names)
+        for name in names:
+            for level in (1, 3):
+                for run in ranked:
+                    expected = measure_per_query(ranked[run], qrels, parse_measure(name), level)
+                    assert measure_per_query(ranked[run], kept, parse_measure(name), level) == expected
+    some = next(iter(kept.values()))
+    assert any(key[0] == "gains" for key in some.memo)  # the labels were kept, not looked up again

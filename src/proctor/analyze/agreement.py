@@ -15,14 +15,19 @@ def cohen_kappa(a: Sequence[int], b: Sequence[int], weights: str | None = None) 
     """Cohen's κ of two label lists; `weights="linear"` for linearly weighted κ. NaN when undefined."""
     if len(a) != len(b):
         raise ValueError("label lists differ in length")
-    labels = sorted(set(a) | set(b))
+    return kappa_of_counts(Counter(zip(a, b, strict=True)), weights)
+
+
+def kappa_of_counts(pairs: Counter, weights: str | None = None) -> float:
+    """`cohen_kappa` from the counts of (label a, label b) pairs (the same figure: counts are whole numbers)."""
+    labels = sorted({x for x, _ in pairs} | {y for _, y in pairs})
     index = {label: i for i, label in enumerate(labels)}
-    k, n = len(labels), len(a)
+    k, n = len(labels), sum(pairs.values())
     if n == 0:
         return math.nan
     observed = [[0.0] * k for _ in range(k)]
-    for x, y in zip(a, b, strict=True):
-        observed[index[x]][index[y]] += 1
+    for (x, y), count in pairs.items():
+        observed[index[x]][index[y]] += count
     rows = [sum(r) for r in observed]
     cols = [sum(observed[i][j] for i in range(k)) for j in range(k)]
 
@@ -38,13 +43,18 @@ def cohen_kappa(a: Sequence[int], b: Sequence[int], weights: str | None = None) 
 
 def krippendorff_alpha_ordinal(a: Sequence[int], b: Sequence[int]) -> float:
     """Krippendorff's α with the ordinal metric for two coders who labelled the same units."""
-    values = sorted(set(a) | set(b))
+    return alpha_of_counts(Counter(zip(a, b, strict=True)))
+
+
+def alpha_of_counts(pairs: Counter) -> float:
+    """`krippendorff_alpha_ordinal` from the counts of (label a, label b) pairs."""
+    values = sorted({x for x, _ in pairs} | {y for _, y in pairs})
     index = {v: i for i, v in enumerate(values)}
     k = len(values)
     coincidence = [[0.0] * k for _ in range(k)]
-    for x, y in zip(a, b, strict=True):
-        coincidence[index[x]][index[y]] += 1
-        coincidence[index[y]][index[x]] += 1
+    for (x, y), count in pairs.items():
+        coincidence[index[x]][index[y]] += count
+        coincidence[index[y]][index[x]] += count
     n_c = [sum(row) for row in coincidence]
     n = sum(n_c)
     if n < 2 or k < 2:
@@ -85,28 +95,38 @@ def agreement_report(
     predicted: Sequence[int], judged: Sequence[int], judged_relevant: int,
     merges: Sequence[str] = BINARY_MERGES,
 ) -> dict:
-    """Every agreement figure for one set of (predicted label, judgment) pairs."""
-    judged_binary = [int(j >= judged_relevant) for j in judged]
+    """Every agreement figure for one set of (predicted label, judgment) pairs (each computed from the counts of
+    the distinct pairs, so a million passages cost what a few dozen distinct pairs do)."""
+    pairs = Counter(zip(predicted, judged, strict=True))
     out: dict = {
         "n_passages": len(predicted),
         "binary": [
             {"predicted": rule, "judged": f">={judged_relevant}",
-             "cohen_kappa": cohen_kappa([_binary(p, rule) for p in predicted], judged_binary)}
+             "cohen_kappa": kappa_of_counts(_merged(pairs, lambda p, r=rule: _binary(p, r),
+                                                    lambda j: int(j >= judged_relevant)))}
             for rule in merges
         ],
-        "linear_weighted_kappa": cohen_kappa(predicted, judged, weights="linear"),
-        "krippendorff_alpha_ordinal": krippendorff_alpha_ordinal(predicted, judged),
+        "linear_weighted_kappa": kappa_of_counts(pairs, weights="linear"),
+        "krippendorff_alpha_ordinal": alpha_of_counts(pairs),
         "confusion": confusion(predicted, judged),
     }
     if predicted and max(predicted) <= 3 and min(predicted) >= 0:
         out["llmjudge_kappa"] = {
-            cut: cohen_kappa([int(p >= t) for p in predicted], [int(j >= t) for j in judged])
+            cut: kappa_of_counts(_merged(pairs, lambda p, t=t: int(p >= t), lambda j, t=t: int(j >= t)))
             for cut, t in LLMJUDGE_CUTS.items()
         }
     else:
         out["llmjudge_kappa"] = None
         out["llmjudge_note"] = "LLMJudge binarisations apply to 0-3 labels; these labels reach " + str(
             max(predicted) if predicted else "nothing")
+    return out
+
+
+def _merged(pairs: Counter, left, right) -> Counter:
+    """The pair counts with each side's labels mapped (binary merges)."""
+    out: Counter = Counter()
+    for (x, y), count in pairs.items():
+        out[(left(x), right(y))] += count
     return out
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from proctor.analyze.agreement import BINARY_MERGES, agreement_report
 from proctor.errors import UsageError
 from proctor.evaluate.labels import Qrels
-from proctor.evaluate.sources import describe, exam_qrels, method_matches
+from proctor.evaluate.sources import describe, exam_qrels_each, method_matches
 from proctor.methods import ANSWER_METHODS
 from proctor.store import Store
 
@@ -35,9 +35,10 @@ def store_agreement(
     out = []
     for grade_set in sets:
         per_m = {}
+        given = {m: (labels or {})[(grade_set.id, m)] for m in min_questions if (grade_set.id, m) in (labels or {})}
+        made_here = exam_qrels_each(store, grade_set, [m for m in min_questions if m not in given])
         for m in min_questions:
-            made = (labels or {}).get((grade_set.id, m))
-            made = exam_qrels(store, grade_set, min_questions=m) if made is None else made
+            made = given[m] if m in given else made_here[m]
             pairs = [(label, judgments[q][p]) for q, per in made.items() for p, label in per.items()
                      if p in judgments.get(q, {})]
             per_m[str(m)] = agreement_report([a for a, _ in pairs], [b for _, b in pairs], judged_relevant, merges)

@@ -101,11 +101,14 @@ def vector_files(path: Path) -> list[Path]:
 
 def _save(fig, path: Path) -> None:
     """Save as PNG (300 dpi), PDF and SVG, each atomically (never through a symlink), titles never cut."""
+    import matplotlib
+
     targets = [(path, "png", 300), *((p, p.suffix[1:], None) for p in vector_files(path))]
     for target, kind, dpi in targets:
         tmp = temporary_path(target)
         try:
-            fig.savefig(tmp, dpi=dpi, format=kind, bbox_inches="tight", metadata=_metadata(kind))
+            with matplotlib.rc_context({"svg.hashsalt": "proctor"}):  # SVG element ids from the content, not random
+                fig.savefig(tmp, dpi=dpi, format=kind, bbox_inches="tight", metadata=_metadata(kind))
             os.replace(tmp, target)
         finally:
             tmp.unlink(missing_ok=True)

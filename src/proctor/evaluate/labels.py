@@ -5,7 +5,7 @@ largest). With facets, labels are per `query_id/facet_id`. Binary labels are 1 w
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from proctor.errors import UsageError
@@ -67,25 +67,36 @@ def labels_from_histogram(
 ) -> Qrels:
     """The labels `exam_labels` gives, from `(query, passage, grade, n)` rows grouped by (query, passage) with
     grades largest first (`Store.label_histogram`; grade None counts failed grades)."""
-    if min_questions < 1:
+    return labels_for_each(rows, [min_questions], stats=stats)[min_questions]
+
+
+def labels_for_each(
+    rows: Iterable[tuple[str, str, int | None, int]], min_questions: Sequence[int], *,
+    stats: LabelStats | None = None,
+) -> dict[int, Qrels]:
+    """`labels_from_histogram` for several `min_questions` in one pass over the rows (`stats` counts the rows
+    once: they are the same for every m)."""
+    if any(m < 1 for m in min_questions):
         raise UsageError("--min-questions must be at least 1")
     stats = stats if stats is not None else LabelStats()
-    qrels: Qrels = defaultdict(dict)
+    ms = list(dict.fromkeys(min_questions))
+    out: dict[int, Qrels] = {m: defaultdict(dict) for m in ms}
     key: tuple[str, str] | None = None
-    seen = label = 0
+    seen, labels = 0, [0] * len(ms)
     for qid, pid, grade, n in rows:
         if (qid, pid) != key:
-            _close(qrels, stats, key, seen, label)
-            key, seen, label = (qid, pid), 0, 0
+            _close_each(out, ms, stats, key, seen, labels)
+            key, seen, labels = (qid, pid), 0, [0] * len(ms)
         if grade is None:
             stats.failed += n
             continue
         stats.grades += n
-        if seen < min_questions <= seen + n:
-            label = grade
+        for i, m in enumerate(ms):
+            if seen < m <= seen + n:
+                labels[i] = grade
         seen += n
-    _close(qrels, stats, key, seen, label)
-    return dict(qrels)
+    _close_each(out, ms, stats, key, seen, labels)
+    return {m: dict(qrels) for m, qrels in out.items()}
 
 
 def labels_from_top(rows: Iterable[tuple[str, str, int | None, int, int]], *, stats: LabelStats | None = None
@@ -105,13 +116,15 @@ def labels_from_top(rows: Iterable[tuple[str, str, int | None, int, int]], *, st
     return dict(qrels)
 
 
-def _close(qrels: Qrels, stats: LabelStats, key: tuple[str, str] | None, seen: int, label: int) -> None:
+def _close_each(out: dict[int, Qrels], ms: list[int], stats: LabelStats, key: tuple[str, str] | None, seen: int,
+                labels: list[int]) -> None:
     if key is None:
         return
     if seen == 0:
         stats.passages_without_grade += 1
         return
-    qrels[key[0]][key[1]] = label
+    for m, label in zip(ms, labels, strict=True):
+        out[m][key[0]][key[1]] = label
     stats.passages += 1
 
 

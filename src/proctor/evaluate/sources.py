@@ -8,7 +8,14 @@ from typing import Any
 
 from proctor.errors import UsageError
 from proctor.evaluate.cover import CoverTable
-from proctor.evaluate.labels import LabelStats, Qrels, exam_labels, labels_from_histogram, labels_from_top
+from proctor.evaluate.labels import (
+    LabelStats,
+    Qrels,
+    exam_labels,
+    labels_for_each,
+    labels_from_histogram,
+    labels_from_top,
+)
 from proctor.evaluate.runs import Ranked, order_runs
 from proctor.io.banks import is_spurious
 from proctor.io.trec import qrels_dict, read_qrels, read_runs
@@ -84,6 +91,16 @@ def exam_qrels(
         return labels_from_histogram(rows, min_questions=min_questions, stats=stats)
     rows = store.grade_rows(grade_set.id, grade_set.step)
     return exam_labels(rows, min_questions=min_questions, facets=store.question_facets(), stats=stats)
+
+
+def exam_qrels_each(store: Store, grade_set: GradeSet, min_questions: Sequence[int]) -> dict[int, Qrels]:
+    """`exam_qrels` for several `min_questions`, reading the grade set once for all of them."""
+    refuse_answer_set(grade_set)
+    out = {1: exam_qrels(store, grade_set)} if 1 in min_questions else {}
+    more = [m for m in min_questions if m != 1]
+    if more:
+        out.update(labels_for_each(store.label_histogram(grade_set.id, grade_set.step), more))
+    return out
 
 
 def refuse_answer_set(grade_set: GradeSet) -> None:

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from proctor.evaluate.measures.base import Measure, relevant_count
+from proctor.evaluate.measures.base import Measure, gains, relevant_count
 
 
 def _average_precision(ranked: list[str], qrels: dict[str, int], rel_level: int, cutoff: int | None) -> float:
     total_relevant = relevant_count(qrels, rel_level)
     if total_relevant == 0:
         return 0.0
-    top = ranked if cutoff is None else ranked[:cutoff]
     hits, precision_sum = 0, 0.0
-    for i, pid in enumerate(top):
-        if qrels.get(pid, 0) >= rel_level:
+    for i, label in enumerate(gains(ranked, qrels, cutoff)[:cutoff]):
+        if label >= rel_level:
             hits += 1
             precision_sum += hits / (i + 1)
     return precision_sum / total_relevant

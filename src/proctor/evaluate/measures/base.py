@@ -86,6 +86,25 @@ def remembered(qrels: dict[str, int], key: tuple, compute: Callable[[], Any]) ->
     return memo[key]
 
 
+def gains(ranked: list[str], qrels: dict[str, int], depth: int | None = None) -> list[int]:
+    """The labels of the first `depth` passages of `ranked` (all without a depth), 0 where unlabelled; may be
+    longer than asked (slice it). A `QueryLabels` keeps them per ranked list, extended as deeper ones are
+    asked for: a sweep scores one run's list with many measures and thresholds, looking each label up once.
+    The kept entry holds the list itself, so its id is never another list's."""
+    n = len(ranked) if depth is None else min(depth, len(ranked))
+    memo = getattr(qrels, "memo", None)
+    if memo is None:
+        return [qrels.get(pid, 0) for pid in ranked[:n]]
+    key = ("gains", id(ranked))
+    kept = memo.get(key)
+    if kept is None or kept[0] is not ranked:
+        kept = memo[key] = (ranked, [])
+    have: list[int] = kept[1]
+    if len(have) < n:
+        have.extend(qrels.get(pid, 0) for pid in ranked[len(have):n])
+    return have
+
+
 def relevant_count(qrels: dict[str, int], rel_level: int) -> int:
     """R: how many judged passages reach the relevance level."""
     return remembered(qrels, ("R", rel_level), lambda: sum(1 for label in qrels.values() if label >= rel_level))

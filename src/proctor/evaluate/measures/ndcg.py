@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from proctor.evaluate.measures.base import Measure, remembered
+from proctor.evaluate.measures.base import Measure, gains, remembered
 
 _DISCOUNTS = [1.0 / math.log2(i + 2) for i in range(1000)]
 
@@ -18,8 +18,7 @@ def _discount(i: int) -> float:
 
 
 def _ndcg(ranked: list[str], qrels: dict[str, int], rel_level: int, cutoff: int | None) -> float:
-    top = ranked if cutoff is None else ranked[:cutoff]
-    dcg = sum(qrels.get(pid, 0) * _discount(i) for i, pid in enumerate(top) if qrels.get(pid, 0) > 0)
+    dcg = sum(label * _discount(i) for i, label in enumerate(gains(ranked, qrels, cutoff)[:cutoff]) if label > 0)
     ideal = remembered(qrels, ("ideal DCG", cutoff), lambda: _ideal(qrels, cutoff))
     return dcg / ideal if ideal > 0 else 0.0
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from proctor.evaluate.measures.base import Measure
+from proctor.evaluate.measures.base import Measure, gains
 
 
 def _precision(ranked: list[str], qrels: dict[str, int], rel_level: int, cutoff: int | None) -> float:
     k = cutoff if cutoff is not None else len(ranked)
     if k == 0:
         return 0.0
-    return sum(1 for pid in ranked[:k] if qrels.get(pid, 0) >= rel_level) / k
+    return sum(1 for label in gains(ranked, qrels, k)[:k] if label >= rel_level) / k
 
 
 PRECISION = Measure(

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from proctor.evaluate.measures.base import Measure, relevant_count
+from proctor.evaluate.measures.base import Measure, gains, relevant_count
 
 
 def _r_precision(ranked: list[str], qrels: dict[str, int], rel_level: int, cutoff: int | None) -> float:
     total_relevant = relevant_count(qrels, rel_level)
     if total_relevant == 0:
         return 0.0
-    return sum(1 for pid in ranked[:total_relevant] if qrels.get(pid, 0) >= rel_level) / total_relevant
+    top = gains(ranked, qrels, total_relevant)[:total_relevant]
+    return sum(1 for label in top if label >= rel_level) / total_relevant
 
 
 R_PRECISION = Measure(

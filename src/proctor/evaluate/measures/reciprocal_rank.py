@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from proctor.evaluate.measures.base import Measure
+from proctor.evaluate.measures.base import Measure, gains
 
 
 def _reciprocal_rank(ranked: list[str], qrels: dict[str, int], rel_level: int, cutoff: int | None) -> float:
-    top = ranked if cutoff is None else ranked[:cutoff]
-    for i, pid in enumerate(top):
-        if qrels.get(pid, 0) >= rel_level:
+    for i, label in enumerate(gains(ranked, qrels, cutoff)[:cutoff]):
+        if label >= rel_level:
             return 1.0 / (i + 1)
     return 0.0
 
