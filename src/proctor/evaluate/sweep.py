@@ -30,7 +30,7 @@ def sweep(
     labels when the caller has them already)."""
     description = describe(store, grade_set)
     qrels = exam_qrels(store, grade_set) if qrels is None else qrels
-    qrels = {qid: QueryLabels(per) for qid, per in qrels.items()}  # R kept across every leaderboard
+    qrels = {qid: QueryLabels(per, keep_gains=True) for qid, per in qrels.items()}  # R, labels kept across boards
     boards = []
     for tau in taus:
         for name in measures:

@@ -67,13 +67,15 @@ class MeasureSpec:
 class QueryLabels(dict):
     """One query's `{passage_id: label}` that remembers what measures derive from the labels alone (R per
     relevance level, the ideal DCG per cutoff): a leaderboard scores many runs against the same labels, so
-    these are computed once, not once per run. Never changed once made."""
+    these are computed once, not once per run. With `keep_gains` (sweeps: many leaderboards over the same
+    runs) it also keeps each ranked list's labels (`gains`). Never changed once made."""
 
-    __slots__ = ("memo",)
+    __slots__ = ("memo", "keep_gains")
 
-    def __init__(self, labels: dict[str, int]) -> None:
+    def __init__(self, labels: dict[str, int], *, keep_gains: bool = False) -> None:
         super().__init__(labels)
         self.memo: dict[tuple, Any] = {}
+        self.keep_gains = keep_gains
 
 
 def remembered(qrels: dict[str, int], key: tuple, compute: Callable[[], Any]) -> Any:
@@ -88,13 +90,13 @@ def remembered(qrels: dict[str, int], key: tuple, compute: Callable[[], Any]) ->
 
 def gains(ranked: list[str], qrels: dict[str, int], depth: int | None = None) -> list[int]:
     """The labels of the first `depth` passages of `ranked` (all without a depth), 0 where unlabelled; may be
-    longer than asked (slice it). A `QueryLabels` keeps them per ranked list, extended as deeper ones are
-    asked for: a sweep scores one run's list with many measures and thresholds, looking each label up once.
-    The kept entry holds the list itself, so its id is never another list's."""
+    longer than asked (slice it). A `QueryLabels` made with `keep_gains` keeps them per ranked list, extended
+    as deeper ones are asked for: a sweep scores one run's list with many measures and thresholds, looking
+    each label up once. The kept entry holds the list itself, so its id is never another list's."""
     n = len(ranked) if depth is None else min(depth, len(ranked))
-    memo = getattr(qrels, "memo", None)
-    if memo is None:
+    if not getattr(qrels, "keep_gains", False):
         return [qrels.get(pid, 0) for pid in ranked[:n]]
+    memo = qrels.memo  # type: ignore[attr-defined]
     key = ("gains", id(ranked))
     kept = memo.get(key)
     if kept is None or kept[0] is not ranked:
