@@ -11,6 +11,7 @@ Used only where `fork` is available (Linux); elsewhere, or when asked not to, th
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import sys
@@ -77,7 +78,12 @@ def _receive(receive, child) -> Iterator:
 
 
 def _child(produce: Callable[[], Iterable], send, chunk: int) -> None:
-    """Run in the child: send the items in chunks, then DONE, or the error."""
+    """Run in the child: send the items in chunks, then DONE, or the error.
+
+    The cycle collector is off in the child: readers build trees of parsed JSON and tuples, no reference
+    cycles (measured on the exam_pp reader: 145 objects collected while reading 4x DL19), yet the collector
+    walked every live object again and again — about 30 % of the reader's time. The child exits when done."""
+    gc.disable()
     try:
         items: list = []
         for item in produce():
