@@ -25,7 +25,7 @@ from proctor.store.batches import BatchTables
 from proctor.store.caches import ResultCaches
 from proctor.store.grades import FAILED, GradeTables
 from proctor.store.review import ReviewTables
-from proctor.store.schema import SCHEMA, SCHEMA_VERSION, migrate_v1
+from proctor.store.schema import SCHEMA, SCHEMA_VERSION, migrate_v1, migrate_v2
 from proctor.store.tallies import GradeTallies
 
 BULK_CACHE_KB = 65536
@@ -97,13 +97,17 @@ class Store(BankTables, GradeTables, BatchTables, ReviewTables, GradeTallies, Re
         except sqlite3.DatabaseError as exc:
             raise UsageError(f"{self.path}: not a Proctor store ({exc})") from None
         version = int(row[0]) if row is not None and str(row[0]).isdigit() else None
-        if version == 1:
-            try:
-                self.migration_note = migrate_v1(self.db, now())
-            except sqlite3.OperationalError as exc:
-                raise UsageError(f"{self.path}: a store of schema 1 (release 0.1.0) is migrated when first opened, "
-                                 f"but this one cannot be written ({exc}); copy it somewhere writable") from None
-            version = SCHEMA_VERSION
+        notes = []
+        for old, migrate, which in ((1, lambda: migrate_v1(self.db, now()), "schema 1 (release 0.1.0)"),
+                                    (2, lambda: migrate_v2(self.db), "schema 2")):
+            if version == old:
+                try:
+                    notes.append(migrate())
+                except sqlite3.OperationalError as exc:
+                    raise UsageError(f"{self.path}: a store of {which} is migrated when first opened, but this one "
+                                     f"cannot be written ({exc}); copy it somewhere writable") from None
+                version = old + 1
+        self.migration_note = "; ".join(notes) or None
         if version != SCHEMA_VERSION:
             raise UsageError(f"{self.path}: not a Proctor store of schema version {SCHEMA_VERSION}")
         if not self.read_only:
@@ -294,8 +298,15 @@ class Store(BankTables, GradeTables, BatchTables, ReviewTables, GradeTallies, Re
         """Every row of every content table, sorted (for tests of idempotence and atomicity)."""
         tables = ["queries", "passages", "rankings", "judgments", "banks", "questions", "grade_sets",
                   "grades", "response_segments", "imports"]
-        return {t: sorted(self.db.execute(f"SELECT * FROM {t}"), key=repr) for t in tables}
+        return {t: sorted(self.db.execute(_GRADES_AS_NAMED if t == "grades" else f"SELECT * FROM {t}"), key=repr)
+                for t in tables}
 
+
+_GRADES_AS_NAMED = (
+    "SELECT grade_set_id, step, query_id, passage_id, question_id, raw_reply, grade, parse_status, answer, correct,"
+    " extra, created, attempts FROM grades JOIN grade_series USING (series) JOIN grade_items USING (item)"
+    " JOIN grade_batches USING (batch)")
+"""Grade rows with their names, as schema 2 stored them (`dump`)."""
 
 _DISTINCT_RUNS = ("WITH RECURSIVE runs(run) AS (SELECT MIN(run) FROM rankings UNION ALL SELECT (SELECT MIN(run)"
                   " FROM rankings WHERE run > runs.run) FROM runs WHERE runs.run IS NOT NULL)")
