@@ -102,7 +102,10 @@ class Store(BankTables, GradeTables, BatchTables, ReviewTables, GradeTallies, Re
                                     (2, lambda: migrate_v2(self.db), "schema 2")):
             if version == old:
                 try:
-                    notes.append(migrate())
+                    if self.read_only:
+                        raise sqlite3.OperationalError("opened read-only")
+                    with self._rollback_journal():  # the WAL would hold a copy of every rewritten grade
+                        notes.append(migrate())
                 except sqlite3.OperationalError as exc:
                     raise UsageError(f"{self.path}: a store of {which} is migrated when first opened, but this one "
                                      f"cannot be written ({exc}); copy it somewhere writable") from None
@@ -113,6 +116,24 @@ class Store(BankTables, GradeTables, BatchTables, ReviewTables, GradeTallies, Re
         if not self.read_only:
             self.ensure_tallies()
             self.ensure_caches()
+
+    @classmethod
+    def copy_of(cls, source: str | Path, path: str | Path) -> Store:
+        """A writable copy at `path` of the store at `source`, which is only read (the copy, not the source, is
+        migrated when the source has an older schema)."""
+        source = Path(source)
+        if not source.is_file():
+            raise UsageError(f"{source}: no such store")
+        raw = _connect_read_only(source)
+        try:
+            copy = sqlite3.connect(path)
+            try:
+                raw.backup(copy)
+            finally:
+                copy.close()
+        finally:
+            raw.close()
+        return cls.open(path)  # checks (and migrates) the copy
 
     def copy_to(self, path: str | Path) -> Store:
         """A copy of this store at `path` (SQLite's online backup), opened for writing."""
@@ -143,13 +164,18 @@ class Store(BankTables, GradeTables, BatchTables, ReviewTables, GradeTallies, Re
         WAL would hold every new page beside the store until the checkpoint copies them in (twice the disk).
         A crash leaves a hot journal that the next opening rolls back, so the write stays all-or-nothing.
         Readers wait for it (as writers always do); the store is back in WAL mode after."""
+        with self._rollback_journal(), self.transaction():
+            yield
+
+    @contextmanager
+    def _rollback_journal(self) -> Iterator[None]:
+        """Run a large write under a rollback journal when no other connection has the store open."""
         switched = self._journal_mode("DELETE")
         if switched:  # FULL: under a rollback journal, NORMAL could let a power cut corrupt the file
             self.db.execute(f"PRAGMA cache_size = {-BULK_CACHE_KB}")
             self.db.execute("PRAGMA synchronous = FULL")
         try:
-            with self.transaction():
-                yield
+            yield
         finally:
             if switched:
                 self.db.execute("PRAGMA cache_size = -2000")
