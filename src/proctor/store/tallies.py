@@ -96,8 +96,8 @@ class GradeTallies:
     def graded_questions(self, grade_set_id: str, step: str) -> Iterator[tuple[str, str]]:
         """(query, question) of every question graded for the query in one step of a grade set, distinct."""
         return self.db.execute(
-            "SELECT DISTINCT query_id, question_id FROM grades JOIN grade_items USING (item)"
-            f" WHERE series = {SERIES} ORDER BY query_id, question_id", (grade_set_id, step))
+            f"SELECT query_id, question_id FROM (SELECT DISTINCT query_id, item FROM grades WHERE series = {SERIES})"
+            " JOIN grade_items USING (item) ORDER BY query_id, question_id", (grade_set_id, step))
 
     def answered(self, grade_set_id: str, step: str, tau: int) -> Iterator[tuple[str, str, str]]:
         """(query, passage, question) graded >= `tau` in one step of a grade set."""
