@@ -106,12 +106,13 @@ class GradeTables:
                f" attempts = grades.attempts + {int(attempt)}" + condition)
         rows = iter(rows)
         while chunk := list(islice(rows, _CHUNK)):
-            series = self._numbers("grade_series", "series", ("grade_set_id", "step"),
-                                   {(grade_set_id, r[0]) for r in chunk})
-            items = self._numbers("grade_items", "item", ("question_id",), {(r[3],) for r in chunk})
+            series = {key[1]: n for key, n in self._numbers(
+                "grade_series", "series", ("grade_set_id", "step"), {(grade_set_id, s) for s in {r[0] for r in chunk}})
+                .items()}
+            items = {key[0]: n for key, n in self._numbers(
+                "grade_items", "item", ("question_id",), {(q,) for q in {r[3] for r in chunk}}).items()}
             batch = self._numbers("grade_batches", "batch", ("created",), {(created,)})[(created,)]
-            self.db.executemany(sql, ((series[grade_set_id, r[0]], r[1], r[2], items[r[3],], *r[4:], batch)
-                                      for r in chunk))
+            self.db.executemany(sql, ((series[r[0]], r[1], r[2], items[r[3]], *r[4:], batch) for r in chunk))
 
     def _numbers(self, table: str, number: str, columns: tuple[str, ...], keys: set[tuple]) -> dict[tuple, int]:
         """`{key: number}` of the keys, numbering those `table` lacks."""
