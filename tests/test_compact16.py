@@ -245,3 +245,15 @@ def test_a_read_only_schema_2_store_is_refused_clearly_and_copies_migrate(stores
                 Store.open(v2)
     finally:
         os.chmod(v2, stat.S_IRUSR | stat.S_IWUSR)
+
+
+def test_a_process_that_waited_for_another_ones_migration_does_not_migrate_again(stores) -> None:
+    from proctor.store.schema import migrate_v1, migrate_v2
+
+    store, v2 = stores
+    waiting = sqlite3.connect(v2, isolation_level=None)  # opened while the store was of schema 2
+    Store.open(v2).close()  # another process migrates first
+    assert migrate_v2(waiting) is None and migrate_v1(waiting, DAY1) is None and not waiting.in_transaction
+    waiting.close()
+    again = Store.open(v2)
+    assert again.migration_note is None and again.dump() == store.dump()

@@ -105,7 +105,8 @@ class Store(BankTables, GradeTables, BatchTables, ReviewTables, GradeTallies, Re
                     if self.read_only:
                         raise sqlite3.OperationalError("opened read-only")
                     with self._rollback_journal():  # the WAL would hold a copy of every rewritten grade
-                        notes.append(migrate())
+                        note = migrate()
+                    notes += [note] if note else []
                 except sqlite3.OperationalError as exc:
                     raise UsageError(f"{self.path}: a store of {which} is migrated when first opened, but this one "
                                      f"cannot be written ({exc}); copy it somewhere writable") from None

@@ -80,13 +80,15 @@ INTERMEDIATE_V1 = ("criteria", "query-gen-query")
 """Schema-1 methods whose grades only fed a later step."""
 
 
-def migrate_v1(db: sqlite3.Connection, created: str) -> str:
+def migrate_v1(db: sqlite3.Connection, created: str) -> str | None:
     """Rewrite a schema-1 store as schema 2 inside one transaction (`migrate_v2` then makes it schema 3);
     returns a one-line note.
 
     Banks become version 1 of themselves; every (method, model, prompt version) of the old grades becomes
-    a grade set, attached to the bank whose questions it graded when exactly one bank holds them all."""
-    db.execute("BEGIN IMMEDIATE")
+    a grade set, attached to the bank whose questions it graded when exactly one bank holds them all. None when
+    another process migrated it first."""
+    if not _begin_at(db, 1):
+        return None
     try:
         for table in ("banks", "questions", "grades"):
             db.execute(f"ALTER TABLE {table} RENAME TO old_{table}")
@@ -128,16 +130,17 @@ def migrate_v1(db: sqlite3.Connection, created: str) -> str:
     return f"migrated the store from schema 1 to 2: {len(groups)} grade sets (see `proctor info`)"
 
 
-def migrate_v2(db: sqlite3.Connection) -> str:
+def migrate_v2(db: sqlite3.Connection) -> str | None:
     """Rewrite a schema-2 store's grades in the compact rows of schema 3 inside one transaction; returns a
-    one-line note. The kept counts and label cache are emptied (recomputed when next read) and the triggers on
-    `grades` made anew."""
-    db.execute("BEGIN IMMEDIATE")
+    one-line note (None when another process migrated it first). The kept counts and caches of grades are
+    emptied (recomputed when next read) and the triggers on `grades` made anew."""
+    if not _begin_at(db, 2):
+        return None
     try:
         triggers = db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'grades'")
         for (name,) in triggers.fetchall():
             db.execute(f'DROP TRIGGER "{name}"')
-        for table in ("grade_set_counts", "label_cache"):
+        for table in ("grade_set_counts", "label_cache", "cover_cache"):  # kept results of grades: made again
             db.execute(f"DROP TABLE IF EXISTS {table}")
         db.execute("ALTER TABLE grades RENAME TO old_grades")
         for statement in GRADES_V3.split(";"):
@@ -161,6 +164,17 @@ def migrate_v2(db: sqlite3.Connection) -> str:
         raise
     db.execute("COMMIT")
     return f"migrated the store from schema 2 to 3: {moved} grades in compact rows"
+
+
+def _begin_at(db: sqlite3.Connection, version: int) -> bool:
+    """Take the write lock if the store is still of schema `version` (another process may have migrated it
+    while this one waited for the lock); False, without the lock, when it is not."""
+    db.execute("BEGIN IMMEDIATE")
+    row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if row is not None and str(row[0]) == str(version):
+        return True
+    db.execute("ROLLBACK")
+    return False
 
 
 def _old_configs(db: sqlite3.Connection) -> dict[tuple[str, str, str], dict]:
