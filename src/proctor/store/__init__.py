@@ -23,7 +23,7 @@ from proctor.records import Grade, GradeSet
 from proctor.store.banks import BankTables
 from proctor.store.batches import BatchTables
 from proctor.store.caches import ResultCaches
-from proctor.store.grades import FAILED, GradeTables
+from proctor.store.grades import FAILED, GRADES_AS_NAMED, GradeTables
 from proctor.store.review import ReviewTables
 from proctor.store.schema import SCHEMA, SCHEMA_VERSION, migrate_v1, migrate_v2
 from proctor.store.tallies import GradeTallies
@@ -325,15 +325,9 @@ class Store(BankTables, GradeTables, BatchTables, ReviewTables, GradeTallies, Re
         """Every row of every content table, sorted (for tests of idempotence and atomicity)."""
         tables = ["queries", "passages", "rankings", "judgments", "banks", "questions", "grade_sets",
                   "grades", "response_segments", "imports"]
-        return {t: sorted(self.db.execute(_GRADES_AS_NAMED if t == "grades" else f"SELECT * FROM {t}"), key=repr)
+        return {t: sorted(self.db.execute(GRADES_AS_NAMED if t == "grades" else f"SELECT * FROM {t}"), key=repr)
                 for t in tables}
 
-
-_GRADES_AS_NAMED = (
-    "SELECT grade_set_id, step, query_id, passage_id, question_id, raw_reply, grade, parse_status, answer, correct,"
-    " extra, created, attempts FROM grades JOIN grade_series USING (series) JOIN grade_items USING (item)"
-    " JOIN grade_batches USING (batch)")
-"""Grade rows with their names, as schema 2 stored them (`dump`)."""
 
 _DISTINCT_RUNS = ("WITH RECURSIVE runs(run) AS (SELECT MIN(run) FROM rankings UNION ALL SELECT (SELECT MIN(run)"
                   " FROM rankings WHERE run > runs.run) FROM runs WHERE runs.run IS NOT NULL)")

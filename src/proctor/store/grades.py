@@ -25,6 +25,11 @@ SERIES_OF_SET = "(SELECT series FROM grade_series WHERE grade_set_id = ?)"
 """The series of every step of a grade set."""
 QUESTION = "(SELECT question_id FROM grade_items WHERE grade_items.item = grades.item)"
 """A grade row's question id."""
+GRADES_AS_NAMED = (
+    "SELECT grade_set_id, step, query_id, passage_id, question_id, raw_reply, grade, parse_status, answer, correct,"
+    " extra, created, attempts FROM grades JOIN grade_series USING (series) JOIN grade_items USING (item)"
+    " JOIN grade_batches USING (batch)")
+"""Grade rows with their names, as schema 2 stored them (`Store.dump`)."""
 _CHUNK = 50000
 """Grade rows written per statement by `upsert_grade_rows` (their names mapped to numbers first)."""
 

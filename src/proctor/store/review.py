@@ -1,7 +1,7 @@
 """What reviewers do in `proctor review` (mixed into `Store`): drafts of a bank's next version, the audit
 trail of every change, and the relevance judgments reviewers record (kept apart from imported judgments).
 
-The tables are created on first use (`ensure_review_tables`), so stores of schema 2 keep working as they
+The tables are created on first use (`ensure_review_tables`), so stores of any schema keep working as they
 are. A question's revision is the number of audit entries about it: a save names the revision it started
 from and is refused when another reviewer saved in between (optimistic versioning)."""
 
