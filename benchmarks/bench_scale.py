@@ -14,7 +14,12 @@ collector walked millions of tuples again and again) and the import wrote one WA
 16× 240 s wall / 126 s CPU / 970 MB (measured side by side with the after figure), 64× 1422 s / 3.6 GB, peak
 disk 2.0× the store. After (per-line checks, plain tuples, rollback journal): 1× 3.4 s (CPU 3.4 s, as
 before), 16× 133 s wall / 61 s CPU / 216 MB, 64× 245 s / CPU 244 s / 307 MB — linear from 16× to 64× —,
-peak disk 1.00× the store (1174 MB at 64×, unchanged: the grade rows are not compacted yet).
+peak disk 1.00× the store (1174 MB at 64× in schema 2).
+
+Compact grade rows (store schema 3: numbers for grade set and step, question and writing time): a grade row
+takes 53 bytes instead of 147; 16× store 291 → 158 MB (the grades table 218 → 79 MB), import 65 s → 70–76 s
+wall / 57–59 s CPU on the loaded 2 cores (the same within noise: 92.6k rows upserted at 7.6–12.9 µs a row
+before and after); 64× not re-measured, about 4 × 158 ≈ 630 MB by the 16× figures.
 
 Reads at 64× (label and ranked-list caches, `store/caches.py`; same store, identical output): one P@20
 leaderboard 8.45 s → 2.5–3.2 s with the caches warm (the first one fills them: 13.5 s), cover 10.95 → 9.81 s,

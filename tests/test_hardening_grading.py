@@ -232,7 +232,7 @@ def test_fault_injection_kill_9_resume_and_retry_only_failures(tmp_path):
         assert resumed.code == 0, resumed.err
         db = sqlite3.connect(store)
         rows = dict(((q, p, i), s) for q, p, i, s in db.execute(
-            "SELECT query_id, passage_id, question_id, parse_status FROM grades"))
+            "SELECT query_id, passage_id, question_id, parse_status FROM grades JOIN grade_items USING (item)"))
         assert len(rows) == total  # no pair lost
         failed = sum(1 for s in rows.values() if s == "failed")
         assert failed == sum(1 for p in server.attempts if int(hashlib.md5(p.encode()).hexdigest(), 16) % 20 == 3)

@@ -127,14 +127,17 @@ def test_counts_are_kept_and_dropped_by_every_write(tmp_path: Path) -> None:
     assert grade_set.id not in dict(store.db.execute("SELECT grade_set_id, counts FROM grade_set_counts"))
     after = {s.id: (s.grades, s.failures) for s in store.grade_sets()}
     assert after[grade_set.id] == (first[grade_set.id][0] + 1, first[grade_set.id][1] + 1)
-    store.db.execute("DELETE FROM grades WHERE question_id = 'new'")  # any writer, not only Store's methods
+    store.db.execute("DELETE FROM grades WHERE item = (SELECT item FROM grade_items WHERE question_id = 'new')")
+    # ^ any writer, not only Store's methods
     assert {s.id: (s.grades, s.failures) for s in store.grade_sets()} == first
-    store.db.execute("UPDATE grades SET parse_status = 'failed', grade = NULL WHERE grade_set_id = ? AND "
-                     "step = ? AND parse_status != 'failed' AND passage_id = 'q1p1'", (grade_set.id, grade_set.step))
+    store.db.execute("UPDATE grades SET parse_status = 'failed', grade = NULL WHERE series = (SELECT series FROM"
+                     " grade_series WHERE grade_set_id = ? AND step = ?) AND parse_status != 'failed'"
+                     " AND passage_id = 'q1p1'", (grade_set.id, grade_set.step))
     changed = store.db.execute("SELECT changes()").fetchone()[0]
     assert changed > 0
-    recount = dict(store.db.execute("SELECT step, COUNT(*) FROM grades WHERE grade_set_id = ? AND parse_status = "
-                                    "'failed' GROUP BY step", (grade_set.id,)))
+    recount = dict(store.db.execute("SELECT step, COUNT(*) FROM grades JOIN grade_series USING (series)"
+                                    " WHERE grade_set_id = ? AND parse_status = 'failed' GROUP BY step",
+                                    (grade_set.id,)))
     assert store.step_statuses(grade_set.id)[grade_set.step]["failed"] == recount[grade_set.step]
     assert store.counts()["grades"] == store.db.execute("SELECT COUNT(*) FROM grades").fetchone()[0]
     store.close()
@@ -165,7 +168,8 @@ def test_release_010_fixture_still_opens(tmp_path: Path) -> None:
     store = Store.open(copy)
     sets = store.grade_sets()
     assert sets and all(s.grades == store.db.execute(
-        "SELECT COUNT(*) FROM grades WHERE grade_set_id = ? AND step = ?", (s.id, s.step)).fetchone()[0]
+        "SELECT COUNT(*) FROM grades JOIN grade_series USING (series) WHERE grade_set_id = ? AND step = ?",
+        (s.id, s.step)).fetchone()[0]
         for s in sets)
     store.close()
 

@@ -58,14 +58,8 @@ def _dry_run(folder: Path, path: str | Path, only: str | None, price_in: float |
 def _working_copy(plan: Plan, path: Path) -> Store:
     """A temporary store holding what the import step would give."""
     real = plan.experiment.store
-    if real.exists():
-        source = Store.open(real, read_only=True)
-        try:
-            store = source.copy_to(path)
-        finally:
-            source.close()
-    else:
-        store = Store.create_or_open(path)
+    # a store of an older schema: the copy is migrated, not the store
+    store = Store.copy_of(real, path) if real.exists() else Store.create_or_open(path)
     import_sources(store, plan)
     return store
 

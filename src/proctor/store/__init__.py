@@ -23,9 +23,9 @@ from proctor.records import Grade, GradeSet
 from proctor.store.banks import BankTables
 from proctor.store.batches import BatchTables
 from proctor.store.caches import ResultCaches
-from proctor.store.grades import FAILED, GradeTables
+from proctor.store.grades import FAILED, GRADES_AS_NAMED, GradeTables
 from proctor.store.review import ReviewTables
-from proctor.store.schema import SCHEMA, SCHEMA_VERSION, migrate_v1
+from proctor.store.schema import SCHEMA, SCHEMA_VERSION, migrate_v1, migrate_v2
 from proctor.store.tallies import GradeTallies
 
 BULK_CACHE_KB = 65536
@@ -97,18 +97,44 @@ class Store(BankTables, GradeTables, BatchTables, ReviewTables, GradeTallies, Re
         except sqlite3.DatabaseError as exc:
             raise UsageError(f"{self.path}: not a Proctor store ({exc})") from None
         version = int(row[0]) if row is not None and str(row[0]).isdigit() else None
-        if version == 1:
-            try:
-                self.migration_note = migrate_v1(self.db, now())
-            except sqlite3.OperationalError as exc:
-                raise UsageError(f"{self.path}: a store of schema 1 (release 0.1.0) is migrated when first opened, "
-                                 f"but this one cannot be written ({exc}); copy it somewhere writable") from None
-            version = SCHEMA_VERSION
+        notes = []
+        for old, migrate, which in ((1, lambda: migrate_v1(self.db, now()), "schema 1 (release 0.1.0)"),
+                                    (2, lambda: migrate_v2(self.db), "schema 2")):
+            if version == old:
+                try:
+                    if self.read_only:
+                        raise sqlite3.OperationalError("opened read-only")
+                    with self._rollback_journal():  # the WAL would hold a copy of every rewritten grade
+                        note = migrate()
+                    notes += [note] if note else []
+                except sqlite3.OperationalError as exc:
+                    raise UsageError(f"{self.path}: a store of {which} is migrated when first opened, but this one "
+                                     f"cannot be written ({exc}); copy it somewhere writable") from None
+                version = old + 1
+        self.migration_note = "; ".join(notes) or None
         if version != SCHEMA_VERSION:
             raise UsageError(f"{self.path}: not a Proctor store of schema version {SCHEMA_VERSION}")
         if not self.read_only:
             self.ensure_tallies()
             self.ensure_caches()
+
+    @classmethod
+    def copy_of(cls, source: str | Path, path: str | Path) -> Store:
+        """A writable copy at `path` of the store at `source`, which is only read (the copy, not the source, is
+        migrated when the source has an older schema)."""
+        source = Path(source)
+        if not source.is_file():
+            raise UsageError(f"{source}: no such store")
+        raw = _connect_read_only(source)
+        try:
+            copy = sqlite3.connect(path)
+            try:
+                raw.backup(copy)
+            finally:
+                copy.close()
+        finally:
+            raw.close()
+        return cls.open(path)  # checks (and migrates) the copy
 
     def copy_to(self, path: str | Path) -> Store:
         """A copy of this store at `path` (SQLite's online backup), opened for writing."""
@@ -139,13 +165,18 @@ class Store(BankTables, GradeTables, BatchTables, ReviewTables, GradeTallies, Re
         WAL would hold every new page beside the store until the checkpoint copies them in (twice the disk).
         A crash leaves a hot journal that the next opening rolls back, so the write stays all-or-nothing.
         Readers wait for it (as writers always do); the store is back in WAL mode after."""
+        with self._rollback_journal(), self.transaction():
+            yield
+
+    @contextmanager
+    def _rollback_journal(self) -> Iterator[None]:
+        """Run a large write under a rollback journal when no other connection has the store open."""
         switched = self._journal_mode("DELETE")
         if switched:  # FULL: under a rollback journal, NORMAL could let a power cut corrupt the file
             self.db.execute(f"PRAGMA cache_size = {-BULK_CACHE_KB}")
             self.db.execute("PRAGMA synchronous = FULL")
         try:
-            with self.transaction():
-                yield
+            yield
         finally:
             if switched:
                 self.db.execute("PRAGMA cache_size = -2000")
@@ -294,7 +325,8 @@ class Store(BankTables, GradeTables, BatchTables, ReviewTables, GradeTallies, Re
         """Every row of every content table, sorted (for tests of idempotence and atomicity)."""
         tables = ["queries", "passages", "rankings", "judgments", "banks", "questions", "grade_sets",
                   "grades", "response_segments", "imports"]
-        return {t: sorted(self.db.execute(f"SELECT * FROM {t}"), key=repr) for t in tables}
+        return {t: sorted(self.db.execute(GRADES_AS_NAMED if t == "grades" else f"SELECT * FROM {t}"), key=repr)
+                for t in tables}
 
 
 _DISTINCT_RUNS = ("WITH RECURSIVE runs(run) AS (SELECT MIN(run) FROM rankings UNION ALL SELECT (SELECT MIN(run)"

@@ -22,10 +22,11 @@ CACHE_SCHEMA = (
     "CREATE TABLE IF NOT EXISTS label_cache (grade_set_id TEXT NOT NULL, step TEXT NOT NULL, query_id TEXT NOT NULL,"
     " pairs TEXT NOT NULL, PRIMARY KEY (grade_set_id, step, query_id)) WITHOUT ROWID",
     *(f"CREATE TRIGGER IF NOT EXISTS label_cache_{event.lower()} AFTER {event} ON grades BEGIN"
-      f" DELETE FROM label_cache WHERE grade_set_id = {row}.grade_set_id; END"
+      " DELETE FROM label_cache WHERE grade_set_id ="
+      f" (SELECT grade_set_id FROM grade_series WHERE series = {row}.series); END"
       for event, row in (("INSERT", "NEW"), ("DELETE", "OLD"))),
-    "CREATE TRIGGER IF NOT EXISTS label_cache_update AFTER UPDATE ON grades BEGIN"
-    " DELETE FROM label_cache WHERE grade_set_id IN (OLD.grade_set_id, NEW.grade_set_id); END",
+    "CREATE TRIGGER IF NOT EXISTS label_cache_update AFTER UPDATE ON grades BEGIN DELETE FROM label_cache WHERE"
+    " grade_set_id IN (SELECT grade_set_id FROM grade_series WHERE series IN (OLD.series, NEW.series)); END",
     "CREATE TABLE IF NOT EXISTS ranked_cache (run TEXT NOT NULL, query_id TEXT NOT NULL, passages TEXT NOT NULL,"
     " PRIMARY KEY (run, query_id)) WITHOUT ROWID",
     *(f"CREATE TRIGGER IF NOT EXISTS ranked_cache_{event.lower()} AFTER {event} ON rankings BEGIN"
@@ -36,7 +37,8 @@ CACHE_SCHEMA = (
 """Statements (each run on its own: triggers hold semicolons) that every writable store gets when opened."""
 
 _TOP_ROWS = ("SELECT query_id, passage_id, MAX(grade) AS top, COUNT(grade) AS graded, COUNT(*) - COUNT(grade) AS failed"
-             " FROM grades WHERE grade_set_id = ? AND step = ? GROUP BY query_id, passage_id")
+             " FROM grades WHERE series = (SELECT series FROM grade_series WHERE grade_set_id = ? AND step = ?)"
+             " GROUP BY query_id, passage_id")
 _TOP = _TOP_ROWS + " ORDER BY query_id, passage_id"
 _RANKED = "SELECT run, query_id, passage_id FROM rankings{where} ORDER BY run, query_id, score DESC, passage_id DESC"
 SEPARATOR = "\t"

@@ -1,5 +1,8 @@
 """Grade sets, their grades and the response cache (mixed into `Store`). Every grade belongs to exactly one
-grade set; a step of a multi-step method keeps its grades in the set under its own step name."""
+grade set; a step of a multi-step method keeps its grades in the set under its own step name.
+
+A grade row names its (grade set, step) by `grade_series.series`, its question by `grade_items.item` and its
+writing time by `grade_batches.batch` (schema 3): the statements here map them to and from the names."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ import json
 import sqlite3
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
+from itertools import islice
 from typing import Any
 
 from proctor.records import Grade, GradeSet
@@ -15,6 +19,19 @@ FAILED = "failed"
 """The `parse_status` of a grade whose reply could not be turned into a grade."""
 
 _SET_COLUMNS = "method, model, prompt_version, bank_id, bank_version, params, label_step, info, created"
+SERIES = "(SELECT series FROM grade_series WHERE grade_set_id = ? AND step = ?)"
+"""The series of (grade set, step), a constant inside a statement (NULL, matching no grade, when it has none)."""
+SERIES_OF_SET = "(SELECT series FROM grade_series WHERE grade_set_id = ?)"
+"""The series of every step of a grade set."""
+QUESTION = "(SELECT question_id FROM grade_items WHERE grade_items.item = grades.item)"
+"""A grade row's question id."""
+GRADES_AS_NAMED = (
+    "SELECT grade_set_id, step, query_id, passage_id, question_id, raw_reply, grade, parse_status, answer, correct,"
+    " extra, created, attempts FROM grades JOIN grade_series USING (series) JOIN grade_items USING (item)"
+    " JOIN grade_batches USING (batch)")
+"""Grade rows with their names, as schema 2 stored them (`Store.dump`)."""
+_CHUNK = 50000
+"""Grade rows written per statement by `upsert_grade_rows` (their names mapped to numbers first)."""
 
 
 class GradeTables:
@@ -54,7 +71,8 @@ class GradeTables:
 
     def drop_grade_set(self, grade_set_id: str) -> int:
         """Delete a grade set with every grade of every step (the response cache stays); returns the grades."""
-        grades = self.db.execute("DELETE FROM grades WHERE grade_set_id = ?", (grade_set_id,)).rowcount
+        grades = self.db.execute(f"DELETE FROM grades WHERE series IN {SERIES_OF_SET}", (grade_set_id,)).rowcount
+        self.db.execute("DELETE FROM grade_series WHERE grade_set_id = ?", (grade_set_id,))  # after its grades
         self.db.execute("DELETE FROM grading_locks WHERE grade_set_id = ?", (grade_set_id,))
         self.db.execute("DELETE FROM grade_sets WHERE grade_set_id = ?", (grade_set_id,))
         return grades
@@ -63,9 +81,10 @@ class GradeTables:
         """Delete the failed grades of a grade set (so the next `grade` sends those pairs again, also those
         that failed `--max-attempts` times); returns `{step: failed grades deleted}`."""
         counts = dict(self.db.execute(
-            "SELECT step, COUNT(*) FROM grades WHERE grade_set_id = ? AND parse_status = ? GROUP BY step",
-            (grade_set_id, FAILED)).fetchall())
-        self.db.execute("DELETE FROM grades WHERE grade_set_id = ? AND parse_status = ?", (grade_set_id, FAILED))
+            "SELECT step, COUNT(*) FROM grades JOIN grade_series USING (series) WHERE grade_set_id = ?"
+            " AND parse_status = ? GROUP BY step", (grade_set_id, FAILED)).fetchall())
+        self.db.execute(f"DELETE FROM grades WHERE series IN {SERIES_OF_SET} AND parse_status = ?",
+                        (grade_set_id, FAILED))
         return counts
 
     # -- grades --------------------------------------------------------------------------------------
@@ -86,17 +105,33 @@ class GradeTables:
             " WHERE grades.raw_reply IS NOT excluded.raw_reply OR grades.grade IS NOT excluded.grade"
             " OR grades.parse_status IS NOT excluded.parse_status OR grades.answer IS NOT excluded.answer"
             " OR grades.correct IS NOT excluded.correct OR grades.extra IS NOT excluded.extra")
-        self.db.executemany(
-            "INSERT INTO grades VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) ON CONFLICT DO UPDATE SET"
-            " raw_reply = excluded.raw_reply, grade = excluded.grade, parse_status = excluded.parse_status,"
-            " answer = excluded.answer, correct = excluded.correct, extra = excluded.extra, created = excluded.created,"
-            f" attempts = grades.attempts + {int(attempt)}" + condition,
-            ((grade_set_id, *row, created) for row in rows))
+        sql = ("INSERT INTO grades VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) ON CONFLICT DO UPDATE SET"
+               " raw_reply = excluded.raw_reply, grade = excluded.grade, parse_status = excluded.parse_status,"
+               " answer = excluded.answer, correct = excluded.correct, extra = excluded.extra, batch = excluded.batch,"
+               f" attempts = grades.attempts + {int(attempt)}" + condition)
+        rows = iter(rows)
+        while chunk := list(islice(rows, _CHUNK)):
+            series = {key[1]: n for key, n in self._numbers(
+                "grade_series", "series", ("grade_set_id", "step"), {(grade_set_id, s) for s in {r[0] for r in chunk}})
+                .items()}
+            items = {key[0]: n for key, n in self._numbers(
+                "grade_items", "item", ("question_id",), {(q,) for q in {r[3] for r in chunk}}).items()}
+            batch = self._numbers("grade_batches", "batch", ("created",), {(created,)})[(created,)]
+            self.db.executemany(sql, ((series[r[0]], r[1], r[2], items[r[3]], *r[4:], batch) for r in chunk))
+
+    def _numbers(self, table: str, number: str, columns: tuple[str, ...], keys: set[tuple]) -> dict[tuple, int]:
+        """`{key: number}` of the keys, numbering those `table` lacks."""
+        names = ", ".join(columns)
+        marks = ", ".join("?" * len(columns))
+        self.db.executemany(f"INSERT OR IGNORE INTO {table} ({names}) VALUES ({marks})", sorted(keys))
+        where = " AND ".join(f"{c} = ?" for c in columns)
+        select = f"SELECT {number} FROM {table} WHERE {where}"
+        return {key: self.db.execute(select, key).fetchone()[0] for key in keys}
 
     def exhausted(self, grade_set_id: str, step: str, max_attempts: int) -> set[tuple[str, str, str]]:
         """Failed pairs of a step that were tried `max_attempts` times or more (kept as failed, not retried)."""
         return set(self.db.execute(
-            "SELECT query_id, passage_id, question_id FROM grades WHERE grade_set_id = ? AND step = ?"
+            f"SELECT query_id, passage_id, {QUESTION} FROM grades WHERE series = {SERIES}"
             " AND parse_status = ? AND attempts >= ?", (grade_set_id, step, FAILED, max_attempts)))
 
     # -- grading locks -------------------------------------------------------------------------------
@@ -125,13 +160,13 @@ class GradeTables:
     def grade_rows(self, grade_set_id: str, step: str) -> Iterator[tuple[str, str, str, int | None]]:
         """(query, passage, question, grade) of one step of a grade set; failed grades have grade None."""
         return self.db.execute(
-            "SELECT query_id, passage_id, question_id, grade FROM grades WHERE grade_set_id = ? AND step = ?",
-            (grade_set_id, step))
+            "SELECT query_id, passage_id, question_id, grade FROM grades JOIN grade_items USING (item)"
+            f" WHERE series = {SERIES} ORDER BY query_id, passage_id, question_id", (grade_set_id, step))
 
     def grades(self, grade_set: GradeSet, step: str | None = None) -> Iterator[Grade]:
         """Full grade records of a grade set (of one step, or of all), `method` being the step."""
         sql = ("SELECT query_id, passage_id, question_id, step, grade, parse_status, raw_reply, answer, correct, extra"
-               " FROM grades WHERE grade_set_id = ?")
+               " FROM grades JOIN grade_series USING (series) JOIN grade_items USING (item) WHERE grade_set_id = ?")
         args: list[str] = [grade_set.id]
         if step is not None:
             sql += " AND step = ?"
@@ -144,8 +179,9 @@ class GradeTables:
     def graded(self, grade_set_id: str, step: str) -> dict[tuple[str, str, str], tuple[int | None, str | None, str]]:
         """`{(query, passage, item): (grade, answer, status)}` of the pairs of a step that have a usable grade."""
         return {(q, p, i): (g, a, s) for q, p, i, g, a, s in self.db.execute(
-            "SELECT query_id, passage_id, question_id, grade, answer, parse_status FROM grades"
-            " WHERE grade_set_id = ? AND step = ? AND parse_status != ?", (grade_set_id, step, FAILED))}
+            "SELECT query_id, passage_id, question_id, grade, answer, parse_status FROM grades JOIN grade_items"
+            f" USING (item) WHERE series = {SERIES} AND parse_status != ? ORDER BY query_id, passage_id, question_id",
+            (grade_set_id, step, FAILED))}
 
     def carry_grades(self, target: str, source: str, step: str, question_ids: Iterable[str]) -> int:
         """Copy the usable grades of unchanged questions from another grade set of the same experiment into
@@ -153,11 +189,12 @@ class GradeTables:
         self.db.execute("CREATE TEMP TABLE IF NOT EXISTS carry_ids (question_id TEXT PRIMARY KEY)")
         self.db.execute("DELETE FROM carry_ids")
         self.db.executemany("INSERT OR IGNORE INTO carry_ids VALUES (?)", ((q,) for q in question_ids))
+        self.db.execute("INSERT OR IGNORE INTO grade_series (grade_set_id, step) VALUES (?, ?)", (target, step))
         cursor = self.db.execute(  # rowcount: the rows inserted, not the kept counts the triggers drop
-            "INSERT OR IGNORE INTO grades SELECT ?, step, query_id, passage_id, question_id, raw_reply, grade,"
-            " parse_status, answer, correct, json_set(COALESCE(extra, '{}'), '$.carried_from', ?), created, attempts"
-            " FROM grades WHERE grade_set_id = ? AND step = ? AND parse_status != ?"
-            " AND question_id IN (SELECT question_id FROM carry_ids)", (target, source, source, step, FAILED))
+            f"INSERT OR IGNORE INTO grades SELECT {SERIES}, query_id, passage_id, item, raw_reply, grade,"
+            " parse_status, answer, correct, json_set(COALESCE(extra, '{}'), '$.carried_from', ?), batch, attempts"
+            f" FROM grades WHERE series = {SERIES} AND parse_status != ? AND item IN (SELECT item FROM grade_items"
+            " WHERE question_id IN (SELECT question_id FROM carry_ids))", (target, step, source, source, step, FAILED))
         return cursor.rowcount
 
     # -- response cache ------------------------------------------------------------------------------

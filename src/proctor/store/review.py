@@ -1,7 +1,7 @@
 """What reviewers do in `proctor review` (mixed into `Store`): drafts of a bank's next version, the audit
 trail of every change, and the relevance judgments reviewers record (kept apart from imported judgments).
 
-The tables are created on first use (`ensure_review_tables`), so stores of schema 2 keep working as they
+The tables are created on first use (`ensure_review_tables`), so stores of any schema keep working as they
 are. A question's revision is the number of audit entries about it: a save names the revision it started
 from and is refused when another reviewer saved in between (optimistic versioning)."""
 
@@ -151,14 +151,16 @@ class ReviewTables:
     def query_grades(self, grade_set_id: str, step: str, query_id: str) -> list[tuple[str, str, int | None, str]]:
         """(passage, question, grade, parse status) of one query in one step of a grade set."""
         return list(self.db.execute(
-            "SELECT passage_id, question_id, grade, parse_status FROM grades WHERE grade_set_id = ? AND step = ?"
-            " AND query_id = ?", (grade_set_id, step, query_id)))
+            "SELECT passage_id, question_id, grade, parse_status FROM grades JOIN grade_items USING (item)"
+            " WHERE series = (SELECT series FROM grade_series WHERE grade_set_id = ? AND step = ?) AND query_id = ?"
+            " ORDER BY passage_id, question_id", (grade_set_id, step, query_id)))
 
     def grade_detail(self, grade_set_id: str, query_id: str, passage_id: str, question_id: str
                      ) -> list[dict[str, Any]]:
         """Every step's stored grade of one pair: reply, grade, parse status, answer, attempts."""
         rows = self.db.execute(
             "SELECT step, grade, parse_status, raw_reply, answer, correct, extra, created, attempts FROM grades"
+            " JOIN grade_series USING (series) JOIN grade_items USING (item) JOIN grade_batches USING (batch)"
             " WHERE grade_set_id = ? AND query_id = ? AND passage_id = ? AND question_id = ? ORDER BY step",
             (grade_set_id, query_id, passage_id, question_id))
         return [{"step": r[0], "grade": r[1], "parse_status": r[2], "raw_reply": r[3], "answer": r[4],
@@ -175,8 +177,9 @@ class ReviewTables:
 
     def grade_progress(self, grade_set_id: str, step: str) -> tuple[int, int]:
         """(grades, failed grades) of one step of a grade set."""
-        n, failed = self.db.execute("SELECT COUNT(*), SUM(parse_status = 'failed') FROM grades"
-                                    " WHERE grade_set_id = ? AND step = ?", (grade_set_id, step)).fetchone()
+        n, failed = self.db.execute(
+            "SELECT COUNT(*), SUM(parse_status = 'failed') FROM grades WHERE series ="
+            " (SELECT series FROM grade_series WHERE grade_set_id = ? AND step = ?)", (grade_set_id, step)).fetchone()
         return n, failed or 0
 
 

@@ -1,4 +1,9 @@
-"""The store's schema (version 2) and the migration of stores written by release 0.1.0 (schema 1)."""
+"""The store's schema (version 3) and the migrations of stores of schema 1 (release 0.1.0) and schema 2.
+
+Schema 3 keeps grade rows compact: a grade names its (grade set, step) by a small integer (`grade_series`), its
+question by one (`grade_items`) and the second it was written by one (`grade_batches`), so a row holds little
+more than the query, the passage and the grade. Only `store/` reads these integers: every method of `Store`
+takes and returns the grade set ids, steps, question ids and timestamps themselves."""
 
 from __future__ import annotations
 
@@ -6,8 +11,10 @@ import json
 import sqlite3
 
 from proctor.records import grade_set_id
+from proctor.store.caches import CACHE_SCHEMA
+from proctor.store.tallies import COUNTS_SCHEMA
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -32,11 +39,15 @@ CREATE TABLE IF NOT EXISTS grade_sets (
     grade_set_id TEXT PRIMARY KEY, method TEXT NOT NULL, model TEXT NOT NULL, prompt_version TEXT NOT NULL,
     bank_id TEXT, bank_version TEXT, params TEXT NOT NULL, label_step TEXT NOT NULL, info TEXT,
     created TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS grade_series (
+    series INTEGER PRIMARY KEY, grade_set_id TEXT NOT NULL, step TEXT NOT NULL, UNIQUE (grade_set_id, step));
+CREATE TABLE IF NOT EXISTS grade_items (item INTEGER PRIMARY KEY, question_id TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS grade_batches (batch INTEGER PRIMARY KEY, created TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS grades (
-    grade_set_id TEXT NOT NULL, step TEXT NOT NULL, query_id TEXT NOT NULL, passage_id TEXT NOT NULL,
-    question_id TEXT NOT NULL, raw_reply TEXT, grade INTEGER, parse_status TEXT NOT NULL, answer TEXT,
-    correct INTEGER, extra TEXT, created TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 1,
-    PRIMARY KEY (grade_set_id, step, query_id, passage_id, question_id)) WITHOUT ROWID;
+    series INTEGER NOT NULL, query_id TEXT NOT NULL, passage_id TEXT NOT NULL, item INTEGER NOT NULL,
+    raw_reply TEXT, grade INTEGER, parse_status TEXT NOT NULL, answer TEXT, correct INTEGER, extra TEXT,
+    batch INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 1,
+    PRIMARY KEY (series, query_id, passage_id, item)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS grading_locks (
     grade_set_id TEXT PRIMARY KEY, pid INTEGER NOT NULL, host TEXT NOT NULL, started TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS llm_cache (
@@ -50,21 +61,39 @@ CREATE TABLE IF NOT EXISTS imports (
     PRIMARY KEY (kind, sha256)) WITHOUT ROWID;
 """
 
+GRADES_V2 = """CREATE TABLE IF NOT EXISTS grades (
+    grade_set_id TEXT NOT NULL, step TEXT NOT NULL, query_id TEXT NOT NULL, passage_id TEXT NOT NULL,
+    question_id TEXT NOT NULL, raw_reply TEXT, grade INTEGER, parse_status TEXT NOT NULL, answer TEXT,
+    correct INTEGER, extra TEXT, created TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 1,
+    PRIMARY KEY (grade_set_id, step, query_id, passage_id, question_id)) WITHOUT ROWID;
+"""
+"""The grades table of schema 2: one row per grade with every name spelled out."""
+
+GRADES_V3 = SCHEMA[SCHEMA.index("CREATE TABLE IF NOT EXISTS grade_series"):
+                   SCHEMA.index("CREATE TABLE IF NOT EXISTS grading_locks")]
+"""The grade tables of schema 3."""
+
+SCHEMA_V2 = SCHEMA.replace(GRADES_V3, GRADES_V2)
+"""The whole schema 2 (what `migrate_v1` writes; tests build schema-2 stores with it)."""
+
 INTERMEDIATE_V1 = ("criteria", "query-gen-query")
 """Schema-1 methods whose grades only fed a later step."""
 
 
-def migrate_v1(db: sqlite3.Connection, created: str) -> str:
-    """Rewrite a schema-1 store as schema 2 inside one transaction; returns a one-line note.
+def migrate_v1(db: sqlite3.Connection, created: str) -> str | None:
+    """Rewrite a schema-1 store as schema 2 inside one transaction (`migrate_v2` then makes it schema 3);
+    returns a one-line note.
 
     Banks become version 1 of themselves; every (method, model, prompt version) of the old grades becomes
-    a grade set, attached to the bank whose questions it graded when exactly one bank holds them all."""
-    db.execute("BEGIN IMMEDIATE")
+    a grade set, attached to the bank whose questions it graded when exactly one bank holds them all. None when
+    another process migrated it first."""
+    if not _begin_at(db, 1):
+        return None
     try:
         for table in ("banks", "questions", "grades"):
             db.execute(f"ALTER TABLE {table} RENAME TO old_{table}")
         db.execute("DROP INDEX IF EXISTS questions_by_query")
-        for statement in SCHEMA.split(";"):
+        for statement in SCHEMA_V2.split(";"):
             if statement.strip():
                 db.execute(statement)  # not executescript: that would commit the open transaction
         db.execute("INSERT INTO banks SELECT bank_id, version, 1, source, info, ? FROM old_banks", (created,))
@@ -93,13 +122,59 @@ def migrate_v1(db: sqlite3.Connection, created: str) -> str:
                        " WHERE method = ? AND model = ? AND prompt_version = ?", (gid, method, model, version))
         for table in ("old_grades", "old_questions", "old_banks", "grade_configs"):
             db.execute(f"DROP TABLE IF EXISTS {table}")
-        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+        db.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
     except BaseException:
         db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")
-    return (f"migrated the store from schema 1 to {SCHEMA_VERSION}: {len(groups)} grade sets "
-            f"(see `proctor info`)")
+    return f"migrated the store from schema 1 to 2: {len(groups)} grade sets (see `proctor info`)"
+
+
+def migrate_v2(db: sqlite3.Connection) -> str | None:
+    """Rewrite a schema-2 store's grades in the compact rows of schema 3 inside one transaction; returns a
+    one-line note (None when another process migrated it first). The kept counts and caches of grades are
+    emptied (recomputed when next read) and the triggers on `grades` made anew."""
+    if not _begin_at(db, 2):
+        return None
+    try:
+        triggers = db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'grades'")
+        for (name,) in triggers.fetchall():
+            db.execute(f'DROP TRIGGER "{name}"')
+        for table in ("grade_set_counts", "label_cache", "cover_cache"):  # kept results of grades: made again
+            db.execute(f"DROP TABLE IF EXISTS {table}")
+        db.execute("ALTER TABLE grades RENAME TO old_grades")
+        for statement in GRADES_V3.split(";"):
+            if statement.strip():
+                db.execute(statement)
+        for table, columns in (("grade_series", "grade_set_id, step"), ("grade_items", "question_id"),
+                               ("grade_batches", "created")):  # numbered in text order: rows keep their order
+            db.execute(f"INSERT INTO {table} ({columns}) SELECT DISTINCT {columns} FROM old_grades ORDER BY {columns}")
+        moved = db.execute(
+            "INSERT INTO grades SELECT s.series, g.query_id, g.passage_id, i.item, g.raw_reply, g.grade,"
+            " g.parse_status, g.answer, g.correct, g.extra, b.batch, g.attempts FROM old_grades g"
+            " CROSS JOIN grade_series s CROSS JOIN grade_items i CROSS JOIN grade_batches b"
+            " WHERE s.grade_set_id = g.grade_set_id AND s.step = g.step AND i.question_id = g.question_id"
+            " AND b.created = g.created").rowcount
+        db.execute("DROP TABLE old_grades")
+        for statement in (*COUNTS_SCHEMA, *CACHE_SCHEMA):
+            db.execute(statement)
+        db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+    return f"migrated the store from schema 2 to 3: {moved} grades in compact rows"
+
+
+def _begin_at(db: sqlite3.Connection, version: int) -> bool:
+    """Take the write lock if the store is still of schema `version` (another process may have migrated it
+    while this one waited for the lock); False, without the lock, when it is not."""
+    db.execute("BEGIN IMMEDIATE")
+    row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if row is not None and str(row[0]) == str(version):
+        return True
+    db.execute("ROLLBACK")
+    return False
 
 
 def _old_configs(db: sqlite3.Connection) -> dict[tuple[str, str, str], dict]:

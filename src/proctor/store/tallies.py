@@ -1,9 +1,10 @@
 """Counts kept rather than recounted, and grades aggregated where they are (mixed into `Store`).
 
 `grade_set_counts` keeps `{step: {parse_status: n}}` per grade set. Triggers on `grades` drop a grade set's
-row whenever one of its grades is inserted, updated or deleted, whatever code writes it; the next reader
-recounts that grade set alone (one range of the primary key) and keeps the result when it can take the write
-lock at once (inside that lock, so no writer can slip in between the count and the keeping)."""
+row (found through the grade's `grade_series`) whenever one of its grades is inserted, updated or deleted,
+whatever code writes it; the next reader recounts that grade set alone (one range of the primary key per step)
+and keeps the result when it can take the write lock at once (inside that lock, so no writer can slip in
+between the count and the keeping)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,17 @@ import json
 import sqlite3
 from collections.abc import Iterator
 
+from proctor.store.grades import SERIES
+
 COUNTS_SCHEMA = (
     "CREATE TABLE IF NOT EXISTS grade_set_counts (grade_set_id TEXT PRIMARY KEY, counts TEXT NOT NULL) WITHOUT ROWID",
     *(f"CREATE TRIGGER IF NOT EXISTS grade_set_counts_{event.lower()} AFTER {event} ON grades BEGIN"
-      f" DELETE FROM grade_set_counts WHERE grade_set_id = {row}.grade_set_id; END"
+      " DELETE FROM grade_set_counts WHERE grade_set_id ="
+      f" (SELECT grade_set_id FROM grade_series WHERE series = {row}.series); END"
       for event, row in (("INSERT", "NEW"), ("DELETE", "OLD"))),
     "CREATE TRIGGER IF NOT EXISTS grade_set_counts_update AFTER UPDATE ON grades BEGIN"
-    " DELETE FROM grade_set_counts WHERE grade_set_id IN (OLD.grade_set_id, NEW.grade_set_id); END",
+    " DELETE FROM grade_set_counts WHERE grade_set_id IN"
+    " (SELECT grade_set_id FROM grade_series WHERE series IN (OLD.series, NEW.series)); END",
 )
 """Statements (each run on its own: triggers hold semicolons) that every writable store gets when opened."""
 
@@ -52,8 +57,8 @@ class GradeTallies:
     def _recount(self, grade_set_id: str) -> Counts:
         out: Counts = {}
         for step, status, n in self.db.execute(
-                "SELECT step, parse_status, COUNT(*) FROM grades WHERE grade_set_id = ? GROUP BY step, parse_status",
-                (grade_set_id,)):
+                "SELECT step, parse_status, COUNT(*) FROM grades JOIN grade_series USING (series)"
+                " WHERE grade_set_id = ? GROUP BY step, parse_status", (grade_set_id,)):
             out.setdefault(step, {})[status] = n
         return out
 
@@ -85,17 +90,18 @@ class GradeTallies:
         """(query, passage, grade, n) in (query, passage) order: how many of the pair's questions gave each grade
         (grade None: failed). At one question the largest grade suffices: `ResultCaches.top_grades`."""
         yield from self.db.execute(
-            "SELECT query_id, passage_id, grade, COUNT(*) FROM grades WHERE grade_set_id = ? AND step = ?"
+            f"SELECT query_id, passage_id, grade, COUNT(*) FROM grades WHERE series = {SERIES}"
             " GROUP BY query_id, passage_id, grade ORDER BY query_id, passage_id, grade DESC", (grade_set_id, step))
 
     def graded_questions(self, grade_set_id: str, step: str) -> Iterator[tuple[str, str]]:
         """(query, question) of every question graded for the query in one step of a grade set, distinct."""
         return self.db.execute(
-            "SELECT DISTINCT query_id, question_id FROM grades WHERE grade_set_id = ? AND step = ?",
-            (grade_set_id, step))
+            f"SELECT query_id, question_id FROM (SELECT DISTINCT query_id, item FROM grades WHERE series = {SERIES})"
+            " JOIN grade_items USING (item) ORDER BY query_id, question_id", (grade_set_id, step))
 
     def answered(self, grade_set_id: str, step: str, tau: int) -> Iterator[tuple[str, str, str]]:
         """(query, passage, question) graded >= `tau` in one step of a grade set."""
         return self.db.execute(
-            "SELECT query_id, passage_id, question_id FROM grades WHERE grade_set_id = ? AND step = ?"
-            " AND grade >= ?", (grade_set_id, step, tau))
+            "SELECT query_id, passage_id, question_id FROM grades JOIN grade_items USING (item)"
+            f" WHERE series = {SERIES} AND grade >= ? ORDER BY query_id, passage_id, question_id",
+            (grade_set_id, step, tau))
