@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from proctor.evaluate.cover import CoverTable, cover_per_query, n_exam, reference_cover
+from proctor.evaluate.cover import CoverTable, cover_per_query, covered_counts, n_exam, reference_cover
 from proctor.evaluate.measures import AnySpec, ExternalSpec, MeasureSpec
 from proctor.evaluate.measures.base import QueryLabels
 from proctor.evaluate.runs import Ranked
@@ -131,13 +131,15 @@ def cover_leaderboard(
     if gold is not None:
         normalize = "gold"
     exact: dict[str, float | None] = {}
+    counts = covered_counts(runs, table, budget)  # every system at once: far faster than system by system
     for run, ranked in runs.items():
         per_system[run], skipped = cover_per_query(ranked, table, budget=budget, missing=missing,
-                                                   normalize=normalize, gold=runs.get(gold) if gold else None)
+                                                   normalize=normalize, gold=runs.get(gold) if gold else None,
+                                                   counts=counts[run])
         left_out.update(skipped)
         if normalize in ("pool", "gold"):
             exact[run] = n_exam(ranked, table, budget=budget, missing=missing, normalize=normalize,
-                                gold=runs.get(gold) if gold else None)
+                                gold=runs.get(gold) if gold else None, counts=counts[run])
     treated = "counted as 0" if missing == "zero" else "skipped"
     notes = [*(notes or []), f"EXAM-Cover: queries a system did not answer are {treated} (--missing {missing})"]
     if normalize in ("pool", "gold"):

@@ -14,7 +14,7 @@ from proctor.evaluate.leaderboard import Leaderboard, cover_leaderboard, measure
 from proctor.evaluate.measures import parse_measure
 from proctor.evaluate.measures.base import QueryLabels
 from proctor.evaluate.runs import Ranked
-from proctor.evaluate.sources import cover_table, describe, exam_qrels, graded_questions
+from proctor.evaluate.sources import cover_tables, describe, exam_qrels
 from proctor.records import GradeSet
 from proctor.store import Store
 
@@ -39,9 +39,7 @@ def sweep(
                 continue  # nDCG ignores τ: one leaderboard is enough
             boards.append(measure_leaderboard(runs, qrels, spec, tau if spec.measure.uses_relevance_level else None,
                                               description=description))
-    questions = graded_questions(store, grade_set)  # shared by the cover tables of every τ
-    for tau in taus:
-        table, notes = cover_table(store, grade_set, tau, questions)
+    for table, notes in cover_tables(store, grade_set, taus):  # the store read once for every τ
         boards.append(cover_leaderboard(runs, table, budget=budget, missing=missing_cover,
                                         description=description, notes=notes))
     return boards
