@@ -12,8 +12,9 @@ import pytest
 from proctor import api
 from proctor.demo.write import write_collection
 from proctor.evaluate.cover import CoverTable, n_exam
+from proctor.evaluate.labels import LabelStats, labels_from_histogram
 from proctor.evaluate.leaderboard import Leaderboard, cover_leaderboard
-from proctor.evaluate.sources import cover_table, cover_tables, grade_rows, load_runs
+from proctor.evaluate.sources import cover_table, cover_tables, exam_qrels, grade_rows, load_runs
 from proctor.importing import import_files
 from proctor.records import Grade, GradeSet
 from proctor.store import Store
@@ -224,3 +225,21 @@ def test_n_exam_counts_match_the_per_system_computation(tmp_path):
     table, _ = cover_table(store, grade_set, 2)
     board = cover_leaderboard(runs, table, normalize="pool")
     assert {e.system: e.score for e in board.entries} == {run: n_exam(ranked, table) for run, ranked in runs.items()}
+
+
+@pytest.mark.parametrize("min_questions", [2, 3, 5, 13])
+def test_labels_at_m_questions_from_the_cache_equal_the_histogram(tmp_path, min_questions):
+    store = _store(tmp_path / "s.db")
+    totals, positive = LabelStats(), False
+    for grade_set in store.grade_sets():
+        want_stats, got_stats = LabelStats(), LabelStats()
+        want = labels_from_histogram(store.label_histogram(grade_set.id, grade_set.step),
+                                     min_questions=min_questions, stats=want_stats)
+        got = exam_qrels(store, grade_set, min_questions=min_questions, stats=got_stats)
+        assert _kept(store, grade_set)  # read from the cover cache
+        assert got == want and vars(got_stats) == vars(want_stats)
+        assert [(q, list(per)) for q, per in got.items()] == [(q, list(per)) for q, per in want.items()]  # order
+        totals.failed += want_stats.failed
+        totals.passages_without_grade += want_stats.passages_without_grade
+        positive = positive or any(label > 0 for per in got.values() for label in per.values())
+    assert totals.failed and totals.passages_without_grade and positive == (min_questions <= 5)

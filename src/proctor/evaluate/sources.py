@@ -15,7 +15,7 @@ from proctor.io.trec import qrels_dict, read_qrels, read_runs
 from proctor.methods import ANSWER_METHODS
 from proctor.records import GradeSet
 from proctor.store import Store
-from proctor.store.cover_cache import answered_masks
+from proctor.store.cover_cache import CoverGrades, answered_masks, labels_at
 
 
 def resolve_grade_set(store: Store, grade_set: str | None = None, method: str | None = None,
@@ -80,11 +80,31 @@ def exam_qrels(
     refuse_answer_set(grade_set)
     if not facets and min_questions == 1:  # one kept row per (query, passage): its largest grade
         return labels_from_top(store.top_grades(grade_set.id, grade_set.step), stats=stats)
+    kept = None if facets or min_questions < 1 else store.cover_grades(grade_set.id, grade_set.step)
+    if kept is not None:  # every passage's grades, one character each (the EXAM-Cover cache)
+        return labels_from_kept(kept, min_questions, stats)
     if not facets:  # aggregated in SQL: one row per (query, passage) and grade, not one per grade
         rows = store.label_histogram(grade_set.id, grade_set.step)
         return labels_from_histogram(rows, min_questions=min_questions, stats=stats)
     rows = store.grade_rows(grade_set.id, grade_set.step)
     return exam_labels(rows, min_questions=min_questions, facets=store.question_facets(), stats=stats)
+
+
+def labels_from_kept(kept: CoverGrades, min_questions: int, stats: LabelStats | None = None) -> Qrels:
+    """The labels `labels_from_histogram` gives, from the cover cache's rows (`Store.cover_grades`)."""
+    if min_questions < 1:
+        raise UsageError("--min-questions must be at least 1")
+    stats = stats if stats is not None else LabelStats()
+    qrels: Qrels = {}
+    for qid, questions, passages, grades in kept:
+        labels, usable, failed, without = labels_at(passages, grades, len(questions), min_questions)
+        stats.grades += usable
+        stats.failed += failed
+        stats.passages += len(labels)
+        stats.passages_without_grade += without
+        if labels:
+            qrels[qid] = labels
+    return qrels
 
 
 def refuse_answer_set(grade_set: GradeSet) -> None:

@@ -1,10 +1,11 @@
 """What EXAM-Cover needs at any threshold, kept per grade set, step and query (mixed into `Store`).
 
 `cover_cache` holds one row per (grade set, step, query): the query's graded question ids in order (JSON),
-its graded passages (JSON) and, for each passage in that order, one character per question — `chr(48 + g)`
-for a grade g in 0..74 and `-` for a failed or missing grade — all concatenated (`len(questions)` characters
-per passage). Whether a passage answers a question at grade >= τ is then one translation of that string;
-a leaderboard reads a few thousand rows instead of every grade.
+its graded passages in order (JSON) and, for each passage in that order, one character per question —
+`chr(48 + g)` for a grade g in 0..74, `!` for a failed grade, `-` for a question not graded for the passage —
+all concatenated (`len(questions)` characters per passage). Whether a passage answers a question at grade
+>= τ is then one translation of that string, and its label at m questions one sort of its characters; a
+leaderboard reads a few thousand rows instead of every grade.
 
 Validity is kept exactly as `label_cache`'s (`store/caches.py`): triggers on `grades` drop a grade set's rows
 whenever any of its grades is inserted, updated or deleted, in the same transaction; rows are written only
@@ -35,14 +36,17 @@ COVER_SCHEMA = (
 """Statements (each run on its own: triggers hold semicolons) that every writable store gets when opened."""
 
 MISSING = "-"
-"""The character of a failed grade, or of a question not graded for the passage: it answers nothing."""
+"""The character of a question not graded for the passage: it answers nothing."""
+
+FAILED = "!"
+"""The character of a failed grade (no grade): it answers nothing. Both sort below every grade."""
 
 LARGEST = 74
 """The largest grade a character holds (`chr(48 + 74)` is `z`)."""
 
 _COVER_ROWS = (
     "SELECT query_id, passage_id, group_concat(question_id, char(31)),"
-    f" group_concat(CASE WHEN grade IS NULL THEN '{MISSING}' WHEN typeof(grade) = 'integer'"
+    f" group_concat(CASE WHEN grade IS NULL THEN '{FAILED}' WHEN typeof(grade) = 'integer'"
     f" AND grade BETWEEN 0 AND {LARGEST} THEN char(48 + grade) ELSE char(1) END, '')"
     " FROM grades WHERE grade_set_id = ? AND step = ? GROUP BY query_id, passage_id")
 """Per graded (query, passage) of a step: its questions and their grade characters, in the same order (both
@@ -68,7 +72,7 @@ class CoverCache(ResultCaches):
     def cover_grades(self, grade_set_id: str, step: str) -> CoverGrades | None:
         """Per query in query order: its graded questions (sorted), graded passages (sorted) and their grade
         characters (see the module); None when not kept (read-only or busy store, grades it cannot hold, no
-        grades): then read `graded_questions` and `answered`."""
+        grades): then read `graded_questions` and `answered` (or `label_histogram`)."""
         cached = self._cached_cover(grade_set_id, step)
         if not cached and self._fill(lambda: self._keep_cover(grade_set_id, step)):
             cached = self._cached_cover(grade_set_id, step)
@@ -116,11 +120,11 @@ def _query_row(graded: list[tuple[str, str, str, str]]) -> tuple[str, str, str] 
                 row[n] = char
             chars = "".join(row)
         strings.append(chars)
-    grades = "".join(strings)
-    if _UNHELD in grades:
+    if _UNHELD in "".join(strings):
         return None
-    return (json.dumps(questions, ensure_ascii=False), json.dumps([pid for _, pid, _, _ in graded], ensure_ascii=False),
-            grades)
+    order = sorted(range(len(graded)), key=lambda n: graded[n][1])  # passages sorted as SQLite sorts them
+    return (json.dumps(questions, ensure_ascii=False),
+            json.dumps([graded[n][1] for n in order], ensure_ascii=False), "".join(strings[n] for n in order))
 
 
 def answered_masks(passages: list[str], grades: str, questions: int, tau: int) -> dict[str, int]:
@@ -135,4 +139,22 @@ def answered_masks(passages: list[str], grades: str, questions: int, tau: int) -
 def _threshold(tau: int) -> dict[int, str]:
     """The translation of grade characters to `1` (grade >= τ) or `0` (below τ, failed or missing)."""
     held = {chr(48 + grade): "1" if grade >= tau else "0" for grade in range(LARGEST + 1)}
-    return str.maketrans({MISSING: "0", **held})
+    return str.maketrans({MISSING: "0", FAILED: "0", **held})
+
+
+def labels_at(passages: list[str], grades: str, questions: int, min_questions: int
+              ) -> tuple[dict[str, int], int, int, int]:
+    """One query's kept row as EXAM-Qrels labels from "at least m questions": `{passage: m-th largest usable
+    grade, 0 with fewer}` for the passages with a usable grade, and the (usable, failed) grades and the passages
+    without a usable grade it holds."""
+    labels: dict[str, int] = {}
+    without = 0
+    m = min_questions - 1
+    for n, pid in enumerate(passages):
+        ranked = sorted(grades[n * questions:(n + 1) * questions], reverse=True)  # grades first, largest first
+        if ranked[0] < "0":
+            without += 1
+        else:
+            labels[pid] = ord(ranked[m]) - 48 if m < questions and ranked[m] >= "0" else 0
+    failed = grades.count(FAILED)
+    return labels, len(grades) - failed - grades.count(MISSING), failed, without
