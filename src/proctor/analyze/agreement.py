@@ -21,8 +21,8 @@ def cohen_kappa(a: Sequence[int], b: Sequence[int], weights: str | None = None) 
     if n == 0:
         return math.nan
     observed = [[0.0] * k for _ in range(k)]
-    for x, y in zip(a, b, strict=True):
-        observed[index[x]][index[y]] += 1
+    for (x, y), count in Counter(zip(a, b, strict=True)).items():  # whole counts: exact as floats
+        observed[index[x]][index[y]] += count
     rows = [sum(r) for r in observed]
     cols = [sum(observed[i][j] for i in range(k)) for j in range(k)]
 
@@ -42,9 +42,9 @@ def krippendorff_alpha_ordinal(a: Sequence[int], b: Sequence[int]) -> float:
     index = {v: i for i, v in enumerate(values)}
     k = len(values)
     coincidence = [[0.0] * k for _ in range(k)]
-    for x, y in zip(a, b, strict=True):
-        coincidence[index[x]][index[y]] += 1
-        coincidence[index[y]][index[x]] += 1
+    for (x, y), count in Counter(zip(a, b, strict=True)).items():  # whole counts: exact as floats
+        coincidence[index[x]][index[y]] += count
+        coincidence[index[y]][index[x]] += count
     n_c = [sum(row) for row in coincidence]
     n = sum(n_c)
     if n < 2 or k < 2:
@@ -77,8 +77,13 @@ BINARY_MERGES = (">=1", ">=3", ">=4", "=5")
 LLMJUDGE_CUTS = {"0|123": 1, "01|23": 2, "012|3": 3}
 
 
-def _binary(label: int, rule: str) -> int:
-    return int(label == int(rule[1:])) if rule.startswith("=") else int(label >= int(rule[2:]))
+def _binary(labels: Sequence[int], rule: str) -> list[int]:
+    """`labels` merged to 0/1 by a rule such as `>=4` or `=5`."""
+    if rule.startswith("="):
+        value = int(rule[1:])
+        return [int(label == value) for label in labels]
+    threshold = int(rule[2:])
+    return [int(label >= threshold) for label in labels]
 
 
 def agreement_report(
@@ -91,7 +96,7 @@ def agreement_report(
         "n_passages": len(predicted),
         "binary": [
             {"predicted": rule, "judged": f">={judged_relevant}",
-             "cohen_kappa": cohen_kappa([_binary(p, rule) for p in predicted], judged_binary)}
+             "cohen_kappa": cohen_kappa(_binary(predicted, rule), judged_binary)}
             for rule in merges
         ],
         "linear_weighted_kappa": cohen_kappa(predicted, judged, weights="linear"),
