@@ -20,6 +20,12 @@ Reads at 64× (label and ranked-list caches, `store/caches.py`; same store, iden
 leaderboard 8.45 s → 2.5–3.2 s with the caches warm (the first one fills them: 13.5 s), cover 10.95 → 9.81 s,
 analyze 154.5 s / 89 s CPU → 120 s / 75 s CPU. This script runs each command once after the import, so its
 leaderboard column includes filling the caches.
+
+Cover cache (`store/cover_cache.py`; 16× DL19, same store, every output byte-identical; 2 shared cores): the
+EXAM-Cover leaderboard (`--min-grade 3 --budget 20`) 2.48 s / 2.5 s CPU → 0.84–1.0 s / 0.6 s CPU warm (the
+first one fills the cache: 3.3–5 s); analyze 25.8 s / 21 s CPU / 272 MB → 10.7 s / 10.7 s CPU / 228 MB (labels
+at m questions from the cover cache, measures scored query by query, one sweep leaderboard held at a time,
+agreement from pair counts). 64× not measured with it yet.
 """
 
 from __future__ import annotations
