@@ -137,11 +137,10 @@ def covered_counts(runs: dict[str, dict[str, list[str]]], table: CoverTable, bud
     computed query by query (one query's bitmasks stay in the processor's cache while every system reads them)."""
     out: dict[str, dict[str, int]] = {run: {} for run in runs}
     for qid in table.questions:
-        masks = table.answered.get(qid)
         for run, ranked in runs.items():
             passages = ranked.get(qid)
             if passages is not None:
-                out[run][qid] = reduce(or_, map(masks.get, passages[:budget], repeat(0)), 0).bit_count() if masks else 0
+                out[run][qid] = table.covered_count(qid, passages[:budget])
     return out
 
 
