@@ -112,7 +112,8 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
     write_text(out / "correlations.json", json.dumps(report.correlations, indent=2))
     report.files += [out / "correlations.tsv", out / "correlations.json"]
     if judgments and grade_sets:
-        agreement = store_agreement(store, options.judged_relevant, labels={(k, 1): v for k, v in labels.items()})
+        agreement = store_agreement(store, options.judged_relevant, labels={(k, 1): v for k, v in labels.items()},
+                                    judgments=judgments)
         write_text(out / "agreement.json", json.dumps(agreement, indent=2))
         text = agreement_render.markdown(agreement)
         write_text(out / "agreement.md", text)
