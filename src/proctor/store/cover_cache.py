@@ -48,9 +48,10 @@ _COVER_ROWS = (
     "SELECT query_id, passage_id, group_concat(question_id, char(31)),"
     f" group_concat(CASE WHEN grade IS NULL THEN '{FAILED}' WHEN typeof(grade) = 'integer'"
     f" AND grade BETWEEN 0 AND {LARGEST} THEN char(48 + grade) ELSE char(1) END, '')"
-    " FROM grades WHERE grade_set_id = ? AND step = ? GROUP BY query_id, passage_id")
-"""Per graded (query, passage) of a step: its questions and their grade characters, in the same order (both
-aggregates read the same rows in turn); `char(1)` marks a grade no character holds."""
+    " FROM grades WHERE grade_set_id = ? AND step = ? GROUP BY query_id, passage_id ORDER BY query_id, passage_id")
+"""Per graded (query, passage) of a step, in that order (the primary key's: no sort): its questions and their
+grade characters, in the same order (both aggregates read the same rows in turn); `char(1)` marks a grade no
+character holds."""
 
 _UNHELD = chr(1)
 _SEPARATOR = chr(31)
