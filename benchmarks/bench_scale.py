@@ -25,6 +25,14 @@ Reads at 64× (label and ranked-list caches, `store/caches.py`; same store, iden
 leaderboard 8.45 s → 2.5–3.2 s with the caches warm (the first one fills them: 13.5 s), cover 10.95 → 9.81 s,
 analyze 154.5 s / 89 s CPU → 120 s / 75 s CPU. This script runs each command once after the import, so its
 leaderboard column includes filling the caches.
+
+Cover cache (`store/cover_cache.py`; same stores, every output byte-identical; 2 shared cores, quiet): the
+EXAM-Cover leaderboard (`--min-grade 3 --budget 20`) at 16× 2.4–3.3 s → 0.66–0.75 s warm (CPU the same; the
+first one fills the cache: 4.0 s), at 64× 9.81 s (above) → 2.1–2.7 s warm, 260 MB (filling: 14.5 s once). analyze
+(labels at m questions from the cover cache, measures scored query by query, one sweep leaderboard held at a
+time, agreement from pair counts) at 16× 30.0 s / 30 s CPU / 271 MB → 10.2–14.3 s / 219 MB, at 64× 120 s /
+75 s CPU / ≈1 GB (above) → 40.4 s / 40 s CPU / 531 MB warm (59.5 s when it fills every cache). 64× import with the
+cover cache's triggers: 252.6 s (CPU 246.8 s), as before.
 """
 
 from __future__ import annotations

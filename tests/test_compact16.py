@@ -171,7 +171,7 @@ def test_a_schema_2_store_migrates_with_every_read_identical(stores) -> None:
     assert migrated.db.execute("SELECT COUNT(*) FROM label_cache").fetchone() == (0,)  # emptied: recomputed
     triggers = {r[0] for r in migrated.db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'"
                                                   " AND tbl_name = 'grades'")}
-    assert triggers == {f"{cache}_{event}" for cache in ("grade_set_counts", "label_cache")
+    assert triggers == {f"{cache}_{event}" for cache in ("grade_set_counts", "label_cache", "cover_cache")
                         for event in ("insert", "update", "delete")}
     got = _reads(migrated)
     for key in expected:

@@ -18,9 +18,11 @@ def store_agreement(
     store: Store, judged_relevant: int, *, min_questions: Sequence[int] = (1, 2, 5),
     merges: Sequence[str] = BINARY_MERGES, method: str | None = None, model: str | None = None,
     grade_set: str | None = None, bank: str | None = None, labels: dict[tuple[str, int], Qrels] | None = None,
+    judgments: Qrels | None = None,
 ) -> dict[str, Any]:
-    """Agreement figures per grade set and per m (`labels`: `{(grade set id, m): labels}` already made)."""
-    judgments = store.judgments()
+    """Agreement figures per grade set and per m (`labels`: `{(grade set id, m): labels}` already made;
+    `judgments`: the store's judgments, when the caller has read them)."""
+    judgments = store.judgments() if judgments is None else judgments
     if not judgments:
         raise UsageError(f"{store.path}: the store holds no judgments to agree with (import qrels)")
     name, _, version = (bank or "").partition("@")

@@ -23,7 +23,7 @@ from proctor.errors import UsageError
 from proctor.evaluate.leaderboard import Leaderboard, measure_leaderboard
 from proctor.evaluate.measures import parse_measure
 from proctor.evaluate.sources import exam_qrels, load_runs
-from proctor.evaluate.sweep import sweep
+from proctor.evaluate.sweep import sweep_boards
 from proctor.io.leaderboards import LeaderboardFile
 from proctor.markdown import escape
 from proctor.outputs import folder_target, write_text
@@ -93,9 +93,9 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
                                      "grades: no leaderboards, plots or per-query correlations for it.")
             continue
         labels[grade_set.id] = exam_qrels(store, grade_set)  # computed once, used by every step below
-        boards = sweep(store, grade_set, runs, taus=options.taus, measures=options.measures,
-                       budget=options.budget, missing_cover=options.missing_cover, qrels=labels[grade_set.id])
-        rows = [_correlate(board, official, grade_set) for board in boards]
+        boards = sweep_boards(store, grade_set, runs, taus=options.taus, measures=options.measures,
+                              budget=options.budget, missing_cover=options.missing_cover, qrels=labels[grade_set.id])
+        rows = [_correlate(board, official, grade_set) for board in boards]  # one leaderboard held at a time
         report.correlations.extend(rows)
         missing = rows[0]["missing"] if rows else missing
         correlation_table.rows.extend(_correlation_rows(grade_set, rows, options))
@@ -112,7 +112,8 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
     write_text(out / "correlations.json", json.dumps(report.correlations, indent=2))
     report.files += [out / "correlations.tsv", out / "correlations.json"]
     if judgments and grade_sets:
-        agreement = store_agreement(store, options.judged_relevant, labels={(k, 1): v for k, v in labels.items()})
+        agreement = store_agreement(store, options.judged_relevant, labels={(k, 1): v for k, v in labels.items()},
+                                    judgments=judgments)
         write_text(out / "agreement.json", json.dumps(agreement, indent=2))
         text = agreement_render.markdown(agreement)
         write_text(out / "agreement.md", text)

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from proctor.evaluate.cover import CoverTable, cover_per_query, n_exam, reference_cover
+from proctor.evaluate.cover import CoverTable, cover_per_query, covered_counts, n_exam, reference_cover
 from proctor.evaluate.measures import AnySpec, ExternalSpec, MeasureSpec
 from proctor.evaluate.measures.base import QueryLabels
 from proctor.evaluate.runs import Ranked
@@ -79,6 +79,23 @@ def measure_per_query(
     return out
 
 
+def _per_system(runs: Ranked, labels: dict[str, QueryLabels], spec: AnySpec, level: int, missing: str
+                ) -> dict[str, dict[str, float]]:
+    """`measure_per_query` of every run; in-process measures query by query (one query's labels stay in the
+    processor's cache while every run reads them: twice as fast at TREC scale as run by run)."""
+    if not isinstance(spec, MeasureSpec):
+        return {run: measure_per_query(r, labels, spec, level, missing) for run, r in runs.items()}
+    out: dict[str, dict[str, float]] = {run: {} for run in runs}
+    for qid, query_labels in labels.items():
+        for run, ranked in runs.items():
+            passages = ranked.get(qid)
+            if passages is not None:
+                out[run][qid] = spec.per_query(passages, query_labels, level)
+            elif missing == "zero":
+                out[run][qid] = 0.0
+    return out
+
+
 def measure_leaderboard(
     runs: Ranked, qrels: dict[str, dict[str, int]], spec: AnySpec, rel_level: int | None = None,
     *, missing: str = "skip", description: dict[str, Any] | None = None,
@@ -88,7 +105,7 @@ def measure_leaderboard(
     level = spec.rel if spec.rel is not None else (rel_level if rel_level is not None else 1)
     labels = {qid: per if isinstance(per, QueryLabels) else QueryLabels(per)  # R counted once per query
               for qid, per in qrels.items()}
-    per_system = {run: measure_per_query(r, labels, spec, level, missing) for run, r in runs.items()}
+    per_system = _per_system(runs, labels, spec, level, missing)
     notes = []
     if not spec.measure.uses_relevance_level and rel_level is not None:
         how = ("takes no relevance level" if isinstance(spec, ExternalSpec)
@@ -131,13 +148,15 @@ def cover_leaderboard(
     if gold is not None:
         normalize = "gold"
     exact: dict[str, float | None] = {}
+    counts = covered_counts(runs, table, budget)  # every system at once: far faster than system by system
     for run, ranked in runs.items():
         per_system[run], skipped = cover_per_query(ranked, table, budget=budget, missing=missing,
-                                                   normalize=normalize, gold=runs.get(gold) if gold else None)
+                                                   normalize=normalize, gold=runs.get(gold) if gold else None,
+                                                   counts=counts[run])
         left_out.update(skipped)
         if normalize in ("pool", "gold"):
             exact[run] = n_exam(ranked, table, budget=budget, missing=missing, normalize=normalize,
-                                gold=runs.get(gold) if gold else None)
+                                gold=runs.get(gold) if gold else None, counts=counts[run])
     treated = "counted as 0" if missing == "zero" else "skipped"
     notes = [*(notes or []), f"EXAM-Cover: queries a system did not answer are {treated} (--missing {missing})"]
     if normalize in ("pool", "gold"):

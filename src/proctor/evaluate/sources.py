@@ -22,6 +22,7 @@ from proctor.io.trec import qrels_dict, read_qrels, read_runs
 from proctor.methods import ANSWER_METHODS
 from proctor.records import GradeSet
 from proctor.store import Store
+from proctor.store.cover_cache import CoverGrades, answered_masks, labels_at
 
 
 def resolve_grade_set(store: Store, grade_set: str | None = None, method: str | None = None,
@@ -86,6 +87,9 @@ def exam_qrels(
     refuse_answer_set(grade_set)
     if not facets and min_questions == 1:  # one kept row per (query, passage): its largest grade
         return labels_from_top(store.top_grades(grade_set.id, grade_set.step), stats=stats)
+    kept = None if facets or min_questions < 1 else store.cover_grades(grade_set.id, grade_set.step)
+    if kept is not None:  # every passage's grades, one character each (the EXAM-Cover cache)
+        return labels_from_kept(kept, min_questions, stats)
     if not facets:  # aggregated in SQL: one row per (query, passage) and grade, not one per grade
         rows = store.label_histogram(grade_set.id, grade_set.step)
         return labels_from_histogram(rows, min_questions=min_questions, stats=stats)
@@ -94,13 +98,35 @@ def exam_qrels(
 
 
 def exam_qrels_each(store: Store, grade_set: GradeSet, min_questions: Sequence[int]) -> dict[int, Qrels]:
-    """`exam_qrels` for several `min_questions`, reading the grade set once for all of them."""
+    """`exam_qrels` for several `min_questions`: from one read of the cover cache, or else of the grade set's
+    histogram (one pass for every m)."""
     refuse_answer_set(grade_set)
     out = {1: exam_qrels(store, grade_set)} if 1 in min_questions else {}
-    more = [m for m in min_questions if m != 1]
+    more = [m for m in dict.fromkeys(min_questions) if m != 1]
     if more:
-        out.update(labels_for_each(store.label_histogram(grade_set.id, grade_set.step), more))
+        kept = store.cover_grades(grade_set.id, grade_set.step)
+        if kept is not None:
+            out.update({m: labels_from_kept(kept, m) for m in more})
+        else:
+            out.update(labels_for_each(store.label_histogram(grade_set.id, grade_set.step), more))
     return out
+
+
+def labels_from_kept(kept: CoverGrades, min_questions: int, stats: LabelStats | None = None) -> Qrels:
+    """The labels `labels_from_histogram` gives, from the cover cache's rows (`Store.cover_grades`)."""
+    if min_questions < 1:
+        raise UsageError("--min-questions must be at least 1")
+    stats = stats if stats is not None else LabelStats()
+    qrels: Qrels = {}
+    for qid, questions, passages, grades in kept:
+        labels, usable, failed, without = labels_at(passages, grades, len(questions), min_questions)
+        stats.grades += usable
+        stats.failed += failed
+        stats.passages += len(labels)
+        stats.passages_without_grade += without
+        if labels:
+            qrels[qid] = labels
+    return qrels
 
 
 def refuse_answer_set(grade_set: GradeSet) -> None:
@@ -131,27 +157,40 @@ def banked_items(store: Store, grade_set: GradeSet, graded: set[str]) -> dict[st
     return out
 
 
-def cover_table(store: Store, grade_set: GradeSet, tau: int, questions: dict[str, set[str]] | None = None
-                ) -> tuple[CoverTable, list[str]]:
+def cover_table(store: Store, grade_set: GradeSet, tau: int) -> tuple[CoverTable, list[str]]:
     """The EXAM-Cover table of a grade set's label step at grade >= τ, read from the store without reading
-    every grade (`questions`: `graded_questions`' result, when tables of several τ share it), with every topic
-    of its bank, and notes on topics that were never graded or a missing bank."""
+    every grade, with every topic of its bank, and notes on topics that were never graded or a missing bank."""
+    return next(cover_tables(store, grade_set, [tau]))
+
+
+def cover_tables(store: Store, grade_set: GradeSet, taus: Sequence[int]
+                 ) -> Iterator[tuple[CoverTable, list[str]]]:
+    """`cover_table` at each τ in turn, the store read once (its kept cover rows, else the graded questions)."""
     refuse_answer_set(grade_set)
-    if questions is None:
-        questions = graded_questions(store, grade_set)
-    own = {qid: set(items) for qid, items in questions.items()}  # add_bank extends it
-    table = CoverTable.from_answered(own, store.answered(grade_set.id, grade_set.step, tau), tau)
+    kept = store.cover_grades(grade_set.id, grade_set.step)
+    questions = graded_questions(store, grade_set) if kept is None else {}
+    for tau in taus:
+        if kept is not None:
+            table = CoverTable.from_masks(((qid, names[::-1], answered_masks(passages, grades, len(names), tau))
+                                           for qid, names, passages, grades in kept), tau)
+        else:
+            own = {qid: set(items) for qid, items in questions.items()}  # add_bank extends it
+            table = CoverTable.from_answered(own, store.answered(grade_set.id, grade_set.step, tau), tau)
+        yield table, _add_bank(store, grade_set, table)
+
+
+def _add_bank(store: Store, grade_set: GradeSet, table: CoverTable) -> list[str]:
     bank = banked_items(store, grade_set, table.item_ids())
     if bank is None:
-        return table, ["EXAM-Cover: the grade set has no bank; the queries scored are those with grades "
-                       f"({len(table.questions)})"]
+        return ["EXAM-Cover: the grade set has no bank; the queries scored are those with grades "
+                f"({len(table.questions)})"]
     ungraded = table.add_bank(bank)
     notes = [f"EXAM-Cover: the queries scored are the {len(bank)} topics of bank {grade_set.bank_label}"]
     if ungraded:
         shown = ", ".join(ungraded[:10]) + (", ..." if len(ungraded) > 10 else "")
         notes.append(f"EXAM-Cover: {len(ungraded)} banked topics have no grade in this grade set and cover "
                      f"nothing: {shown}")
-    return table, notes
+    return notes
 
 
 def graded_questions(store: Store, grade_set: GradeSet) -> dict[str, set[str]]:

@@ -7,14 +7,14 @@ meta-evaluation build on.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from proctor.evaluate.labels import Qrels
 from proctor.evaluate.leaderboard import Leaderboard, cover_leaderboard, measure_leaderboard
 from proctor.evaluate.measures import parse_measure
 from proctor.evaluate.measures.base import QueryLabels
 from proctor.evaluate.runs import Ranked
-from proctor.evaluate.sources import cover_table, describe, exam_qrels, graded_questions
+from proctor.evaluate.sources import cover_tables, describe, exam_qrels
 from proctor.records import GradeSet
 from proctor.store import Store
 
@@ -28,20 +28,27 @@ def sweep(
 ) -> list[Leaderboard]:
     """EXAM-Qrels leaderboards for every τ × measure, then EXAM-Cover for every τ (`qrels`: the grade set's
     labels when the caller has them already)."""
+    return list(sweep_boards(store, grade_set, runs, taus=taus, measures=measures, budget=budget,
+                             missing_cover=missing_cover, qrels=qrels))
+
+
+def sweep_boards(
+    store: Store, grade_set: GradeSet, runs: Ranked, *, taus: Sequence[int] = (1, 2, 3, 4, 5),
+    measures: Sequence[str] = DEFAULT_MEASURES, budget: int = 20, missing_cover: str = "zero",
+    qrels: Qrels | None = None,
+) -> Iterator[Leaderboard]:
+    """`sweep`'s leaderboards one at a time, in the same order (a caller that keeps only what it needs of each
+    holds one leaderboard's per-query values at a time, not every one's)."""
     description = describe(store, grade_set)
     qrels = exam_qrels(store, grade_set) if qrels is None else qrels
     qrels = {qid: QueryLabels(per, keep_gains=True) for qid, per in qrels.items()}  # R, labels kept across boards
-    boards = []
     for tau in taus:
         for name in measures:
             spec = parse_measure(name)
             if not spec.measure.uses_relevance_level and tau != taus[0]:
                 continue  # nDCG ignores τ: one leaderboard is enough
-            boards.append(measure_leaderboard(runs, qrels, spec, tau if spec.measure.uses_relevance_level else None,
-                                              description=description))
-    questions = graded_questions(store, grade_set)  # shared by the cover tables of every τ
-    for tau in taus:
-        table, notes = cover_table(store, grade_set, tau, questions)
-        boards.append(cover_leaderboard(runs, table, budget=budget, missing=missing_cover,
-                                        description=description, notes=notes))
-    return boards
+            yield measure_leaderboard(runs, qrels, spec, tau if spec.measure.uses_relevance_level else None,
+                                      description=description)
+    for table, notes in cover_tables(store, grade_set, taus):  # the store read once for every τ
+        yield cover_leaderboard(runs, table, budget=budget, missing=missing_cover, description=description,
+                                notes=notes)

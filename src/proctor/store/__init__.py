@@ -22,7 +22,7 @@ from proctor.errors import UsageError
 from proctor.records import Grade, GradeSet
 from proctor.store.banks import BankTables
 from proctor.store.batches import BatchTables
-from proctor.store.caches import ResultCaches
+from proctor.store.cover_cache import CoverCache
 from proctor.store.grades import FAILED, GRADES_AS_NAMED, GradeTables
 from proctor.store.review import ReviewTables
 from proctor.store.schema import SCHEMA, SCHEMA_VERSION, migrate_v1, migrate_v2
@@ -40,7 +40,7 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-class Store(BankTables, GradeTables, BatchTables, ReviewTables, GradeTallies, ResultCaches):
+class Store(BankTables, GradeTables, BatchTables, ReviewTables, GradeTallies, CoverCache):
     """A Proctor store: one SQLite file. Use `Store.open` (read) or `Store.create_or_open` (write)."""
 
     def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
@@ -117,6 +117,7 @@ class Store(BankTables, GradeTables, BatchTables, ReviewTables, GradeTallies, Re
         if not self.read_only:
             self.ensure_tallies()
             self.ensure_caches()
+            self.ensure_cover_cache()
 
     @classmethod
     def copy_of(cls, source: str | Path, path: str | Path) -> Store:
