@@ -33,6 +33,20 @@ first one fills the cache: 4.0 s), at 64× 9.81 s (above) → 2.1–2.7 s warm, 
 time, agreement from pair counts) at 16× 30.0 s / 30 s CPU / 271 MB → 10.2–14.3 s / 219 MB, at 64× 120 s /
 75 s CPU / ≈1 GB (above) → 40.4 s / 40 s CPU / 531 MB warm (59.5 s when it fills every cache). 64× import with the
 cover cache's triggers: 252.6 s (CPU 246.8 s), as before.
+
+Everything together (main after the merges of this issue's last session; 2 cores, quiet machine; this script's
+table, then each leaderboard three times more on the kept 64× store):
+
+| DL19 × | grades | import | info | P@20 | cover | qrels | analyze | store |
+|---|---|---|---|---|---|---|---|---|
+| 1 | 92.6k | 2.8 s (CPU 4.0 s in 2 processes), 86 MB | 0.32 s | 0.46 s | 0.46 s | 0.43 s | 5.4 s, 151 MB | 9 MB |
+| 16 | 1.48M | 29.8 s (CPU 50.0 s), 171 MB | 0.32 s | 3.65 s* | 2.88 s* | 0.76 s | 11.3 s, 225 MB | 157 MB |
+| 64 | 5.93M | 131.8 s (CPU 232.7 s), 218 MB | 0.52 s | 10.95 s* | 11.56 s* | 1.90 s | 27.2 s, 525 MB | 638 MB |
+
+(*) the first leaderboard after an import fills the caches; again at 64×: P@20 2.42–3.09 s / 257 MB, cover
+2.44–2.58 s / 261 MB, `info` 0.65 s. Peak disk during the import 1.00× the store; 728 MB with every cache
+filled. The import reads large files in a background process (`io/background.py`): the reader and the
+store's writes each take about half of the CPU time, so the wall time is about the larger half.
 """
 
 from __future__ import annotations
