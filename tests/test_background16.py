@@ -128,3 +128,20 @@ def test_an_error_late_in_a_large_file_names_its_line_and_writes_nothing(tmp_pat
         db = sqlite3.connect(store)
         assert db.execute("SELECT COUNT(*) FROM grades").fetchone()[0] == 0
         assert db.execute("SELECT COUNT(*) FROM passages").fetchone()[0] == 0
+
+
+def _read_in_a_daemon(queue) -> None:
+    queue.put([pid for _, pid in in_background(_produce(3), size=background.MIN_BYTES)])
+
+
+def test_a_daemonic_worker_reads_in_process():
+    """A pool worker may not have children: there the reader runs in the worker itself."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    worker = context.Process(target=_read_in_a_daemon, args=(queue,), daemon=True)
+    worker.start()
+    pids = queue.get(timeout=60)
+    worker.join(timeout=60)
+    assert worker.exitcode == 0 and pids == [worker.pid] * 3

@@ -33,8 +33,9 @@ _ITEMS, _DONE, _INPUT_ERROR, _FAILED = range(4)
 
 
 def background_available() -> bool:
-    """True where a reader can run in a forked child (Linux), unless `PROCTOR_READ_IN_BACKGROUND=0`."""
-    if os.environ.get("PROCTOR_READ_IN_BACKGROUND", "1") == "0":
+    """True where a reader can run in a forked child (Linux), unless `PROCTOR_READ_IN_BACKGROUND=0` or this
+    process is a daemonic worker (of a multiprocessing pool: it may not have children)."""
+    if os.environ.get("PROCTOR_READ_IN_BACKGROUND", "1") == "0" or multiprocessing.current_process().daemon:
         return False
     return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
 
