@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from proctor.records import grade_set_id
 from proctor.store.caches import CACHE_SCHEMA
@@ -89,7 +91,7 @@ def migrate_v1(db: sqlite3.Connection, created: str) -> str | None:
     another process migrated it first."""
     if not _begin_at(db, 1):
         return None
-    try:
+    with _committed(db):
         for table in ("banks", "questions", "grades"):
             db.execute(f"ALTER TABLE {table} RENAME TO old_{table}")
         db.execute("DROP INDEX IF EXISTS questions_by_query")
@@ -123,10 +125,6 @@ def migrate_v1(db: sqlite3.Connection, created: str) -> str | None:
         for table in ("old_grades", "old_questions", "old_banks", "grade_configs"):
             db.execute(f"DROP TABLE IF EXISTS {table}")
         db.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
     return f"migrated the store from schema 1 to 2: {len(groups)} grade sets (see `proctor info`)"
 
 
@@ -136,7 +134,7 @@ def migrate_v2(db: sqlite3.Connection) -> str | None:
     emptied (recomputed when next read) and the triggers on `grades` made anew."""
     if not _begin_at(db, 2):
         return None
-    try:
+    with _committed(db):
         triggers = db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'grades'")
         for (name,) in triggers.fetchall():
             db.execute(f'DROP TRIGGER "{name}"')
@@ -159,11 +157,18 @@ def migrate_v2(db: sqlite3.Connection) -> str | None:
         for statement in (*COUNTS_SCHEMA, *CACHE_SCHEMA):
             db.execute(statement)
         db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    return f"migrated the store from schema 2 to 3: {moved} grades in compact rows"
+
+
+@contextmanager
+def _committed(db: sqlite3.Connection) -> Iterator[None]:
+    """A migration's statements (after `_begin_at`): committed together, or rolled back on any error."""
+    try:
+        yield
     except BaseException:
         db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")
-    return f"migrated the store from schema 2 to 3: {moved} grades in compact rows"
 
 
 def _begin_at(db: sqlite3.Connection, version: int) -> bool:
