@@ -13,7 +13,6 @@ from proctor.evaluate.labels import (
     Qrels,
     exam_labels,
     labels_for_each,
-    labels_from_histogram,
     labels_from_top,
 )
 from proctor.evaluate.runs import Ranked, order_runs
@@ -84,38 +83,38 @@ def exam_qrels(
     stats: LabelStats | None = None,
 ) -> Qrels:
     """EXAM-Qrels labels from one grade set (its label step)."""
+    if not facets:
+        return exam_qrels_each(store, grade_set, [min_questions], stats=stats)[min_questions]
     refuse_answer_set(grade_set)
-    if not facets and min_questions == 1:  # one kept row per (query, passage): its largest grade
-        return labels_from_top(store.top_grades(grade_set.id, grade_set.step), stats=stats)
-    kept = None if facets or min_questions < 1 else store.cover_grades(grade_set.id, grade_set.step)
-    if kept is not None:  # every passage's grades, one character each (the EXAM-Cover cache)
-        return labels_from_kept(kept, min_questions, stats)
-    if not facets:  # aggregated in SQL: one row per (query, passage) and grade, not one per grade
-        rows = store.label_histogram(grade_set.id, grade_set.step)
-        return labels_from_histogram(rows, min_questions=min_questions, stats=stats)
     rows = store.grade_rows(grade_set.id, grade_set.step)
     return exam_labels(rows, min_questions=min_questions, facets=store.question_facets(), stats=stats)
 
 
-def exam_qrels_each(store: Store, grade_set: GradeSet, min_questions: Sequence[int]) -> dict[int, Qrels]:
-    """`exam_qrels` for several `min_questions`: from one read of the cover cache, or else of the grade set's
-    histogram (one pass for every m)."""
+def exam_qrels_each(store: Store, grade_set: GradeSet, min_questions: Sequence[int], *,
+                    stats: LabelStats | None = None) -> dict[int, Qrels]:
+    """`exam_qrels` (without facets) for several `min_questions`, reading the store once for all m > 1: one
+    question from the kept largest grades; more from the cover cache, else one pass over the grade set's
+    histogram (SQLite's aggregate: a row per (query, passage) and grade, not one per grade). `stats` counts the
+    grades once, with the first labels made."""
     refuse_answer_set(grade_set)
-    out = {1: exam_qrels(store, grade_set)} if 1 in min_questions else {}
+    if any(m < 1 for m in min_questions):
+        raise UsageError("--min-questions must be at least 1")
+    out: dict[int, Qrels] = {}
+    if 1 in min_questions:
+        out[1] = labels_from_top(store.top_grades(grade_set.id, grade_set.step), stats=stats)
+        stats = None
     more = [m for m in dict.fromkeys(min_questions) if m != 1]
     if more:
         kept = store.cover_grades(grade_set.id, grade_set.step)
-        if kept is not None:
-            out.update({m: labels_from_kept(kept, m) for m in more})
+        if kept is not None:  # every passage's grades, one character each (the EXAM-Cover cache)
+            out.update({m: labels_from_kept(kept, m, stats if n == 0 else None) for n, m in enumerate(more)})
         else:
-            out.update(labels_for_each(store.label_histogram(grade_set.id, grade_set.step), more))
+            out.update(labels_for_each(store.label_histogram(grade_set.id, grade_set.step), more, stats=stats))
     return out
 
 
 def labels_from_kept(kept: CoverGrades, min_questions: int, stats: LabelStats | None = None) -> Qrels:
     """The labels `labels_from_histogram` gives, from the cover cache's rows (`Store.cover_grades`)."""
-    if min_questions < 1:
-        raise UsageError("--min-questions must be at least 1")
     stats = stats if stats is not None else LabelStats()
     qrels: Qrels = {}
     for qid, questions, passages, grades in kept:
