@@ -12,7 +12,6 @@ Used only where `fork` is available (Linux); elsewhere, or when asked not to, th
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 import sys
 import traceback
@@ -35,6 +34,8 @@ _ITEMS, _DONE, _INPUT_ERROR, _FAILED = range(4)
 def background_available() -> bool:
     """True where a reader can run in a forked child (Linux), unless `PROCTOR_READ_IN_BACKGROUND=0` or this
     process is a daemonic worker (of a multiprocessing pool: it may not have children)."""
+    import multiprocessing  # here, not at start-up: only imports of large files need it
+
     if os.environ.get("PROCTOR_READ_IN_BACKGROUND", "1") == "0" or multiprocessing.current_process().daemon:
         return False
     return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
@@ -46,6 +47,8 @@ def in_background(produce: Callable[[], Iterable[T]], *, size: int, chunk: int =
     if size < MIN_BYTES or not background_available():
         yield from produce()
         return
+    import multiprocessing
+
     context = multiprocessing.get_context("fork")
     receive, send = context.Pipe(duplex=False)
     child = context.Process(target=_child, args=(produce, send, chunk), daemon=True)
