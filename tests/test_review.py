@@ -190,6 +190,13 @@ def _page(browser, server: Server, name: str):
     return page
 
 
+def _follow(page, target) -> None:
+    """Click what navigates (a link, a form's button) and read on only once the next page has loaded."""
+    with page.expect_navigation():
+        (page.locator(target) if isinstance(target, str) else target).click()
+    page.wait_for_load_state()
+
+
 def _safe(page) -> None:
     """Hostile text is shown as text: no dialog, no script or image it brought, nothing it set."""
     assert page.dialogs == []
@@ -202,7 +209,7 @@ def test_review_edit_publish_grade_impact_and_judge_in_a_browser(demo, browser):
     server, store = demo["server"], demo["store"]
     alice, bob = _page(browser, server, "alice"), _page(browser, server, "bob <b>")
     assert alice.locator("#queries tbody tr").count() == 4
-    alice.click("#queries a:text('q1')")
+    _follow(alice, "#queries a:text('q1')")
     bob.goto(alice.url)
     assert HOSTILE in alice.locator("#questions").inner_text()
     assert alice.locator("#matrix tbody tr").count() == 6 and alice.locator("#matrix thead th.col").count() == 4
@@ -221,7 +228,7 @@ def test_review_edit_publish_grade_impact_and_judge_in_a_browser(demo, browser):
     question_id = first.get_attribute("data-question")
     first.locator("summary").click()
     first.locator("textarea[name=text]").fill("What do bees gather from blossoms?")
-    first.locator("button[value=edit]").click()
+    _follow(alice, first.locator("button[value=edit]"))
     assert "edited" in alice.locator(f"#questions tr[data-question='{question_id}']").inner_text()
     other = bob.locator(f"#questions tr[data-question='{question_id}']")
     other.locator("summary").click()
@@ -233,16 +240,16 @@ def test_review_edit_publish_grade_impact_and_judge_in_a_browser(demo, browser):
     assert "What do bees gather from blossoms?" in bob.locator("#other-after").inner_text()
     assert "alice" in bob.locator("#conflict").inner_text() and bob.locator("#mine").inner_text() == "Bob's wording"
     # publish: a new bank version beside the old one
-    alice.click("#publish button")
+    _follow(alice, "#publish button")
     versions = [b for b in Store.open(store).banks() if b["bank"] == "bank"]
     assert len(versions) == 3 and versions[-1]["latest"] and versions[-1]["source"].startswith("review draft")
     # grade what is new: only the edited question's 6 pairs go to the backend
     sent = demo["llm"].requests
-    alice.locator("#grade-sets tbody tr", has_text="bank@").first.locator("button").click()
+    _follow(alice, alice.locator("#grade-sets tbody tr", has_text="bank@").first.locator("button"))
     alice.wait_for_selector("#job-done:not([hidden])", timeout=20000)
     assert demo["llm"].requests - sent == 6
     assert alice.locator("#job-progress").inner_text() == "78 of 78 pairs"
-    alice.click("#impact-link")
+    _follow(alice, "#impact-link")
     assert alice.locator("#leaderboards tbody tr").count() == 5
     assert HOSTILE_RUN in alice.locator("#leaderboards").inner_text()
     _safe(alice)
@@ -334,20 +341,18 @@ def test_dl19_query_page_edit_publish_grade_and_impact(dl19_pool, tmp_path, brow
         try:
             page = _page(browser, server, "dana")
             assert page.locator("#queries tbody tr").count() == 43
-            page.click("#queries a:text('47923')")
-            page.wait_for_load_state("load")  # a loaded machine may still be parsing the matrix
+            _follow(page, "#queries a:text('47923')")  # a loaded machine may still be parsing the matrix
             rows = page.locator("#matrix tbody tr").count()
             assert rows > 100 and page.locator("#matrix thead th.col").count() == 10
             first = page.locator("#questions tbody tr").first
             first.locator("summary").click()
             first.locator("textarea[name=text]").fill("Which symptoms does the condition cause?")
-            first.locator("button[value=edit]").click()
-            page.click("#publish button")
-            page.locator("#grade-sets tbody tr", has_text="dl19@").first.locator("button").click()
+            _follow(page, first.locator("button[value=edit]"))
+            _follow(page, "#publish button")
+            _follow(page, page.locator("#grade-sets tbody tr", has_text="dl19@").first.locator("button"))
             page.wait_for_selector("#job-done:not([hidden])", timeout=30000)
             assert llm.requests == rows  # the edited question against the query's pool, nothing else
-            page.click("#impact-link")
-            page.wait_for_load_state("load")
+            _follow(page, "#impact-link")
             assert page.locator("#leaderboards tbody tr").count() == 37
             assert "Correlation with the official leaderboard" in page.locator("#official").inner_text()
             _safe(page)
