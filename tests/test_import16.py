@@ -90,15 +90,16 @@ import os, sys
 import proctor.store as store_module
 from proctor.importing import import_files
 from proctor.store import Store
+from proctor.store.bulk import GradeImport
 store_module.BULK_CACHE_KB = 16  # spill changed pages into the store file early
 calls = []
-real = Store.upsert_grade_rows
-def upsert(self, *args, **kwargs):
+real = GradeImport.write
+def write(self, *args, **kwargs):
     calls.append(1)
     if len(calls) == 25:
-        os._exit(3)  # killed mid-import: no rollback, no cleanup
+        os._exit(3)  # killed mid-import (the kept results' triggers held): no rollback, no cleanup
     return real(self, *args, **kwargs)
-Store.upsert_grade_rows = upsert
+GradeImport.write = write
 import_files(Store.create_or_open(sys.argv[1]), "exampp", [sys.argv[2]])
 """
 
@@ -117,6 +118,8 @@ def test_an_import_killed_midway_leaves_the_store_as_it_was(tmp_path):
     store = Store.create_or_open(db)
     import_files(store, "exampp", [first])
     before, size = store.dump(), db.stat().st_size
+    triggers = store.db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name").fetchall()
+    assert len([t for t in triggers if " ON grades " in t[1]]) == 9
     store.close()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     result = subprocess.run([sys.executable, "-c", CRASH, str(db), str(_pool(tmp_path / "pool.jsonl"))], env=env)
@@ -125,6 +128,8 @@ def test_an_import_killed_midway_leaves_the_store_as_it_was(tmp_path):
     assert db.stat().st_size > size  # the killed import had written pages into the store file
     store = Store.open(db)
     assert store.dump() == before and store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert store.db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name").fetchall() \
+        == triggers  # the rollback brought back the triggers the import had dropped
 
 
 def test_an_import_beside_another_connection_keeps_the_wal(tmp_path):

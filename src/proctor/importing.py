@@ -21,7 +21,7 @@ from proctor.io.queries import read_queries
 from proctor.io.responses import Response, read_responses
 from proctor.io.trec import read_qrels, read_run
 from proctor.records import GradeSet
-from proctor.store import Store
+from proctor.store import Store, now
 from proctor.store.banks import IdConflict
 
 KINDS = ("queries", "runs", "qrels", "corpus", "bank", "exampp", "responses")
@@ -182,36 +182,31 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
     check = _QueryCheck(store, path, options, report)
     generated = _generated_runs(store)
     queries = in_background(lambda: read_exampp(path, with_grades=options.with_grades), size=_size(path))
-    for query in queries:
-        if not check.keep(query.line, query.query_id):
-            continue
-        _refuse_generated_runs(path, {r[0]: query.line for r in query.rankings}, generated)
-        store.upsert_queries([(query.query_id, None)])
-        store.upsert_passages(query.passages)
-        store.upsert_judgments(query.judgments)
-        store.upsert_rankings(query.rankings)
-        for key, info in query.configs.items():
-            if key not in sets:
-                grade_set = GradeSet(*key, bank[0] if bank else None, bank[1] if bank else None,
-                                     {"source": "exampp"}, key[0], info)
-                sets[key] = store.ensure_grade_set(grade_set)
-        by_set: dict[str, list] = {}
-        for row in query.grade_rows:  # (method, model, version, query, passage, question, grade, status, ...)
-            if members is not None and row[5] not in members:
-                raise InputError(str(path), query.line,
-                                 f"question {row[5]!r} is graded but not in bank {options.grades_bank} "
-                                 "(or marked spurious there: such questions are not graded)")
-            by_set.setdefault(sets[row[:3]], []).append(row)
-        for grade_set_id, rows in by_set.items():
-            store.upsert_grade_rows(grade_set_id, ((r[0], r[3], r[4], r[5], r[8], r[6], r[7], r[9],
-                                                    None if r[10] is None else int(r[10]), None) for r in rows))
-        counts["queries"] += 1
-        counts["query-passage pairs"] += len(query.passages)
-        passages.update(pid for pid, _ in query.passages)
-        counts["judgments"] += len(query.judgments)
-        counts["rankings"] += len(query.rankings)
-        counts["grades"] += len(query.grade_rows)
-        runs.update(r[0] for r in query.rankings)
+    with store.grade_import(now()) as grades:
+        for query in queries:
+            if not check.keep(query.line, query.query_id):
+                continue
+            _refuse_generated_runs(path, {r[0]: query.line for r in query.rankings}, generated)
+            store.upsert_queries([(query.query_id, None)])
+            store.upsert_passages(query.passages)
+            store.upsert_judgments(query.judgments)
+            store.upsert_rankings(query.rankings)
+            for key, info in query.configs.items():
+                if key not in sets:
+                    grade_set = GradeSet(*key, bank[0] if bank else None, bank[1] if bank else None,
+                                         {"source": "exampp"}, key[0], info)
+                    sets[key] = store.ensure_grade_set(grade_set)
+            for key, rows in query.grade_rows.items():
+                if members is not None:
+                    _refuse_non_members(path, query.line, {row[2] for row in rows}, members, options.grades_bank)
+                grades.write(sets[key], key[0], rows)
+                counts["grades"] += len(rows)
+            counts["queries"] += 1
+            counts["query-passage pairs"] += len(query.passages)
+            passages.update(pid for pid, _ in query.passages)
+            counts["judgments"] += len(query.judgments)
+            counts["rankings"] += len(query.rankings)
+            runs.update(r[0] for r in query.rankings)
     counts["passages"] = len(passages)
     counts["runs"] = len(runs)
     if not options.with_grades:
@@ -219,6 +214,14 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
     else:
         counts["grade sets"] = len(sets)
     report.counts.update(counts)
+
+
+def _refuse_non_members(path: Path, line: int, questions: set[str], members: set[str], bank: str | None) -> None:
+    """A grade of a question that is not a (non-spurious) member of the bank named by `--bank` is refused."""
+    if not questions <= members:
+        question = sorted(questions - members)[0]
+        raise InputError(str(path), line, f"question {question!r} is graded but not in bank {bank} "
+                         "(or marked spurious there: such questions are not graded)")
 
 
 def _import_responses(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:

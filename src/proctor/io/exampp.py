@@ -20,9 +20,11 @@ from proctor.io.textfile import iter_jsonl, read_lines
 from proctor.io.trec import parse_rank, parse_relevance, parse_score
 from proctor.records import Grade
 
-GradeRow = tuple[str, str, str, str, str, str, int | None, str, str | None, str | None, bool | None]
-"""(method, model, prompt version, query, passage, question, grade, parse status, raw reply, answer, correct): a
-grade as a plain tuple (an import of millions of grades makes no `Grade` objects)."""
+GradeKey = tuple[str, str, str]
+"""(method, model, prompt version): the grade set a grade of an exam_pp file goes to."""
+GradeRow = tuple[str, str, str, str | None, int | None, str, str | None, bool | None]
+"""(query, passage, question, raw reply, grade, parse status, answer, correct): a grade as a plain tuple, in the
+order `Store.grade_import` writes it (an import of millions of grades makes no `Grade` objects)."""
 
 IMPORTED = "imported"
 """`parse_status` of a grade taken over from an exam_pp file (it was parsed by the workbench)."""
@@ -37,14 +39,16 @@ class ExamppQuery:
     passages: list[tuple[str, str | None]] = field(default_factory=list)
     judgments: list[tuple[str, str, int]] = field(default_factory=list)
     rankings: list[tuple[str, str, str, int, float]] = field(default_factory=list)
-    grade_rows: list[GradeRow] = field(default_factory=list)
-    configs: dict[tuple[str, str, str], dict] = field(default_factory=dict)
+    grade_rows: dict[GradeKey, list[GradeRow]] = field(default_factory=dict)
+    """The grades of each (method, model, prompt version), in file order."""
+    configs: dict[GradeKey, dict] = field(default_factory=dict)
 
 
     @property
     def grades(self) -> list[Grade]:
         """The grades of `grade_rows` as `Grade` records."""
-        return [Grade(q, p, i, m, x, v, g, s, r, a, c) for m, x, v, q, p, i, g, s, r, a, c in self.grade_rows]
+        return [Grade(q, p, i, m, x, v, g, s, r, a, c) for (m, x, v), rows in self.grade_rows.items()
+                for q, p, i, r, g, s, a, c in rows]
 
 
 class _Refused(ValueError):
@@ -64,8 +68,10 @@ class _Seen:
     """(line, BLAKE2b digest of the text) of every passage given a text so far."""
     judged: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
     ranked: dict[tuple[str, str, str], tuple[int, int, float]] = field(default_factory=dict)
-    graded: dict[tuple[str, str, str, str, str, str], tuple[int, tuple]] = field(default_factory=dict)
-    """(line, (grade, status, raw reply, answer, correct, extra)) of every grade read so far."""
+    graded: dict[tuple[str, str, str, str, str], tuple[int, list[GradeRow]] | dict[str, tuple[int, GradeRow]]] = \
+        field(default_factory=dict)
+    """Per (method, model, version, query, passage): the line and rows of its first entry, or (once an entry is
+    given again) `{question: (line, row)}`."""
     line: int = 0
     line_passages: dict[str, int] = field(default_factory=dict)
     """Where each passage of the current line is in `ExamppQuery.passages`."""
@@ -254,15 +260,34 @@ def _grade_value(value: object, what: str) -> int:
     return value
 
 
-def _add_grade(query: ExamppQuery, row: GradeRow, seen: _Seen) -> None:
-    content = row[6:]
-    first = seen.graded.setdefault(row[:6], (query.line, content))
-    if first[1] is not content and first[1] != content:
-        what = f"question {row[5]!r}" if row[5] else "relevance"
-        raise _Refused(f"passage {row[4]!r} graded twice differently on {what} by {row[1]} "
-                       f"({row[2]}): {first[1][0]} (first {seen.first(first[0])}) and {row[6]}")
-    if first[1] is content:
-        query.grade_rows.append(row)
+def _add_grades(query: ExamppQuery, key: GradeKey, rows: list[GradeRow], seen: _Seen) -> None:
+    """Keep the rows of one entry (one grade set and passage); an entry given again merges identical grades and
+    refuses different ones, question by question."""
+    if not rows:
+        return
+    where = (*key, query.query_id, rows[0][1])
+    first = seen.graded.setdefault(where, (query.line, rows))
+    if type(first) is not tuple or first[1] is not rows:
+        rows = _repeated(query, key, where, rows, seen)
+    query.grade_rows.setdefault(key, []).extend(rows)
+
+
+def _repeated(query: ExamppQuery, key: GradeKey, where: tuple, rows: list[GradeRow], seen: _Seen) -> list[GradeRow]:
+    """The rows of an entry given again that no earlier entry gave; a grade given differently is refused."""
+    first = seen.graded[where]
+    if isinstance(first, tuple):  # from now on question by question
+        line, earlier = first
+        first = seen.graded[where] = {row[2]: (line, row) for row in earlier}
+    new = []
+    for row in rows:
+        line, old = first.setdefault(row[2], (query.line, row))
+        if old is row:
+            new.append(row)
+        elif old[3:] != row[3:]:
+            what = f"question {row[2]!r}" if row[2] else "relevance"
+            raise _Refused(f"passage {row[1]!r} graded twice differently on {what} by {key[1]} ({key[2]}): "
+                           f"{old[4]} (first {seen.first(line)}) and {row[4]}")
+    return new
 
 
 def _method_of(prompt_info: dict, self_rated: bool) -> str:
@@ -276,21 +301,29 @@ def _model(entry: dict) -> str:
     return _optional_text(entry.get("llm"), "llm") or "unknown"
 
 
-def _exam_grades(query: ExamppQuery, pid: str, eg: dict, seen: _Seen) -> None:
-    prompt_info = _mapping(eg.get("prompt_info"), "prompt_info")
+def _ratings(eg: dict) -> dict[str, object]:
+    """`{question: self_rating}` of an exam_grades entry (a question rated twice differently is refused)."""
     ratings: dict[str, object] = {}
     for r in _list(eg.get("self_ratings"), "self_ratings"):
-        r = _mapping(r, "a self_rating")
-        qid = _id(r["question_id"] if r.get("question_id") is not None else r["nugget_id"], "question")
-        if qid in ratings and ratings[qid] != r["self_rating"]:
-            raise _Refused(f"question {qid!r} rated twice differently ({ratings[qid]!r} and {r['self_rating']!r})")
-        ratings[qid] = r["self_rating"]
+        if type(r) is not dict:
+            r = _mapping(r, "a self_rating")
+        named = r.get("question_id")
+        qid = _id(named if named is not None else r["nugget_id"], "question")
+        rating = r["self_rating"]
+        if qid in ratings and ratings[qid] != rating:
+            raise _Refused(f"question {qid!r} rated twice differently ({ratings[qid]!r} and {rating!r})")
+        ratings[qid] = rating
+    return ratings
+
+
+def _exam_grades(query: ExamppQuery, pid: str, eg: dict, seen: _Seen) -> None:
+    prompt_info = _mapping(eg.get("prompt_info"), "prompt_info")
+    ratings = _ratings(eg)
     self_rated = bool(prompt_info.get("is_self_rated", bool(ratings)))
     method, model = _method_of(prompt_info, self_rated), _model(eg)
     version = _optional_text(prompt_info.get("prompt_class"), "prompt_class") or method
     answers: dict[str, str | None] = {}
-    for pair in _list(eg.get("answers"), "answers"):
-        qid, text = pair
+    for qid, text in _list(eg.get("answers"), "answers"):
         answers[_id(qid, "question")] = _optional_text(text, "an answer")
     correct = {_id(q, "question") for q in _list(eg.get("correctAnswered"), "correctAnswered")}
     wrong = {_id(q, "question") for q in _list(eg.get("wrongAnswered"), "wrongAnswered")}
@@ -299,15 +332,17 @@ def _exam_grades(query: ExamppQuery, pid: str, eg: dict, seen: _Seen) -> None:
     query.configs[(method, model, version)] = {
         "prompt_info": prompt_info, "llm_options": eg.get("llm_options"), "source": "exampp",
     }
-    for qid in sorted(set(ratings) | set(answers) | correct | wrong):
+    rows: list[GradeRow] = []
+    query_id = query.query_id
+    for qid in sorted(ratings.keys() | answers.keys() | correct | wrong):
         rating = ratings.get(qid)
-        if rating is not None:
+        if rating is not None and not (type(rating) is int and 0 <= rating <= 5):  # type: ignore[operator]
             rating = _grade_value(rating, f"self_rating of {qid}")
         grade = rating if self_rated else 1 if qid in correct else 0
-        verdict = True if qid in correct else False if qid in wrong else None
         answer = answers.get(qid)
-        _add_grade(query, (method, model, version, query.query_id, pid, qid, grade,
-                           IMPORTED if grade is not None else "failed", answer, answer, verdict), seen)
+        rows.append((query_id, pid, qid, answer, grade, IMPORTED if grade is not None else "failed",  # type: ignore[arg-type]
+                     answer, True if qid in correct else False if qid in wrong else None))
+    _add_grades(query, (method, model, version), rows, seen)
 
 
 def _direct_grade(query: ExamppQuery, pid: str, g: dict, seen: _Seen) -> None:
@@ -324,4 +359,5 @@ def _direct_grade(query: ExamppQuery, pid: str, g: dict, seen: _Seen) -> None:
         "prompt_info": prompt_info, "llm_options": g.get("llm_options"), "source": "exampp",
         "prompt_type": g.get("prompt_type"), "direct": True,
     }
-    _add_grade(query, (method, model, method, query.query_id, pid, "", grade, IMPORTED, answer, answer, correct), seen)
+    row = (query.query_id, pid, "", answer, grade, IMPORTED, answer, correct)
+    _add_grades(query, (method, model, method), [row], seen)

@@ -22,6 +22,7 @@ from proctor.errors import UsageError
 from proctor.records import Grade, GradeSet
 from proctor.store.banks import BankTables
 from proctor.store.batches import BatchTables
+from proctor.store.bulk import BulkGrades
 from proctor.store.cover_cache import CoverCache
 from proctor.store.grades import FAILED, GRADES_AS_NAMED, GradeTables
 from proctor.store.review import ReviewTables
@@ -40,7 +41,7 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-class Store(BankTables, GradeTables, BatchTables, ReviewTables, GradeTallies, CoverCache):
+class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, GradeTallies, CoverCache):
     """A Proctor store: one SQLite file. Use `Store.open` (read) or `Store.create_or_open` (write)."""
 
     def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
