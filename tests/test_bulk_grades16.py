@@ -136,3 +136,49 @@ def test_an_entry_given_again_is_merged_question_by_question(tmp_path):
                                          r"line 1\) and 5") as err:
         list(read_exampp(path))
     assert err.value.line == 4
+
+
+def _rated(qid, rating) -> dict:
+    return {"question_id": qid, "self_rating": rating}
+
+
+ENTRIES = {  # an exam_grades entry as a workbench could write it -> what its grades must be (or the refusal)
+    "plain": ({"self_ratings": [_rated("q1/a", 4)], "answers": [["q1/a", "x"]], "correctAnswered": ["q1/a"]},
+              [("q1/a", 4, "imported", "x", True)]),
+    "integral float": ({"self_ratings": [_rated("q1/a", 4.0)]}, [("q1/a", 4, "imported", None, None)]),
+    "null rating": ({"self_ratings": [_rated("q1/a", None)]}, [("q1/a", None, "failed", None, None)]),
+    "nugget id": ({"self_ratings": [{"question_id": None, "nugget_id": "q1/n", "self_rating": 2}]},
+                  [("q1/n", 2, "imported", None, None)]),
+    "same twice": ({"self_ratings": [_rated("q1/a", 3)] * 2}, [("q1/a", 3, "imported", None, None)]),
+    "numeric id": ({"self_ratings": [_rated(17, 1)], "wrongAnswered": [17]}, [("17", 1, "imported", None, False)]),
+    "answer twice": ({"self_ratings": [], "answers": [["q1/a", "x"], ["q1/a", "y"]]},
+                     [("q1/a", None, "failed", "y", None)]),
+    "true": ({"self_ratings": [_rated("q1/a", True)]}, "True is not a grade 0..5"),
+    "six": ({"self_ratings": [_rated("q1/a", 6)]}, "6 is not a grade 0..5"),
+    "rated twice": ({"self_ratings": [_rated("q1/a", 3), _rated("q1/a", 2)]}, "rated twice differently"),
+    "answer number": ({"answers": [["q1/a", 5]]}, "an answer must be a string"),
+    "bad id": ({"self_ratings": [_rated("q1 a", 1)]}, "contains whitespace"),
+    "both": ({"self_ratings": [], "correctAnswered": ["q1/a"], "wrongAnswered": ["q1/a"]}, "both correctAnswered and"),
+    "ratings not a list": ({"self_ratings": {"q1/a": 1}}, "self_ratings must be a list"),
+}
+
+
+@pytest.mark.parametrize("name", list(ENTRIES))
+@pytest.mark.parametrize("warm", [False, True])
+def test_the_fast_and_the_checked_reading_of_an_entry_agree(tmp_path, name, warm):
+    from proctor.io import exampp_rows
+
+    entry, want = ENTRIES[name]
+    entry = {"llm": "m", "prompt_info": {"is_self_rated": True, "prompt_class": "P"}, **entry}
+    path = tmp_path / "e.jsonl"
+    path.write_text(json.dumps(["q1", [_paragraph(entry)]]) + "\n")
+    exampp_rows.CHECKED.clear()
+    if warm:  # every id found valid before: the entry takes the fast path where it can
+        exampp_rows.CHECKED.update(dict.fromkeys(["q1/a", "q1/n", "17"]))  # valid ids only, as ever
+    if isinstance(want, str):
+        with pytest.raises(InputError, match=want):
+            list(read_exampp(path))
+        return
+    [query] = read_exampp(path)
+    assert [(g.question_id, g.grade, g.parse_status, g.answer, g.correct) for g in query.grades] == want
+    assert all(type(g.grade) is int for g in query.grades if g.grade is not None)

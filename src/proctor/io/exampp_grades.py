@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from proctor.io.exampp_rows import (
+    CHECKED,
     IMPORTED,
     ExamppQuery,
     GradeKey,
@@ -81,33 +82,101 @@ def _ratings(eg: dict) -> dict[str, object]:
     return ratings
 
 
-def exam_grades(query: ExamppQuery, pid: str, eg: dict, seen: Seen) -> None:
-    prompt_info = as_mapping(eg.get("prompt_info"), "prompt_info")
-    ratings = _ratings(eg)
-    self_rated = bool(prompt_info.get("is_self_rated", bool(ratings)))
-    method, model = _method_of(prompt_info, self_rated), _model(eg)
-    version = optional_text(prompt_info.get("prompt_class"), "prompt_class") or method
+def _answers(eg: dict) -> dict[str, str | None]:
+    """`{question: answer}` of an exam_grades entry (a question answered twice keeps its last answer)."""
     answers: dict[str, str | None] = {}
     for qid, text in as_list(eg.get("answers"), "answers"):
         answers[check_id(qid, "question")] = optional_text(text, "an answer")
-    correct = {check_id(q, "question") for q in as_list(eg.get("correctAnswered"), "correctAnswered")}
-    wrong = {check_id(q, "question") for q in as_list(eg.get("wrongAnswered"), "wrongAnswered")}
+    return answers
+
+
+def _questions(eg: dict, key: str) -> set[str]:
+    """The question ids listed under `key` (correctAnswered, wrongAnswered)."""
+    return {check_id(q, "question") for q in as_list(eg.get(key), key)}
+
+
+_GRADES = frozenset(range(6))
+_INT = frozenset({int})
+_TEXT = frozenset({str, type(None)})
+
+
+def _known_ratings(eg: dict) -> dict[str, int] | None:
+    """`_ratings` of an entry whose every rating is an integer 0..5 of a distinct question id found valid before
+    (`CHECKED`), without a Python step per rating; None for anything else (`_ratings` and `_grade_value` then
+    read it and say what is wrong)."""
+    listed = eg.get("self_ratings")
+    if type(listed) is not list:
+        return {} if listed is None else None
+    try:
+        ratings = {(q if (q := r.get("question_id")) is not None else r["nugget_id"]): r["self_rating"] for r in listed}
+        values = set(ratings.values())
+    except (TypeError, KeyError, AttributeError):
+        return None
+    if (len(ratings) != len(listed) or not ratings.keys() <= CHECKED.keys() or not values <= _GRADES
+            or not set(map(type, values)) <= _INT):  # True and 1.0 equal 1: their types tell them apart
+        return None
+    return ratings
+
+
+def _known_answers(eg: dict) -> dict[str, str | None] | None:
+    """`_answers` of an entry whose question ids were all found valid before and whose answers are texts or
+    null; None for anything else."""
+    listed = eg.get("answers")
+    if type(listed) is not list:
+        return {} if listed is None else None
+    try:
+        answers = dict(listed)
+    except (TypeError, ValueError):
+        return None
+    if not answers.keys() <= CHECKED.keys() or not set(map(type, answers.values())) <= _TEXT:
+        return None
+    return answers
+
+
+def _known_questions(eg: dict, key: str) -> set[str] | None:
+    """`_questions` when every id was found valid before; None for anything else."""
+    listed = eg.get(key)
+    if type(listed) is not list:
+        return set() if listed is None else None
+    try:
+        questions = set(listed)
+    except TypeError:
+        return None
+    return questions if questions <= CHECKED.keys() else None
+
+
+def exam_grades(query: ExamppQuery, pid: str, eg: dict, seen: Seen) -> None:
+    """Add the grades of one `exam_grades` entry of a paragraph (checks in the order the fields are read)."""
+    prompt_info = as_mapping(eg.get("prompt_info"), "prompt_info")
+    ratings = known = _known_ratings(eg)
+    if ratings is None:
+        ratings = _ratings(eg)
+    self_rated = bool(prompt_info.get("is_self_rated", bool(ratings)))
+    method, model = _method_of(prompt_info, self_rated), _model(eg)
+    version = optional_text(prompt_info.get("prompt_class"), "prompt_class") or method
+    answers = _known_answers(eg)
+    answers = _answers(eg) if answers is None else answers
+    correct = _known_questions(eg, "correctAnswered")
+    correct = _questions(eg, "correctAnswered") if correct is None else correct
+    wrong = _known_questions(eg, "wrongAnswered")
+    wrong = _questions(eg, "wrongAnswered") if wrong is None else wrong
     if correct & wrong:
         raise Refused(f"question {sorted(correct & wrong)[0]!r} is both correctAnswered and wrongAnswered")
     query.configs[(method, model, version)] = {
         "prompt_info": prompt_info, "llm_options": eg.get("llm_options"), "source": "exampp",
     }
-    rows: list[GradeRow] = []
-    query_id = query.query_id
-    for qid in sorted(ratings.keys() | answers.keys() | correct | wrong):
-        rating = ratings.get(qid)
-        if rating is not None and not (type(rating) is int and 0 <= rating <= 5):  # type: ignore[operator]
-            rating = _grade_value(rating, f"self_rating of {qid}")
-        grade = rating if self_rated else 1 if qid in correct else 0
-        answer = answers.get(qid)
-        rows.append((query_id, pid, qid, answer, grade, IMPORTED if grade is not None else "failed",  # type: ignore[arg-type]
-                     answer, True if qid in correct else False if qid in wrong else None))
-    _add_grades(query, (method, model, version), rows, seen)
+    if known is None:
+        ratings = {qid: None if rating is None else _grade_value(rating, f"self_rating of {qid}")
+                   for qid, rating in sorted(ratings.items())}
+    verdicts = dict.fromkeys(wrong, False) | dict.fromkeys(correct, True)
+    query_id, questions = query.query_id, sorted(ratings.keys() | answers.keys() | verdicts.keys())
+    if self_rated:
+        rows = [(query_id, pid, q, a := answers.get(q), g := ratings.get(q), IMPORTED if g is not None else "failed",
+                 a, verdicts.get(q)) for q in questions]
+    else:
+        rows = [(query_id, pid, q, a := answers.get(q), 1 if q in correct else 0, IMPORTED, a, verdicts.get(q))
+                for q in questions]
+    _add_grades(query, (method, model, version), rows, seen)  # type: ignore[arg-type]
 
 
 def direct_grade(query: ExamppQuery, pid: str, g: dict, seen: Seen) -> None:
