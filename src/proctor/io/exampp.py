@@ -11,11 +11,13 @@ import hashlib
 import json
 import re
 from collections.abc import Iterator
+from math import isfinite
 from pathlib import Path
 
 from proctor.errors import InputError
 from proctor.io.exampp_grades import direct_grade, exam_grades
 from proctor.io.exampp_rows import (
+    CHECKED,
     IMPORTED,
     ExamppQuery,
     GradeKey,
@@ -28,7 +30,7 @@ from proctor.io.exampp_rows import (
 )
 from proctor.io.records import as_id, record_id
 from proctor.io.textfile import iter_jsonl, read_lines
-from proctor.io.trec import parse_rank, parse_relevance, parse_score
+from proctor.io.trec import MAX_RANK, MAX_RELEVANCE, parse_rank, parse_relevance, parse_score
 
 __all__ = ["IMPORTED", "ExamppQuery", "GradeKey", "GradeRow", "read_exampp"]
 
@@ -90,7 +92,9 @@ def read_exampp(path: str | Path, *, with_grades: bool = True) -> Iterator[Examp
 
 
 def _paragraph(query: ExamppQuery, para: dict, with_grades: bool, seen: Seen) -> None:
-    pid = check_id(para["paragraph_id"], "paragraph")
+    pid = para["paragraph_id"]
+    if type(pid) is not str or pid not in CHECKED:
+        pid = check_id(pid, "paragraph")
     text = para.get("text")
     if text is not None and not isinstance(text, str):
         raise Refused(f"text must be a string, got {type(text).__name__}")
@@ -106,9 +110,9 @@ def _paragraph(query: ExamppQuery, para: dict, with_grades: bool, seen: Seen) ->
         query.passages[at] = (pid, text)
     data = as_mapping(para.get("paragraph_data"), "paragraph_data")
     for j in as_list(data.get("judgments"), "judgments"):
-        _judgment(query, pid, as_mapping(j, "a judgment"), seen)
+        _judgment(query, pid, j if type(j) is dict else as_mapping(j, "a judgment"), seen)
     for r in as_list(data.get("rankings"), "rankings"):
-        _ranking(query, pid, as_mapping(r, "a ranking"), seen)
+        _ranking(query, pid, r if type(r) is dict else as_mapping(r, "a ranking"), seen)
     if not with_grades:
         return
     for eg in as_list(para.get("exam_grades"), "exam_grades"):
@@ -118,13 +122,15 @@ def _paragraph(query: ExamppQuery, para: dict, with_grades: bool, seen: Seen) ->
 
 
 def _judgment(query: ExamppQuery, pid: str, j: dict, seen: Seen) -> None:
-    try:
-        if isinstance(j["relevance"], str):
-            raise ValueError(f"relevance {j['relevance']!r} is not an integer")
-        rel = parse_relevance(j["relevance"])
-    except ValueError as exc:
-        raise Refused(f"judgment {exc}") from None
-    judged_query = _own_query(query, check_id(j.get("query", query.query_id), "query"), "judgment")
+    rel = j["relevance"]
+    if type(rel) is not int or not -MAX_RELEVANCE <= rel <= MAX_RELEVANCE:  # else the checks say what is wrong
+        try:
+            if isinstance(rel, str):
+                raise ValueError(f"relevance {rel!r} is not an integer")
+            rel = parse_relevance(rel)
+        except ValueError as exc:
+            raise Refused(f"judgment {exc}") from None
+    judged_query = _own_query(query, j.get("query", query.query_id), "judgment")
     new = (query.line, rel)
     first = seen.judged.setdefault((judged_query, pid), new)
     if first[1] != rel:
@@ -134,20 +140,28 @@ def _judgment(query: ExamppQuery, pid: str, j: dict, seen: Seen) -> None:
         query.judgments.append((judged_query, pid, rel))
 
 
-def _own_query(query: ExamppQuery, named: str, what: str) -> str:
-    """The line's query or one of its facets (`query/facet`, TREC CAR); any other query is refused."""
+def _own_query(query: ExamppQuery, named: object, what: str) -> str:
+    """The line's query or one of its facets (`query/facet`, TREC CAR), checked as an id; any other query is
+    refused."""
+    if named == query.query_id:  # a valid id already
+        return query.query_id
+    named = check_id(named, "query")
     if named != query.query_id and not named.startswith(query.query_id + "/"):
         raise Refused(f"a {what} for query {named!r} inside the line of query {query.query_id!r}")
     return named
 
 
 def _ranking(query: ExamppQuery, pid: str, r: dict, seen: Seen) -> None:
-    ranked_query = _own_query(query, check_id(r.get("queryId", query.query_id), "query"), "ranking")
-    run = check_id(r["method"], "run")
-    try:
-        rank, score = parse_rank(r["rank"]), parse_score(r["score"])
-    except ValueError as exc:
-        raise Refused(f"ranking of run {run!r}: {exc}") from None
+    ranked_query = _own_query(query, r.get("queryId", query.query_id), "ranking")
+    run = r["method"]
+    if type(run) is not str or run not in CHECKED:
+        run = check_id(run, "run")
+    rank, score = r["rank"], r["score"]
+    if not (type(rank) is int and 0 <= rank <= MAX_RANK and type(score) is float and isfinite(score)):
+        try:
+            rank, score = parse_rank(rank), parse_score(score)
+        except ValueError as exc:
+            raise Refused(f"ranking of run {run!r}: {exc}") from None
     new = (query.line, rank, score)
     first = seen.ranked.setdefault((run, ranked_query, pid), new)
     if first[1:] != (rank, score):
