@@ -149,3 +149,18 @@ def test_an_import_beside_another_connection_keeps_the_wal(tmp_path):
     import_files(store, "exampp", [_pool(tmp_path / "pool2.jsonl", queries=3, questions=12)])  # a rollback journal
     assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert store.counts()["grades"] == 3 * 20 * 12 and not (tmp_path / "s.db-journal").exists()
+
+
+def test_the_line_heads_of_a_plain_and_a_gzip_file_are_those_the_full_reading_sees(tmp_path):
+    import gzip
+
+    from proctor.io.textfile import line_heads, read_lines
+
+    body = b'\xef\xbb\xbf["a", []]\n   \n\r\n' + b" " * 2000 + b'["b", []]\n["\xc3\xa9", []]'
+    plain, packed = tmp_path / "e.jsonl", tmp_path / "e.jsonl.gz"
+    plain.write_bytes(body)
+    packed.write_bytes(gzip.compress(body))
+    heads = [(1, b'["a", []]\n'), (2, None), (3, None), (4, b" " * 1024), (5, '["é", []]'.encode())]
+    assert list(line_heads(plain)) == list(line_heads(packed)) == heads  # a BOM dropped, blank lines None
+    assert [n for n, text in read_lines(plain) if text.strip()] == [n for n, head in heads if head]
+    assert _shared_lines(plain) is None  # line 4 does not start like ["id", within its head: share everything

@@ -7,9 +7,11 @@ grades). See `../shared/data/README.md` of the project for the field list.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import re
+import zlib
 from collections.abc import Iterator
 from math import isfinite
 from pathlib import Path
@@ -29,23 +31,28 @@ from proctor.io.exampp_rows import (
     check_id,
 )
 from proctor.io.records import as_id, record_id
-from proctor.io.textfile import iter_jsonl, read_lines
+from proctor.io.textfile import iter_jsonl, line_heads
 from proctor.io.trec import MAX_RANK, MAX_RELEVANCE, parse_rank, parse_relevance, parse_score
 
 __all__ = ["IMPORTED", "ExamppQuery", "GradeKey", "GradeRow", "read_exampp"]
 
-_QUERY_HEAD = re.compile(r'\s*\[\s*("(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*)\s*,')
+_QUERY_HEAD = re.compile(rb'\s*\[\s*("(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*)\s*,')
 """The query id at the start of an exam_pp line (a JSON string or number)."""
 
 
 def _shared_lines(path: str | Path) -> set[int] | None:
     """Lines whose query (or a facet `query/...` of it) is also another line's, found from the start of each
-    line without parsing it; None (share every line) when a line does not start like `["id", `."""
+    line without parsing or even decoding it; None (share every line) when a line does not start like
+    `["id", ` or the file cannot be read (the full reading then says what is wrong)."""
     lines: dict[str, list[int]] = {}
-    for line, text in read_lines(path):
-        if not text.strip():
+    try:
+        heads = list(line_heads(path))
+    except (OSError, EOFError, zlib.error, gzip.BadGzipFile):
+        return None
+    for line, head in heads:
+        if head is None:
             continue
-        match = _QUERY_HEAD.match(text)
+        match = _QUERY_HEAD.match(head)
         try:
             query_id = as_id(json.loads(match.group(1)), "query") if match else None
         except ValueError:
