@@ -164,3 +164,16 @@ def test_the_line_heads_of_a_plain_and_a_gzip_file_are_those_the_full_reading_se
     assert list(line_heads(plain)) == list(line_heads(packed)) == heads  # a BOM dropped, blank lines None
     assert [n for n, text in read_lines(plain) if text.strip()] == [n for n, head in heads if head]
     assert _shared_lines(plain) is None  # line 4 does not start like ["id", within its head: share everything
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7, 64, 1 << 22])
+def test_line_heads_are_the_same_whatever_the_chunks(chunk):
+    import io
+    import random
+
+    from proctor.io.textfile import _heads
+
+    rnd = random.Random(chunk)
+    lines = [bytes(rnd.choice(b"ab \t") for _ in range(rnd.randint(0, 40))) + b"\n" for _ in range(200)] + [b"tail"]
+    got = list(_heads(io.BytesIO(b"".join(lines)), 16, chunk))
+    assert got == [(line[:16], len(line)) for line in lines]

@@ -11,7 +11,6 @@ import gzip
 import json
 import json.decoder
 import json.scanner
-import mmap
 import re
 import zlib
 from collections.abc import Iterator
@@ -30,34 +29,34 @@ def _open_binary(path: Path):
 
 
 def line_heads(path: str | Path, size: int = 1024) -> Iterator[tuple[int, bytes | None]]:
-    """`(line_number, first size bytes)` of every line, undecoded and unchecked (None for a blank line; a BOM
-    dropped): a quick pass before the real reading, which `read_lines` checks. A plain file is mapped, not
-    read line by line (only the heads are copied). Errors are OSError, EOFError, zlib.error or
-    gzip.BadGzipFile."""
-    path = Path(path)
-    with _open_binary(path) as handle:
-        if isinstance(handle, gzip.GzipFile):
-            lines: Iterator[bytes] = iter(handle)
-        elif path.stat().st_size == 0:
-            return
-        else:
-            lines = _mapped_lines(handle, size)
-        for line_no, raw in enumerate(lines, start=1):
-            if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            yield line_no, None if not raw or raw.isspace() else raw[:size]
+    """`(line_number, first size bytes)` of every line, undecoded and unchecked (a BOM dropped; None for a line
+    that is empty or whitespace and shorter than `size`): a quick pass before the real reading, which
+    `read_lines` checks. Only the heads are copied, the file is read in large chunks. Errors are OSError,
+    EOFError, zlib.error or gzip.BadGzipFile."""
+    with _open_binary(Path(path)) as handle:
+        for line_no, (head, length) in enumerate(_heads(handle, size), start=1):
+            if line_no == 1 and head.startswith(b"\xef\xbb\xbf"):
+                head, length = head[3:], length - 3
+            yield line_no, None if length <= size and (not head or head.isspace()) else head
 
 
-def _mapped_lines(handle, size: int) -> Iterator[bytes]:
-    """The lines of a plain file, each cut to `size` bytes unless it is blank so far (then whole)."""
-    with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-        start, end = 0, len(mapped)
-        while start < end:
-            stop = mapped.find(b"\n", start)
-            stop = end if stop < 0 else stop + 1
-            head = mapped[start:min(stop, start + size)]
-            yield mapped[start:stop] if stop - start > size and head.isspace() else head
-            start = stop
+def _heads(handle, size: int, chunk_bytes: int = 1 << 22) -> Iterator[tuple[bytes, int]]:
+    """(first `size` bytes, length) of each line of a binary file, read in chunks of `chunk_bytes`."""
+    head, length = b"", 0
+    while chunk := handle.read(chunk_bytes):
+        start, end_of_chunk = 0, len(chunk)
+        while start < end_of_chunk:
+            stop = chunk.find(b"\n", start)
+            end = end_of_chunk if stop < 0 else stop + 1
+            if length < size:
+                head += chunk[start:min(end, start + size - length)]
+            length += end - start
+            if stop < 0:
+                break
+            yield head, length
+            head, length, start = b"", 0, end
+    if length:
+        yield head, length
 
 
 def read_lines(path: str | Path, *, allow_empty: bool = False) -> Iterator[tuple[int, str]]:
