@@ -47,6 +47,20 @@ table, then each leaderboard three times more on the kept 64× store):
 2.44–2.58 s / 261 MB, `info` 0.65 s. Peak disk during the import 1.00× the store; 728 MB with every cache
 filled. The import reads large files in a background process (`io/background.py`): the reader and the
 store's writes each take about half of the CPU time, so the wall time is about the larger half.
+
+Import, next session (grades written in bulk with the kept results' triggers held and dropped once per grade
+set, the question numbered by SQLite, Python making no tuple per grade row; the reader checking repeats per
+entry and reading an entry of known ids and integer ratings with set operations; the shared-lines pass on
+undecoded line heads; same stores, compared row by row): 1× 2.8 → 1.9–2.5 s, 16× 29.8 → 23.2–28.1 s (reader
+31.5 → 21–24 s CPU, writer 28.5 → 18–20 s), 64× 131.8 s (CPU 232.7 s) → 98.4–105.0 s (CPU 168–180 s), 217 MB,
+store 632 MB, peak disk 1.00×. The writer now waits for the reader: wall ≈ the reader's CPU time, which runs
+slower while the writer works on the other core (16×: 19 s alone, 21–24 s beside it). Reads, same session:
+
+| DL19 × | grades | info | P@20 | cover | qrels | analyze |
+|---|---|---|---|---|---|---|
+| 1 | 92.6k | 0.35 s | 0.38 s | 0.40 s | 0.38 s | 5.3 s, 151 MB |
+| 16 | 1.48M | 0.40 s | 2.52 s* | 3.57 s* | 0.69 s | 11.5 s, 225 MB |
+| 64 | 5.93M | 0.48 s | 8.79 s* | 11.21 s* | 1.32 s | 28.0 s, 515 MB |
 """
 
 from __future__ import annotations
