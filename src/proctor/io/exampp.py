@@ -18,23 +18,12 @@ from pathlib import Path
 
 from proctor.errors import InputError
 from proctor.io.exampp_grades import direct_grade, exam_grades
-from proctor.io.exampp_rows import (
-    CHECKED,
-    IMPORTED,
-    ExamppQuery,
-    GradeKey,
-    GradeRow,
-    Refused,
-    Seen,
-    as_list,
-    as_mapping,
-    check_id,
-)
+from proctor.io.exampp_rows import CHECKED, ExamppQuery, Refused, Seen, as_list, as_mapping, check_id
 from proctor.io.records import as_id, record_id
 from proctor.io.textfile import iter_jsonl, line_heads
 from proctor.io.trec import MAX_RANK, MAX_RELEVANCE, parse_rank, parse_relevance, parse_score
 
-__all__ = ["IMPORTED", "ExamppQuery", "GradeKey", "GradeRow", "read_exampp"]
+__all__ = ["ExamppQuery", "read_exampp"]
 
 _QUERY_HEAD = re.compile(rb'\s*\[\s*("(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*)\s*,')
 """The query id at the start of an exam_pp line (a JSON string or number)."""
