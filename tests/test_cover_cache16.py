@@ -194,12 +194,12 @@ def test_grades_the_cache_cannot_hold_are_read_from_the_table(tmp_path, grade):
     assert store.cover_grades(grade_set.id, grade_set.step) is not None  # held again once the grade is
 
 
-def test_a_question_id_holding_the_separator_is_not_kept(tmp_path):
+def test_a_question_id_holding_odd_characters_is_kept_and_read_back(tmp_path):
     store = _store(tmp_path / "s.db")
     grade_set = store.grade_sets()[0]
-    store.db.execute("UPDATE grade_items SET question_id = 'q4/a' || char(31) || 'b'"
-                     " WHERE question_id = 'q4/h00'")
-    assert store.cover_grades(grade_set.id, grade_set.step) is None
+    store.db.execute("UPDATE grade_items SET question_id = 'q4/a' || char(31) || 'b,c' WHERE question_id = 'q4/h00'")
+    kept = store.cover_grades(grade_set.id, grade_set.step)
+    assert kept is not None and "q4/a\x1fb,c" in {q for _, questions, _, _ in kept for q in questions}
     _same(_cached(store, grade_set), _uncached(store, grade_set))
 
 

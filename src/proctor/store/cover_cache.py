@@ -46,18 +46,17 @@ LARGEST = 74
 """The largest grade a character holds (`chr(48 + 74)` is `z`)."""
 
 _COVER_ROWS = (
-    "SELECT g.query_id, g.passage_id, group_concat(i.question_id, char(31)),"
+    "SELECT g.query_id, g.passage_id, group_concat(g.item),"
     f" group_concat(CASE WHEN g.grade IS NULL THEN '{FAILED}' WHEN typeof(g.grade) = 'integer'"
     f" AND g.grade BETWEEN 0 AND {LARGEST} THEN char(48 + g.grade) ELSE char(1) END, '')"
-    " FROM grades g JOIN grade_items i ON i.item = g.item"
+    " FROM grades g"
     " WHERE g.series = (SELECT series FROM grade_series WHERE grade_set_id = ? AND step = ?)"
     " GROUP BY g.query_id, g.passage_id ORDER BY g.query_id, g.passage_id")
-"""Per graded (query, passage) of a step, in that order (the primary key's: no sort): its questions and their
-grade characters, in the same order (both aggregates read the same rows in turn); `char(1)` marks a grade no
-character holds."""
+"""Per graded (query, passage) of a step, in that order (the primary key's: no sort): its questions' numbers
+(`grade_items`, comma-separated: named in Python, not joined row by row) and their grade characters, in the
+same order (both aggregates read the same rows in turn); `char(1)` marks a grade no character holds."""
 
 _UNHELD = chr(1)
-_SEPARATOR = chr(31)
 
 CoverGrades = list[tuple[str, list[str], list[str], str]]
 """Per query: (query, graded question ids, graded passages, their grade characters concatenated)."""
@@ -98,18 +97,19 @@ class CoverCache(ResultCaches):
         """Write the rows of one step (inside the write lock); nothing when a grade cannot be held."""
         self.db.execute("DELETE FROM cover_cache WHERE grade_set_id = ? AND step = ?", (grade_set_id, step))
         rows = []
+        names = dict(self.db.execute("SELECT item, question_id FROM grade_items"))
         for qid, graded in groupby(self.db.execute(_COVER_ROWS, (grade_set_id, step)), key=itemgetter(0)):
-            row = _query_row(list(graded))
+            row = _query_row(list(graded), names)
             if row is None:
                 return
             rows.append((grade_set_id, step, qid, *row))
         self.db.executemany("INSERT INTO cover_cache VALUES (?, ?, ?, ?, ?, ?)", rows)
 
 
-def _query_row(graded: list[tuple[str, str, str, str]]) -> tuple[str, str, str] | None:
-    """(questions, passages, grades) of one query's (query, passage, questions, characters) rows; None when a
-    grade is not an integer in 0..74 (or a question id holds the separator: its pieces outnumber the grades)."""
-    orders = {ids: ids.split(_SEPARATOR) for ids in {ids for _, _, ids, _ in graded}}
+def _query_row(graded: list[tuple[str, str, str, str]], names: dict[int, str]) -> tuple[str, str, str] | None:
+    """(questions, passages, grades) of one query's (query, passage, question numbers, characters) rows, the
+    numbers named by `names`; None when a grade is not an integer in 0..74."""
+    orders = {ids: [names[int(n)] for n in ids.split(",")] for ids in {ids for _, _, ids, _ in graded}}
     questions = sorted(set().union(*orders.values()))
     position = {question: n for n, question in enumerate(questions)}
     places = {ids: None if order == questions else [position[q] for q in order] for ids, order in orders.items()}
