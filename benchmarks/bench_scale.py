@@ -54,13 +54,19 @@ entry and reading an entry of known ids and integer ratings with set operations;
 undecoded line heads; same stores, compared row by row): 1× 2.8 → 1.9–2.5 s, 16× 29.8 → 23.2–28.1 s (reader
 31.5 → 21–24 s CPU, writer 28.5 → 18–20 s), 64× 131.8 s (CPU 232.7 s) → 98.4–105.0 s (CPU 168–180 s), 217 MB,
 store 632 MB, peak disk 1.00×. The writer now waits for the reader: wall ≈ the reader's CPU time, which runs
-slower while the writer works on the other core (16×: 19 s alone, 21–24 s beside it). Reads, same session:
+slower while the writer works on the other core (16×: 19 s alone, 21–24 s beside it). Filling the caches
+got cheaper too: ranked lists fetched two columns per run, the cover cache aggregating question numbers (no
+join per grade row; rows byte-identical). This script's table at the end of that session (the machine slower
+than earlier that day: 1× analyze 6.9 s where it took 5.3 s):
 
-| DL19 × | grades | info | P@20 | cover | qrels | analyze |
-|---|---|---|---|---|---|---|
-| 1 | 92.6k | 0.35 s | 0.38 s | 0.40 s | 0.38 s | 5.3 s, 151 MB |
-| 16 | 1.48M | 0.40 s | 2.52 s* | 3.57 s* | 0.69 s | 11.5 s, 225 MB |
-| 64 | 5.93M | 0.48 s | 8.79 s* | 11.21 s* | 1.32 s | 28.0 s, 515 MB |
+| DL19 × | grades | import | info | P@20 | cover | qrels | analyze | store |
+|---|---|---|---|---|---|---|---|---|
+| 1 | 92.6k | 2.1 s (CPU 3.1 s), 85 MB | 0.39 s | 0.57 s | 0.53 s | 0.32 s | 6.9 s, 150 MB | 9 MB |
+| 16 | 1.48M | 26.0 s (CPU 42.4 s), 171 MB | 0.49 s | 3.38 s* | 2.65 s* | 0.83 s | 13.2 s, 225 MB | 157 MB |
+| 64 | 5.93M | 100.4 s (CPU 170.5 s), 217 MB | 0.52 s | 9.43 s* | 9.74 s* | 1.55 s | 28.5 s, 515 MB | 632 MB |
+
+(*) filling the caches; again on the 64× store: P@20 1.88–2.03 s / 256 MB, cover 2.33–2.81 s / 261 MB,
+`info` 0.46 s. Peak disk during the 64× import 0.98× the store.
 """
 
 from __future__ import annotations
