@@ -51,7 +51,6 @@ def in_background(produce: Callable[[], Iterable[T]], *, size: int, chunk: int =
 
     context = multiprocessing.get_context("fork")
     receive, send = context.Pipe(duplex=False)
-    _widen(send)
     child = context.Process(target=_child, args=(produce, send, chunk), daemon=True)
     child.start()
     send.close()
@@ -62,21 +61,6 @@ def in_background(produce: Callable[[], Iterable[T]], *, size: int, chunk: int =
         if child.is_alive():
             child.kill()
         child.join()
-
-
-PIPE_BYTES = 1 << 20
-"""The pipe's buffer (Linux's default limit for a user's pipe): the reader may run a few lines ahead of the
-writer instead of one, so that a slow line on one side does not stall the other."""
-
-
-def _widen(connection) -> None:
-    """Ask for a `PIPE_BYTES` pipe buffer (Linux `F_SETPIPE_SZ`); keep the default where that is refused."""
-    try:
-        import fcntl
-
-        fcntl.fcntl(connection.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
-    except (ImportError, OSError):
-        pass
 
 
 def _receive(receive, child) -> Iterator:

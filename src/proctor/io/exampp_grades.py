@@ -84,6 +84,9 @@ def _ratings(eg: dict) -> dict[str, object]:
 
 def _answers(eg: dict) -> dict[str, str | None]:
     """`{question: answer}` of an exam_grades entry (a question answered twice keeps its last answer)."""
+    known = _known_answers(eg)
+    if known is not None:
+        return known
     answers: dict[str, str | None] = {}
     for qid, text in as_list(eg.get("answers"), "answers"):
         answers[check_id(qid, "question")] = optional_text(text, "an answer")
@@ -92,7 +95,8 @@ def _answers(eg: dict) -> dict[str, str | None]:
 
 def _questions(eg: dict, key: str) -> set[str]:
     """The question ids listed under `key` (correctAnswered, wrongAnswered)."""
-    return {check_id(q, "question") for q in as_list(eg.get(key), key)}
+    known = _known_questions(eg, key)
+    return {check_id(q, "question") for q in as_list(eg.get(key), key)} if known is None else known
 
 
 _GRADES = frozenset(range(6))
@@ -119,8 +123,8 @@ def _known_ratings(eg: dict) -> dict[str, int] | None:
 
 
 def _known_answers(eg: dict) -> dict[str, str | None] | None:
-    """`_answers` of an entry whose question ids were all found valid before and whose answers are texts or
-    null; None for anything else."""
+    """The fast path of `_answers`: an entry whose question ids were all found valid before and whose answers
+    are texts or null; None for anything else."""
     listed = eg.get("answers")
     if type(listed) is not list:
         return {} if listed is None else None
@@ -134,7 +138,7 @@ def _known_answers(eg: dict) -> dict[str, str | None] | None:
 
 
 def _known_questions(eg: dict, key: str) -> set[str] | None:
-    """`_questions` when every id was found valid before; None for anything else."""
+    """The fast path of `_questions`: when every id was found valid before; None for anything else."""
     listed = eg.get(key)
     if type(listed) is not list:
         return set() if listed is None else None
@@ -154,12 +158,7 @@ def exam_grades(query: ExamppQuery, pid: str, eg: dict, seen: Seen) -> None:
     self_rated = bool(prompt_info.get("is_self_rated", bool(ratings)))
     method, model = _method_of(prompt_info, self_rated), _model(eg)
     version = optional_text(prompt_info.get("prompt_class"), "prompt_class") or method
-    answers = _known_answers(eg)
-    answers = _answers(eg) if answers is None else answers
-    correct = _known_questions(eg, "correctAnswered")
-    correct = _questions(eg, "correctAnswered") if correct is None else correct
-    wrong = _known_questions(eg, "wrongAnswered")
-    wrong = _questions(eg, "wrongAnswered") if wrong is None else wrong
+    answers, correct, wrong = _answers(eg), _questions(eg, "correctAnswered"), _questions(eg, "wrongAnswered")
     if correct & wrong:
         raise Refused(f"question {sorted(correct & wrong)[0]!r} is both correctAnswered and wrongAnswered")
     query.configs[(method, model, version)] = {
@@ -180,6 +179,7 @@ def exam_grades(query: ExamppQuery, pid: str, eg: dict, seen: Seen) -> None:
 
 
 def direct_grade(query: ExamppQuery, pid: str, g: dict, seen: Seen) -> None:
+    """Add the grade of one `grades` entry (a direct relevance grade) of a paragraph."""
     prompt_info = as_mapping(g.get("prompt_info"), "prompt_info")
     method = optional_text(prompt_info.get("prompt_class") or g.get("prompt_type"), "prompt_class") or "direct"
     model = _model(g)

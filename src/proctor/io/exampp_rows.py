@@ -72,6 +72,7 @@ class Seen:
         self.judged, self.ranked, self.graded = self.shared if shared else ({}, {}, {})
 
     def first(self, line: int) -> str:
+        """Where a key was first given, for a message."""
         return "earlier in this line" if line == self.line else f"on line {line}"
 
 
@@ -80,6 +81,7 @@ CHECKED: dict[str, None] = {}
 
 
 def check_id(value: object, what: str) -> str:
+    """An id (`as_id`), each valid string checked once (`CHECKED`); `Refused` saying what is wrong."""
     if type(value) is str and value in CHECKED:
         return value
     try:
@@ -94,6 +96,7 @@ def check_id(value: object, what: str) -> str:
 
 
 def as_mapping(value: object, what: str) -> dict:
+    """A JSON object (null as an empty one); `Refused` for anything else."""
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -102,6 +105,7 @@ def as_mapping(value: object, what: str) -> dict:
 
 
 def as_list(value: object, what: str) -> list:
+    """A JSON list (null as an empty one); `Refused` for anything else."""
     if value is None:
         return []
     if not isinstance(value, list):
@@ -110,6 +114,7 @@ def as_list(value: object, what: str) -> list:
 
 
 def optional_text(value: object, what: str) -> str | None:
+    """A string or None; `Refused` for anything else."""
     if value is not None and not isinstance(value, str):
         raise Refused(f"{what} must be a string, got {type(value).__name__}")
     return value

@@ -19,21 +19,17 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
+from proctor.store.grades import upsert_sql
+
 KEPT_PER_GRADE_SET = ("grade_set_counts", "label_cache", "cover_cache")
 """Tables of results kept per grade set (column `grade_set_id`) and dropped by triggers when its grades change."""
 
 _KEPT_TRIGGER = re.compile(rf"({'|'.join(KEPT_PER_GRADE_SET)})_(insert|update|delete)")
 
-_UPSERT = (
-    "INSERT INTO grades VALUES ({series}, ?, ?, (SELECT item FROM grade_items WHERE question_id = ?),"
-    " ?, ?, ?, ?, ?, NULL, {batch}, 1) ON CONFLICT DO UPDATE SET raw_reply = excluded.raw_reply,"
-    " grade = excluded.grade, parse_status = excluded.parse_status, answer = excluded.answer,"
-    " correct = excluded.correct, extra = excluded.extra, batch = excluded.batch"
-    " WHERE grades.raw_reply IS NOT excluded.raw_reply OR grades.grade IS NOT excluded.grade"
-    " OR grades.parse_status IS NOT excluded.parse_status OR grades.answer IS NOT excluded.answer"
-    " OR grades.correct IS NOT excluded.correct OR grades.extra IS NOT excluded.extra")
-"""An import's upsert (as `upsert_grade_rows` without `attempt`: a stored grade is rewritten only when its content
-differs, and its attempts stay)."""
+_UPSERT = upsert_sql("{series}, ?, ?, (SELECT item FROM grade_items WHERE question_id = ?), ?, ?, ?, ?, ?, NULL,"
+                     " {batch}, 1", attempt=False)
+"""An import's upsert of (query, passage, question, raw reply, grade, parse status, answer, correct) rows: the
+series and the batch are formatted in as numbers."""
 
 
 class GradeImport:

@@ -34,6 +34,20 @@ _CHUNK = 50000
 """Grade rows written per statement by `upsert_grade_rows` (their names mapped to numbers first)."""
 
 
+def upsert_sql(values: str, *, attempt: bool) -> str:
+    """The upsert of one grade row given as `values` (the 12 columns' SQL). A grading `attempt` always replaces
+    the stored grade and counts one more attempt; otherwise (an import) a stored grade is rewritten only when
+    its content differs, and its attempts stay."""
+    condition = "" if attempt else (
+        " WHERE grades.raw_reply IS NOT excluded.raw_reply OR grades.grade IS NOT excluded.grade"
+        " OR grades.parse_status IS NOT excluded.parse_status OR grades.answer IS NOT excluded.answer"
+        " OR grades.correct IS NOT excluded.correct OR grades.extra IS NOT excluded.extra")
+    return (f"INSERT INTO grades VALUES ({values}) ON CONFLICT DO UPDATE SET raw_reply = excluded.raw_reply,"
+            " grade = excluded.grade, parse_status = excluded.parse_status, answer = excluded.answer,"
+            " correct = excluded.correct, extra = excluded.extra, batch = excluded.batch,"
+            f" attempts = grades.attempts + {int(attempt)}" + condition)
+
+
 class GradeTables:
     """The `grade_sets`, `grades` and `llm_cache` tables."""
 
@@ -101,14 +115,7 @@ class GradeTables:
         """`upsert_grades` of plain rows: (step, query, passage, question, raw reply, grade, parse status, answer,
         correct as 0/1/None, extra as JSON or None)."""
         created = created or _now()
-        condition = "" if attempt else (
-            " WHERE grades.raw_reply IS NOT excluded.raw_reply OR grades.grade IS NOT excluded.grade"
-            " OR grades.parse_status IS NOT excluded.parse_status OR grades.answer IS NOT excluded.answer"
-            " OR grades.correct IS NOT excluded.correct OR grades.extra IS NOT excluded.extra")
-        sql = ("INSERT INTO grades VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) ON CONFLICT DO UPDATE SET"
-               " raw_reply = excluded.raw_reply, grade = excluded.grade, parse_status = excluded.parse_status,"
-               " answer = excluded.answer, correct = excluded.correct, extra = excluded.extra, batch = excluded.batch,"
-               f" attempts = grades.attempts + {int(attempt)}" + condition)
+        sql = upsert_sql("?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1", attempt=attempt)
         rows = iter(rows)
         while chunk := list(islice(rows, _CHUNK)):
             series = {key[1]: n for key, n in self._numbers(
