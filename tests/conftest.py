@@ -94,3 +94,17 @@ def grades_of(path: Path, method: str, model: str | None = None, step: str | Non
         return list(store.grades(sets[0], step or sets[0].step))
     finally:
         store.close()
+
+
+def store_dump(path: Path) -> str:
+    """The store's content as SQL text (`sqlite3 .dump`), to compare a store before and after a refused command;
+    '' when there is no store file."""
+    import sqlite3
+
+    if not Path(path).exists():
+        return ""
+    db = sqlite3.connect(path)
+    try:
+        return "\n".join(db.iterdump())
+    finally:
+        db.close()

@@ -30,6 +30,7 @@ from proctor.evaluate.sources import (
 )
 from proctor.importing import ImportOptions, ImportReport, import_files
 from proctor.io.leaderboards import read_leaderboard
+from proctor.numeric_options import check_numbers
 from proctor.records import GradeSet
 from proctor.store import Store
 
@@ -167,6 +168,7 @@ def significance(board: Leaderboard, *, tests: Sequence[str] = ("t", "randomizat
                  alpha: float = 0.05, baseline: str | None = None, samples: int = 10_000, seed: int = 0) -> Comparison:
     """Paired t-tests and randomization tests between the systems of a leaderboard (every pair, or each system
     against `baseline`), corrected for multiple comparisons."""
+    check_numbers({"alpha": alpha, "samples": samples})
     per_query = {e.system: e.per_query for e in board.entries}
     comparison = _compare(per_query, [e.system for e in board.entries], tests, correction, alpha, baseline, samples,
                           seed)
@@ -176,6 +178,7 @@ def significance(board: Leaderboard, *, tests: Sequence[str] = ("t", "randomizat
 def compare_file(path: str | Path, *, tests: Sequence[str] = ("t", "randomization"), correction: str = "holm",
                  alpha: float = 0.05, baseline: str | None = None, samples: int = 10_000, seed: int = 0) -> Comparison:
     """`significance` for a leaderboard JSON written with per-query scores."""
+    check_numbers({"alpha": alpha, "samples": samples})
     board = read_leaderboard(path)
     if not board.per_query:
         raise UsageError(f"{path}: no per-query scores; write the leaderboard with `proctor leaderboard --format json "
@@ -277,6 +280,7 @@ def correlate(board: Leaderboard | str | Path, official: Any, *, bootstrap: int 
     from proctor.analyze.compare import compare, per_query_correlation
     from proctor.io.leaderboards import LeaderboardFile, read_leaderboard, read_official
 
+    check_numbers({"bootstrap": bootstrap, "repeats": repeats})
     if isinstance(board, Leaderboard):
         predicted = LeaderboardFile(board.scores(), {e.system: e.per_query for e in board.entries},
                                     board.description)
