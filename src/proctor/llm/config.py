@@ -48,6 +48,9 @@ class BackendConfig:
         check_numbers(asdict(self))
         if self.base_url is not None and not all(u.strip() for u in self.base_url.split(",")):
             raise UsageError(f"--base-url {self.base_url!r}: an empty URL in the list (URL1,URL2,...)")
+        for url in (self.base_url or "").split(","):
+            if url.strip() and not url.strip().lower().startswith(("http://", "https://")):
+                raise UsageError(f"--base-url {url.strip()!r}: not an http:// or https:// URL")
 
     def options(self) -> dict[str, Any]:
         """The options as a plain dict (for `make_backend` and manifests)."""
