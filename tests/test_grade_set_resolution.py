@@ -166,3 +166,13 @@ def test_the_review_app_resolves_grade_set_prefixes_as_the_cli_does(cli, graded,
         app.state.review.store.close()
     assert code == status and (said in body or said.replace(" ", "&#32;") in body), body[:2000]
     assert cli_result.code == (0 if status == 200 else 2) and (status == 200 or said in cli_result.err)
+
+
+def test_agreement_leaves_empty_grade_sets_out_of_its_columns(cli, graded, tmp_path):
+    store = tmp_path / "s.db"
+    store.write_bytes(graded.read_bytes())
+    assert cli("grade", "--store", store, "--method", "self-rating", "--llm", "openai:gone", "--base-url",
+               _dead_url()).code == 2
+    result = cli("agreement", "--store", store, "--judged-relevant", "1", "--format", "json")
+    assert result.code == 0, result.err
+    assert [s["model"] for s in json.loads(result.out)["grade_sets"]] == ["good"]

@@ -33,8 +33,21 @@ def resolve_grade_set(store: Store, grade_set: str | None = None, method: str | 
     sets = store.grade_sets()
     if not sets:
         raise UsageError(f"{store.path}: the store holds no grades (import an exam_pp file or run `proctor grade`)")
+    matching, empty = grade_sets_matching(store, sets, grade_set, method, model, bank)
     if grade_set is not None:
-        return _one(sets, [s for s in sets if s.id.startswith(grade_set)], f"--grade-set {grade_set}")
+        return _one(sets, matching, f"--grade-set {grade_set}")
+    asked = ", ".join(f"--{k} {v}" for k, v in (("method", method), ("model", model), ("bank", bank)) if v)
+    asked = asked or "(grade sets of generated answers are read with --metric nuggets|citations)"
+    return _one(sets, matching, asked, empty)
+
+
+def grade_sets_matching(store: Store, sets: list[GradeSet], grade_set: str | None = None, method: str | None = None,
+                        model: str | None = None, bank: str | None = None) -> tuple[list[GradeSet], list[GradeSet]]:
+    """(the grade sets an id prefix names, or that the filters leave; the grade sets without a single grade the
+    filters left out). `--bank NAME` is the bank's latest version; intermediate grade sets and (unless
+    `--method` names them) grade sets of generated answers are left out unless named by id."""
+    if grade_set is not None:
+        return [s for s in sets if s.id.startswith(grade_set)], []
     name, _, version = (bank or "").partition("@")
     if bank is not None and not version:
         version = next((b["version"] for b in store.banks() if b["bank"] == name and b["latest"]), "")
@@ -42,10 +55,7 @@ def resolve_grade_set(store: Store, grade_set: str | None = None, method: str | 
                 and (method is not None or s.method not in ANSWER_METHODS)
                 and (model is None or s.model == model) and (bank is None or s.bank == name)
                 and (not version or s.bank_version == version)]
-    empty = [s for s in matching if not s.grades]
-    asked = ", ".join(f"--{k} {v}" for k, v in (("method", method), ("model", model), ("bank", bank)) if v)
-    asked = asked or "(grade sets of generated answers are read with --metric nuggets|citations)"
-    return _one(sets, [s for s in matching if s.grades], asked, empty)
+    return [s for s in matching if s.grades], [s for s in matching if not s.grades]
 
 
 def _one(sets: list[GradeSet], matching: list[GradeSet], asked: str, empty: Sequence[GradeSet] = ()) -> GradeSet:
