@@ -66,6 +66,8 @@ def test_an_empty_grade_set_alone_is_no_match_and_is_listed(cli, graded, tmp_pat
     store.write_bytes(graded.read_bytes())
     assert cli("grade", "--store", store, "--method", "self-rating", "--llm", "openai:gone", "--base-url",
                _dead_url()).code == 2
+    info = cli("info", "--store", store)
+    assert any("self-rating / gone" in line and line.endswith("(empty)") for line in info.out.splitlines())
     result = cli(*LEADERBOARD, "--model", "gone", "--store", store)
     assert result.code == 2 and "no grade set matches --model gone" in result.err
     assert "left out, without a single grade" in result.err and "self-rating / gone" in result.err

@@ -327,7 +327,7 @@ def info_text(counts: dict[str, Any]) -> str:
         lines.append(f"bank           {bank['bank']}@{bank['version']}{latest}: {bank['questions']} items "
                      f"({bank['nuggets']} nuggets) from {bank['source']}")
     for s in counts["grade_sets"]:
-        hidden = " (intermediate)" if s.get("intermediate") else ""
+        hidden = (" (intermediate)" if s.get("intermediate") else "") + (" (empty)" if s.get("empty") else "")
         lines.append(f"grade set      {s['id']}  {s['method']} / {s['model']}  bank {s['bank']}  prompt "
                      f"{s['prompt_version']}  {s['grades']} grades ({s['failures']} failed){hidden}")
     return "\n".join(lines) + "\n"
