@@ -14,7 +14,7 @@ from proctor.cli import main
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "data"
+SHARED = Path(os.environ.get("PROCTOR_SHARED", ROOT.parent / "shared")) / "data"  # a worktree elsewhere: set it
 DL19 = SHARED / "dl19"
 DL19_POOL = DL19 / "dl19-pool-graded-flan-t5-large.jsonl.gz"
 
@@ -94,3 +94,17 @@ def grades_of(path: Path, method: str, model: str | None = None, step: str | Non
         return list(store.grades(sets[0], step or sets[0].step))
     finally:
         store.close()
+
+
+@pytest.fixture(scope="session")
+def peer_nltk(tmp_path_factory) -> Path:
+    """A local NLTK data folder with an empty English stopword list, for the peers that read NLTK data at
+    import (autojudge, exam_pp): nothing is downloaded."""
+    folder = tmp_path_factory.mktemp("nltk_data")
+    (folder / "corpora" / "stopwords").mkdir(parents=True)
+    (folder / "corpora" / "stopwords" / "english").write_text("")
+    os.environ["NLTK_DATA"] = str(folder)
+    import nltk
+
+    nltk.data.path.insert(0, str(folder))
+    return folder
