@@ -37,6 +37,9 @@ CREATE TABLE IF NOT EXISTS questions (
     facet_id TEXT, kind TEXT NOT NULL, text TEXT NOT NULL, answers TEXT, info TEXT,
     PRIMARY KEY (bank_id, version, question_id)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS questions_by_id ON questions (question_id);
+CREATE TABLE IF NOT EXISTS question_positions (
+    bank_id TEXT NOT NULL, version TEXT NOT NULL, question_id TEXT NOT NULL, position INTEGER NOT NULL,
+    PRIMARY KEY (bank_id, version, question_id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS grade_sets (
     grade_set_id TEXT PRIMARY KEY, method TEXT NOT NULL, model TEXT NOT NULL, prompt_version TEXT NOT NULL,
     bank_id TEXT, bank_version TEXT, params TEXT NOT NULL, label_step TEXT NOT NULL, info TEXT,
