@@ -20,8 +20,10 @@ Correlate a leaderboard with the official one: Spearman's rho and Kendall's tau-
 them (scores ranked with average ranks), and tau_AP (top-weighted). Systems found in one leaderboard only are
 listed under `missing`, never dropped silently.
 
-LEADERBOARD: a TSV or JSON written by `proctor leaderboard` (JSON with --per-query enables bootstrap
-confidence intervals over queries and per-query correlation), or any `system<TAB>score` TSV.
+LEADERBOARD: any format `proctor leaderboard` writes (tsv, json, md, trec/tot, ir-measures, jsonl; per-query
+rows or JSON with --per-query enable bootstrap confidence intervals over queries and per-query correlation),
+trec_eval's output (`-q` or not; several runs concatenated, each named by its `runid` line), or any
+`system<TAB>score` TSV. A file holding several measures is read for the one --measure names.
 OFFICIAL: --official FILE (JSON {run: rank}, ties and fractional ranks allowed, or a TSV of scores), or
 --official-qrels FILE --measure M (the official leaderboard computed from judgments and the runs of
 --store S or --runs)."""
@@ -34,7 +36,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("leaderboard", metavar="LEADERBOARD", help="leaderboard file (TSV or JSON)")
     p.add_argument("--official", metavar="FILE", help="official leaderboard: JSON {run: rank} or TSV of scores")
     p.add_argument("--official-qrels", metavar="FILE", help="compute the official leaderboard from these qrels")
-    p.add_argument("--measure", help="with --official-qrels: the measure, e.g. nDCG@10")
+    p.add_argument("--measure", help="the measure read from LEADERBOARD when it holds several (trec_eval or "
+                   "ir_measures name); with --official-qrels also the measure computed, e.g. nDCG@10")
     p.add_argument("--judged-relevant", type=int_in(1), default=1, metavar="J",
                    help="with --official-qrels: relevance level of binary measures (default 1)")
     p.add_argument("--store", help="with --official-qrels: take the runs from this store")
@@ -55,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     from proctor import api
 
     result = api.correlate(args.leaderboard, _official(args), bootstrap=args.bootstrap, seed=args.seed,
-                           ties=args.ties, repeats=args.repeats,
+                           ties=args.ties, repeats=args.repeats, measure=args.measure,
                            official_name=args.official or f"{args.official_qrels} ({args.measure})")
     for warning in result["warnings"]:
         note(f"warning: {warning}")
