@@ -329,3 +329,22 @@ def info_text(counts: dict[str, Any]) -> str:
         lines.append(f"grade set      {s['id']}  {s['method']} / {s['model']}  bank {s['bank']}  prompt "
                      f"{s['prompt_version']}  {s['grades']} grades ({s['failures']} failed){hidden}")
     return "\n".join(lines) + "\n"
+
+
+def export_runs(store: Store, folder: str | Path) -> dict[str, int]:
+    """Write every stored run as a TREC run file named as the run into `folder` (what `proctor export runs`
+    does); returns the lines written per run."""
+    from proctor.exporting import write_runs
+
+    return write_runs(store, folder)
+
+
+def export_judgments(store: Store) -> str:
+    """The imported human judgments as a qrels text (`qid 0 docid rel`; what `proctor export judgments`
+    prints)."""
+    from proctor.exporting import judgment_lines
+
+    lines = judgment_lines(store)
+    if not lines:
+        raise UsageError(f"{store.path}: no judgments in the store (import them with `proctor import qrels`)")
+    return "".join(lines)
