@@ -17,8 +17,9 @@ from proctor.markdown import escape
 
 DESCRIPTION = """\
 Correlate a leaderboard with the official one: Spearman's rho and Kendall's tau-b exactly as scipy computes
-them (scores ranked with average ranks), and tau_AP (top-weighted). Systems found in one leaderboard only are
-listed under `missing`, never dropped silently.
+them (scores ranked with average ranks), tau_AP (top-weighted), and TREC AutoJudge's tauap_b and kendall@10
+(tau-b over the official top 10) as autojudge-evaluate computes them. Systems found in one leaderboard only
+are listed under `missing`, never dropped silently.
 
 LEADERBOARD: any format `proctor leaderboard` writes (tsv, json, md, trec/tot, ir-measures, jsonl; per-query
 rows or JSON with --per-query enable bootstrap confidence intervals over queries and per-query correlation),
@@ -95,7 +96,7 @@ def render(result: dict, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(result, indent=2) + "\n"
     ci = result.get("confidence_intervals") or {}
-    fields = ["spearman", "kendall", "tau_ap", "n_systems"]
+    fields = ["spearman", "kendall", "tau_ap", "tauap_b", "kendall@10", "n_systems"]
     if fmt == "tsv":
         header = fields + ["spearman_ci", "kendall_ci", "missing"]
         missing = ",".join(result["missing"]["only_in_leaderboard"] + result["missing"]["only_in_official"])
@@ -103,9 +104,10 @@ def render(result: dict, fmt: str) -> str:
         return "\t".join(header) + "\n" + "\t".join(values) + "\n"
     lines = [f"**Correlation** of {escape(result['leaderboard'])} with {escape(result['official'])} "
              f"({escape(result['method'])})", "",
-             "| Spearman | Kendall τ-b | τ_AP | systems |", "|---:|---:|---:|---:|",
+             "| Spearman | Kendall τ-b | τ_AP | tauap_b | kendall@10 | systems |", "|---:|---:|---:|---:|---:|---:|",
              f"| {_fmt(result['spearman'])} {_ci(ci.get('spearman'))} | {_fmt(result['kendall'])} "
-             f"{_ci(ci.get('kendall'))} | {_fmt(result['tau_ap'])} | {result['n_systems']} |"]
+             f"{_ci(ci.get('kendall'))} | {_fmt(result['tau_ap'])} | {_fmt(result['tauap_b'])} | "
+             f"{_fmt(result['kendall@10'])} | {result['n_systems']} |"]
     for side, systems in result["missing"].items():
         if systems:
             lines.append(f"\nMissing ({side.replace('_', ' ')}): {', '.join(escape(s) for s in systems)}")
