@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -97,14 +98,20 @@ def grades_of(path: Path, method: str, model: str | None = None, step: str | Non
 
 
 @pytest.fixture(scope="session")
-def peer_nltk(tmp_path_factory) -> Path:
+def peer_nltk(tmp_path_factory) -> Iterator[Path]:
     """A local NLTK data folder with an empty English stopword list, for the peers that read NLTK data at
-    import (autojudge, exam_pp): nothing is downloaded."""
+    import (autojudge, exam_pp): nothing is downloaded. NLTK's search path is restored afterwards."""
+    import nltk
+
     folder = tmp_path_factory.mktemp("nltk_data")
     (folder / "corpora" / "stopwords").mkdir(parents=True)
     (folder / "corpora" / "stopwords" / "english").write_text("")
+    before = os.environ.get("NLTK_DATA")
     os.environ["NLTK_DATA"] = str(folder)
-    import nltk
-
     nltk.data.path.insert(0, str(folder))
-    return folder
+    yield folder
+    nltk.data.path.remove(str(folder))
+    if before is None:
+        os.environ.pop("NLTK_DATA", None)
+    else:
+        os.environ["NLTK_DATA"] = before

@@ -165,3 +165,37 @@ def test_a_nuggetizer_record_without_qid_names_the_missing_field(tmp_path, cli):
     assert result.code == 2
     assert f"{bank}:1:" in result.err and '"qid"' in result.err and "'items'" not in result.err
     assert "Traceback" not in result.err
+
+
+def test_bank_order_is_kept_and_a_store_made_before_goes_by_id(assigned, cli, tmp_path):
+    import sqlite3
+
+    from proctor.store import Store
+
+    store_path, _ = assigned
+    store = Store.open(store_path)
+    try:
+        (name, version) = store.db.execute("SELECT bank_id, version FROM banks").fetchone()
+        texts = [t for _, t, _ in store.bank_items("nugget", name, version)["t1"]]
+        assert texts == [t for t, _ in NUGGETS]  # the file's order, not the ids'
+    finally:
+        store.close()
+    db = sqlite3.connect(store_path)  # as a store written before the order was kept
+    db.execute("DROP TABLE question_positions")
+    db.commit()
+    db.close()
+    store = Store.open(store_path)
+    try:
+        ids = [i for i, _, _ in store.bank_items("nugget", name, version)["t1"]]
+        assert ids == sorted(ids)
+    finally:
+        store.close()
+    other = tmp_path / "more.jsonl"
+    other.write_text(json.dumps({"query": "q", "qid": "t1", "nuggets": [{"text": "Zeta"}, {"text": "Alpha"}]}) + "\n")
+    assert cli("import", "bank", other, "--store", store_path, "--name", "more").code == 0
+    store = Store.open(store_path)
+    try:
+        (version,) = store.db.execute("SELECT version FROM banks WHERE bank_id = 'more'").fetchone()
+        assert [t for _, t, _ in store.bank_items("nugget", "more", version)["t1"]] == ["Zeta", "Alpha"]
+    finally:
+        store.close()
