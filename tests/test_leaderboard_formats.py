@@ -88,7 +88,13 @@ def test_trec_eval_output_of_several_runs(cli, tmp_path):
     official.write_text(json.dumps({"a": 2, "b": 1}))
     result = cli("correlate", path, "--official", official, "--measure", "map", "--format", "json",
                  "--bootstrap", "0")
-    assert result.code == 0, result.err and json.loads(result.out)["spearman"] == 1.0
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["spearman"] == 1.0
+    # trec_eval's output as the official leaderboard too: its measure chosen apart from the leaderboard's
+    both = cli("correlate", path, "--measure", "map", "--official", path, "--official-measure", "P_20",
+               "--format", "json", "--bootstrap", "0")
+    assert both.code == 0, both.err
+    assert json.loads(both.out)["spearman"] == -1.0
 
 
 @pytest.mark.parametrize(("name", "text", "message"), [

@@ -25,7 +25,8 @@ LEADERBOARD: any format `proctor leaderboard` writes (tsv, json, md, trec/tot, i
 rows or JSON with --per-query enable bootstrap confidence intervals over queries and per-query correlation),
 trec_eval's output (`-q` or not; several runs concatenated, each named by its `runid` line), or any
 `system<TAB>score` TSV. A file holding several measures is read for the one --measure names.
-OFFICIAL: --official FILE (JSON {run: rank}, ties and fractional ranks allowed, or a TSV of scores), or
+OFFICIAL: --official FILE (JSON {run: rank}, ties and fractional ranks allowed, a TSV of scores, or any of the
+leaderboard formats above, e.g. trec_eval's output of the official runs, with --official-measure M), or
 --official-qrels FILE --measure M (the official leaderboard computed from judgments and the runs of
 --store S or --runs)."""
 
@@ -36,6 +37,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("leaderboard", metavar="LEADERBOARD", help="leaderboard file (TSV or JSON)")
     p.add_argument("--official", metavar="FILE", help="official leaderboard: JSON {run: rank} or TSV of scores")
+    p.add_argument("--official-measure", metavar="M",
+                   help="with --official: the measure read from the official file when it holds several "
+                   "(e.g. trec_eval's output of the official runs)")
     p.add_argument("--official-qrels", metavar="FILE", help="compute the official leaderboard from these qrels")
     p.add_argument("--measure", help="the measure read from LEADERBOARD when it holds several (trec_eval or "
                    "ir_measures name); with --official-qrels also the measure computed, e.g. nDCG@10")
@@ -75,7 +79,7 @@ def _official(args: argparse.Namespace) -> LeaderboardFile:
     if bool(args.official) == bool(args.official_qrels):
         raise UsageError("give exactly one of --official FILE and --official-qrels FILE")
     if args.official:
-        return read_official(args.official)
+        return read_official(args.official, args.official_measure)
     if not args.measure:
         raise UsageError("--official-qrels needs --measure M")
     spec = parse_measure(args.measure)

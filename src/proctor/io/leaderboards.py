@@ -60,8 +60,11 @@ def _one_board(path: str | Path, boards: list, measure: str | None) -> dict:
     return boards[names.index(choose_measure(path, names, measure))]
 
 
-def read_official(path: str | Path) -> LeaderboardFile:
-    """An official leaderboard: JSON `{run: rank}` (rank 1 is best) or a TSV of scores."""
+def read_official(path: str | Path, measure: str | None = None) -> LeaderboardFile:
+    """An official leaderboard: JSON `{run: rank}` (rank 1 is best), a TSV of scores, or any leaderboard
+    `read_leaderboard` reads (trec_eval's output of the official runs, ...; `measure` chooses among several)."""
+    if row_format(path) is not None:
+        return read_leaderboard(path, measure)
     if looks_like_json(path):
         data = parse_json_document(path)
         if isinstance(data, dict) and isinstance(data.get("systems"), list):
@@ -70,7 +73,7 @@ def read_official(path: str | Path) -> LeaderboardFile:
             raise InputError(str(path), 1, "expected a JSON object {run: rank}")
         ranks = _numbers(path, data, "rank")
         return LeaderboardFile({run: -rank for run, rank in ranks.items()}, kind="ranks")
-    return LeaderboardFile(_read_tsv(path)[0])
+    return LeaderboardFile(_read_tsv(path, measure)[0])
 
 
 def _from_proctor_json(path: str | Path, data: dict) -> LeaderboardFile:
