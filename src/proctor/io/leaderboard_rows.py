@@ -18,8 +18,6 @@ from proctor.io.textfile import parse_json_line, read_lines
 
 ALL = "all"
 REFERENCE = "_overall_"
-TREC_EVAL_COUNTS = ("runid",)
-"""trec_eval's summary lines that carry no number."""
 
 
 @dataclass(frozen=True)
