@@ -97,6 +97,13 @@ def test_trec_eval_output_of_several_runs(cli, tmp_path):
     assert json.loads(both.out)["spearman"] == -1.0
 
 
+def test_trec_eval_summaries_without_q(tmp_path):
+    path = tmp_path / "trec_eval.txt"
+    path.write_text("runid\tall\ta\nnum_q\tall\t2\nmap\tall\t0.3\nrunid\tall\tb\nnum_q\tall\t2\nmap\tall\t0.1\n")
+    board = read_leaderboard(path, "map")
+    assert board.scores == {"a": 0.3, "b": 0.1} and board.per_query is None
+
+
 @pytest.mark.parametrize(("name", "text", "message"), [
     ("bad.trec", "a\tP_20\t301\t0.5\na\tP_20\tall\tlots\n", "bad.trec:2: value 'lots' is not a number"),
     ("twice.trec", "a\tP_20\t301\t0.5\na\tP_20\t301\t0.5\na\tP_20\tall\t0.5\n",

@@ -154,12 +154,12 @@ def read_trec_eval(path: str | Path) -> list[Row]:
             continue
         if len(parts) != 3:
             raise InputError(str(path), line, f"expected trec_eval's `measure topic value`, got {len(parts)} columns")
-        if name is not None and parts[1] != ALL:  # a per-query row after the `all` rows: the next run
+        if name is not None and (parts[1] != ALL or parts[0] == "runid"):  # the next run begins
             rows += _named(path, block, name)
             block, name = [], None
         if parts[0] == "runid":
-            if parts[1] != ALL or name is not None:
-                raise InputError(str(path), line, "a `runid` line must be `runid all NAME`, once per run")
+            if parts[1] != ALL:
+                raise InputError(str(path), line, "a `runid` line must be `runid all NAME`")
             name = parts[2]
             continue
         block.append((line, parts))
