@@ -174,12 +174,13 @@ def significance(board: Leaderboard, *, tests: Sequence[str] = ("t", "randomizat
 
 
 def compare_file(path: str | Path, *, tests: Sequence[str] = ("t", "randomization"), correction: str = "holm",
-                 alpha: float = 0.05, baseline: str | None = None, samples: int = 10_000, seed: int = 0) -> Comparison:
-    """`significance` for a leaderboard JSON written with per-query scores."""
-    board = read_leaderboard(path)
+                 alpha: float = 0.05, baseline: str | None = None, samples: int = 10_000, seed: int = 0,
+                 measure: str | None = None) -> Comparison:
+    """`significance` for a leaderboard file with per-query scores (read for `measure` when it holds several)."""
+    board = read_leaderboard(path, measure)
     if not board.per_query:
         raise UsageError(f"{path}: no per-query scores; write the leaderboard with `proctor leaderboard --format json "
-                         "--per-query`")
+                         "--per-query` (or --format trec, ir-measures, jsonl)")
     order = sorted(board.per_query, key=lambda s: (-board.scores.get(s, 0.0), s))
     return _source(_compare(board.per_query, order, tests, correction, alpha, baseline, samples, seed),
                    board.description)
@@ -270,10 +271,11 @@ def render(board: Leaderboard | Sequence[Leaderboard], fmt: str = "tsv", *, per_
 
 
 def correlate(board: Leaderboard | str | Path, official: Any, *, bootstrap: int = 1000, seed: int = 0,
-              ties: str = "average", repeats: int = 10, official_name: str | None = None) -> dict[str, Any]:
-    """Spearman, Kendall τ-b and τ_AP of a leaderboard (or a leaderboard file) with the official leaderboard
-    (a file, or a `LeaderboardFile`), with bootstrap intervals over queries; what `proctor correlate` prints
-    as JSON."""
+              ties: str = "average", repeats: int = 10, official_name: str | None = None,
+              measure: str | None = None) -> dict[str, Any]:
+    """Spearman, Kendall τ-b and τ_AP of a leaderboard (or a leaderboard file, read for `measure` when it
+    holds several) with the official leaderboard (a file, or a `LeaderboardFile`), with bootstrap intervals
+    over queries; what `proctor correlate` prints as JSON."""
     from proctor.analyze.compare import compare, per_query_correlation
     from proctor.io.leaderboards import LeaderboardFile, read_leaderboard, read_official
 
@@ -281,7 +283,7 @@ def correlate(board: Leaderboard | str | Path, official: Any, *, bootstrap: int 
         predicted = LeaderboardFile(board.scores(), {e.system: e.per_query for e in board.entries},
                                     board.description)
     else:
-        predicted = read_leaderboard(board)
+        predicted = read_leaderboard(board, measure)
     reference = official if isinstance(official, LeaderboardFile) else read_official(official)
     result = {"leaderboard": str(board) if not isinstance(board, Leaderboard) else "(in memory)",
               "leaderboard_made_by": predicted.description or None, "official": official_name or str(official),
@@ -327,3 +329,22 @@ def info_text(counts: dict[str, Any]) -> str:
         lines.append(f"grade set      {s['id']}  {s['method']} / {s['model']}  bank {s['bank']}  prompt "
                      f"{s['prompt_version']}  {s['grades']} grades ({s['failures']} failed){hidden}")
     return "\n".join(lines) + "\n"
+
+
+def export_runs(store: Store, folder: str | Path) -> dict[str, int]:
+    """Write every stored run as a TREC run file named as the run into `folder` (what `proctor export runs`
+    does); returns the lines written per run."""
+    from proctor.exporting import write_runs
+
+    return write_runs(store, folder)
+
+
+def export_judgments(store: Store) -> str:
+    """The imported human judgments as a qrels text (`qid 0 docid rel`; what `proctor export judgments`
+    prints)."""
+    from proctor.exporting import judgment_lines
+
+    lines = judgment_lines(store)
+    if not lines:
+        raise UsageError(f"{store.path}: no judgments in the store (import them with `proctor import qrels`)")
+    return "".join(lines)
