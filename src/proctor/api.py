@@ -291,6 +291,23 @@ def correlate(board: Leaderboard | str | Path, official: Any, *, bootstrap: int 
     return result
 
 
+def ensemble(store: Store, grade_sets: Sequence[str], rule: str, *, name: str | None = None,
+             show: int = 10) -> dict[str, Any]:
+    """Make (or derive again) the ensemble of grade sets (ids or unique prefixes) combined by `rule` (mean,
+    median, max, min, majority): a grade set like any other. Returns it with its members, the counts of cells
+    where members disagree, and the `show` cells of largest spread."""
+    from proctor.trust.ensemble import derive, disagreements
+
+    members = [resolve_grade_set(store, g) for g in grade_sets]
+    if store.read_only:
+        raise UsageError(f"{store.path}: the store cannot be written (read-only file or folder)")
+    grade_set, summary = derive(store, members, rule, name)
+    return {"grade_set": grade_set.as_dict(), "name": name, "rule": rule, "level": grade_set.params["level"],
+            "scale": grade_set.params["scale"],
+            "members": [m.as_dict() for m in sorted(members, key=lambda m: m.id)], "summary": summary,
+            "disagreements": disagreements(store, grade_set, show)}
+
+
 def as_rows(board: Leaderboard) -> list[dict[str, Any]]:
     """A leaderboard as plain rows `{system, score, stderr, n_queries}`, best first."""
     return [{"system": e.system, "score": e.score, "stderr": e.stderr, "n_queries": e.n_queries}
