@@ -194,7 +194,7 @@ def refreshed(store: Store, grade_set: GradeSet) -> GradeSet:
         return grade_set
     if store.read_only:
         raise UsageError(f"ensemble {grade_set.id}: a member gained or changed grades since it was derived, and "
-                         f"{store.path} cannot be written to derive it again; run `proctor ensemble` on a writable copy")
+                         f"{store.path} cannot be written to derive it again; run `proctor ensemble` on a copy")
     members = {s.id: s for s in store.grade_sets()}
     fresh, _ = derive(store, [members[i] for i in grade_set.params["members"]], grade_set.params["rule"],
                       grade_set.info.get("name"))
