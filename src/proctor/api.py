@@ -308,6 +308,19 @@ def ensemble(store: Store, grade_sets: Sequence[str], rule: str, *, name: str | 
             "disagreements": disagreements(store, grade_set, show)}
 
 
+def calibrate(store: Store, grade_set: str | None = None, *, qrels: str = "official",
+              budgets: Sequence[int] = (5,), repeats: int = 10, seed: int = 0, judged_relevant: int = 1,
+              measure: str = "P@20") -> dict[str, Any]:
+    """Calibration on a few human labels: per budget N, `repeats` samples of N judged topics choose the labelling
+    rule; held-out Cohen's kappa, Krippendorff's alpha and leaderboard Kendall tau (`curve`, one point per
+    budget). `qrels`: official, reviewers, official+reviewers or a qrels file."""
+    from proctor.trust.calibration import calibration
+
+    chosen = resolve_grade_set(store, grade_set)
+    return calibration(store, chosen, qrels=qrels, budgets=budgets, repeats=repeats, seed=seed,
+                       judged_relevant=judged_relevant, measure=measure)
+
+
 def as_rows(board: Leaderboard) -> list[dict[str, Any]]:
     """A leaderboard as plain rows `{system, score, stderr, n_queries}`, best first."""
     return [{"system": e.system, "score": e.score, "stderr": e.stderr, "n_queries": e.n_queries}
