@@ -144,15 +144,17 @@ def choose(pool: Pool, sample: np.ndarray) -> int | None:
 
 def held_out(pool: Pool, rule: int, held: np.ndarray) -> dict[str, float]:
     """Held-out Cohen's kappa (scikit-learn), Krippendorff's alpha and the leaderboard's Kendall tau of a rule."""
-    import krippendorff
-    from sklearn.metrics import cohen_kappa_score
-
+    try:
+        import krippendorff
+        from sklearn.metrics import cohen_kappa_score
+    except ImportError:
+        raise UsageError("calibrate needs scikit-learn and krippendorff: pip install 'proctor[trust]'") from None
     mask = np.isin(pool.topic, np.flatnonzero(held))
     predicted, human = pool.predicted[rule, mask].astype(int), pool.human[mask].astype(int)
-    kappa = float(cohen_kappa_score(predicted, human)) if len(set(predicted) | set(human)) > 1 else float("nan")
+    varied = len(np.unique(np.concatenate([predicted, human]))) > 1  # else both are undefined
+    kappa = float(cohen_kappa_score(predicted, human)) if varied else float("nan")
     alpha = (float(krippendorff.alpha(reliability_data=np.vstack([predicted, human]).astype(float),
-                                      level_of_measurement="nominal"))
-             if len(set(predicted) | set(human)) > 1 else float("nan"))
+                                      level_of_measurement="nominal")) if varied else float("nan"))
     return {"kappa": kappa, "alpha": alpha, "tau": leaderboard_tau(pool, rule, held), "pairs": int(mask.sum())}
 
 
