@@ -125,8 +125,8 @@ def review_queue(store: Store, grade_set: GradeSet, *, min_grade: int, depth: in
         item.question_id = questions.get((item.query_id, item.passage_id), "")
     return {"grade_set": grade_set.as_dict(), "min_grade": min_grade, "depth": depth, "limit": limit,
             "passages": sum(len(per) for per in labels.values()), "reviewed": skipped, "queued": len(items),
-            "disagreeing": sum(1 for i in items if i.spread), "at_threshold": sum(1 for i in items if
-                                                                                  i.label in (min_grade - 1, min_grade)),
+            "disagreeing": sum(1 for i in items if i.spread),
+            "at_threshold": sum(1 for i in items if i.label in (min_grade - 1, min_grade)),
             "deciding": sum(1 for i in items if i.decided), "items": [i.__dict__ for i in items[:limit]]}
 
 
