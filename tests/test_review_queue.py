@@ -4,7 +4,6 @@ reviewer judgment that leaves the queue and feeds `calibrate --qrels reviewers` 
 
 from __future__ import annotations
 
-import json
 from itertools import combinations
 from pathlib import Path
 
