@@ -88,6 +88,7 @@ async def cell(request: Request) -> Response:
 
 async def to_review(request: Request) -> Response:
     """GET /to-review: passages ordered by how much a human verdict would change (docs/trust.md)."""
+    from proctor.trust.ensemble import refreshed
     from proctor.trust.review_queue import review_queue
 
     state, params = _state(request), request.query_params
@@ -95,6 +96,7 @@ async def to_review(request: Request) -> Response:
     grade_set = pages.choose_grade_set(state.store, params.get("gs"), sets)
     if grade_set is None:
         raise UsageError("the store has no grades")
+    grade_set = refreshed(state.store, grade_set)  # an ensemble whose members changed: derived again
     limit = params.get("limit") or "50"
     if not limit.isdigit() or not 1 <= int(limit) <= 1000:
         raise UsageError("limit must be a number from 1 to 1000")
