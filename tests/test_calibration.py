@@ -136,3 +136,21 @@ def test_a_store_without_judgments_is_refused(cli, tmp_path):
     copy.close()
     refused = cli("calibrate", "--store", empty, "--budget", "1")
     assert refused.code == 2 and ("holds no judgments" in refused.err or "holds no grades" in refused.err)
+
+
+def test_a_direct_method_has_one_grade_per_passage_so_only_its_cut_is_chosen(cli, tmp_path):
+    store = seed_demo(tmp_path)
+    with FakeOpenAI() as server:
+        graded = cli("grade", "--store", store, "--method", "umbrela", "--llm", "openai:judge", "--base-url",
+                     server.base_url)
+    assert graded.code == 0, graded.err
+    done = cli("calibrate", "--store", store, "--budget", "1,2", "--repeats", "3")
+    assert done.code == 0, done.err
+    result = json.loads(done.out)
+    opened = api.open_store(store)
+    top = max(g for per in api.qrels(opened)[1].values() for g in per.values())
+    opened.close()
+    assert result["rules"] == top  # tau = 1..top at m = 1
+    assert {r["min_questions"] for r in result["repeats_detail"] if "min_questions" in r} == {1}
+    assert {(f["min_grade"], f["min_questions"]) for f in result["fixed_rules"]} == {
+        (t, 1) for t in (1, 3, 4, 5) if t <= top}
