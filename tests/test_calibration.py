@@ -154,3 +154,20 @@ def test_a_direct_method_has_one_grade_per_passage_so_only_its_cut_is_chosen(cli
     assert {r["min_questions"] for r in result["repeats_detail"] if "min_questions" in r} == {1}
     assert {(f["min_grade"], f["min_questions"]) for f in result["fixed_rules"]} == {
         (t, 1) for t in (1, 3, 4, 5) if t <= top}
+
+
+def test_an_undefined_agreement_is_null_not_nan(cli, tmp_path):
+    store = seed_demo(tmp_path)
+    with FakeOpenAI(reply=lambda prompt: "3" if "bees" in prompt else "0") as server:  # q1's passages relevant
+        graded = cli("grade", "--store", store, "--method", "umbrela", "--llm", "openai:judge", "--base-url",
+                     server.base_url)
+    assert graded.code == 0, graded.err
+    qrels = tmp_path / "judged.qrels"  # q1 varies; q2 and q3 hold no relevant passage, as their labels say
+    qrels.write_text("q1 0 d101 3\nq1 0 d102 0\nq2 0 d201 0\nq2 0 d202 0\nq3 0 d301 0\nq3 0 d302 0\n")
+    done = cli("calibrate", "--store", store, "--budget", "1", "--repeats", "10", "--qrels", qrels)
+    assert done.code == 0, done.err
+    assert "NaN" not in done.out
+    rows = json.loads(done.out)["repeats_detail"]
+    learnt_on_q1 = [r for r in rows if r["sampled"] == ["q1"]]
+    assert learnt_on_q1 and all(r["kappa"] is None and r["alpha"] is None for r in learnt_on_q1)
+    assert all("kappa" not in r for r in rows if r["sampled"] != ["q1"])  # undecided: no variation to learn from

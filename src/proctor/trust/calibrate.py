@@ -232,8 +232,14 @@ def _point(budget: int, rows: list[dict], repeats: int) -> dict[str, Any]:
             "tau_low": stat("tau", LOW), "tau_high": stat("tau", HIGH),
             "kappa_best_fixed_median": stat("kappa_best_fixed", 50),
             "kappa_worst_fixed_median": stat("kappa_worst_fixed", 50),
-            "fixed_kappa_median": {n: float(np.nanmedian([r["fixed"][n] for r in rows])) for n in names},
+            "fixed_kappa_median": {n: _median([r["fixed"][n] for r in rows]) for n in names},
             "repeats": repeats, "undecided": repeats - len(rows), "rules_chosen": dict(chosen.most_common())}
+
+
+def _median(values: list[float]) -> float | None:
+    """The median of the defined values (None when none is)."""
+    defined = [v for v in values if not np.isnan(v)]
+    return float(np.median(defined)) if defined else None
 
 
 def rule_of(pool: Pool, rule: int) -> dict[str, int]:

@@ -3,6 +3,7 @@ or a qrels file), the pool built once, the curve drawn, and everything said abou
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -61,7 +62,7 @@ def calibration(store: Store, grade_set: GradeSet, *, qrels: str = "official", b
     if too_many:
         raise UsageError(f"--budget {too_many[0]}: the grade set and the judgments share {len(pool.topics)} topics, "
                          f"and a budget must leave one held out (at most {len(pool.topics) - 1})")
-    points, details = curve(pool, sorted(set(budgets)), repeats, seed)
+    points, details = _clean(curve(pool, sorted(set(budgets)), repeats, seed))
     fixed = fixed_rules(pool)
     return {
         "grade_set": describe(store, grade_set), "judgments": source, "qrels": qrels,
@@ -81,3 +82,14 @@ def calibration(store: Store, grade_set: GradeSet, *, qrels: str = "official", b
                    "the same held-out topics; best/worst: the fixed rules of largest/smallest kappa on all topics"),
         "repeats_detail": details,
     }
+
+
+def _clean(value: Any) -> Any:
+    """NaN (an agreement undefined for want of variation) as null, so the JSON stays JSON."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_clean(v) for v in value)
+    return value
