@@ -189,3 +189,15 @@ def test_an_ensemble_is_not_a_member(cli, two_prompts):
                          "--format", "json").out)["grade_set"]["id"]
     refused = cli("ensemble", "--store", store, "--grade-set", first, "--grade-set", eid, "--rule", "max")
     assert refused.code == 2 and "itself an ensemble" in refused.err
+
+
+def test_a_user_templates_own_scale_is_the_one_compared(cli, demo_store, tmp_path):
+    template = tmp_path / "three.yaml"
+    template.write_text(V2.replace("version: v2", "version: three").replace("from 0 to 5", "from 0 to 3")
+                        + "parser: range\nscale: [0, 3]\n")
+    with FakeOpenAI() as server:
+        packaged = _grade(cli, demo_store, server)
+        three = _grade(cli, demo_store, server, "--template", template)
+    refused = cli("ensemble", "--store", demo_store, "--grade-set", packaged, "--grade-set", three, "--rule", "max")
+    assert refused.code == 2 and "different scales" in refused.err
+    assert f"{three} (self-rating, step self-rating) grades 0-3" in refused.err and "grades 0-5" in refused.err

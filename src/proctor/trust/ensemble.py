@@ -37,10 +37,12 @@ class Cells:
 
 
 def scale_of(grade_set: GradeSet) -> tuple[int, int]:
-    """The grade scale (low, high) of a grade set: its method's declared scale (docs/trust.md lists them)."""
-    if "scale" in grade_set.params:
-        low, high = grade_set.params["scale"]
-        return int(low), int(high)
+    """The grade scale (low, high) of a grade set: an ensemble's, a user template's declared one, else its
+    method's (docs/trust.md lists them)."""
+    for where in (grade_set.params, grade_set.info):
+        if "scale" in where:
+            low, high = where["scale"]
+            return int(low), int(high)
     try:
         method = get_method(grade_set.step)
     except UsageError:
