@@ -145,6 +145,7 @@ def test_an_ensemble_is_derived_again_when_a_member_gains_grades(cli, tmp_path):
         second = _grade(cli, store, server, "--template", template)
         made = json.loads(cli("ensemble", "--store", store, "--grade-set", first, "--grade-set", second,
                               "--rule", "mean", "--format", "json").out)
+        before = cli("qrels", "--store", store, "--grade-set", made["grade_set"]["id"])  # fills the label cache
         _grade(cli, store, server)  # the first member gains the grades of the other queries
     partial = [g for g in grades_of(store, "ensemble") if g.parse_status == "combined-partial"]
     assert made["summary"]["partial"] == len(partial) > 0 and made["summary"]["cells"] == 72
@@ -157,6 +158,12 @@ def test_an_ensemble_is_derived_again_when_a_member_gains_grades(cli, tmp_path):
     assert len(after) == 72 and all(g.parse_status == "combined" for g in after)
     members = _members(store, *sorted([first, second]))
     assert {(g.query_id, g.passage_id, g.question_id): g.extra["members"] for g in after} == members
+    labels: dict[tuple[str, str], int] = {}
+    for (qid, pid, _), grades in members.items():
+        labels[(qid, pid)] = max(labels.get((qid, pid), 0), EXPECTED["mean"](grades))
+    qrels = cli("qrels", "--store", store, "--grade-set", made["grade_set"]["id"])
+    assert qrels.out != before.out
+    assert {(q, p): int(rel) for q, _, p, rel in (line.split() for line in qrels.out.splitlines())} == labels
 
 
 def test_an_ensemble_across_scales_is_refused_with_a_clear_message(cli, demo_store):
