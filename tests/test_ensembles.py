@@ -208,3 +208,19 @@ def test_a_user_templates_own_scale_is_the_one_compared(cli, demo_store, tmp_pat
     refused = cli("ensemble", "--store", demo_store, "--grade-set", packaged, "--grade-set", three, "--rule", "max")
     assert refused.code == 2 and "different scales" in refused.err
     assert f"{three} (self-rating, step self-rating) grades 0-3" in refused.err and "grades 0-5" in refused.err
+
+
+def test_the_same_ensemble_again_changes_nothing(cli, two_prompts):
+    store, first, second = two_prompts
+    args = ("ensemble", "--store", store, "--grade-set", first, "--grade-set", second, "--rule", "median",
+            "--format", "json")
+    made = cli(*args)
+    eid = json.loads(made.out)["grade_set"]["id"]
+    assert cli("qrels", "--store", store, "--grade-set", eid).code == 0  # keeps the ensemble's labels
+    before = Store.open(store).dump()
+    again = cli(*args)
+    assert again.code == 0 and json.loads(again.out) == json.loads(made.out)
+    opened = Store.open(store)
+    assert opened.dump() == before
+    kept = {r[0] for r in opened.db.execute("SELECT grade_set_id FROM label_cache")}
+    assert eid in kept  # no grade of the ensemble was written again (that would drop its kept labels)

@@ -127,6 +127,11 @@ def combine(grades: np.ndarray, rule: str, scale: tuple[int, int]) -> np.ndarray
 def derive(store: Store, members: list[GradeSet], rule: str, name: str | None = None) -> tuple[GradeSet, dict]:
     """Make (or re-derive) the ensemble of `members` by `rule`; returns it with a summary of its cells."""
     target = ensemble_grade_set(members, rule, name)
+    kept = next((s for s in store.grade_sets() if s.id == target.id), None)
+    if kept is not None and "summary" in kept.info and not is_stale(store, kept):  # the same again: unchanged
+        if name and kept.info.get("name") != name:
+            store.update_grade_set_info(kept.id, {"name": name})
+        return kept, kept.info["summary"]
     by_id = {m.id: m for m in members}
     ordered = [by_id[i] for i in target.params["members"]]
     scale = tuple(target.params["scale"])
