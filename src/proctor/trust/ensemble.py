@@ -8,6 +8,7 @@ questions) is one cell per (query, passage). Members must grade on one scale (do
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -135,14 +136,13 @@ def derive(store: Store, members: list[GradeSet], rule: str, name: str | None = 
     by_id = {m.id: m for m in members}
     ordered = [by_id[i] for i in target.params["members"]]
     scale = tuple(target.params["scale"])
-    cells = read_cells(store, ordered, target.params["level"], scale)  # type: ignore[arg-type]
-    combined = combine(cells.grades, rule, scale)  # type: ignore[arg-type]
-    summary = summarize(cells, combined)
-    fingerprint = {m.id: store.grade_fingerprint(m.id, m.step) for m in ordered}
-    rows = _rows(cells, combined)
-    with nullcontext() if store.db.in_transaction else store.transaction():
+    with nullcontext() if store.db.in_transaction else store.transaction():  # members read as they are written
+        fingerprint = {m.id: store.grade_fingerprint(m.id, m.step) for m in ordered}
+        cells = read_cells(store, ordered, target.params["level"], scale)  # type: ignore[arg-type]
+        combined = combine(cells.grades, rule, scale)  # type: ignore[arg-type]
+        summary = summarize(cells, combined)
         store.ensure_grade_set(target)
-        store.replace_step_grades(target.id, STEP, rows)
+        store.replace_step_grades(target.id, STEP, _rows(cells, combined))
         store.update_grade_set_info(target.id, {"fingerprint": fingerprint, "summary": summary,
                                                 **({"name": name} if name else {})})
     fresh = next(s for s in store.grade_sets() if s.id == target.id)
@@ -151,8 +151,6 @@ def derive(store: Store, members: list[GradeSet], rule: str, name: str | None = 
 
 def _rows(cells: Cells, combined: np.ndarray):
     """The ensemble's grade rows, each cell's members' grades and spread in `extra`."""
-    import json
-
     present = ~np.isnan(cells.grades)
     spread = np.where(present.any(axis=1), np.nanmax(np.where(present, cells.grades, -np.inf), axis=1)
                       - np.nanmin(np.where(present, cells.grades, np.inf), axis=1), np.nan)
