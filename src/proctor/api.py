@@ -321,6 +321,17 @@ def calibrate(store: Store, grade_set: str | None = None, *, qrels: str = "offic
                        judged_relevant=judged_relevant, measure=measure)
 
 
+def to_review(store: Store, grade_set: str | None = None, *, min_grade: int = 4, depth: int = 20,
+              limit: int = 50) -> dict[str, Any]:
+    """The review app's "to review" queue: labelled passages ordered by how much a human verdict would change
+    (pairs of systems it alone decides on P@depth, ensemble members' spread, label at `min_grade`)."""
+    from proctor.trust.review_queue import review_queue
+
+    if limit < 1 or depth < 1:
+        raise UsageError("limit and depth must be at least 1")
+    return review_queue(store, resolve_grade_set(store, grade_set), min_grade=min_grade, depth=depth, limit=limit)
+
+
 def as_rows(board: Leaderboard) -> list[dict[str, Any]]:
     """A leaderboard as plain rows `{system, score, stderr, n_queries}`, best first."""
     return [{"system": e.system, "score": e.score, "stderr": e.stderr, "n_queries": e.n_queries}
