@@ -12,6 +12,7 @@ from proctor.evaluate.labels import Qrels
 from proctor.evaluate.sources import describe, exam_qrels_each, grade_sets_matching
 from proctor.methods import ANSWER_METHODS
 from proctor.store import Store
+from proctor.trust.ensemble import fresh_grade_sets
 
 
 def store_agreement(
@@ -25,7 +26,7 @@ def store_agreement(
     judgments = store.judgments() if judgments is None else judgments
     if not judgments:
         raise UsageError(f"{store.path}: the store holds no judgments to agree with (import qrels)")
-    matching, empty = grade_sets_matching(store, store.grade_sets(), grade_set, method, model, bank)
+    matching, empty = grade_sets_matching(store, fresh_grade_sets(store), grade_set, method, model, bank)
     sets = [s for s in matching if s.method not in ANSWER_METHODS]
     if not sets:
         left_out = f"; left out, without a single grade: {', '.join(s.id for s in empty)}" if empty else ""

@@ -25,20 +25,25 @@ from proctor.store.cover_cache import CoverGrades, answered_masks, labels_at
 
 
 def resolve_grade_set(store: Store, grade_set: str | None = None, method: str | None = None,
-                      model: str | None = None, bank: str | None = None) -> GradeSet:
+                      model: str | None = None, bank: str | None = None, *, fresh: bool = True) -> GradeSet:
     """The one grade set that `--grade-set ID` (or a unique prefix) names or `--method/--model/--bank` leave;
     none or several is a usage error that lists the candidates (id, method, model, bank@version, prompt version,
     grades, failures). `--bank NAME` is the bank's latest version; a grade set without a single grade (a `grade`
-    that failed before its first) is left out unless named by id, and listed as such."""
+    that failed before its first) is left out unless named by id, and listed as such. An ensemble whose members
+    changed is derived again first (`fresh`; not for dropping it)."""
     sets = store.grade_sets()
     if not sets:
         raise UsageError(f"{store.path}: the store holds no grades (import an exam_pp file or run `proctor grade`)")
     matching, empty = grade_sets_matching(store, sets, grade_set, method, model, bank)
-    if grade_set is not None:
-        return _one(sets, matching, f"--grade-set {grade_set}")
-    asked = ", ".join(f"--{k} {v}" for k, v in (("method", method), ("model", model), ("bank", bank)) if v)
-    asked = asked or "(grade sets of generated answers are read with --metric nuggets|citations)"
-    return _one(sets, matching, asked, empty)
+    asked = f"--grade-set {grade_set}" if grade_set is not None else ", ".join(
+        f"--{k} {v}" for k, v in (("method", method), ("model", model), ("bank", bank)) if v)
+    chosen = _one(sets, matching, asked or "(grade sets of generated answers are read with --metric "
+                  "nuggets|citations)", empty)
+    if not fresh:
+        return chosen
+    from proctor.trust.ensemble import refreshed
+
+    return refreshed(store, chosen)
 
 
 def grade_sets_matching(store: Store, sets: list[GradeSet], grade_set: str | None = None, method: str | None = None,
