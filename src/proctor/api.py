@@ -32,6 +32,8 @@ from proctor.importing import ImportOptions, ImportReport, import_files
 from proctor.io.leaderboards import read_leaderboard
 from proctor.records import GradeSet
 from proctor.store import Store
+from proctor.trust.coverage import DEFAULT_FLOOR, Floor, leaderboard_coverage
+from proctor.trust.intervals import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, bootstrap
 
 if TYPE_CHECKING:  # numpy (the randomization test) loads only when a comparison is made
     from proctor.stats.pairs import Comparison
@@ -118,7 +120,8 @@ def qrels(store: Store, labels: LabelChoice = LabelChoice(), *, binary_min_grade
 def leaderboard(store: Store, *, measure: str | None = None, min_grade: int | None = None, metric: str = "qrels",
                 labels: LabelChoice = LabelChoice(), judgments: str | None = None, budget: int = 20,
                 missing: str | None = None, normalize: str | None = None, gold: str | None = None,
-                runs: Sequence[str] | None = None, score: str | None = None) -> Leaderboard:
+                runs: Sequence[str] | None = None, score: str | None = None,
+                floor: Floor = DEFAULT_FLOOR) -> Leaderboard:
     """An EXAM-Qrels leaderboard (`measure`, `min_grade`; `judgments="official"` or a qrels file scores
     with human judgments instead), an EXAM-Cover one (`metric="cover"`, `min_grade`, `budget`), or the
     generated answers' AutoNuggetizer scores (`metric="nuggets"`, `score`) or citation support
@@ -131,15 +134,16 @@ def leaderboard(store: Store, *, measure: str | None = None, min_grade: int | No
         raise UsageError("--score applies to --metric nuggets and --metric citations only")
     return leaderboards(store, measures=[measure] if measure else [], min_grade=min_grade, metric=metric,
                         labels=labels, judgments=judgments, budget=budget, missing=missing, normalize=normalize,
-                        gold=gold, runs=runs)[0]
+                        gold=gold, runs=runs, floor=floor)[0]
 
 
 def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int | None = None, metric: str = "qrels",
                  labels: LabelChoice = LabelChoice(), judgments: str | None = None, budget: int = 20,
                  missing: str | None = None, normalize: str | None = None, gold: str | None = None,
-                 runs: Sequence[str] | None = None) -> list[Leaderboard]:
-    """One leaderboard per measure (labels and runs read once), or the one EXAM-Cover leaderboard; the
-    options are those of `leaderboard`."""
+                 runs: Sequence[str] | None = None, floor: Floor = DEFAULT_FLOOR) -> list[Leaderboard]:
+    """One leaderboard per measure (labels and runs read once), or the one EXAM-Cover leaderboard, each with
+    its coverage (what it rests on, judged against `floor`); the other options are those of `leaderboard`."""
+    floor.check()
     specs = [check_leaderboard(measure=m, min_grade=min_grade, metric=metric, judgments=judgments, budget=budget,
                                normalize=normalize, gold=gold) for m in (measures or [None])]
     ranked = load_runs(store, runs)
@@ -148,8 +152,13 @@ def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int |
         if gold and gold not in ranked:
             raise UsageError(f"--gold {gold}: no such run (runs: {', '.join(sorted(ranked))})")
         table, notes = cover_table(store, grade_set, min_grade)  # type: ignore[arg-type]
-        return [cover_leaderboard(ranked, table, budget=budget, missing=missing or "zero", normalize=normalize,
-                                  gold=gold, description=describe(store, grade_set), notes=notes)]
+        board = cover_leaderboard(ranked, table, budget=budget, missing=missing or "zero", normalize=normalize,
+                                  gold=gold, description=describe(store, grade_set), notes=notes)
+        graded = exam_qrels(store, grade_set)
+        board.coverage = leaderboard_coverage(board, ranked, graded, _query_counts(store, grade_set, graded),
+                                              depth=budget, labelled_by="graded", floor=floor)
+        return [board]
+    grade_set = None
     if judgments:
         qrels_ = official_or_file_qrels(store, judgments)
         description = {"labels": "human judgments" if judgments == "official" else f"qrels file {judgments}",
@@ -159,8 +168,30 @@ def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int |
         description = describe(store, grade_set)
         description["label_rule"] = ("max grade over questions" if labels.min_questions == 1
                                      else f"{labels.min_questions}-th largest grade")
-    return [measure_leaderboard(ranked, qrels_, spec, min_grade, missing=missing or "skip", description=description)
-            for spec in specs if spec is not None]
+    counts = _query_counts(store, grade_set, qrels_ if grade_set else None)
+    boards = [measure_leaderboard(ranked, qrels_, spec, min_grade, missing=missing or "skip", description=description)
+              for spec in specs if spec is not None]
+    for board, spec in zip(boards, [s for s in specs if s is not None], strict=True):
+        board.coverage = leaderboard_coverage(board, ranked, qrels_, counts, depth=getattr(spec, "cutoff", None),
+                                              labelled_by="graded" if grade_set else "judged", floor=floor)
+    return boards
+
+
+def _query_counts(store: Store, grade_set: GradeSet | None, graded: dict | None) -> dict[str, int | None]:
+    """Queries with grades (None for judgments), in the grade set's bank, with judgments, in the store."""
+    counts = store.query_counts(grade_set.bank, grade_set.bank_version) if grade_set and grade_set.bank \
+        else store.query_counts()
+    return {"with_grades": len(graded) if graded is not None else None, "in_bank": counts["in_bank"],
+            "with_judgments": counts["with_judgments"], "in_store": counts["in_store"]}
+
+
+def add_intervals(board: Leaderboard, *, confidence: float = DEFAULT_CONFIDENCE, resamples: int = DEFAULT_RESAMPLES,
+                  seed: int = 0) -> Leaderboard:
+    """Give a leaderboard bootstrap intervals over topics: each system's score interval and rank interval
+    (`proctor.trust.intervals`); returns the same leaderboard."""
+    board.intervals = bootstrap({e.system: e.per_query for e in board.entries}, [e.system for e in board.entries],
+                                confidence=confidence, resamples=resamples, seed=seed)
+    return board
 
 
 def significance(board: Leaderboard, *, tests: Sequence[str] = ("t", "randomization"), correction: str = "holm",
