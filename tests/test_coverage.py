@@ -1,0 +1,87 @@
+"""What a number rests on: every leaderboard carries a `coverage` object (queries, graded pairs / pool pairs,
+systems that differ), and below the floor it warns on standard error and in reports."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from trust_fixture import tiny_store
+
+# Two graded queries of 43; runs A and B rank two passages on q1, q2; B also ranks an ungraded passage.
+RATINGS = {"q1": {"p1": 4, "p2": 1}, "q2": {"p1": 5, "p3": 0}}
+RUNS = {"A": {"q1": ["p1", "p2"], "q2": ["p1", "p3"]},
+        "B": {"q1": ["p2", "x9"], "q2": ["p3", "p1"]}}
+
+
+@pytest.fixture
+def sparse(tmp_path):
+    return tiny_store(tmp_path, RATINGS, RUNS, queries=43, judgments={"q1": {"p1": 1}, "q3": {"p2": 0}})
+
+
+def test_a_leaderboard_from_2_graded_queries_of_43_warns_and_says_so(cli, sparse):
+    r = cli("leaderboard", "--store", sparse, "--measure", "P@2", "--min-grade", "3", "--format", "json")
+    assert r.code == 0
+    assert "warning: rests on 2 of 43 queries (fewer than 10)" in r.err
+    coverage = json.loads(r.out)["coverage"]
+    assert coverage["queries"] == {"scored": 2, "with_grades": 2, "in_bank": None, "with_judgments": 2,
+                                   "in_store": 43, "of": 43}
+    assert coverage["below_floor"] is True and coverage["floor"] == {"min_queries": 10, "min_graded": 0.9}
+
+
+def test_graded_and_pool_pairs_and_the_system_that_differs(cli, sparse):
+    r = cli("leaderboard", "--store", sparse, "--measure", "P@2", "--min-grade", "3", "--format", "json",
+            "--floor-queries", "0", "--floor-graded", "0.5")
+    coverage = json.loads(r.out)["coverage"]
+    # pool within depth 2: q1 {p1, p2, x9}, q2 {p1, p3} = 5 pairs, 4 of them graded
+    assert coverage["pairs"] == {"graded": 4, "pool": 5, "depth": 2, "labelled_by": "graded", "fraction": 0.8}
+    assert coverage["warnings"] == [] and "warning" not in r.err
+    strict = cli("leaderboard", "--store", sparse, "--measure", "P@2", "--min-grade", "3", "--format", "json",
+                 "--floor-queries", "0")
+    data = json.loads(strict.out)["coverage"]
+    assert data["warnings"] == ["only 4 of 5 pool pairs graded (80.0%, under 90%)"]
+    assert "warning: only 4 of 5 pool pairs graded" in strict.err
+    assert data["per_system"] == {}  # 80% overall is itself under the floor: no system singled out
+    depth1 = json.loads(cli("leaderboard", "--store", sparse, "--measure", "P@1", "--min-grade", "3", "--format",
+                            "json", "--floor-queries", "0").out)["coverage"]
+    assert depth1["pairs"]["pool"] == 4 and depth1["pairs"]["graded"] == 4  # top-1 only: p1, p2 | p1, p3
+
+
+def test_official_judgments_count_judged_pairs(cli, sparse):
+    r = cli("leaderboard", "--store", sparse, "--measure", "P@2", "--qrels", "official", "--format", "json")
+    coverage = json.loads(r.out)["coverage"]
+    assert coverage["queries"]["with_grades"] is None and coverage["queries"]["with_judgments"] == 2
+    assert coverage["pairs"]["labelled_by"] == "judged" and coverage["pairs"]["graded"] == 1
+    assert "pool pairs judged" in r.err
+
+
+def test_cover_leaderboard_has_coverage(cli, sparse):
+    r = cli("leaderboard", "--store", sparse, "--metric", "cover", "--min-grade", "3", "--format", "json")
+    coverage = json.loads(r.out)["coverage"]
+    assert coverage["queries"]["with_grades"] == 2 and coverage["queries"]["of"] == 43
+    assert coverage["pairs"]["depth"] == 20 and coverage["pairs"]["graded"] == 4
+    assert "rests on 2 of 43 queries" in r.err
+
+
+def test_markdown_shows_a_banner_and_tsv_stays_clean(cli, sparse):
+    md = cli("leaderboard", "--store", sparse, "--measure", "P@2", "--min-grade", "3", "--format", "md")
+    assert "> **Warning:** rests on 2 of 43 queries \\(fewer than 10\\)\n" in md.out
+    assert "> Rests on: 2 of 43 queries" in md.out
+    tsv = cli("leaderboard", "--store", sparse, "--measure", "P@2", "--min-grade", "3")
+    assert tsv.out.splitlines()[0] == "system\tscore\tstderr\tn_queries\tmeasure\tlabels"
+    assert "rests on 2 of 43" in tsv.err
+
+
+def test_a_leaderboard_over_enough_queries_does_not_warn(cli, tmp_path):
+    ratings = {f"q{i}": {"p1": 4} for i in range(1, 13)}
+    store = tiny_store(tmp_path, ratings, {"A": {q: ["p1"] for q in ratings}})
+    r = cli("leaderboard", "--store", store, "--measure", "P@1", "--min-grade", "3", "--format", "json")
+    assert "warning" not in r.err
+    assert json.loads(r.out)["coverage"]["below_floor"] is False
+
+
+def test_floor_options_are_checked(cli, sparse, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli("leaderboard", "--store", sparse, "--measure", "P@2", "--min-grade", "3", "--floor-graded", "1.5")
+    assert exit_.value.code == 2 and "between 0 and 1" in capsys.readouterr().err
