@@ -12,7 +12,7 @@ again.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,20 +98,20 @@ class Coverage:
         return self
 
 
-def pool_counts(runs: Mapping[str, Mapping[str, list[str]]], labelled: Mapping[str, Iterable[str]],
+def pool_counts(runs: Mapping[str, Mapping[str, list[str]]], labelled: Mapping[str, Collection[str]],
                 depth: int | None) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
     """(`{graded, pool}` over all systems, `{system: {graded_pairs, pool_pairs}}`): the distinct (query,
     passage) pairs within `depth` of the rankings, and those with a label in `labelled` (`{query: passages}`)."""
     pool: dict[str, set[str]] = {}
     per_system = {}
+    empty: frozenset[str] = frozenset()
     for system, ranked in runs.items():
         mine = graded = 0
         for qid, passages in ranked.items():
             top = passages[:depth] if depth else passages
             pool.setdefault(qid, set()).update(top)
-            have = labelled.get(qid)
             mine += len(top)
-            graded += sum(1 for p in top if p in have) if have else 0
+            graded += sum(map(labelled.get(qid, empty).__contains__, top))
         per_system[system] = {"graded_pairs": graded, "pool_pairs": mine}
     total = sum(len(p) for p in pool.values())
     hit = sum(len(p.intersection(labelled.get(qid, ()))) for qid, p in pool.items())
@@ -119,13 +119,13 @@ def pool_counts(runs: Mapping[str, Mapping[str, list[str]]], labelled: Mapping[s
 
 
 def leaderboard_coverage(board: Any, runs: Mapping[str, Mapping[str, list[str]]],
-                         labelled: Mapping[str, Mapping[str, int]] | Mapping[str, Iterable[str]],
+                         labelled: Mapping[str, Collection[str]],
                          queries: dict[str, int | None], *, depth: int | None, labelled_by: str,
                          floor: Floor = DEFAULT_FLOOR) -> Coverage:
     """The coverage of a leaderboard (`proctor.evaluate.leaderboard.Leaderboard`): its scored queries, the
     labels it used (`{query: {passage: label}}` or `{query: passages}`) against the pool of its runs."""
     scored = {q for e in board.entries for q in e.per_query}
-    pairs, systems = pool_counts({s: runs[s] for s in runs}, labelled, depth)
+    pairs, systems = pool_counts(runs, labelled, depth)
     overall = pairs["graded"] / pairs["pool"] if pairs["pool"] else 1.0
     differ = {}
     for e in board.entries:
