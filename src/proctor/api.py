@@ -301,22 +301,25 @@ def render(board: Leaderboard | Sequence[Leaderboard], fmt: str = "tsv", *, per_
 
 
 def correlate(board: Leaderboard | str | Path, official: Any, *, bootstrap: int = 1000, seed: int = 0,
-              ties: str = "average", repeats: int = 10, official_name: str | None = None) -> dict[str, Any]:
+              ties: str = "average", repeats: int = 10, official_name: str | None = None,
+              floor: Floor = DEFAULT_FLOOR) -> dict[str, Any]:
     """Spearman, Kendall τ-b and τ_AP of a leaderboard (or a leaderboard file) with the official leaderboard
-    (a file, or a `LeaderboardFile`), with bootstrap intervals over queries; what `proctor correlate` prints
-    as JSON."""
+    (a file, or a `LeaderboardFile`), with bootstrap intervals over queries, the pairs of systems ordered
+    against the official order, and what it rests on (judged against `floor`); what `proctor correlate`
+    prints as JSON."""
     from proctor.analyze.compare import compare, per_query_correlation
     from proctor.io.leaderboards import LeaderboardFile, read_leaderboard, read_official
 
     if isinstance(board, Leaderboard):
+        coverage = {"coverage": board.coverage.as_dict()} if board.coverage is not None else {}
         predicted = LeaderboardFile(board.scores(), {e.system: e.per_query for e in board.entries},
-                                    board.description)
+                                    {**board.description, **coverage})
     else:
         predicted = read_leaderboard(board)
     reference = official if isinstance(official, LeaderboardFile) else read_official(official)
     result = {"leaderboard": str(board) if not isinstance(board, Leaderboard) else "(in memory)",
               "leaderboard_made_by": predicted.description or None, "official": official_name or str(official),
-              **compare(predicted, reference, samples=bootstrap, seed=seed, ties=ties, repeats=repeats)}
+              **compare(predicted, reference, samples=bootstrap, seed=seed, ties=ties, repeats=repeats, floor=floor)}
     if predicted.per_query and reference.per_query:
         result["per_query"] = per_query_correlation(predicted.per_query, reference.per_query)
     return result

@@ -71,7 +71,8 @@ class Coverage:
         """One line: `2 of 43 queries (with grades: 2, with judgments: 43); 40 of 860 pool pairs graded (4.7%)`."""
         q = self.queries
         parts = [f"{k.replace('_', ' ')}: {v}" for k, v in q.items() if k != "scored" and v is not None]
-        text = f"{q.get('scored')} of {self.of()} queries ({', '.join(parts)})"
+        text = (f"{q.get('scored')} of {self.of()} queries ({', '.join(parts)})" if self.of() is not None else
+                f"{q.get('scored') if q.get('scored') is not None else 'an unknown number of'} queries")
         if self.pairs.get("pool"):
             text += (f"; {self.pairs['graded']} of {self.pairs['pool']} pool pairs {self.pairs['labelled_by']} "
                      f"({self.pairs['graded'] / self.pairs['pool']:.1%})")
@@ -88,8 +89,9 @@ class Coverage:
 
     def judge(self) -> Coverage:
         """Add the warnings of the floor (queries, graded fraction) and return self."""
-        rests_on = min(v for v in (self.queries.get("scored"), self.queries.get("with_grades")) if v is not None)
-        if rests_on < self.floor.min_queries:
+        rests_on = min((v for v in (self.queries.get("scored"), self.queries.get("with_grades")) if v is not None),
+                       default=None)
+        if rests_on is not None and rests_on < self.floor.min_queries:
             self.warnings.append(f"rests on {rests_on} of {self.of()} queries (fewer than {self.floor.min_queries})")
         pool, graded = self.pairs.get("pool"), self.pairs.get("graded")
         if pool and graded / pool < self.floor.min_graded:
@@ -136,3 +138,21 @@ def leaderboard_coverage(board: Any, runs: Mapping[str, Mapping[str, list[str]]]
     coverage = Coverage({"scored": len(scored), **queries}, {**pairs, "depth": depth, "labelled_by": labelled_by},
                         differ, floor=floor)
     return coverage.judge()
+
+
+def file_coverage(description: dict[str, Any], per_query: Mapping[str, Mapping[str, float]] | None,
+                  systems: int, floor: Floor = DEFAULT_FLOOR) -> Coverage:
+    """What a number computed from a leaderboard file (`proctor correlate`) rests on: its queries (counted from
+    its per-query scores, else taken from the `coverage` its JSON carries; unknown for a plain TSV) and the
+    systems compared."""
+    own = description.get("coverage") if isinstance(description.get("coverage"), dict) else {}
+    queries: dict[str, int | None] = {k: v for k, v in (own.get("queries") or {}).items() if k != "of"}
+    if per_query:
+        queries["scored"] = len({q for per in per_query.values() for q in per})
+    queries.setdefault("scored", None)
+    coverage = Coverage(queries, dict(own.get("pairs") or {}), counts={"systems": systems}, floor=floor)
+    coverage.judge()  # the file's counts judged against this command's floor
+    if queries["scored"] is None:
+        coverage.warnings.append("the leaderboard file does not say how many queries its scores rest on (write "
+                                 "it with `proctor leaderboard --format json`)")
+    return coverage
