@@ -64,7 +64,8 @@ def test_intervals_match_a_bootstrap_computed_by_hand(cli, store):
 
 
 def test_intervals_in_tsv_and_markdown(cli, store):
-    r = cli("leaderboard", "--store", store, "--measure", "P@1", "--min-grade", "3", "--intervals", "--floor-queries", "0")
+    r = cli("leaderboard", "--store", store, "--measure", "P@1", "--min-grade", "3", "--intervals",
+            "--floor-queries", "0")
     header, *rows = r.out.splitlines()
     assert header.split("\t")[-4:] == ["ci_low", "ci_high", "rank_low", "rank_high"]
     assert rows[0].split("\t")[0] == "C" and rows[0].split("\t")[-4:] == ["1.000000", "1.000000", "1", "1"]
