@@ -35,7 +35,8 @@ def test_graded_and_pool_pairs_and_the_system_that_differs(cli, sparse):
             "--floor-queries", "0", "--floor-graded", "0.5")
     coverage = json.loads(r.out)["coverage"]
     # pool within depth 2: q1 {p1, p2, x9}, q2 {p1, p3} = 5 pairs, 4 of them graded
-    assert coverage["pairs"] == {"graded": 4, "pool": 5, "depth": 2, "labelled_by": "graded", "fraction": 0.8}
+    assert coverage["pairs"] == {"graded": 4, "pool": 5, "depth": 2, "labelled_by": "graded", "fraction": 0.8,
+                                 "pool_is": "the first 2 passages of every run"}
     assert coverage["warnings"] == [] and "warning" not in r.err
     strict = cli("leaderboard", "--store", sparse, "--measure", "P@2", "--min-grade", "3", "--format", "json",
                  "--floor-queries", "0")
@@ -85,3 +86,23 @@ def test_floor_options_are_checked(cli, sparse, capsys):
     with pytest.raises(SystemExit) as exit_:
         cli("leaderboard", "--store", sparse, "--measure", "P@2", "--min-grade", "3", "--floor-graded", "1.5")
     assert exit_.value.code == 2 and "between 0 and 1" in capsys.readouterr().err
+
+
+def test_qrels_say_what_they_rest_on(cli, sparse):
+    r = cli("qrels", "--store", sparse)
+    assert r.code == 0 and len(r.out.splitlines()) == 4  # stdout: the qrels only
+    assert "rests on: 2 of 43 queries (with grades: 2, with judgments: 2, in store: 43)" in r.err
+    assert "4 of 5 pool pairs (every passage the stored runs rank) graded" in r.err
+    assert "warning: rests on 2 of 43 queries (fewer than 10)" in r.err
+    assert "warning" not in cli("qrels", "--store", sparse, "--floor-queries", "2", "--floor-graded", "0.5").err
+
+
+def test_agreement_says_what_it_rests_on(cli, sparse):
+    r = cli("agreement", "--store", sparse, "--judged-relevant", "1", "--min-questions", "1")
+    coverage = json.loads(r.out)["grade_sets"][0]["coverage"]
+    # judged pairs: (q1, p1) graded, (q3, p2) not: q3 has no grade
+    assert coverage["pairs"]["pool"] == 2 and coverage["pairs"]["graded"] == 1
+    assert coverage["queries"]["scored"] == 1 and coverage["queries"]["with_judgments"] == 2
+    assert "only 1 of 2 pool pairs graded" in r.err and "rests on 1 of 43 queries" in r.err
+    md = cli("agreement", "--store", sparse, "--judged-relevant", "1", "--min-questions", "1", "--format", "md").out
+    assert "> **Warning:** rests on 1 of 43 queries" in md and "> Rests on: 1 of 43 queries" in md

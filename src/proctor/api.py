@@ -32,8 +32,10 @@ from proctor.importing import ImportOptions, ImportReport, import_files
 from proctor.io.leaderboards import read_leaderboard
 from proctor.records import GradeSet
 from proctor.store import Store
-from proctor.trust.coverage import DEFAULT_FLOOR, Floor, leaderboard_coverage
+from proctor.trust import sources as trust_sources
+from proctor.trust.coverage import DEFAULT_FLOOR, Coverage, Floor, leaderboard_coverage
 from proctor.trust.intervals import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, bootstrap
+from proctor.trust.sources import query_counts
 
 if TYPE_CHECKING:  # numpy (the randomization test) loads only when a comparison is made
     from proctor.stats.pairs import Comparison
@@ -117,6 +119,13 @@ def qrels(store: Store, labels: LabelChoice = LabelChoice(), *, binary_min_grade
     return grade_set, binarize(result, binary_min_grade) if binary_min_grade is not None else result
 
 
+def labels_coverage(store: Store, grade_set: GradeSet | None, labels: dict, pool: dict | None = None, *,
+                    floor: Floor = DEFAULT_FLOOR) -> Coverage:
+    """What labels (qrels of a grade set, or judgments) rest on: their queries, and the pool pairs (`pool`,
+    default: every passage the stored runs rank) that have a label, judged against `floor`."""
+    return trust_sources.labels_coverage(store, grade_set, labels, pool, floor=floor)
+
+
 def leaderboard(store: Store, *, measure: str | None = None, min_grade: int | None = None, metric: str = "qrels",
                 labels: LabelChoice = LabelChoice(), judgments: str | None = None, budget: int = 20,
                 missing: str | None = None, normalize: str | None = None, gold: str | None = None,
@@ -155,7 +164,7 @@ def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int |
         board = cover_leaderboard(ranked, table, budget=budget, missing=missing or "zero", normalize=normalize,
                                   gold=gold, description=describe(store, grade_set), notes=notes)
         graded = exam_qrels(store, grade_set)
-        board.coverage = leaderboard_coverage(board, ranked, graded, _query_counts(store, grade_set, graded),
+        board.coverage = leaderboard_coverage(board, ranked, graded, query_counts(store, grade_set, graded),
                                               depth=budget, labelled_by="graded", floor=floor)
         return [board]
     grade_set = None
@@ -168,21 +177,13 @@ def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int |
         description = describe(store, grade_set)
         description["label_rule"] = ("max grade over questions" if labels.min_questions == 1
                                      else f"{labels.min_questions}-th largest grade")
-    counts = _query_counts(store, grade_set, qrels_ if grade_set else None)
+    counts = query_counts(store, grade_set, qrels_ if grade_set else None)
     boards = [measure_leaderboard(ranked, qrels_, spec, min_grade, missing=missing or "skip", description=description)
               for spec in specs if spec is not None]
     for board, spec in zip(boards, [s for s in specs if s is not None], strict=True):
         board.coverage = leaderboard_coverage(board, ranked, qrels_, counts, depth=getattr(spec, "cutoff", None),
                                               labelled_by="graded" if grade_set else "judged", floor=floor)
     return boards
-
-
-def _query_counts(store: Store, grade_set: GradeSet | None, graded: dict | None) -> dict[str, int | None]:
-    """Queries with grades (None for judgments), in the grade set's bank, with judgments, in the store."""
-    counts = store.query_counts(grade_set.bank, grade_set.bank_version) if grade_set and grade_set.bank \
-        else store.query_counts()
-    return {"with_grades": len(graded) if graded is not None else None, "in_bank": counts["in_bank"],
-            "with_judgments": counts["with_judgments"], "in_store": counts["in_store"]}
 
 
 def add_intervals(board: Leaderboard, *, confidence: float = DEFAULT_CONFIDENCE, resamples: int = DEFAULT_RESAMPLES,

@@ -129,9 +129,7 @@ def to_markdown(board: Leaderboard | Sequence[Leaderboard]) -> str:
     how = ", ".join(f"{escape(k)}={escape(v)}" for k, v in board.description.items() if v is not None)
     lines = [f"**Leaderboard** — {how}", ""]
     if board.coverage is not None:
-        for warning in board.coverage.warnings:
-            lines += [f"> **Warning:** {escape(warning)}", ""]
-        lines += [f"> Rests on: {escape(board.coverage.summary())}", ""]
+        lines += board.coverage.banner()
     lines += [f"> {escape(n)}" for n in board.notes] + ([""] if board.notes else [])
     if board.intervals is not None:
         lines += [f"> Intervals: {escape(_interval_text(board))}", ""]

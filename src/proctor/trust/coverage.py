@@ -74,7 +74,8 @@ class Coverage:
         text = (f"{q.get('scored')} of {self.of()} queries ({', '.join(parts)})" if self.of() is not None else
                 f"{q.get('scored') if q.get('scored') is not None else 'an unknown number of'} queries")
         if self.pairs.get("pool"):
-            text += (f"; {self.pairs['graded']} of {self.pairs['pool']} pool pairs {self.pairs['labelled_by']} "
+            within = f" ({self.pairs['pool_is']})" if self.pairs.get("pool_is") else ""
+            text += (f"; {self.pairs['graded']} of {self.pairs['pool']} pool pairs{within} {self.pairs['labelled_by']} "
                      f"({self.pairs['graded'] / self.pairs['pool']:.1%})")
         return text + "".join(f"; {k}: {v}" for k, v in self.counts.items())
 
@@ -86,6 +87,24 @@ class Coverage:
                 "per_system": self.per_system, "counts": self.counts,
                 "floor": {"min_queries": self.floor.min_queries, "min_graded": self.floor.min_graded},
                 "below_floor": bool(self.warnings), "warnings": self.warnings}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Coverage:
+        """A coverage read back from its JSON object (`as_dict`)."""
+        floor = Floor(**data.get("floor", {}))
+        pairs = {k: v for k, v in data.get("pairs", {}).items() if k != "fraction"}
+        queries = {k: v for k, v in data.get("queries", {}).items() if k != "of"}
+        return cls(queries, pairs, dict(data.get("per_system", {})), dict(data.get("counts", {})), floor,
+                   list(data.get("warnings", [])))
+
+    def banner(self) -> list[str]:
+        """Markdown lines: a warning per floor missed, then what the number rests on."""
+        from proctor.markdown import escape
+
+        lines = []
+        for warning in self.warnings:
+            lines += [f"> **Warning:** {escape(warning)}", ""]
+        return lines + [f"> Rests on: {escape(self.summary())}", ""]
 
     def judge(self) -> Coverage:
         """Add the warnings of the floor (queries, graded fraction) and return self."""
@@ -135,8 +154,9 @@ def leaderboard_coverage(board: Any, runs: Mapping[str, Mapping[str, list[str]]]
         fraction = own["graded_pairs"] / own["pool_pairs"] if own["pool_pairs"] else 1.0
         if e.n_queries != len(scored) or (fraction < floor.min_graded <= overall):
             differ[e.system] = {"queries": e.n_queries, **own}
-    coverage = Coverage({"scored": len(scored), **queries}, {**pairs, "depth": depth, "labelled_by": labelled_by},
-                        differ, floor=floor)
+    pool_is = f"the first {depth} passages of every run" if depth else "every passage the runs rank"
+    coverage = Coverage({"scored": len(scored), **queries},
+                        {**pairs, "depth": depth, "pool_is": pool_is, "labelled_by": labelled_by}, differ, floor=floor)
     return coverage.judge()
 
 
