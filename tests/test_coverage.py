@@ -106,3 +106,17 @@ def test_agreement_says_what_it_rests_on(cli, sparse):
     assert "only 1 of 2 pool pairs graded" in r.err and "rests on 1 of 43 queries" in r.err
     md = cli("agreement", "--store", sparse, "--judged-relevant", "1", "--min-questions", "1", "--format", "md").out
     assert "> **Warning:** rests on 1 of 43 queries" in md and "> Rests on: 1 of 43 queries" in md
+
+
+def test_analyze_flags_a_grade_set_below_the_floor(cli, sparse, tmp_path):
+    official = tmp_path / "official.json"
+    official.write_text(json.dumps({"A": 1, "B": 2}))
+    out = tmp_path / "report"
+    r = cli("analyze", "--store", sparse, "--official", official, "--out", out, "--judged-relevant", "1",
+            "--measures", "P@2", "--per-query-measure", "P@2")
+    assert r.code == 0, r.err
+    assert "warning: self-rating / m (" in r.err and "rests on 2 of 43 queries" in r.err
+    report = (out / "report.md").read_text()
+    assert report.index("## Below the floor") < report.index("## Grade sets")
+    assert "| 2 of 43 | 4 of 5 \\(80%\\) |" in report  # whole rankings: x9 (ranked by B) has no grade
+    assert "Below the floor: numbers that rest on little" in (out / "report.html").read_text()
