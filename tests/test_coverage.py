@@ -120,3 +120,26 @@ def test_analyze_flags_a_grade_set_below_the_floor(cli, sparse, tmp_path):
     assert report.index("## Below the floor") < report.index("## Grade sets")
     assert "| 2 of 43 | 4 of 5 \\(80%\\) |" in report  # whole rankings: x9 (ranked by B) has no grade
     assert "Below the floor: numbers that rest on little" in (out / "report.html").read_text()
+
+
+def test_the_review_overview_says_what_the_grade_set_rests_on(sparse):
+    from jinja2 import Environment, PackageLoader
+
+    from proctor.review import pages
+    from proctor.store import Store
+
+    store = Store.open(sparse)
+    try:
+        sets = pages.visible_sets(store)
+        data = pages.overview(store, pages.Cache(), sets[0], pages.Thresholds(), sets)
+    finally:
+        store.close()
+    # the judgment pool: the runs' top 20 (q1 p1 p2 x9, q2 p1 p3) and the judged (q3 p2): 6 pairs, 4 graded
+    assert data["coverage"]["summary"] == ("2 of 43 queries (with grades: 2, with judgments: 2, in store: 43); 4 of 6 "
+                                           "pool pairs (the judgment pool: judged passages and the runs' first "
+                                           "passages) graded (66.7%)")
+    assert data["coverage"]["warnings"][0] == "rests on 2 of 43 queries (fewer than 10)"
+    html = Environment(loader=PackageLoader("proctor.review", "templates"), autoescape=True).get_template(
+        "overview.html").render(data=data, running=None, backend=None, official=False, csrf="x",
+                                thresholds=pages.Thresholds(), reviewer=None, request=None)
+    assert 'id="coverage"' in html and "Warning: rests on 2 of 43 queries" in html

@@ -21,10 +21,10 @@ def query_counts(store: Store, grade_set: GradeSet | None, graded: Mapping | Non
 
 def labels_coverage(store: Store, grade_set: GradeSet | None, labels: Mapping[str, Collection[str]],
                     pool: Mapping[str, Collection[str]] | None = None, *, scored: int | None = None,
-                    floor: Floor = DEFAULT_FLOOR) -> Coverage:
+                    floor: Floor = DEFAULT_FLOOR, pool_is: str = "the judged pairs") -> Coverage:
     """What labels rest on: their queries against the store's, and the pool pairs (`pool`, `{query:
-    passages}`; default: every passage the stored runs rank) that have a label. `scored`: the queries the number
-    is computed on (default: the labels' queries)."""
+    passages}`, described as `pool_is`; default: every passage the stored runs rank) that have a label.
+    `scored`: the queries the number is computed on (default: the labels' queries)."""
     if pool is None:
         ranked = store.ranked_lists()
         pairs, _ = pool_counts(ranked, labels, None) if ranked else ({"graded": 0, "pool": 0}, {})
@@ -32,7 +32,7 @@ def labels_coverage(store: Store, grade_set: GradeSet | None, labels: Mapping[st
     else:
         pairs = {"pool": sum(len(p) for p in pool.values()),
                  "graded": sum(len(set(p).intersection(labels.get(q, ()))) for q, p in pool.items())}
-        depth_what = "the judged pairs"
+        depth_what = pool_is
     counts = query_counts(store, grade_set, labels if grade_set is not None else None)
     coverage = Coverage({"scored": len(labels) if scored is None else scored, **counts},
                         {**pairs, "depth": None, "pool_is": depth_what,
