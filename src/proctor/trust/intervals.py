@@ -47,7 +47,8 @@ class Intervals:
         """How the intervals were made, for a report's description."""
         return {"method": "percentile bootstrap over topics; rank interval from the same samples",
                 "confidence": self.confidence, "resamples": self.resamples, "seed": self.seed,
-                "topics": self.topics, "pairs_not_separated": len(self.overlapping)}
+                "topics": self.topics, "pairs_not_separated": len(self.overlapping),
+                "pairs_rank_intervals_overlap": len(rank_overlaps(self.by_system))}
 
 
 def check_settings(confidence: float, resamples: int) -> None:
@@ -107,3 +108,10 @@ def overlapping_pairs(order: list[str], by_system: dict[str, Interval]) -> list[
             if not (math.isnan(x.ci_low) or math.isnan(y.ci_low)) and x.ci_low <= y.ci_high and y.ci_low <= x.ci_high:
                 out.append((a, b))
     return out
+
+
+def rank_overlaps(by_system: dict[str, Interval]) -> list[tuple[str, str]]:
+    """Pairs of systems whose rank intervals share a rank."""
+    systems = [s for s, iv in by_system.items() if iv.rank_low]
+    return [(a, b) for i, a in enumerate(systems) for b in systems[i + 1:]
+            if by_system[a].rank_low <= by_system[b].rank_high and by_system[b].rank_low <= by_system[a].rank_high]
