@@ -111,3 +111,17 @@ def test_api_adds_intervals_and_counts_the_pairs_it_cannot_separate(store):
     for a, b in pairs:
         x, y = board.intervals.by_system[a], board.intervals.by_system[b]
         assert x.ci_low <= y.ci_high and y.ci_low <= x.ci_high
+
+
+def test_dl19_p20_intervals_of_the_37_systems(dl19_store, cli):
+    r = cli("leaderboard", "--store", dl19_store, "--measure", "P@20", "--min-grade", "3", "--intervals",
+            "--format", "json")
+    data = json.loads(r.out)
+    systems = data["systems"]
+    assert len(systems) == 37 and data["coverage"]["below_floor"] is False
+    assert all(s["ci_low"] <= s["score"] <= s["ci_high"] and s["rank_low"] <= s["rank_high"] for s in systems)
+    assert data["intervals"]["pairs_not_separated"] == 613 and len(data["intervals"]["not_separated"]) == 613
+    assert data["intervals"]["pairs_rank_intervals_overlap"] == 403  # the figures of docs/trust.md
+    top, last = systems[0], systems[-1]
+    assert (top["system"], top["rank_low"], top["rank_high"]) == ("p_exp_rm3_bert", 1, 11)
+    assert (last["system"], last["rank_low"], last["rank_high"]) == ("UNH_exDL_bm25", 37, 37)

@@ -136,9 +136,15 @@ def leaderboard(store: Store, *, measure: str | None = None, min_grade: int | No
     generated answers' AutoNuggetizer scores (`metric="nuggets"`, `score`) or citation support
     (`metric="citations"`, `score`)."""
     if metric in ("nuggets", "citations"):
-        return answer_leaderboard(store, metric, score, labels=labels, missing=missing,
-                                  conflicting={"--measure": measure, "--min-grade": min_grade, "--qrels": judgments,
-                                               "--normalize": normalize, "--gold": gold, "--runs": runs})
+        floor.check()
+        board = answer_leaderboard(store, metric, score, labels=labels, missing=missing,
+                                   conflicting={"--measure": measure, "--min-grade": min_grade, "--qrels": judgments,
+                                                "--normalize": normalize, "--gold": gold, "--runs": runs})
+        scored = {q for e in board.entries for q in e.per_query}
+        grade_set = resolve_grade_set(store, labels.grade_set, labels.method or ANSWER_METHOD[metric], labels.model,
+                                      labels.bank)
+        board.coverage = Coverage({"scored": len(scored), **query_counts(store, grade_set, None)}, floor=floor).judge()
+        return board
     if score is not None:
         raise UsageError("--score applies to --metric nuggets and --metric citations only")
     return leaderboards(store, measures=[measure] if measure else [], min_grade=min_grade, metric=metric,
@@ -237,6 +243,10 @@ def _compare(per_query: dict[str, dict[str, float]], order: list[str], tests: Se
                            alpha=alpha, samples=samples, seed=seed)
 
 
+ANSWER_METHOD = {"nuggets": "nugget-assign", "citations": "citation-support"}
+"""The method whose grade sets `--metric nuggets|citations` read."""
+
+
 def answer_leaderboard(store: Store, metric: str, score: str | None, *, labels: LabelChoice = LabelChoice(),
                        missing: str | None = None, conflicting: dict[str, Any] | None = None) -> Leaderboard:
     """A leaderboard of generated answers: AutoNuggetizer scores of a nugget-assign grade set, or the
@@ -250,8 +260,8 @@ def answer_leaderboard(store: Store, metric: str, score: str | None, *, labels: 
     known = SCORES if metric == "nuggets" else CITATION_SCORES
     if score is None:
         raise UsageError(f"--metric {metric} needs --score, one of {', '.join(known)}")
-    method = "nugget-assign" if metric == "nuggets" else "citation-support"
-    grade_set = resolve_grade_set(store, labels.grade_set, labels.method or method, labels.model, labels.bank)
+    grade_set = resolve_grade_set(store, labels.grade_set, labels.method or ANSWER_METHOD[metric], labels.model,
+                                  labels.bank)
     description = {**describe(store, grade_set), "labels": "nugget assignments" if metric == "nuggets"
                    else "citation support judgments"}
     if metric == "nuggets":
