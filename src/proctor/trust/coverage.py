@@ -122,20 +122,20 @@ class Coverage:
 def pool_counts(runs: Mapping[str, Mapping[str, list[str]]], labelled: Mapping[str, Collection[str]],
                 depth: int | None) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
     """(`{graded, pool}` over all systems, `{system: {graded_pairs, pool_pairs}}`): the distinct (query,
-    passage) pairs within `depth` of the rankings, and those with a label in `labelled` (`{query: passages}`)."""
-    pool: dict[str, set[str]] = {}
-    per_system = {}
-    empty: frozenset[str] = frozenset()
-    for system, ranked in runs.items():
-        mine = graded = 0
-        for qid, passages in ranked.items():
-            top = passages[:depth] if depth else passages
-            pool.setdefault(qid, set()).update(top)
-            mine += len(top)
-            graded += sum(map(labelled.get(qid, empty).__contains__, top))
-        per_system[system] = {"graded_pairs": graded, "pool_pairs": mine}
+    passage) pairs within `depth` of the rankings, and those with a label in `labelled` (`{query: passages}`).
+    When every pool pair has a label, so has every system's: their own pairs are then only counted, not looked
+    up (at 16× DL19 the look-ups would cost more than the leaderboard)."""
+    queries = set().union(*(ranked.keys() for ranked in runs.values()))
+    pool = {qid: set().union(*(ranked[qid][:depth] for ranked in runs.values() if qid in ranked)) for qid in queries}
     total = sum(len(p) for p in pool.values())
-    hit = sum(len(p.intersection(labelled.get(qid, ()))) for qid, p in pool.items())
+    empty: frozenset[str] = frozenset()
+    hit = sum(sum(map(labelled.get(qid, empty).__contains__, p)) for qid, p in pool.items())
+    per_system = {}
+    for system, ranked in runs.items():
+        mine = sum(min(len(passages), depth or len(passages)) for passages in ranked.values())
+        graded = mine if hit == total else sum(sum(map(labelled.get(qid, empty).__contains__, passages[:depth]))
+                                               for qid, passages in ranked.items())
+        per_system[system] = {"graded_pairs": graded, "pool_pairs": mine}
     return {"graded": hit, "pool": total}, per_system
 
 
