@@ -42,7 +42,10 @@ Measures: {known_measures()}.
 Runs come from the store, or from --runs (files or folders of TREC runs).
 TSV output: a header `system<TAB>score<TAB>stderr<TAB>n_queries<TAB>measure<TAB>labels`, then one row per
 system (and measure): `measure` is the measure with its parameters (`P(rel=3)@20`), `labels` the grade set
-id, `official` or the qrels file. Notes go to standard error.
+id, `official` or the qrels file; with --intervals four more: `ci_low ci_high rank_low rank_high` (bootstrap over
+topics: docs/trust.md). Notes go to standard error, and so do warnings when the scores rest on little (fewer
+than --floor-queries queries, or less than --floor-graded of the pool pairs labelled); JSON carries the counts
+as `coverage`.
 Per topic: --format trec (trec_eval -q lines `run measure query value`, with `all` last; the same as
 AutoJudge's `tot` format, also accepted as --format tot), ir-measures (`run<TAB>topic<TAB>measure<TAB>value`)
 or jsonl ({{run_id, topic_id, measure, value}}), as TREC AutoJudge's evaluator reads leaderboards."""
