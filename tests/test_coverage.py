@@ -143,3 +143,16 @@ def test_the_review_overview_says_what_the_grade_set_rests_on(sparse):
         "overview.html").render(data=data, running=None, backend=None, official=False, csrf="x",
                                 thresholds=pages.Thresholds(), reviewer=None, request=None)
     assert 'id="coverage"' in html and "Warning: rests on 2 of 43 queries" in html
+
+
+def test_a_system_with_fewer_queries_is_named(cli, tmp_path):
+    ratings = {f"q{i}": {"p1": 4} for i in range(1, 13)}
+    runs = {"A": {q: ["p1"] for q in ratings}, "B": {"q1": ["p1"], "q2": ["p1"]}}
+    store = tiny_store(tmp_path, ratings, runs)
+    r = cli("leaderboard", "--store", store, "--measure", "P@1", "--min-grade", "3", "--format", "json")
+    coverage = json.loads(r.out)["coverage"]
+    assert coverage["per_system"] == {"B": {"queries": 2, "graded_pairs": 2, "pool_pairs": 2}}
+    assert coverage["warnings"] == []  # the leaderboard rests on 12 queries; B alone on 2
+    assert "systems that rest on less: B: 2 queries, 2 of 2 pairs graded" in r.err
+    md = cli("leaderboard", "--store", store, "--measure", "P@1", "--min-grade", "3", "--format", "md").out
+    assert "> Systems that rest on less: B: 2 queries" in md

@@ -132,3 +132,5 @@ def warn_coverage(coverage: Any) -> None:
     if coverage is not None:
         for warning in coverage.warnings:
             note(f"warning: {warning}; {coverage.summary()}")
+        if coverage.per_system:
+            note(f"systems that rest on less: {coverage.systems_text()}")

@@ -104,7 +104,15 @@ class Coverage:
         lines = []
         for warning in self.warnings:
             lines += [f"> **Warning:** {escape(warning)}", ""]
-        return lines + [f"> Rests on: {escape(self.summary())}", ""]
+        lines.append(f"> Rests on: {escape(self.summary())}")
+        if self.per_system:
+            lines.append(f"> Systems that rest on less: {escape(self.systems_text())}")
+        return lines + [""]
+
+    def systems_text(self) -> str:
+        """The systems whose own counts differ: `runB: 1 queries, 12 of 40 pairs graded`."""
+        return "; ".join(f"{system}: {own['queries']} queries, {own['graded_pairs']} of {own['pool_pairs']} pairs "
+                         f"{self.pairs.get('labelled_by', 'labelled')}" for system, own in self.per_system.items())
 
     def judge(self) -> Coverage:
         """Add the warnings of the floor (queries, graded fraction) and return self."""
