@@ -13,6 +13,7 @@ from proctor.evaluate.sources import describe, exam_qrels_each, method_matches
 from proctor.methods import ANSWER_METHODS
 from proctor.store import Store
 from proctor.trust.coverage import DEFAULT_FLOOR, Floor
+from proctor.trust.ensemble import fresh_grade_sets
 from proctor.trust.sources import labels_coverage
 
 
@@ -29,7 +30,7 @@ def store_agreement(
     if not judgments:
         raise UsageError(f"{store.path}: the store holds no judgments to agree with (import qrels)")
     name, _, version = (bank or "").partition("@")
-    every = store.grade_sets()
+    every = fresh_grade_sets(store)
     sets = [s for s in every if (s.id.startswith(grade_set) if grade_set else not s.intermediate)
             and s.method not in ANSWER_METHODS
             and method_matches(s, method, every) and (model is None or s.model == model)

@@ -31,6 +31,7 @@ from proctor.outputs import folder_target, write_text
 from proctor.records import GradeSet
 from proctor.store import Store
 from proctor.trust.coverage import DEFAULT_FLOOR, Coverage, Floor
+from proctor.trust.ensemble import fresh_grade_sets
 
 MEASURES = ("P@20", "nDCG@10", "RR", "AP", "Rprec")
 TAUS = (1, 2, 3, 4, 5)
@@ -83,7 +84,7 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
     report = Report()
     runs = load_runs(store, None)
     judgments = store.judgments()
-    every = [s for s in store.grade_sets() if not s.intermediate]
+    every = [s for s in fresh_grade_sets(store) if not s.intermediate]
     grade_sets = [s for s in every if not is_answer_set(s)]
     report.slugs = _slugs(every)
     correlation_table = Table(["method", "model", "τ"] + [f"{m} {c}" for m in options.measures for c in ("ρ", "τ")]

@@ -1,2 +1,2 @@
-"""How far a number can be trusted: what it rests on (coverage) and how much it would move with other topics
-(bootstrap intervals)."""
+"""Trust in a judge: what a number rests on (coverage), how much it would move with other topics (bootstrap
+intervals), ensembles, calibration on a few human labels, and the review queue."""
