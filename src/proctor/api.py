@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from proctor.errors import UsageError
+from proctor.evaluate.boards import answer_leaderboard, check_leaderboard
 from proctor.evaluate.labels import LabelStats, binarize
 from proctor.evaluate.leaderboard import Leaderboard, cover_leaderboard, measure_leaderboard
-from proctor.evaluate.measures import AnySpec, parse_measure
 from proctor.evaluate.render import to_ir_measures, to_json, to_jsonl, to_markdown, to_trec, to_tsv
 from proctor.evaluate.sources import (
     cover_table,
@@ -136,15 +136,9 @@ def leaderboard(store: Store, *, measure: str | None = None, min_grade: int | No
     generated answers' AutoNuggetizer scores (`metric="nuggets"`, `score`) or citation support
     (`metric="citations"`, `score`)."""
     if metric in ("nuggets", "citations"):
-        floor.check()
-        board = answer_leaderboard(store, metric, score, labels=labels, missing=missing,
-                                   conflicting={"--measure": measure, "--min-grade": min_grade, "--qrels": judgments,
-                                                "--normalize": normalize, "--gold": gold, "--runs": runs})
-        scored = {q for e in board.entries for q in e.per_query}
-        grade_set = resolve_grade_set(store, labels.grade_set, labels.method or ANSWER_METHOD[metric], labels.model,
-                                      labels.bank)
-        board.coverage = Coverage({"scored": len(scored), **query_counts(store, grade_set, None)}, floor=floor).judge()
-        return board
+        return answer_leaderboard(store, metric, score, labels=labels, missing=missing, floor=floor,
+                                  conflicting={"--measure": measure, "--min-grade": min_grade, "--qrels": judgments,
+                                               "--normalize": normalize, "--gold": gold, "--runs": runs})
     if score is not None:
         raise UsageError("--score applies to --metric nuggets and --metric citations only")
     return leaderboards(store, measures=[measure] if measure else [], min_grade=min_grade, metric=metric,
@@ -242,60 +236,6 @@ def _compare(per_query: dict[str, dict[str, float]], order: list[str], tests: Se
 
     return compare_systems(per_query, order=order, baseline=baseline, tests=tuple(tests), correction=correction,
                            alpha=alpha, samples=samples, seed=seed)
-
-
-ANSWER_METHOD = {"nuggets": "nugget-assign", "citations": "citation-support"}
-"""The method whose grade sets `--metric nuggets|citations` read."""
-
-
-def answer_leaderboard(store: Store, metric: str, score: str | None, *, labels: LabelChoice = LabelChoice(),
-                       missing: str | None = None, conflicting: dict[str, Any] | None = None) -> Leaderboard:
-    """A leaderboard of generated answers: AutoNuggetizer scores of a nugget-assign grade set, or the
-    citation support of a citation-support grade set."""
-    from proctor.evaluate.citations import CITATION_SCORES, citation_leaderboard, citation_table
-    from proctor.evaluate.nuggets import SCORES, nugget_leaderboard, nugget_table
-
-    given = [name for name, value in (conflicting or {}).items() if value]
-    if given:
-        raise UsageError(f"--metric {metric} takes no {', '.join(given)} (it reads the answers' grades directly)")
-    known = SCORES if metric == "nuggets" else CITATION_SCORES
-    if score is None:
-        raise UsageError(f"--metric {metric} needs --score, one of {', '.join(known)}")
-    grade_set = resolve_grade_set(store, labels.grade_set, labels.method or ANSWER_METHOD[metric], labels.model,
-                                  labels.bank)
-    description = {**describe(store, grade_set), "labels": "nugget assignments" if metric == "nuggets"
-                   else "citation support judgments"}
-    if metric == "nuggets":
-        return nugget_leaderboard(nugget_table(store, grade_set), score, missing=missing or "zero",
-                                  description=description)
-    return citation_leaderboard(citation_table(store, grade_set), score, description=description)
-
-
-def check_leaderboard(*, measure: str | None, min_grade: int | None, metric: str, judgments: str | None,
-                      budget: int, normalize: str | None, gold: str | None) -> AnySpec | None:
-    """Refuse contradictory options before any work; returns the measure (None for cover)."""
-    if metric == "cover":
-        if measure or judgments:
-            raise UsageError("--metric cover takes no --measure or --qrels (it reads the grades directly)")
-        if min_grade is None:
-            raise UsageError("--metric cover needs --min-grade T (the smallest grade that answers a question)")
-        if budget < 1:
-            raise UsageError("--budget must be at least 1")
-        if gold and normalize:
-            raise UsageError("--gold RUN and --normalize pool are two different normalisers: choose one")
-        return None
-    if gold:
-        raise UsageError("--gold applies to --metric cover only")
-    if not measure:
-        raise UsageError("--metric qrels needs --measure M (e.g. P@20 or ndcg_cut.10)")
-    if normalize:
-        raise UsageError("--normalize applies to --metric cover only")
-    spec = parse_measure(measure)
-    if spec.rel is not None and min_grade is not None and spec.rel != min_grade:
-        raise UsageError(f"{measure} names rel={spec.rel} but --min-grade is {min_grade}")
-    if not judgments and spec.rel is None and min_grade is None and spec.measure.uses_relevance_level:
-        raise UsageError(f"{spec.name} on EXAM-Qrels needs --min-grade T (the smallest relevant grade)")
-    return spec
 
 
 def render(board: Leaderboard | Sequence[Leaderboard], fmt: str = "tsv", *, per_query: bool = False) -> str:
