@@ -19,6 +19,7 @@ from proctor.records import GradeSet
 from proctor.review.editing import bank_of_query, draft_questions
 from proctor.review.verify import spurious_counts, uncovered_passages
 from proctor.store import Store
+from proctor.trust.sources import labels_coverage
 
 
 @dataclass
@@ -98,7 +99,23 @@ def overview(store: Store, cache: Cache, grade_set: GradeSet | None, t: Threshol
         cache.counts = _counts(store)
     counts = {**cache.counts, "grades": sum(s.grades for s in sets), "questions": len(latest)}
     return {"queries": queries, "grade_sets": [_set_state(store, s, pool) for s in sets], "banks": store.banks(),
-            "grade_set": grade_set.as_dict() if grade_set else None, "counts": counts}
+            "grade_set": grade_set.as_dict() if grade_set else None, "counts": counts,
+            "coverage": _coverage(store, grade_set, pool)}
+
+
+def _coverage(store: Store, grade_set: GradeSet | None, pool: dict[str, list[str]]) -> dict[str, Any] | None:
+    """What the chosen grade set's labels rest on, against the judgment pool (None for answer grade sets)."""
+    from proctor.evaluate.sources import exam_qrels
+
+    if grade_set is None:
+        return None
+    try:
+        labels = exam_qrels(store, grade_set)
+    except UsageError:  # grades of generated answers: no passage labels
+        return None
+    coverage = labels_coverage(store, grade_set, labels, pool, pool_is="the judgment pool: judged passages and the "
+                               "runs' first passages")
+    return {"summary": coverage.summary(), "warnings": coverage.warnings}
 
 
 def _bank_of(store: Store, question_id: str) -> str | None:
