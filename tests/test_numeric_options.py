@@ -61,6 +61,8 @@ OTHER_CASES = [  # (arguments, the message)
     (("compare", "LB", "--alpha", "1"), "--alpha must be a finite number in (0, 1) (got 1.0)"),
     (("run", "EXP", "--dry-run", "--price-in", "nan"), "--price-in must be a finite number, 0 or more (got nan)"),
     (("run", "EXP", "--dry-run", "--price-out=-inf"), "--price-out must be a finite number, 0 or more (got -inf)"),
+    (("leaderboard", "--measure", "P@1", "--min-grade", "3", "--intervals", "--confidence", "inf"),
+     "--confidence must be a finite number in (0, 1) (got inf)"),
     (("grade", "--method", "self-rating", "--llm", "openai-batch:m", "--batch-poll", "nan"),
      "--batch-poll must be a finite positive number of seconds (got nan)"),
 ]
@@ -83,6 +85,7 @@ def test_other_commands_refuse_numbers_out_of_range(cli, demo_store, tmp_path, a
 @pytest.mark.parametrize("call,message", [
     (lambda: api.compare_file("absent.json", alpha=math.nan), "--alpha must be a finite number in (0, 1) (got nan)"),
     (lambda: api.correlate("absent.tsv", {}, bootstrap=-1), "--bootstrap must be 0 or more (got -1)"),
+    (lambda: api.add_intervals(None, confidence=math.nan), "--confidence must be a finite number in (0, 1) (got nan)"),
     (lambda: api.import_into(None, "queries", [], word_budget=0), "--word-budget must be 1 or more (got 0)"),
     (lambda: api.grade(None, "self-rating", "openai:m", depth=0), "--depth must be 1 or more (got 0)"),
     (lambda: api.grade(None, "self-rating", "openai:m", timeout="5"),

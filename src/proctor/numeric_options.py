@@ -63,6 +63,7 @@ RULES: dict[str, Rule] = {
     "lock_timeout": Rule(0, unit="of seconds"),
     # thresholds, levels and prices
     "prefilter_below": Rule(-1, 1), "alpha": Rule(0, 1, open_low=True, open_high=True),
+    "confidence": Rule(0, 1, open_low=True, open_high=True), "floor_graded": Rule(0, 1),
     "price_in": Rule(0), "price_out": Rule(0),
     # counts
     "concurrency": AT_LEAST_1, "batch_size": AT_LEAST_1, "max_retries": AT_LEAST_0, "max_context_chars": AT_LEAST_1,
@@ -70,7 +71,7 @@ RULES: dict[str, Rule] = {
     "ray_workers": AT_LEAST_1, "commit_every": AT_LEAST_1, "batch_max_requests": AT_LEAST_1,
     "batch_max_bytes": AT_LEAST_1, "word_budget": AT_LEAST_1, "min_questions": AT_LEAST_1,
     "judged_relevant": AT_LEAST_1, "bootstrap": AT_LEAST_0, "samples": Rule(100, integer=True),
-    "repeats": AT_LEAST_1,
+    "repeats": AT_LEAST_1, "resamples": AT_LEAST_1, "floor_queries": AT_LEAST_0,
 }
 """Numeric options by their Python name (`--backoff-max` is `backoff_max`); the same name means the same thing
 in every command, the API and the experiment file."""
