@@ -82,7 +82,8 @@ def test_the_same_seed_gives_the_same_intervals_and_another_seed_may_not(cli, st
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--intervals", "--confidence", "1.5"], "--confidence 1.5: must be between 0 and 1"),
+    (["--intervals", "--confidence", "1.5"], "--confidence must be a finite number in (0, 1) (got 1.5)"),
+    (["--intervals", "--confidence", "nan"], "--confidence must be a finite number in (0, 1) (got nan)"),
     (["--confidence", "0.9"], "apply to --intervals only"),
     (["--intervals", "--format", "trec"], "--intervals needs --format tsv, json or md"),
 ])

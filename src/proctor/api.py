@@ -30,6 +30,7 @@ from proctor.evaluate.sources import (
 )
 from proctor.importing import ImportOptions, ImportReport, import_files
 from proctor.io.leaderboards import read_leaderboard
+from proctor.numeric_options import check_numbers
 from proctor.records import GradeSet
 from proctor.store import Store
 from proctor.trust import sources as trust_sources
@@ -190,6 +191,7 @@ def add_intervals(board: Leaderboard, *, confidence: float = DEFAULT_CONFIDENCE,
                   seed: int = 0) -> Leaderboard:
     """Give a leaderboard bootstrap intervals over topics: each system's score interval and rank interval
     (`proctor.trust.intervals`); returns the same leaderboard."""
+    check_numbers({"confidence": confidence, "resamples": resamples})
     board.intervals = bootstrap({e.system: e.per_query for e in board.entries}, [e.system for e in board.entries],
                                 confidence=confidence, resamples=resamples, seed=seed)
     return board
@@ -199,6 +201,7 @@ def significance(board: Leaderboard, *, tests: Sequence[str] = ("t", "randomizat
                  alpha: float = 0.05, baseline: str | None = None, samples: int = 10_000, seed: int = 0) -> Comparison:
     """Paired t-tests and randomization tests between the systems of a leaderboard (every pair, or each system
     against `baseline`), corrected for multiple comparisons."""
+    check_numbers({"alpha": alpha, "samples": samples})
     per_query = {e.system: e.per_query for e in board.entries}
     comparison = _compare(per_query, [e.system for e in board.entries], tests, correction, alpha, baseline, samples,
                           seed)
@@ -209,6 +212,7 @@ def compare_file(path: str | Path, *, tests: Sequence[str] = ("t", "randomizatio
                  alpha: float = 0.05, baseline: str | None = None, samples: int = 10_000, seed: int = 0,
                  measure: str | None = None) -> Comparison:
     """`significance` for a leaderboard file with per-query scores (read for `measure` when it holds several)."""
+    check_numbers({"alpha": alpha, "samples": samples})
     board = read_leaderboard(path, measure)
     if not board.per_query:
         raise UsageError(f"{path}: no per-query scores; write the leaderboard with `proctor leaderboard --format json "
@@ -262,6 +266,7 @@ def correlate(board: Leaderboard | str | Path, official: Any, *, bootstrap: int 
     from proctor.analyze.compare import compare, per_query_correlation
     from proctor.io.leaderboards import LeaderboardFile, read_leaderboard, read_official
 
+    check_numbers({"bootstrap": bootstrap, "repeats": repeats})
     if isinstance(board, Leaderboard):
         coverage = {"coverage": board.coverage.as_dict()} if board.coverage is not None else {}
         predicted = LeaderboardFile(board.scores(), {e.system: e.per_query for e in board.entries},
@@ -350,7 +355,7 @@ def info_text(counts: dict[str, Any]) -> str:
         lines.append(f"bank           {bank['bank']}@{bank['version']}{latest}: {bank['questions']} items "
                      f"({bank['nuggets']} nuggets) from {bank['source']}")
     for s in counts["grade_sets"]:
-        hidden = " (intermediate)" if s.get("intermediate") else ""
+        hidden = (" (intermediate)" if s.get("intermediate") else "") + (" (empty)" if s.get("empty") else "")
         lines.append(f"grade set      {s['id']}  {s['method']} / {s['model']}  bank {s['bank']}  prompt "
                      f"{s['prompt_version']}  {s['grades']} grades ({s['failures']} failed){hidden}")
     return "\n".join(lines) + "\n"

@@ -9,7 +9,7 @@ from typing import Any
 from proctor.analyze.agreement import BINARY_MERGES, agreement_report
 from proctor.errors import UsageError
 from proctor.evaluate.labels import Qrels
-from proctor.evaluate.sources import describe, exam_qrels_each, method_matches
+from proctor.evaluate.sources import describe, exam_qrels_each, grade_sets_matching
 from proctor.methods import ANSWER_METHODS
 from proctor.store import Store
 from proctor.trust.coverage import DEFAULT_FLOOR, Floor
@@ -29,15 +29,12 @@ def store_agreement(
     judgments = store.judgments() if judgments is None else judgments
     if not judgments:
         raise UsageError(f"{store.path}: the store holds no judgments to agree with (import qrels)")
-    name, _, version = (bank or "").partition("@")
-    every = fresh_grade_sets(store)
-    sets = [s for s in every if (s.id.startswith(grade_set) if grade_set else not s.intermediate)
-            and s.method not in ANSWER_METHODS
-            and method_matches(s, method, every) and (model is None or s.model == model)
-            and (bank is None or s.bank == name) and (not version or s.bank_version == version)]
+    matching, empty = grade_sets_matching(store, fresh_grade_sets(store), grade_set, method, model, bank)
+    sets = [s for s in matching if s.method not in ANSWER_METHODS]
     if not sets:
+        left_out = f"; left out, without a single grade: {', '.join(s.id for s in empty)}" if empty else ""
         raise UsageError(f"{store.path}: no grade set matches (grade set={grade_set}, method={method}, model={model}, "
-                         f"bank={bank})")
+                         f"bank={bank}){left_out}")
     out = []
     for grade_set in sets:
         per_m = {}

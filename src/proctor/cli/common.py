@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import UsageError
+from proctor.numeric_options import range_words
 from proctor.store import DEFAULT_LOCK_TIMEOUT, Store
 
 
@@ -74,8 +75,7 @@ def int_in(low: int, high: int | None = None):
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
         if value < low or (high is not None and value > high):
-            allowed = f"{low}..{high}" if high is not None else f"{low} or more"
-            raise argparse.ArgumentTypeError(f"must be {allowed} (got {value})")
+            raise argparse.ArgumentTypeError(f"must be {range_words(low, high)} (got {value})")
         return value
     parse.__name__ = "integer"
     return parse

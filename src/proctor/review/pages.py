@@ -12,6 +12,7 @@ from markupsafe import Markup, escape
 
 from proctor.errors import UsageError
 from proctor.evaluate.labels import exam_labels
+from proctor.evaluate.sources import resolve_grade_set
 from proctor.grading.pool import judgment_pool
 from proctor.io.banks import is_spurious
 from proctor.records import GradeSet
@@ -51,14 +52,12 @@ def visible_sets(store: Store) -> list[GradeSet]:
 
 
 def choose_grade_set(store: Store, wanted: str | None, sets: list[GradeSet] | None = None) -> GradeSet | None:
-    """The grade set named, else the one with most grades on the newest bank version, else None (`sets`: the
-    visible grade sets when the caller has them already)."""
-    sets = visible_sets(store) if sets is None else sets
+    """The grade set named by its id or a unique prefix of it (resolved as every command resolves `--grade-set`),
+    else the one with most grades on the newest bank version, else None (`sets`: the visible grade sets when the
+    caller has them already)."""
     if wanted:
-        for s in sets:
-            if s.id == wanted:
-                return s
-        raise UsageError(f"no grade set {wanted!r}")
+        return resolve_grade_set(store, wanted)
+    sets = visible_sets(store) if sets is None else sets
     seq = {(b["bank"], b["version"]): b["seq"] for b in store.banks()}
     graded = [s for s in sets if s.grades]
     if not graded:

@@ -29,13 +29,10 @@ class Floor:
     min_graded: float = DEFAULT_MIN_GRADED
 
     def check(self) -> Floor:
-        """Refuse a negative query floor or a fraction outside [0, 1]."""
-        from proctor.errors import UsageError
+        """Refuse a negative query floor or a fraction outside [0, 1] (`proctor.numeric_options`)."""
+        from proctor.numeric_options import check_numbers
 
-        if self.min_queries < 0:
-            raise UsageError(f"--floor-queries {self.min_queries}: must be 0 or more")
-        if not 0 <= self.min_graded <= 1:
-            raise UsageError(f"--floor-graded {self.min_graded}: must be a fraction between 0 and 1 (e.g. 0.9)")
+        check_numbers({"floor_queries": self.min_queries, "floor_graded": self.min_graded})
         return self
 
 

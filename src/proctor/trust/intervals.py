@@ -52,13 +52,10 @@ class Intervals:
 
 
 def check_settings(confidence: float, resamples: int) -> None:
-    """Refuse a confidence outside (0, 1) or fewer than one resample."""
-    from proctor.errors import UsageError
+    """Refuse a confidence outside (0, 1) or fewer than one resample (`proctor.numeric_options`)."""
+    from proctor.numeric_options import check_numbers
 
-    if not 0 < confidence < 1 or math.isnan(confidence):
-        raise UsageError(f"--confidence {confidence}: must be between 0 and 1 (e.g. 0.95)")
-    if resamples < 1:
-        raise UsageError(f"--resamples {resamples}: must be at least 1")
+    check_numbers({"confidence": confidence, "resamples": resamples})
 
 
 def bootstrap(per_query: dict[str, dict[str, float]], order: list[str], *, confidence: float = DEFAULT_CONFIDENCE,
