@@ -91,6 +91,29 @@ def _in_own_thread(store: Store, request) -> tuple[GradeSet, list]:
         return pool.submit(work).result()
 
 
+def generate_bank(topics: Sequence[tuple[str, str]], llm: str, *, kind: str = "questions", n: int = 10,
+                  style: str = "dl", importance: bool = False, retries: int = 3, **backend: Any) -> Any:
+    """Generate questions (or nuggets, with vital/okay `importance`) for `(query_id, text)` topics with a
+    text-generating backend (`BackendConfig` fields in `backend`); the `Outcome`: bank lines and failures."""
+    from proctor.bank.generate import Topic, generate
+    from proctor.llm.config import BackendConfig
+
+    if llm.split(":")[0] not in ("openai", "hf", "llamacpp"):
+        raise UsageError("bank generation needs a text-generating backend: openai:MODEL, hf:PATH, llamacpp:PATH")
+    config = BackendConfig(spec=llm, **backend)
+    config.check()
+    engine = config.build("generate")
+
+    async def go() -> Any:
+        try:
+            return await generate([Topic(qid, None, text) for qid, text in topics], engine, style=style, kind=kind,
+                                  n=n, retries=retries, importance=importance)
+        finally:
+            await engine.aclose()
+
+    return asyncio.run(go())
+
+
 @dataclass(frozen=True)
 class LabelChoice:
     """Which grade set, and how its grades become labels."""

@@ -1,0 +1,125 @@
+"""One judge configuration's state: a Proctor store inside `--out-dir` that holds the topics, the responses,
+the bank, the grades and the LLM's replies. Every step goes through `proctor.api`; a second run resumes and
+grades only what is missing, and a pair that has no grade after grading is an error naming it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from proctor import api
+from proctor.autojudge.settings import JudgeSettings
+from proctor.errors import UsageError
+from proctor.records import GradeSet
+from proctor.store import Store
+
+ANSWER_METHODS = ("nugget-assign", "citation-support")
+NO_BANK_METHODS = ("umbrela", "thomas", "helm", "sun", "sun-few", "fagb", "fagb-few", "citation-support")
+
+
+def note(message: str) -> None:
+    """A line for the person running the judge (standard error, as the AutoJudge runner logs)."""
+    print(f"[proctor] {message}", file=sys.stderr)
+
+
+@dataclass
+class Session:
+    """The store of one configuration and the LLM settings it grades with."""
+
+    settings: JudgeSettings
+    store: Store
+    outdir: Path
+    model: str | None
+    base_url: str | None
+    grade_set: GradeSet | None = None
+
+    @classmethod
+    def open(cls, kwargs: dict[str, Any], llm_config: Any) -> Session:
+        """The store named by the settings inside the runner's `outdir` (created on the first run)."""
+        settings = JudgeSettings.from_kwargs(kwargs)
+        outdir = Path(kwargs.get("outdir") or ".")
+        outdir.mkdir(parents=True, exist_ok=True)
+        store = api.open_store(outdir / settings.store, create=True)
+        return cls(settings, store, outdir, getattr(llm_config, "model", None), getattr(llm_config, "base_url", None))
+
+    @property
+    def stem(self) -> str:
+        """The store's file name without `.db`: the prefix of the files the session writes beside it."""
+        return Path(self.settings.store).name.removesuffix(".db")
+
+    def load(self, topics: Sequence[Any], responses: Iterable[Any] | None) -> None:
+        """Import the topics and the responses (the identical files again change nothing)."""
+        queries = self.outdir / f"{self.stem}.topics.jsonl"
+        _write_lines(queries, ({"query_id": t.request_id, "text": t.title} for t in topics))
+        api.import_into(self.store, "queries", [queries])
+        if responses is None:
+            return
+        reports = self.outdir / f"{self.stem}.responses.jsonl"
+        _write_lines(reports, (r.model_dump(mode="json", exclude_none=True) for r in responses))
+        (report,) = api.import_into(self.store, "responses", [reports], skip_unknown_queries=True)
+        if report.skipped_unknown_queries:
+            note(f"{report.skipped_unknown_queries} responses answer topics not in --rag-topics: not judged")
+
+    def has_bank(self) -> bool:
+        """Whether the store holds a bank (given or generated on an earlier run)."""
+        return bool(self.store.banks())
+
+    def import_banks(self, nugget_banks: Any) -> None:
+        """Import the given AutoJudge nugget banks (written with AutoJudge's own writer, read with Proctor's
+        AutoJudge bank reader) as the store's bank."""
+        from autojudge_base.nugget_data import write_nugget_banks_generic
+
+        path = self.outdir / f"{self.stem}.given-bank.jsonl"
+        write_nugget_banks_generic(nugget_banks, path)
+        api.import_into(self.store, "bank", [path], bank_name=self.bank_name)
+
+    @property
+    def bank_name(self) -> str:
+        """The name the store gives an imported or generated bank (`bank`'s name, else `autojudge`)."""
+        return (self.settings.bank or "autojudge").split("@")[0]
+
+    def generate_bank(self, topics: Sequence[Any], *, nuggets: bool) -> None:
+        """Generate questions (or nuggets with importance) for the topics with the configured LLM."""
+        outcome = api.generate_bank([(t.request_id, t.title) for t in topics], self.settings.llm_spec(self.model),
+                                    kind="nuggets" if nuggets else "questions", n=self.settings.generate,
+                                    importance=nuggets, **self.settings.backend_options(self.base_url))
+        if outcome.failures:
+            missing = ", ".join(f["query_id"] for f in outcome.failures[:10])
+            raise UsageError(f"bank generation gave no usable reply for {len(outcome.failures)} topics ({missing}): "
+                             f"{outcome.failures[0]['reasons'][-1]}")
+        path = self.outdir / f"{self.stem}.generated-bank.jsonl"
+        _write_lines(path, outcome.lines)
+        api.import_into(self.store, "bank", [path], bank_name=self.bank_name)
+
+    def grade(self) -> GradeSet:
+        """Grade what is missing; a pair left without a grade (not in the cache, the LLM failing) is an error."""
+        s = self.settings
+        llm = s.llm or ("embed:minilm" if s.method == "embedding" else s.llm_spec(self.model))
+        options: dict[str, Any] = {**s.backend_options(self.base_url), "progress": False}
+        if s.method not in ANSWER_METHODS:
+            options.update(depth=s.depth)
+        if s.bank and s.method not in NO_BANK_METHODS:
+            options.update(bank=s.bank)
+        grade_set, summaries = api.grade(self.store, s.method, llm, **options)
+        for summary in summaries:
+            left = summary.failures + summary.given_up
+            if left:
+                reasons = "; ".join(f"{reason} ({n})" for reason, n in summary.errors.most_common(3))
+                raise UsageError(
+                    f"{left} of {summary.pairs} pairs of grade set {summary.grade_set} ({summary.method} / "
+                    f"{summary.model}) have no grade: not in the cache of {self.store.path}, and the LLM failed"
+                    f"{': ' + reasons if reasons else ''}. Nothing was written; run again with the endpoint up")
+        done = sum(x.graded for x in summaries)
+        note(f"grade set {grade_set.id}: {done} pairs graded now, "
+             f"{sum(x.already_graded for x in summaries)} from the store")
+        return grade_set
+
+
+def _write_lines(path: Path, records: Iterable[dict[str, Any]]) -> None:
+    """JSON lines, keys sorted, so the same input always gives the same file (and the same import)."""
+    path.write_text("".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in records),
+                    encoding="utf-8")
