@@ -1,0 +1,190 @@
+"""Proctor as a TREC AutoJudge judge, run by the track's own runner (`auto-judge run`, a real process) with
+Proctor's workflow.yml; outputs read with autojudge-base's loaders and meta-evaluated with
+`auto-judge-evaluate`. The autojudge tools read NLTK data at import: a local stub stands in (no downloads)."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import autojudge_collection as collection
+from fake_openai import FakeOpenAI
+
+# found, not imported: autojudge-base reads NLTK data at import (the stub below is in place first)
+pytestmark = pytest.mark.skipif(not (importlib.util.find_spec("autojudge_base")
+                                     and importlib.util.find_spec("autojudge_evaluate")),
+                                reason="needs the autojudge-base and autojudge-evaluate packages (extra test)")
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKFLOW = ROOT / "src" / "proctor" / "autojudge" / "workflow.yml"
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(scope="module")
+def nltk_stub(tmp_path_factory) -> Path:
+    """The NLTK resources autojudge-base looks for at import (stopwords, punkt), as a local folder."""
+    root = tmp_path_factory.mktemp("nltk")
+    (root / "corpora" / "stopwords").mkdir(parents=True)
+    (root / "corpora" / "stopwords" / "english").write_text("the\na\nof\nand\n")
+    (root / "tokenizers" / "punkt").mkdir(parents=True)
+    import nltk
+
+    nltk.data.path.insert(0, str(root))
+    return root
+
+
+@pytest.fixture
+def task(tmp_path, nltk_stub) -> dict[str, Path]:
+    """The collection in AutoJudge's formats."""
+    return collection.write(tmp_path / "task")
+
+
+def auto_judge(task: dict[str, Path], out: Path, variant: str, nltk: Path, *extra: str,
+               env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """`auto-judge run` with Proctor's workflow, as a participant types it."""
+    environment = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "NLTK_DATA": str(nltk), "HF_HUB_OFFLINE": "1",
+                   **(env or {})}
+    return subprocess.run([str(BIN / "auto-judge"), "run", "--workflow", str(WORKFLOW), "--variant", variant,
+                           "--rag-responses", str(task["responses"]), "--rag-topics", str(task["topics"]),
+                           "--nugget-banks", str(task["bank"]), "--out-dir", str(out), *extra],
+                          capture_output=True, text=True, env=environment, timeout=600)
+
+
+def meta_evaluate(board: Path, truth: Path, nltk: Path) -> list[dict]:
+    """`auto-judge-evaluate meta-evaluate` of one leaderboard against a truth leaderboard."""
+    result = board.parent / "meta.jsonl"
+    done = subprocess.run([str(BIN / "auto-judge-evaluate"), "meta-evaluate", "--truth-leaderboard", str(truth),
+                           "--truth-format", "ir_measures", "--eval-format", "ir_measures", "--input", str(board),
+                           "--output", str(result)], capture_output=True, text=True,
+                          env={**os.environ, "NLTK_DATA": str(nltk)}, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return [json.loads(line) for line in result.read_text().splitlines() if line.strip()]
+
+
+def truth_file(folder: Path) -> Path:
+    """The true order of the three systems (good > mediocre > bad) as an ir_measures leaderboard."""
+    path = folder / "truth.eval.txt"
+    path.write_text("gen-good\tall\tquality\t3\ngen-mediocre\tall\tquality\t2\ngen-bad\tall\tquality\t1\n")
+    return path
+
+
+def all_rows(board) -> dict[tuple[str, str], float]:
+    """(run, measure) → the `all` value."""
+    return {(e.run_id, m): float(v) for e in board.entries if e.topic_id == board.all_topic_id
+            for m, v in e.values.items()}
+
+
+def test_embedded_variant_in_the_track_runner(task, tmp_path, nltk_stub):
+    from autojudge_base import Leaderboard, NuggetBanks
+    from autojudge_base.nugget_data import load_nugget_banks_generic
+    from autojudge_base.qrels.qrels import read_qrel_file
+
+    out = tmp_path / "out"
+    done = auto_judge(task, out, "embedded", nltk_stub)
+    assert done.returncode == 0, done.stderr[-3000:]
+    board = Leaderboard.load(out / "embedded.eval.txt", format="ir_measures")
+    values = all_rows(board)
+    for measure in ("EXAM-Cover", "n-EXAM", "P@20", "nDCG@10"):
+        assert values[("gen-good", measure)] > values[("gen-mediocre", measure)] >= values[("gen-bad", measure)]
+    assert {e.topic_id for e in board.entries} == {"q1", "q2", "q3", "q4", "all"}
+    measures = (out / "embedded.eval.measures.yml").read_text()
+    assert "EXAM-Cover@20" in measures and "grade >= 4" in measures and "embedding" in measures
+    qrels = read_qrel_file(out / "embedded.qrels.txt")
+    sentences = {hashlib.md5(s.encode()).hexdigest() for answers in collection.SYSTEMS.values()
+                 for text in answers.values() for s in collection.sentences(text)}
+    assert {r.doc_id for r in qrels.rows} == sentences  # AutoJudge's document ids for generated text
+    banks = load_nugget_banks_generic(out / "embedded.nuggets.jsonl", NuggetBanks)
+    assert sorted(banks.banks) == ["q1", "q2", "q3", "q4"]
+    assert sorted(q.question for q in banks.banks["q2"].nuggets_as_list()) == sorted(collection.QUESTIONS["q2"])
+    rows = meta_evaluate(out / "embedded.eval.txt", truth_file(tmp_path), nltk_stub)
+    cover = [r for r in rows if r.get("Judge") == "embedded" or "EXAM-Cover" in json.dumps(r)]
+    assert cover and all(abs(r["kendall"] - 1.0) < 1e-9 for r in cover if "kendall" in r)
+
+
+def test_the_store_matches_the_leaderboard(task, tmp_path, nltk_stub):
+    """The `all` rows AutoJudge wrote are Proctor's own scores from the store the judge left in --out-dir."""
+    from autojudge_base import Leaderboard
+
+    from proctor import api
+
+    out = tmp_path / "out"
+    assert auto_judge(task, out, "embedded", nltk_stub).returncode == 0
+    board = all_rows(Leaderboard.load(out / "embedded.eval.txt", format="ir_measures"))
+    store = api.open_store(out / "embedded.db")
+    cover = api.leaderboard(store, metric="cover", min_grade=4, budget=20)
+    p20 = api.leaderboard(store, measure="P@20", min_grade=4, missing="zero")
+    for entry in cover.entries:
+        assert board[(entry.system, "EXAM-Cover")] == pytest.approx(entry.score, abs=1e-12)
+    for entry in p20.entries:
+        assert board[(entry.system, "P@20")] == pytest.approx(entry.score, abs=1e-12)
+
+
+def test_llm_variant_resumes_and_replays_without_the_endpoint(task, tmp_path, nltk_stub):
+    from autojudge_base import Leaderboard
+
+    out = tmp_path / "out"
+    with FakeOpenAI() as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_MODEL": "judge-model", "OPENAI_API_KEY": "k"}
+        done = auto_judge(task, out, "llm", nltk_stub, env=env)
+        assert done.returncode == 0, done.stderr[-3000:]
+        asked = server.requests
+        assert asked == 87  # every (sentence, question) pair of the topic, once
+        again = auto_judge(task, out, "llm", nltk_stub, env=env)
+        assert again.returncode == 0 and server.requests == asked  # resumed: nothing asked twice
+        url = server.base_url
+    first = {name: (out / name).read_bytes() for name in ("llm.eval.txt", "llm.qrels.txt")}
+    down = {"OPENAI_BASE_URL": url, "OPENAI_MODEL": "judge-model", "OPENAI_API_KEY": "k"}
+    replay = auto_judge(task, out, "llm", nltk_stub, env=down)  # the endpoint is gone
+    assert replay.returncode == 0, replay.stderr[-3000:]
+    assert {name: (out / name).read_bytes() for name in first} == first
+    board = Leaderboard.load(out / "llm.eval.txt", format="ir_measures")
+    assert {e.run_id for e in board.entries} == {"gen-good", "gen-mediocre", "gen-bad"}
+    rows = meta_evaluate(out / "llm.eval.txt", truth_file(tmp_path), nltk_stub)
+    assert rows and all("kendall" in r for r in rows)
+
+
+def test_a_pair_missing_from_the_cache_is_an_error(task, tmp_path, nltk_stub):
+    out = tmp_path / "out"
+    with FakeOpenAI() as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_MODEL": "judge-model", "OPENAI_API_KEY": "k"}
+        assert auto_judge(task, out, "llm", nltk_stub, env=env).returncode == 0
+    before = (out / "llm.eval.txt").read_bytes()
+    shutil.copy(task["responses"] / "gen-good.jsonl", task["responses"] / "gen-new.jsonl")
+    text = (task["responses"] / "gen-new.jsonl").read_text().replace('"gen-good"', '"gen-new"').replace(
+        "Bees make honey", "Bees produce honey")
+    (task["responses"] / "gen-new.jsonl").write_text(text)
+    done = auto_judge(task, out, "llm", nltk_stub, "--set", "max_retries=0", "--set", "timeout=2", env=env)
+    assert done.returncode == 2
+    assert "proctor: error:" in done.stderr and "Traceback" not in done.stderr
+    assert "server is running" in done.stderr or "not in the cache" in done.stderr
+    assert (out / "llm.eval.txt").read_bytes() == before  # nothing half-written
+
+
+def test_settings_are_checked_at_the_boundary(task, tmp_path, nltk_stub):
+    done = auto_judge(task, tmp_path / "out", "embedded", nltk_stub, "--set", "min_grade=9")
+    assert done.returncode == 2 and "min_grade=9" in done.stderr and "Traceback" not in done.stderr
+    done = auto_judge(task, tmp_path / "out", "embedded", nltk_stub, "--set", "tau=3")
+    assert done.returncode == 2 and "workflow setting 'tau': unknown" in done.stderr
+
+
+def test_every_variant_maps_to_known_settings(nltk_stub):
+    """Each variant and sweep point of the shipped workflow.yml is a valid set of Proctor options."""
+    from autojudge_base.workflow import load_workflow, resolve_sweep, resolve_variant
+
+    from proctor.autojudge.settings import JudgeSettings
+
+    workflow = load_workflow(WORKFLOW)
+    assert set(workflow.variants) == {"embedded", "llm", "nuggets", "umbrela"}
+    configs = [resolve_variant(workflow, name) for name in workflow.variants] + resolve_sweep(workflow, "threshold")
+    for config in configs:
+        JudgeSettings.from_kwargs(config.judge_settings)
+    sweep = resolve_sweep(workflow, "threshold")
+    assert sorted(str(c.judge_output_path) for c in sweep) == [f"threshold-t{t}" for t in range(1, 6)]
