@@ -164,7 +164,9 @@ def test_a_pair_missing_from_the_cache_is_an_error(task, tmp_path, nltk_stub):
     done = auto_judge(task, out, "llm", nltk_stub, "--set", "max_retries=0", "--set", "timeout=2", env=env)
     assert done.returncode == 2
     assert "proctor: error:" in done.stderr and "Traceback" not in done.stderr
-    assert "server is running" in done.stderr or "not in the cache" in done.stderr
+    message = done.stderr[done.stderr.index("proctor: error:"):]
+    assert "39 pairs (self-rating / openai:judge-model) are not in the cache" in message  # 13 sentences x 3
+    assert "runs gen-new, topics q1, q2, q3, q4;" in message and "sentence gen-new/q1/0" in message
     assert (out / "llm.eval.txt").read_bytes() == before  # nothing half-written
 
 

@@ -73,6 +73,13 @@ def grade_request(method: str, llm: str, **options: Any):
     return GradeRequest(method, config, GradeOptions(**options), **request_fields)
 
 
+def ungraded(store: Store, method: str, llm: str, **options: Any) -> list[tuple[str, str, str]]:
+    """The (query, passage, item) pairs `grade` (same arguments) would still send to the LLM; sends nothing."""
+    from proctor.grading import ungraded as pairs
+
+    return pairs(store, grade_request(method, llm, **options))
+
+
 def _in_own_thread(store: Store, request) -> tuple[GradeSet, list]:
     """Inside a running event loop (Jupyter) the grading runs on a thread of its own, with its own loop and
     its own connection to the same store (SQLite connections stay in the thread that made them)."""

@@ -112,8 +112,8 @@ def check_all_rows(result: Leaderboard, boards: dict[str, ProctorBoard], topics:
                 continue
             unscored = sorted(topics - set(entry.per_query))
             raise UsageError(
-                f"measure {name}, run {entry.system}: AutoJudge's 'all' row would be {value:.6f} but Proctor's score is "
-                f"{entry.score:.6f}: AutoJudge counts {len(unscored)} topics as 0 that Proctor does not score "
+                f"measure {name}, run {entry.system}: AutoJudge's 'all' row would be {value:.6f} but Proctor's "
+                f"score is {entry.score:.6f}: AutoJudge counts {len(unscored)} topics as 0 that Proctor does not score "
                 f"({', '.join(unscored[:10])}), e.g. topics without questions in the bank or without graded "
                 "sentences. Give a bank for every topic, or judge only the topics it covers (--topic)")
 

@@ -14,6 +14,7 @@ from typing import Any
 from proctor import api
 from proctor.autojudge.settings import JudgeSettings
 from proctor.errors import UsageError
+from proctor.llm.health import BackendUnavailable
 from proctor.records import GradeSet
 from proctor.store import Store
 
@@ -104,7 +105,10 @@ class Session:
             options.update(depth=s.depth)
         if s.bank and s.method not in NO_BANK_METHODS:
             options.update(bank=s.bank)
-        grade_set, summaries = api.grade(self.store, s.method, llm, **options)
+        try:
+            grade_set, summaries = api.grade(self.store, s.method, llm, **options)
+        except BackendUnavailable as e:
+            raise UsageError(self.missing(llm, options, str(e))) from None
         for summary in summaries:
             left = summary.failures + summary.given_up
             if left:
@@ -117,6 +121,21 @@ class Session:
         note(f"grade set {grade_set.id}: {done} pairs graded now, "
              f"{sum(x.already_graded for x in summaries)} from the store")
         return grade_set
+
+    def missing(self, llm: str, options: dict[str, Any], why: str) -> str:
+        """The error text when the endpoint is down and the store lacks grades."""
+        pairs = api.ungraded(self.store, self.settings.method, llm, **options)
+        return missing_text(self.store, pairs, self.settings.method, llm, why)
+
+
+def missing_text(store: Store, pairs: list[tuple[str, str, str]], method: str, llm: str, why: str) -> str:
+    """What a run without the LLM lacks: how many pairs, of which runs and topics, a few of them."""
+    runs = sorted({pid.split("/")[0] for _, pid, _ in pairs})
+    topics = sorted({qid for qid, _, _ in pairs})
+    shown = "; ".join(f"topic {q}, sentence {p}, item {i}" for q, p, i in pairs[:3])
+    return (f"{len(pairs)} pairs ({method} / {llm}) are not in the cache of {store.path} and the LLM cannot be "
+            f"asked ({why}): runs {', '.join(runs[:10])}{' ...' if len(runs) > 10 else ''}, topics "
+            f"{', '.join(topics[:10])}{' ...' if len(topics) > 10 else ''}; e.g. {shown}. Nothing was written")
 
 
 def _write_lines(path: Path, records: Iterable[dict[str, Any]]) -> None:
