@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import autojudge_collection as collection
-from fake_openai import FakeOpenAI
+from fake_openai import FakeOpenAI, prompt_grade
 
 # found, not imported: autojudge-base reads NLTK data at import (the stub below is in place first)
 pytestmark = pytest.mark.skipif(not (importlib.util.find_spec("autojudge_base")
@@ -48,13 +48,13 @@ def task(tmp_path, nltk_stub) -> dict[str, Path]:
 
 
 def auto_judge(task: dict[str, Path], out: Path, variant: str, nltk: Path, *extra: str,
-               env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+               env: dict[str, str] | None = None, banks: bool = True) -> subprocess.CompletedProcess:
     """`auto-judge run` with Proctor's workflow, as a participant types it."""
     environment = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "NLTK_DATA": str(nltk), "HF_HUB_OFFLINE": "1",
                    **(env or {})}
     return subprocess.run([str(BIN / "auto-judge"), "run", "--workflow", str(WORKFLOW), "--variant", variant,
                            "--rag-responses", str(task["responses"]), "--rag-topics", str(task["topics"]),
-                           "--nugget-banks", str(task["bank"]), "--out-dir", str(out), *extra],
+                           *(["--nugget-banks", str(task["bank"])] if banks else []), "--out-dir", str(out), *extra],
                           capture_output=True, text=True, env=environment, timeout=600)
 
 
@@ -149,6 +149,31 @@ def test_llm_variant_resumes_and_replays_without_the_endpoint(task, tmp_path, nl
     assert {e.run_id for e in board.entries} == {"gen-good", "gen-mediocre", "gen-bad"}
     rows = meta_evaluate(out / "llm.eval.txt", truth_file(tmp_path), nltk_stub)
     assert rows and all("kendall" in r for r in rows)
+
+
+def generating(prompt: str) -> str:
+    """The test server's reply: a question set to the generation prompt, a grade to every other one."""
+    if "Give the question set" in prompt:
+        topic = prompt.split("'")[1]
+        return json.dumps({"questions": [f"What is {topic}?", f"Why does {topic} matter?"]})
+    return str(prompt_grade(prompt))
+
+
+def test_without_banks_create_nuggets_generates_them(task, tmp_path, nltk_stub):
+    from autojudge_base import NuggetBanks
+    from autojudge_base.nugget_data import load_nugget_banks_generic
+
+    out = tmp_path / "out"
+    with FakeOpenAI(reply=generating) as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_MODEL": "judge-model", "OPENAI_API_KEY": "k"}
+        done = auto_judge(task, out, "llm", nltk_stub, env=env, banks=False)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert server.requests == 4 + 29 * 2  # 4 generations, then 29 sentences x 2 questions
+    banks = load_nugget_banks_generic(out / "llm.nuggets.jsonl", NuggetBanks)
+    assert sorted(q.question for q in banks.banks["q2"].nuggets_as_list()) == [
+        "What is why is the sky blue?", "Why does why is the sky blue matter?"]
+    creator = json.dumps(banks.banks["q2"].model_dump(mode="json"))
+    assert "judge-model" in creator and "authors-2" in creator  # who made the bank, with which prompt
 
 
 def test_a_pair_missing_from_the_cache_is_an_error(task, tmp_path, nltk_stub):

@@ -8,6 +8,7 @@ import math
 import tempfile
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from autojudge_base import (
     Leaderboard,
@@ -135,6 +136,16 @@ def to_qrels(store: Store, grade_set: GradeSet, settings: JudgeSettings, topic_i
     return build_qrels(records=records, spec=spec)
 
 
+def bank_creator(info: dict[str, Any]) -> dict[str, Any] | None:
+    """AutoJudge's `Creator` of a bank Proctor generated: the model and the prompt version it used."""
+    if not info.get("model"):
+        return None
+    return {"is_human": False, "llm_model": info["model"], "llm_backend": "proctor",
+            "llm_prompt_strategy": f"{info.get('generator', 'proctor bank generate')}, prompt version "
+                                   f"{info.get('prompt_version')} ({info.get('prompt_target', 'questions')})",
+            "creation_date": info.get("time")}
+
+
 def bank_to_nugget_banks(store: Store, bank: str | None) -> NuggetBanks:
     """The store's bank as AutoJudge `NuggetBanks` (questions and nuggets, with their creator info), read
     with AutoJudge's own loader."""
@@ -143,6 +154,10 @@ def bank_to_nugget_banks(store: Store, bank: str | None) -> NuggetBanks:
         raise UsageError("the store holds no bank")
     questions = store.bank_questions(*version)
     lines = autojudge_lines(questions, {k: v for k, v in store.queries().items() if v})
+    creator = bank_creator(store.bank_info(*version))
+    for line in lines:
+        if creator and not line.get("creator"):
+            line["creator"] = [creator]
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "bank.jsonl"
         from proctor.bank.generate import write_bank
