@@ -215,3 +215,25 @@ def test_every_variant_maps_to_known_settings(nltk_stub):
         JudgeSettings.from_kwargs(config.judge_settings)
     sweep = resolve_sweep(workflow, "threshold")
     assert sorted(str(c.judge_output_path) for c in sweep) == [f"threshold-t{t}" for t in range(1, 6)]
+
+
+def test_model_preferences_pick_the_first_served_model(task, tmp_path, nltk_stub):
+    """The starter kit's llm-config.yml: the first preferred model the endpoint lists is graded with; the replay
+    without the endpoint uses the model chosen then and writes the same leaderboard."""
+    config = tmp_path / "llm-config.yml"
+    config.write_text('model_preferences:\n  - "big-model"\n  - "mid-model"\non_no_match: "error"\n')
+    out = tmp_path / "out"
+    with FakeOpenAI(models=["mid-model", "small-model"]) as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_MODEL": "small-model", "OPENAI_API_KEY": "k"}
+        done = auto_judge(task, out, "llm", nltk_stub, "--set", f"llm_config_file={config}", env=env)
+        assert done.returncode == 0, done.stderr[-3000:]
+    assert "mid-model" in (out / "llm.eval.measures.yml").read_text()
+    first = (out / "llm.eval.txt").read_bytes()
+    replay = auto_judge(task, out, "llm", nltk_stub, "--set", f"llm_config_file={config}", env=env)
+    assert replay.returncode == 0 and "using the model chosen on the first run: mid-model" in replay.stderr
+    assert (out / "llm.eval.txt").read_bytes() == first
+    config.write_text('model_preferences: ["big-model"]\non_no_match: "error"\n')
+    with FakeOpenAI(models=["small-model"]) as server:
+        env["OPENAI_BASE_URL"] = server.base_url
+        done = auto_judge(task, tmp_path / "other", "llm", nltk_stub, "--set", f"llm_config_file={config}", env=env)
+    assert done.returncode == 2 and "none of the model_preferences ['big-model'] is served" in done.stderr

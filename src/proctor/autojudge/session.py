@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor import api
+from proctor.autojudge.llm_config import resolve
 from proctor.autojudge.settings import JudgeSettings
 from proctor.errors import UsageError
 from proctor.llm.health import BackendUnavailable
@@ -44,8 +45,11 @@ class Session:
         settings = JudgeSettings.from_kwargs(kwargs)
         outdir = Path(kwargs.get("outdir") or ".")
         outdir.mkdir(parents=True, exist_ok=True)
+        model, base_url = resolve(settings.llm_config_file, getattr(llm_config, "model", None),
+                                  getattr(llm_config, "base_url", None),
+                                  outdir / f"{Path(settings.store).name.removesuffix('.db')}.llm-choice.json")
         store = api.open_store(outdir / settings.store, create=True)
-        return cls(settings, store, outdir, getattr(llm_config, "model", None), getattr(llm_config, "base_url", None))
+        return cls(settings, store, outdir, model, base_url)
 
     @property
     def stem(self) -> str:

@@ -26,6 +26,8 @@ class JudgeSettings:
     """`--llm`; default `openai:MODEL` from AutoJudge's LLM configuration (`OPENAI_MODEL`, `OPENAI_BASE_URL`)."""
     base_url: str | None = None
     """`--base-url`; default AutoJudge's `OPENAI_BASE_URL`."""
+    llm_config_file: str | None = None
+    """An LLM configuration as the starter kit's `llm-config.yml` (`proctor.autojudge.llm_config`)."""
     measures: tuple[str, ...] = ("EXAM-Cover",)
     """Leaderboard measures: `EXAM-Cover`, `n-EXAM`, any `proctor leaderboard --measure` (EXAM-Qrels),
     `nuggets:SCORE` or `citations:SCORE`."""
