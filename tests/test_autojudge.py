@@ -237,3 +237,37 @@ def test_model_preferences_pick_the_first_served_model(task, tmp_path, nltk_stub
         env["OPENAI_BASE_URL"] = server.base_url
         done = auto_judge(task, tmp_path / "other", "llm", nltk_stub, "--set", f"llm_config_file={config}", env=env)
     assert done.returncode == 2 and "none of the model_preferences ['big-model'] is served" in done.stderr
+
+
+def nuggetizing(prompt: str) -> str:
+    """The test server as a nuggetizer-style LLM: nuggets, their importance, assignments, UMBRELA scores."""
+    if "Give the nugget set" in prompt:
+        topic = prompt.split("'")[1]
+        return json.dumps({"nuggets": [f"{topic} fact one", f"{topic} fact two"]})
+    if "either a vital or okay" in prompt:
+        return '["vital", "okay"]'
+    if "support, partial_support, or not_support" in prompt:
+        labels = ["support", "partial_support", "not_support"]
+        return json.dumps([labels[prompt_grade(prompt) % 3], labels[(prompt_grade(prompt) + 1) % 3]])
+    if "##final score" in prompt:
+        return f"##final score: {prompt_grade(prompt) % 4}"
+    return str(prompt_grade(prompt))
+
+
+@pytest.mark.parametrize("variant, measures", [
+    ("nuggets", ["nuggets:all", "nuggets:vital", "nuggets:strict_all", "nuggets:weighted"]),
+    ("umbrela", ["P@20", "nDCG@10"]),
+])
+def test_nuggets_and_umbrela_variants(task, tmp_path, nltk_stub, variant, measures):
+    from autojudge_base import Leaderboard
+
+    out = tmp_path / "out"
+    with FakeOpenAI(reply=nuggetizing) as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_MODEL": "judge-model", "OPENAI_API_KEY": "k"}
+        done = auto_judge(task, out, variant, nltk_stub, env=env, banks=False)
+        assert done.returncode == 0, done.stderr[-3000:]
+    board = Leaderboard.load(out / f"{variant}.eval.txt", format="ir_measures")
+    assert set(board.measures) == set(measures)
+    assert {e.run_id for e in board.entries} == {"gen-good", "gen-mediocre", "gen-bad"}
+    assert {e.topic_id for e in board.entries} == {"q1", "q2", "q3", "q4", "all"}
+    assert (out / f"{variant}.qrels.txt").exists() == (variant == "umbrela")  # nuggets judge whole answers
