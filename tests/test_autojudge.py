@@ -271,3 +271,14 @@ def test_nuggets_and_umbrela_variants(task, tmp_path, nltk_stub, variant, measur
     assert {e.run_id for e in board.entries} == {"gen-good", "gen-mediocre", "gen-bad"}
     assert {e.topic_id for e in board.entries} == {"q1", "q2", "q3", "q4", "all"}
     assert (out / f"{variant}.qrels.txt").exists() == (variant == "umbrela")  # nuggets judge whole answers
+
+
+def test_failed_replies_are_an_error_not_a_zero(task, tmp_path, nltk_stub):
+    """Server errors on some pairs: the run ends naming them; no leaderboard with those pairs as 0."""
+    out = tmp_path / "out"
+    with FakeOpenAI(faults=lambda prompt, attempt: "500" if "Bees make honey" in prompt else "ok") as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_MODEL": "judge-model", "OPENAI_API_KEY": "k"}
+        done = auto_judge(task, out, "llm", nltk_stub, "--set", "max_retries=0", env=env)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "3 of 87 pairs of grade set" in done.stderr and "have no grade" in done.stderr
+    assert not (out / "llm.eval.txt").exists() and not (out / "llm.qrels.txt").exists()
