@@ -282,3 +282,23 @@ def test_failed_replies_are_an_error_not_a_zero(task, tmp_path, nltk_stub):
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "3 of 87 pairs of grade set" in done.stderr and "have no grade" in done.stderr
     assert not (out / "llm.eval.txt").exists() and not (out / "llm.qrels.txt").exists()
+
+
+def test_threshold_sweep_grades_once(task, tmp_path, nltk_stub):
+    """One leaderboard per τ from one store: binary measures fall as τ rises, nDCG (graded labels) stays."""
+    from autojudge_base import Leaderboard
+
+    out = tmp_path / "out"
+    done = subprocess.run([str(BIN / "auto-judge"), "run", "--workflow", str(WORKFLOW), "--sweep", "threshold",
+                           "--rag-responses", str(task["responses"]), "--rag-topics", str(task["topics"]),
+                           "--nugget-banks", str(task["bank"]), "--out-dir", str(out)], capture_output=True,
+                          text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT / "src"),
+                                                      "NLTK_DATA": str(nltk_stub), "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stderr.count("87 pairs graded now") == 1  # the first point grades, the others read the store
+    boards = {t: all_rows(Leaderboard.load(out / f"threshold-t{t}.eval.txt", format="ir_measures"))
+              for t in range(1, 6)}
+    for run in ("gen-good", "gen-mediocre"):
+        cover = [boards[t][(run, "EXAM-Cover")] for t in range(1, 6)]
+        assert cover == sorted(cover, reverse=True) and cover[0] > cover[-1]
+        assert len({boards[t][(run, "nDCG@10")] for t in range(1, 6)}) == 1

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from autojudge_base import Leaderboard, NuggetBanks, Qrels
 
 from proctor.autojudge.convert import bank_to_nugget_banks, to_leaderboard, to_qrels
-from proctor.autojudge.session import ANSWER_METHODS, Session, note
+from proctor.autojudge.session import ANSWER_METHODS, Session
 from proctor.errors import ProctorError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -42,46 +42,31 @@ class ProctorJudge:
     def create_nuggets(self, rag_responses: Iterable[Any] | None, rag_topics: Sequence[Any], llm_config: Any,
                        nugget_banks: Any = None, corpus: str | None = None, **kwargs: Any) -> NuggetBanks | None:
         """The bank for the topics: the given `--nugget-banks` imported, else the stored one, else generated
-        with the LLM (questions; nuggets with importance for `nugget-rating` / `nugget-assign`)."""
-        session = Session.open(kwargs, llm_config)
-        session.load(rag_topics, None)
-        if session.settings.method in ("umbrela", "citation-support"):
-            return None
-        if nugget_banks is not None:
-            session.import_banks(nugget_banks)
-        elif not session.has_bank():
-            session.generate_bank(rag_topics, nuggets=session.settings.method in ("nugget-rating", "nugget-assign"))
-        return bank_to_nugget_banks(session.store, session.settings.bank)
+        with the LLM (questions; nuggets with importance for `nugget-rating` / `nugget-assign`); None for the
+        methods that grade without a bank (UMBRELA and the other direct relevance prompts)."""
+        with Session.open(kwargs, llm_config) as session:
+            session.load(rag_topics, None)
+            if not session.needs_bank:
+                return None
+            session.ensure_bank(rag_topics, nugget_banks)
+            return bank_to_nugget_banks(session.store, session.settings.bank)
 
     @user_errors
     def create_qrels(self, rag_responses: Iterable[Any], rag_topics: Sequence[Any], llm_config: Any,
                      nugget_banks: Any = None, corpus: str | None = None, **kwargs: Any) -> Qrels | None:
         """EXAM-Qrels of the response sentences (document id: the md5 of the sentence, as AutoJudge's qrels
         for generated text); None for the answer-level methods."""
-        session = self._graded(rag_responses, rag_topics, llm_config, nugget_banks, kwargs)
-        if session.settings.method in ANSWER_METHODS:
-            return None
-        return to_qrels(session.store, session.grade_set, session.settings, [t.request_id for t in rag_topics])
+        with Session.open(kwargs, llm_config) as session:
+            grade_set = session.graded(rag_topics, rag_responses, nugget_banks)
+            if session.settings.method in ANSWER_METHODS:
+                return None
+            return to_qrels(session.store, grade_set, session.settings, [t.request_id for t in rag_topics])
 
     @user_errors
     def judge(self, rag_responses: Iterable[Any], rag_topics: Sequence[Any], llm_config: Any,
               nugget_banks: Any = None, qrels: Qrels | None = None, corpus: str | None = None,
               **kwargs: Any) -> Leaderboard:
         """Per-topic and `all` rows of the measures the settings name."""
-        session = self._graded(rag_responses, rag_topics, llm_config, nugget_banks, kwargs)
-        return to_leaderboard(session.store, session.grade_set, session.settings,
-                              [t.request_id for t in rag_topics])
-
-    def _graded(self, rag_responses: Iterable[Any], rag_topics: Sequence[Any], llm_config: Any,
-                nugget_banks: Any, kwargs: dict[str, Any]) -> Session:
-        """The session with topics, responses and bank loaded and every pair graded."""
-        session = Session.open(kwargs, llm_config)
-        session.load(rag_topics, list(rag_responses))
-        needs_bank = session.settings.method not in ("umbrela", "citation-support")
-        if needs_bank and nugget_banks is not None:
-            session.import_banks(nugget_banks)
-        if needs_bank and not session.has_bank():
-            note("no bank given or stored: generating one (create_nuggets)")
-            session.generate_bank(rag_topics, nuggets=session.settings.method in ("nugget-rating", "nugget-assign"))
-        session.grade_set = session.grade()
-        return session
+        with Session.open(kwargs, llm_config) as session:
+            grade_set = session.graded(rag_topics, rag_responses, nugget_banks)
+            return to_leaderboard(session.store, grade_set, session.settings, [t.request_id for t in rag_topics])

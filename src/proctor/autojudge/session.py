@@ -16,11 +16,13 @@ from proctor.autojudge.llm_config import resolve
 from proctor.autojudge.settings import JudgeSettings
 from proctor.errors import UsageError
 from proctor.llm.health import BackendUnavailable
+from proctor.methods import DIRECT
 from proctor.records import GradeSet
 from proctor.store import Store
 
 ANSWER_METHODS = ("nugget-assign", "citation-support")
-NO_BANK_METHODS = ("umbrela", "thomas", "helm", "sun", "sun-few", "fagb", "fagb-few", "citation-support")
+NO_BANK_METHODS = (*DIRECT, "four-prompts", "four-prompts-cot", "query-gen", "citation-support")
+"""Methods that grade a passage for its query (or a citation for its passage), not for bank items."""
 
 
 def note(message: str) -> None:
@@ -37,7 +39,6 @@ class Session:
     outdir: Path
     model: str | None
     base_url: str | None
-    grade_set: GradeSet | None = None
 
     @classmethod
     def open(cls, kwargs: dict[str, Any], llm_config: Any) -> Session:
@@ -50,6 +51,33 @@ class Session:
                                   outdir / f"{Path(settings.store).name.removesuffix('.db')}.llm-choice.json")
         store = api.open_store(outdir / settings.store, create=True)
         return cls(settings, store, outdir, model, base_url)
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.store.close()
+
+    @property
+    def needs_bank(self) -> bool:
+        """Whether the method grades bank items (questions or nuggets)."""
+        return self.settings.method not in NO_BANK_METHODS
+
+    def ensure_bank(self, topics: Sequence[Any], nugget_banks: Any) -> None:
+        """The given banks imported (a changed bank becomes a new version), else the stored bank, else one
+        generated (nuggets with importance for the nugget methods)."""
+        if nugget_banks is not None:
+            self.import_banks(nugget_banks)
+        elif not self.has_bank():
+            note("no bank given or stored: generating one with the LLM")
+            self.generate_bank(topics, nuggets=self.settings.method in ("nugget-rating", "nugget-assign"))
+
+    def graded(self, topics: Sequence[Any], responses: Iterable[Any], nugget_banks: Any) -> GradeSet:
+        """Topics, responses and bank loaded, every pair graded: the grade set."""
+        self.load(topics, list(responses))
+        if self.needs_bank:
+            self.ensure_bank(topics, nugget_banks)
+        return self.grade()
 
     @property
     def stem(self) -> str:
