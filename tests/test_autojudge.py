@@ -47,6 +47,16 @@ def task(tmp_path, nltk_stub) -> dict[str, Path]:
     return collection.write(tmp_path / "task")
 
 
+@pytest.fixture(scope="module")
+def embedded(tmp_path_factory, nltk_stub) -> tuple[dict[str, Path], Path]:
+    """One run of the `embedded` variant (the task and its --out-dir), shared by the tests that read it."""
+    root = tmp_path_factory.mktemp("embedded")
+    task = collection.write(root / "task")
+    done = auto_judge(task, root / "out", "embedded", nltk_stub)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return task, root / "out"
+
+
 def auto_judge(task: dict[str, Path], out: Path, variant: str, nltk: Path, *extra: str,
                env: dict[str, str] | None = None, banks: bool = True) -> subprocess.CompletedProcess:
     """`auto-judge run` with Proctor's workflow, as a participant types it."""
@@ -82,14 +92,12 @@ def all_rows(board) -> dict[tuple[str, str], float]:
             for m, v in e.values.items()}
 
 
-def test_embedded_variant_in_the_track_runner(task, tmp_path, nltk_stub):
+def test_embedded_variant_in_the_track_runner(embedded, tmp_path, nltk_stub):
     from autojudge_base import Leaderboard, NuggetBanks
     from autojudge_base.nugget_data import load_nugget_banks_generic
     from autojudge_base.qrels.qrels import read_qrel_file
 
-    out = tmp_path / "out"
-    done = auto_judge(task, out, "embedded", nltk_stub)
-    assert done.returncode == 0, done.stderr[-3000:]
+    _, out = embedded
     board = Leaderboard.load(out / "embedded.eval.txt", format="ir_measures")
     values = all_rows(board)
     for measure in ("EXAM-Cover", "n-EXAM", "P@20", "nDCG@10"):
@@ -109,18 +117,18 @@ def test_embedded_variant_in_the_track_runner(task, tmp_path, nltk_stub):
     assert cover and all(abs(r["kendall"] - 1.0) < 1e-9 for r in cover if "kendall" in r)
 
 
-def test_the_store_matches_the_leaderboard(task, tmp_path, nltk_stub):
+def test_the_store_matches_the_leaderboard(embedded):
     """The `all` rows AutoJudge wrote are Proctor's own scores from the store the judge left in --out-dir."""
     from autojudge_base import Leaderboard
 
     from proctor import api
 
-    out = tmp_path / "out"
-    assert auto_judge(task, out, "embedded", nltk_stub).returncode == 0
+    _, out = embedded
     board = all_rows(Leaderboard.load(out / "embedded.eval.txt", format="ir_measures"))
     store = api.open_store(out / "embedded.db")
     cover = api.leaderboard(store, metric="cover", min_grade=4, budget=20)
     p20 = api.leaderboard(store, measure="P@20", min_grade=4, missing="zero")
+    store.close()
     for entry in cover.entries:
         assert board[(entry.system, "EXAM-Cover")] == pytest.approx(entry.score, abs=1e-12)
     for entry in p20.entries:
@@ -196,10 +204,37 @@ def test_a_pair_missing_from_the_cache_is_an_error(task, tmp_path, nltk_stub):
 
 
 def test_settings_are_checked_at_the_boundary(task, tmp_path, nltk_stub):
-    done = auto_judge(task, tmp_path / "out", "embedded", nltk_stub, "--set", "min_grade=9")
-    assert done.returncode == 2 and "min_grade=9" in done.stderr and "Traceback" not in done.stderr
     done = auto_judge(task, tmp_path / "out", "embedded", nltk_stub, "--set", "tau=3")
-    assert done.returncode == 2 and "workflow setting 'tau': unknown" in done.stderr
+    assert done.returncode == 2 and "workflow setting 'tau': unknown" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "out" / "embedded.db").exists()  # refused before any work
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"min_grade": 9}, "min_grade=9: a grade 0-5"),
+    ({"min_grade": "4"}, "min_grade='4': expected int"),
+    ({"measures": [3]}, "measures: a measure name or a list of them"),
+    ({"on_missing": "drop"}, "on_missing='drop': one of default"),
+    ({"budget": 0}, "budget must be at least 1"),
+    ({"store": "../elsewhere.db"}, "a file name inside --out-dir"),
+    ({"timeout": True}, "timeout=True: expected float"),
+    ({"budget": 30}, "budget=30 is more than depth=20"),
+])
+def test_bad_settings_are_refused(settings, message):
+    from proctor.autojudge.settings import JudgeSettings
+    from proctor.errors import UsageError
+
+    with pytest.raises(UsageError, match=message.replace("(", r"\(").replace("[", r"\[")):
+        JudgeSettings.from_kwargs({"outdir": "x", "filebase": "y", **settings})
+
+
+def test_settings_map_to_proctor_options():
+    from proctor.autojudge.settings import JudgeSettings
+
+    s = JudgeSettings.from_kwargs({"measures": "P@20", "timeout": 5, "llm": "openai:m", "base_url": "http://h/v1"})
+    assert s.measures == ("P@20",) and s.timeout == 5.0 and s.llm_spec(None) == "openai:m"
+    assert s.backend_options("http://other/v1") == {"concurrency": 8, "max_retries": 6, "timeout": 5.0,
+                                                    "base_url": "http://h/v1"}
+    assert "base_url" not in JudgeSettings(llm="embed:minilm").backend_options("http://other/v1")
 
 
 def test_every_variant_maps_to_known_settings(nltk_stub):

@@ -80,6 +80,9 @@ class JudgeSettings:
             raise UsageError(f"workflow setting min_grade={self.min_grade}: a grade 0-5")
         if not self.measures:
             raise UsageError("workflow setting measures: name at least one measure")
+        if set(self.measures) & set(COVER_MEASURES) and self.budget > self.depth:
+            raise UsageError(f"workflow setting budget={self.budget} is more than depth={self.depth}: EXAM-Cover "
+                             "would count sentences that were never graded as answering nothing")
         if Path(self.store).is_absolute() or ".." in Path(self.store).parts:
             raise UsageError(f"workflow setting store={self.store!r}: a file name inside --out-dir")
 
