@@ -58,13 +58,15 @@ def embedded(tmp_path_factory, nltk_stub) -> tuple[dict[str, Path], Path]:
 
 
 def auto_judge(task: dict[str, Path], out: Path, variant: str, nltk: Path, *extra: str,
-               env: dict[str, str] | None = None, banks: bool = True) -> subprocess.CompletedProcess:
+               env: dict[str, str] | None = None, banks: bool | Path = True, workflow: Path = WORKFLOW
+               ) -> subprocess.CompletedProcess:
     """`auto-judge run` with Proctor's workflow, as a participant types it."""
     environment = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "NLTK_DATA": str(nltk), "HF_HUB_OFFLINE": "1",
                    **(env or {})}
-    return subprocess.run([str(BIN / "auto-judge"), "run", "--workflow", str(WORKFLOW), "--variant", variant,
+    bank = task["bank"] if banks is True else banks
+    return subprocess.run([str(BIN / "auto-judge"), "run", "--workflow", str(workflow), "--variant", variant,
                            "--rag-responses", str(task["responses"]), "--rag-topics", str(task["topics"]),
-                           *(["--nugget-banks", str(task["bank"])] if banks else []), "--out-dir", str(out), *extra],
+                           *(["--nugget-banks", str(bank)] if banks else []), "--out-dir", str(out), *extra],
                           capture_output=True, text=True, env=environment, timeout=600)
 
 
@@ -250,6 +252,8 @@ def test_every_variant_maps_to_known_settings(nltk_stub):
         JudgeSettings.from_kwargs(config.judge_settings)
     sweep = resolve_sweep(workflow, "threshold")
     assert sorted(str(c.judge_output_path) for c in sweep) == [f"threshold-t{t}" for t in range(1, 6)]
+    nuggetizer = load_workflow(WORKFLOW.with_name("workflow-nuggetizer.yml"))
+    JudgeSettings.from_kwargs(resolve_variant(nuggetizer, "nuggets").judge_settings)
 
 
 def test_model_preferences_pick_the_first_served_model(task, tmp_path, nltk_stub):
@@ -337,3 +341,25 @@ def test_threshold_sweep_grades_once(task, tmp_path, nltk_stub):
         cover = [boards[t][(run, "EXAM-Cover")] for t in range(1, 6)]
         assert cover == sorted(cover, reverse=True) and cover[0] > cover[-1]
         assert len({boards[t][(run, "nDCG@10")] for t in range(1, 6)}) == 1
+
+
+def test_nuggetizer_banks_in_and_out(task, tmp_path, nltk_stub):
+    """workflow-nuggetizer.yml: nuggets given as AutoJudge NuggetizerNuggetBanks come back in that type."""
+    from autojudge_base import Leaderboard
+    from autojudge_base.nugget_data import NuggetizerNuggetBanks, load_nugget_banks_generic
+
+    given = tmp_path / "nuggets.jsonl"
+    given.write_text("".join(json.dumps({"qid": q, "query": t, "nuggets": [
+        {"text": f"{t} fact one", "importance": "vital"}, {"text": f"{t} fact two", "importance": "okay"}]}) + "\n"
+        for q, t in collection.TITLES.items()))
+    out = tmp_path / "out"
+    with FakeOpenAI(reply=nuggetizing) as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_MODEL": "judge-model", "OPENAI_API_KEY": "k"}
+        done = auto_judge(task, out, "nuggets", nltk_stub, env=env, banks=given,
+                          workflow=WORKFLOW.with_name("workflow-nuggetizer.yml"))
+        assert done.returncode == 0, done.stderr[-3000:]
+    banks = load_nugget_banks_generic(out / "nuggets.nuggets.jsonl", NuggetizerNuggetBanks)
+    assert [(n.text, n.importance) for n in banks.banks["q1"].nuggets] == [
+        ("how do bees make honey fact one", "vital"), ("how do bees make honey fact two", "okay")]
+    board = Leaderboard.load(out / "nuggets.eval.txt", format="ir_measures")
+    assert "nuggets:strict_vital" in board.measures

@@ -28,7 +28,7 @@ from proctor.autojudge.session import note
 from proctor.autojudge.settings import JudgeSettings
 from proctor.errors import UsageError
 from proctor.evaluate.leaderboard import Leaderboard as ProctorBoard
-from proctor.io.nugget_banks import autojudge_lines
+from proctor.io.nugget_banks import autojudge_lines, nuggetizer_lines
 from proctor.records import GradeSet
 from proctor.store import Store
 
@@ -146,22 +146,29 @@ def bank_creator(info: dict[str, Any]) -> dict[str, Any] | None:
             "creation_date": info.get("time")}
 
 
-def bank_to_nugget_banks(store: Store, bank: str | None) -> NuggetBanks:
-    """The store's bank as AutoJudge `NuggetBanks` (questions and nuggets, with their creator info), read
-    with AutoJudge's own loader."""
+def bank_to_nugget_banks(store: Store, bank: str | None, container: type = NuggetBanks) -> Any:
+    """The store's bank as AutoJudge `NuggetBanks` (questions and nuggets, with their creator info) or
+    `NuggetizerNuggetBanks` (nuggets with importance), read with AutoJudge's own loader."""
     version = store.bank_version(bank)
     if version is None:
         raise UsageError("the store holds no bank")
     questions = store.bank_questions(*version)
-    lines = autojudge_lines(questions, {k: v for k, v in store.queries().items() if v})
-    creator = bank_creator(store.bank_info(*version))
-    for line in lines:
-        if creator and not line.get("creator"):
-            line["creator"] = [creator]
+    texts = {k: v for k, v in store.queries().items() if v}
+    if container is NuggetBanks:
+        lines = autojudge_lines(questions, texts)
+        creator = bank_creator(store.bank_info(*version))
+        for line in lines:
+            if creator and not line.get("creator"):
+                line["creator"] = [creator]
+    else:
+        lines = nuggetizer_lines(questions, texts)
+        if not lines:
+            raise UsageError(f"bank {version[0]}@{version[1]} holds no nuggets ({container.__name__} holds nuggets "
+                             "only): give nuggets, or use the workflow with NuggetBanks")
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "bank.jsonl"
         from proctor.bank.generate import write_bank
 
         write_bank(lines, path)
-        return load_nugget_banks_generic(path, NuggetBanks)
+        return load_nugget_banks_generic(path, container)
 

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from autojudge_base import Leaderboard, NuggetBanks, Qrels
+from autojudge_base.nugget_data import NuggetizerNuggetBanks
 
 from proctor.autojudge.convert import bank_to_nugget_banks, to_leaderboard, to_qrels
 from proctor.autojudge.session import ANSWER_METHODS, Session
@@ -49,7 +50,7 @@ class ProctorJudge:
             if not session.needs_bank:
                 return None
             session.ensure_bank(rag_topics, nugget_banks)
-            return bank_to_nugget_banks(session.store, session.settings.bank)
+            return bank_to_nugget_banks(session.store, session.settings.bank, self.nugget_banks_type)
 
     @user_errors
     def create_qrels(self, rag_responses: Iterable[Any], rag_topics: Sequence[Any], llm_config: Any,
@@ -70,3 +71,10 @@ class ProctorJudge:
         with Session.open(kwargs, llm_config) as session:
             grade_set = session.graded(rag_topics, rag_responses, nugget_banks)
             return to_leaderboard(session.store, grade_set, session.settings, [t.request_id for t in rag_topics])
+
+
+class ProctorNuggetizerJudge(ProctorJudge):
+    """`ProctorJudge` whose banks are AutoJudge `NuggetizerNuggetBanks` (nuggets with vital/okay importance,
+    format v4): declared in `workflow-nuggetizer.yml`."""
+
+    nugget_banks_type = NuggetizerNuggetBanks
