@@ -363,3 +363,28 @@ def test_nuggetizer_banks_in_and_out(task, tmp_path, nltk_stub):
         ("how do bees make honey fact one", "vital"), ("how do bees make honey fact two", "okay")]
     board = Leaderboard.load(out / "nuggets.eval.txt", format="ir_measures")
     assert "nuggets:strict_vital" in board.measures
+
+
+def test_a_topic_a_run_did_not_answer_follows_on_missing(task, tmp_path, nltk_stub):
+    """gen-bad gives no answer for q4: AutoJudge's on_missing decides (error names the pair; default writes a
+    0 row; fix_aggregate writes none), and the `all` row counts it 0 in every mode, as Proctor does."""
+    from autojudge_base import Leaderboard
+
+    path = task["responses"] / "gen-bad.jsonl"
+    path.write_text("".join(line + "\n" for line in path.read_text().splitlines() if '"q4"' not in line))
+    out = tmp_path / "out"
+    with FakeOpenAI() as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_MODEL": "judge-model", "OPENAI_API_KEY": "k"}
+        done = auto_judge(task, out, "llm", nltk_stub, "--set", "on_missing=error", env=env)
+        assert done.returncode == 2 and "(gen-bad, q4)" in done.stderr and "Traceback" not in done.stderr
+        rows = {}
+        for mode in ("default", "fix_aggregate"):
+            done = auto_judge(task, out, "llm", nltk_stub, "--set", f"on_missing={mode}", env=env)
+            assert done.returncode == 0, done.stderr[-3000:]
+            rows[mode] = Leaderboard.load(out / "llm.eval.txt", format="ir_measures").entries
+    default = {(e.run_id, e.topic_id): e.values for e in rows["default"]}
+    assert all(float(v) == 0.0 for v in default[("gen-bad", "q4")].values())
+    assert ("gen-bad", "q4") not in {(e.run_id, e.topic_id) for e in rows["fix_aggregate"]}
+    alls = {mode: {(e.run_id, m): float(v) for e in entries if e.topic_id == "all" for m, v in e.values.items()}
+            for mode, entries in rows.items()}
+    assert alls["default"] == alls["fix_aggregate"]

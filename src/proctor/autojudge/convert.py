@@ -80,11 +80,13 @@ def to_leaderboard(store: Store, grade_set: GradeSet, settings: JudgeSettings, t
     spec = LeaderboardSpec(measures=tuple(MeasureSpec(name, float, describe_measure(name, board, settings))
                                           for name, board in boards.items()))
     wanted = set(topic_ids)
+    answered = store.ranked_lists()
     rows: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
     for name, board in boards.items():
         for entry in board.entries:
             for topic, value in entry.per_query.items():
-                if topic in wanted:
+                # a topic the run did not answer is AutoJudge's to fill (on_missing), not Proctor's zero
+                if topic in wanted and topic in answered.get(entry.system, {}):
                     rows[(entry.system, topic)][name] = value
     partial = sorted(key for key, values in rows.items() if len(values) != len(boards))
     if partial:
