@@ -388,3 +388,30 @@ def test_a_topic_a_run_did_not_answer_follows_on_missing(task, tmp_path, nltk_st
     alls = {mode: {(e.run_id, m): float(v) for e in entries if e.topic_id == "all" for m, v in e.values.items()}
             for mode, entries in rows.items()}
     assert alls["default"] == alls["fix_aggregate"]
+
+
+def test_a_run_shows_only_its_own_responses(task, tmp_path, nltk_stub):
+    """The store keeps what earlier runs imported; a run limited to two systems (--run) shows only them, and a
+    sentence's qrels document id is the md5 of its text exactly as the report gives it (spaces included)."""
+    from autojudge_base import Leaderboard
+    from autojudge_base.qrels.qrels import read_qrel_file
+
+    path = task["responses"] / "gen-bad.jsonl"
+    path.write_text(path.read_text().replace('fifteenth century."', 'fifteenth century.  "'))
+    out = tmp_path / "out"
+    with FakeOpenAI() as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_MODEL": "judge-model", "OPENAI_API_KEY": "k"}
+        assert auto_judge(task, out, "llm", nltk_stub, env=env).returncode == 0
+        asked = server.requests
+        done = auto_judge(task, out, "llm", nltk_stub, "--run", "gen-good", "--run", "gen-bad", env=env)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert server.requests == asked
+    board = Leaderboard.load(out / "llm.eval.txt", format="ir_measures")
+    assert {e.run_id for e in board.entries} == {"gen-good", "gen-bad"}
+    docs = {r.doc_id for r in read_qrel_file(out / "llm.qrels.txt").rows}
+    expected = {hashlib.md5(s.encode()).hexdigest() for run in ("gen-good", "gen-bad")
+                for text in collection.SYSTEMS[run].values() for s in collection.sentences(text)}
+    spaced = "The history of the printing press begins with Johannes Gutenberg in the fifteenth century.  "
+    md5 = {hashlib.md5(spaced.rstrip().encode()).hexdigest(): hashlib.md5(spaced.encode()).hexdigest()}
+    expected = {md5.get(doc, doc) for doc in expected}
+    assert docs == expected

@@ -35,17 +35,23 @@ from proctor.store import Store
 TOLERANCE = 1e-9
 
 
-def proctor_board(store: Store, grade_set: GradeSet, settings: JudgeSettings, name: str) -> ProctorBoard:
-    """The Proctor leaderboard behind one measure name of the settings."""
+def proctor_board(store: Store, grade_set: GradeSet, settings: JudgeSettings, name: str, runs: list[str]
+                  ) -> ProctorBoard:
+    """The Proctor leaderboard of `runs` behind one measure name of the settings (a system's score does not
+    depend on the other systems; n-EXAM's pool is every graded sentence in the store)."""
     labels = api.LabelChoice(grade_set=grade_set.id, min_questions=settings.min_questions)
-    if name in ("EXAM-Cover", "n-EXAM"):
-        return api.leaderboards(store, metric="cover", min_grade=settings.min_grade, labels=labels,
-                                budget=settings.budget, missing="zero",
-                                normalize="pool" if name == "n-EXAM" else None)[0]
     kind, _, score = name.partition(":")
-    if kind in ("nuggets", "citations") and score:
-        return api.answer_leaderboard(store, kind, score, labels=labels)
-    return api.leaderboards(store, measures=[name], min_grade=settings.min_grade, labels=labels, missing="zero")[0]
+    if name in ("EXAM-Cover", "n-EXAM"):
+        board = api.leaderboards(store, metric="cover", min_grade=settings.min_grade, labels=labels,
+                                 budget=settings.budget, missing="zero",
+                                 normalize="pool" if name == "n-EXAM" else None)[0]
+    elif kind in ("nuggets", "citations") and score:
+        board = api.answer_leaderboard(store, kind, score, labels=labels)
+    else:
+        board = api.leaderboards(store, measures=[name], min_grade=settings.min_grade, labels=labels,
+                                 missing="zero")[0]
+    board.entries = [e for e in board.entries if e.system in set(runs)]
+    return board
 
 
 def describe_measure(name: str, board: ProctorBoard, settings: JudgeSettings) -> str:
@@ -74,9 +80,10 @@ def describe_measure(name: str, board: ProctorBoard, settings: JudgeSettings) ->
     return f"{text} {source}"
 
 
-def to_leaderboard(store: Store, grade_set: GradeSet, settings: JudgeSettings, topic_ids: list[str]) -> Leaderboard:
-    """AutoJudge's leaderboard of the measures the settings name, checked against Proctor's scores."""
-    boards = {name: proctor_board(store, grade_set, settings, name) for name in settings.measures}
+def to_leaderboard(store: Store, grade_set: GradeSet, settings: JudgeSettings, topic_ids: list[str],
+                   runs: list[str]) -> Leaderboard:
+    """AutoJudge's leaderboard of `runs` for the measures the settings name, checked against Proctor's scores."""
+    boards = {name: proctor_board(store, grade_set, settings, name, runs) for name in settings.measures}
     spec = LeaderboardSpec(measures=tuple(MeasureSpec(name, float, describe_measure(name, board, settings))
                                           for name, board in boards.items()))
     wanted = set(topic_ids)
@@ -121,13 +128,19 @@ def check_all_rows(result: Leaderboard, boards: dict[str, ProctorBoard], topics:
                 "sentences. Give a bank for every topic, or judge only the topics it covers (--topic)")
 
 
-def to_qrels(store: Store, grade_set: GradeSet, settings: JudgeSettings, topic_ids: list[str]) -> Qrels:
-    """EXAM-Qrels of the response sentences; the document id is the md5 of the sentence's text."""
+def to_qrels(store: Store, grade_set: GradeSet, settings: JudgeSettings, topic_ids: list[str],
+             sentences: dict[str, str]) -> Qrels:
+    """EXAM-Qrels of the sentences of this run's responses (`sentences`: passage id → the text as the report
+    gives it); the document id is the md5 of that text, as `autojudge_base.doc_id_md5`."""
     _, labels = api.qrels(store, api.LabelChoice(grade_set=grade_set.id, min_questions=settings.min_questions))
-    texts = store.passage_texts()
+    stored = store.passage_texts()
     wanted = set(topic_ids)
-    records = [(topic, doc_id_md5(texts[pid]), label) for topic, per in sorted(labels.items()) if topic in wanted
-               for pid, label in sorted(per.items()) if texts.get(pid) is not None]
+    records = [(topic, doc_id_md5(sentences[pid]), label) for topic, per in sorted(labels.items()) if topic in wanted
+               for pid, label in sorted(per.items()) if pid in sentences]
+    altered = [pid for pid in sentences if stored.get(pid) not in (sentences[pid], sentences[pid].strip())]
+    if altered:
+        raise UsageError(f"{len(altered)} sentences differ from the text the store grades (e.g. {altered[0]}): "
+                         "their labels would not be theirs")
     grades: dict[tuple[str, str], set[int]] = defaultdict(set)
     for topic, doc, label in records:
         grades[(topic, doc)].add(label)

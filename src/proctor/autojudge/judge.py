@@ -61,7 +61,8 @@ class ProctorJudge:
             grade_set = session.graded(rag_topics, rag_responses, nugget_banks)
             if session.settings.method in ANSWER_METHODS:
                 return None
-            return to_qrels(session.store, grade_set, session.settings, [t.request_id for t in rag_topics])
+            return to_qrels(session.store, grade_set, session.settings, [t.request_id for t in rag_topics],
+                            session.sentences)
 
     @user_errors
     def judge(self, rag_responses: Iterable[Any], rag_topics: Sequence[Any], llm_config: Any,
@@ -70,7 +71,8 @@ class ProctorJudge:
         """Per-topic and `all` rows of the measures the settings name."""
         with Session.open(kwargs, llm_config) as session:
             grade_set = session.graded(rag_topics, rag_responses, nugget_banks)
-            return to_leaderboard(session.store, grade_set, session.settings, [t.request_id for t in rag_topics])
+            return to_leaderboard(session.store, grade_set, session.settings, [t.request_id for t in rag_topics],
+                                  session.runs)
 
 
 class ProctorNuggetizerJudge(ProctorJudge):

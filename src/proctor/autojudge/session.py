@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,10 @@ class Session:
     outdir: Path
     model: str | None
     base_url: str | None
+    runs: list[str] = field(default_factory=list)
+    """The runs of this run's responses: the only ones its leaderboard and qrels show (the store may hold more)."""
+    sentences: dict[str, str] = field(default_factory=dict)
+    """Passage id (`run/topic/i`) → the sentence's text exactly as the report gives it."""
 
     @classmethod
     def open(cls, kwargs: dict[str, Any], llm_config: Any) -> Session:
@@ -91,6 +95,9 @@ class Session:
         api.import_into(self.store, "queries", [queries])
         if responses is None:
             return
+        responses = list(responses)
+        self.runs = sorted({r.metadata.run_id for r in responses})
+        self.sentences = sentence_texts(responses)
         reports = self.outdir / f"{self.stem}.responses.jsonl"
         _write_lines(reports, (r.model_dump(mode="json", exclude_none=True) for r in responses))
         (report,) = api.import_into(self.store, "responses", [reports], skip_unknown_queries=True)
@@ -158,6 +165,18 @@ class Session:
         """The error text when the endpoint is down and the store lacks grades."""
         pairs = api.ungraded(self.store, self.settings.method, llm, **options)
         return missing_text(self.store, pairs, self.settings.method, llm, why)
+
+
+def sentence_texts(responses: Iterable[Any]) -> dict[str, str]:
+    """Proctor's passage id of every report sentence (`run/topic/i`, sentences without text skipped, as the
+    responses reader numbers them) → its text as given."""
+    out = {}
+    for r in responses:
+        m = r.metadata
+        topic = m.topic_id or m.narrative_id or m.request_id
+        texts = [s.text for s in (r.responses or r.answer or []) if (s.text or "").strip()]
+        out.update({f"{m.run_id}/{topic}/{i}": text for i, text in enumerate(texts)})
+    return out
 
 
 def missing_text(store: Store, pairs: list[tuple[str, str, str]], method: str, llm: str, why: str) -> str:
