@@ -29,16 +29,11 @@ BIN = Path(sys.executable).parent
 
 
 @pytest.fixture(scope="module")
-def nltk_stub(tmp_path_factory) -> Path:
-    """The NLTK resources autojudge-base looks for at import (stopwords, punkt), as a local folder."""
-    root = tmp_path_factory.mktemp("nltk")
-    (root / "corpora" / "stopwords").mkdir(parents=True)
-    (root / "corpora" / "stopwords" / "english").write_text("the\na\nof\nand\n")
-    (root / "tokenizers" / "punkt").mkdir(parents=True)
-    import nltk
-
-    nltk.data.path.insert(0, str(root))
-    return root
+def nltk_stub(peer_nltk) -> Path:
+    """The local NLTK folder of the peer tests, with the punkt folder autojudge-base also looks for (so it
+    does not try to download it)."""
+    (peer_nltk / "tokenizers" / "punkt").mkdir(parents=True, exist_ok=True)
+    return peer_nltk
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from proctor.bank.generate import generate_bank as generate_bank  # `proctor bank generate` for (query_id, text)
 from proctor.errors import UsageError
 from proctor.evaluate.labels import LabelStats, binarize
 from proctor.evaluate.leaderboard import Leaderboard, cover_leaderboard, measure_leaderboard
@@ -75,9 +76,8 @@ def grade_request(method: str, llm: str, **options: Any):
 
 def ungraded(store: Store, method: str, llm: str, **options: Any) -> list[tuple[str, str, str]]:
     """The (query, passage, item) pairs `grade` (same arguments) would still send to the LLM; sends nothing."""
-    from proctor.grading import ungraded as pairs
-
-    return pairs(store, grade_request(method, llm, **options))
+    from proctor.grading import ungraded
+    return ungraded(store, grade_request(method, llm, **options))
 
 
 def _in_own_thread(store: Store, request) -> tuple[GradeSet, list]:
@@ -96,29 +96,6 @@ def _in_own_thread(store: Store, request) -> tuple[GradeSet, list]:
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(work).result()
-
-
-def generate_bank(topics: Sequence[tuple[str, str]], llm: str, *, kind: str = "questions", n: int = 10,
-                  style: str = "dl", importance: bool = False, retries: int = 3, **backend: Any) -> Any:
-    """Generate questions (or nuggets, with vital/okay `importance`) for `(query_id, text)` topics with a
-    text-generating backend (`BackendConfig` fields in `backend`); the `Outcome`: bank lines and failures."""
-    from proctor.bank.generate import Topic, generate
-    from proctor.llm.config import BackendConfig
-
-    if llm.split(":")[0] not in ("openai", "hf", "llamacpp"):
-        raise UsageError("bank generation needs a text-generating backend: openai:MODEL, hf:PATH, llamacpp:PATH")
-    config = BackendConfig(spec=llm, **backend)
-    config.check()
-    engine = config.build("generate")
-
-    async def go() -> Any:
-        try:
-            return await generate([Topic(qid, None, text) for qid, text in topics], engine, style=style, kind=kind,
-                                  n=n, retries=retries, importance=importance)
-        finally:
-            await engine.aclose()
-
-    return asyncio.run(go())
 
 
 @dataclass(frozen=True)
