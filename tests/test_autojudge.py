@@ -241,7 +241,7 @@ def test_every_variant_maps_to_known_settings(nltk_stub):
     from proctor.autojudge.settings import JudgeSettings
 
     workflow = load_workflow(WORKFLOW)
-    assert set(workflow.variants) == {"embedded", "llm", "nuggets", "umbrela"}
+    assert set(workflow.variants) == {"embedded", "llm", "nuggets", "umbrela", "citations"}
     configs = [resolve_variant(workflow, name) for name in workflow.variants] + resolve_sweep(workflow, "threshold")
     for config in configs:
         JudgeSettings.from_kwargs(config.judge_settings)
@@ -410,3 +410,25 @@ def test_a_run_shows_only_its_own_responses(task, tmp_path, nltk_stub):
     md5 = {hashlib.md5(spaced.rstrip().encode()).hexdigest(): hashlib.md5(spaced.encode()).hexdigest()}
     expected = {md5.get(doc, doc) for doc in expected}
     assert docs == expected
+
+
+def test_citations_variant_reads_the_corpus(task, tmp_path, nltk_stub):
+    """Citation support judges every cited sentence against the cited document's text from --corpus; without
+    a corpus file the run is refused before any request."""
+    from autojudge_base import Leaderboard
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"doc-{q}-{i}", "text": f"Document {i} about {t}."}) + "\n"
+                              for q, t in collection.TITLES.items() for i in range(6)))
+    out = tmp_path / "out"
+    verdict = {"text": lambda p: "Full Support" if "Bees" in p else "No Support"}
+    with FakeOpenAI(reply=lambda prompt: verdict["text"](prompt)) as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_MODEL": "judge-model", "OPENAI_API_KEY": "k"}
+        refused = auto_judge(task, out, "citations", nltk_stub, env=env)
+        assert refused.returncode == 2 and "give --corpus FILE" in refused.stderr and server.requests == 0
+        done = auto_judge(task, out, "citations", nltk_stub, "--corpus", str(corpus), env=env)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert server.requests == 29  # one per cited sentence
+    board = Leaderboard.load(out / "citations.eval.txt", format="ir_measures")
+    values = all_rows(board)
+    assert values[("gen-good", "citations:support_precision")] > values[("gen-bad", "citations:support_precision")]

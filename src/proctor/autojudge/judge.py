@@ -58,7 +58,7 @@ class ProctorJudge:
         """EXAM-Qrels of the response sentences (document id: the md5 of the sentence, as AutoJudge's qrels
         for generated text); None for the answer-level methods."""
         with Session.open(kwargs, llm_config) as session:
-            grade_set = session.graded(rag_topics, rag_responses, nugget_banks)
+            grade_set = session.graded(rag_topics, rag_responses, nugget_banks, corpus)
             if session.settings.method in ANSWER_METHODS:
                 return None
             return to_qrels(session.store, grade_set, session.settings, [t.request_id for t in rag_topics],
@@ -70,7 +70,7 @@ class ProctorJudge:
               **kwargs: Any) -> Leaderboard:
         """Per-topic and `all` rows of the measures the settings name."""
         with Session.open(kwargs, llm_config) as session:
-            grade_set = session.graded(rag_topics, rag_responses, nugget_banks)
+            grade_set = session.graded(rag_topics, rag_responses, nugget_banks, corpus)
             return to_leaderboard(session.store, grade_set, session.settings, [t.request_id for t in rag_topics],
                                   session.runs)
 

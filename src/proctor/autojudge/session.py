@@ -76,9 +76,11 @@ class Session:
             note("no bank given or stored: generating one with the LLM")
             self.generate_bank(topics, nuggets=self.settings.method in ("nugget-rating", "nugget-assign"))
 
-    def graded(self, topics: Sequence[Any], responses: Iterable[Any], nugget_banks: Any) -> GradeSet:
-        """Topics, responses and bank loaded, every pair graded: the grade set."""
+    def graded(self, topics: Sequence[Any], responses: Iterable[Any], nugget_banks: Any, corpus: str | None
+               ) -> GradeSet:
+        """Topics, responses, corpus and bank loaded, every pair graded: the grade set."""
         self.load(topics, list(responses))
+        self.load_corpus(corpus)
         if self.needs_bank:
             self.ensure_bank(topics, nugget_banks)
         return self.grade()
@@ -103,6 +105,18 @@ class Session:
         (report,) = api.import_into(self.store, "responses", [reports], skip_unknown_queries=True)
         if report.skipped_unknown_queries:
             note(f"{report.skipped_unknown_queries} responses answer topics not in --rag-topics: not judged")
+
+    def load_corpus(self, corpus: str | None) -> None:
+        """`--corpus`: the cited documents' texts, which citation support judges against (a corpus file Proctor
+        reads: JSONL `{id, text}`, TSV, ...); the other methods grade the response sentences and ignore it."""
+        if self.settings.method != "citation-support":
+            if corpus:
+                note(f"--corpus {corpus}: not used by method {self.settings.method}")
+            return
+        if not corpus or not Path(corpus).is_file():
+            raise UsageError(f"method citation-support judges cited sentences against the cited documents: give "
+                             f"--corpus FILE (JSONL {{id, text}} or TSV), not {corpus!r}")
+        api.import_into(self.store, "corpus", [corpus])
 
     def has_bank(self) -> bool:
         """Whether the store holds a bank (given or generated on an earlier run)."""
