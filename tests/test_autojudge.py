@@ -432,3 +432,23 @@ def test_citations_variant_reads_the_corpus(task, tmp_path, nltk_stub):
     board = Leaderboard.load(out / "citations.eval.txt", format="ir_measures")
     values = all_rows(board)
     assert values[("gen-good", "citations:support_precision")] > values[("gen-bad", "citations:support_precision")]
+
+
+def test_fewer_topics_than_the_banks(task, tmp_path, nltk_stub):
+    """--limit-topics / --topic judge fewer topics than the given banks hold: only those are imported, graded
+    and scored (n-EXAM over them too); a later full run grades only the rest."""
+    from autojudge_base import Leaderboard
+
+    out = tmp_path / "out"
+    with FakeOpenAI() as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_MODEL": "judge-model", "OPENAI_API_KEY": "k"}
+        done = auto_judge(task, out, "llm", nltk_stub, "--limit-topics", "2", env=env)
+        assert done.returncode == 0, done.stderr[-3000:]
+        first = server.requests
+        limited = Leaderboard.load(out / "tmp-llm.eval.txt", format="ir_measures")  # the runner's tmp- prefix
+        assert {e.topic_id for e in limited.entries} == {"q1", "q2", "all"}
+        assert auto_judge(task, out, "llm", nltk_stub, env=env).returncode == 0
+        full = Leaderboard.load(out / "llm.eval.txt", format="ir_measures")
+        assert {e.topic_id for e in full.entries} == {"q1", "q2", "q3", "q4", "all"}
+        assert auto_judge(task, out, "llm", nltk_stub, "--topic", "q3", env=env).returncode == 0
+        assert server.requests == 87 and first < 87  # every pair asked once over the three runs

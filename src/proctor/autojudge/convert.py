@@ -112,20 +112,27 @@ def to_leaderboard(store: Store, grade_set: GradeSet, settings: JudgeSettings, t
 
 
 def check_all_rows(result: Leaderboard, boards: dict[str, ProctorBoard], topics: set[str]) -> None:
-    """Every `all` value AutoJudge computed equals Proctor's score of that run (else the topics AutoJudge
-    counts as 0 are ones Proctor does not score: say which)."""
+    """Every `all` value AutoJudge computed equals Proctor's score of that run over the judged topics (else
+    AutoJudge counts topics as 0 that Proctor does not score: say which)."""
     all_rows = {e.run_id: e.values for e in result.entries if e.topic_id == result.all_topic_id}
     for name, board in boards.items():
         for entry in board.entries:
             value = all_rows.get(entry.system, {}).get(name)
-            if value is None or math.isclose(value, entry.score, rel_tol=TOLERANCE, abs_tol=TOLERANCE):
+            if value is None:
                 continue
             unscored = sorted(topics - set(entry.per_query))
+            if name == "n-EXAM" and set(entry.per_query) - topics:
+                raise UsageError(f"n-EXAM is a ratio over the {len(entry.per_query)} topics of the store's bank, "
+                                 f"but this run judges {len(topics)}: judge them all, or give this run its own "
+                                 "store (setting store)")
+            expected = math.fsum(entry.per_query.get(t, 0.0) for t in topics) / len(topics)
+            if not unscored and math.isclose(value, expected, rel_tol=TOLERANCE, abs_tol=TOLERANCE):
+                continue
             raise UsageError(
                 f"measure {name}, run {entry.system}: AutoJudge's 'all' row would be {value:.6f} but Proctor's "
-                f"score is {entry.score:.6f}: AutoJudge counts {len(unscored)} topics as 0 that Proctor does not score "
-                f"({', '.join(unscored[:10])}), e.g. topics without questions in the bank or without graded "
-                "sentences. Give a bank for every topic, or judge only the topics it covers (--topic)")
+                f"score is {expected:.6f}: AutoJudge counts {len(unscored)} topics as 0 that Proctor does not "
+                f"score ({', '.join(unscored[:10])}), e.g. topics without questions in the bank or without "
+                "graded sentences. Give a bank for every topic, or judge only the topics it covers (--topic)")
 
 
 def to_qrels(store: Store, grade_set: GradeSet, settings: JudgeSettings, topic_ids: list[str],

@@ -71,7 +71,7 @@ class Session:
         """The given banks imported (a changed bank becomes a new version), else the stored bank, else one
         generated (nuggets with importance for the nugget methods)."""
         if nugget_banks is not None:
-            self.import_banks(nugget_banks)
+            self.import_banks(nugget_banks, [t.request_id for t in topics])
         elif not self.has_bank():
             note("no bank given or stored: generating one with the LLM")
             self.generate_bank(topics, nuggets=self.settings.method in ("nugget-rating", "nugget-assign"))
@@ -122,13 +122,16 @@ class Session:
         """Whether the store holds a bank (given or generated on an earlier run)."""
         return bool(self.store.banks())
 
-    def import_banks(self, nugget_banks: Any) -> None:
-        """Import the given AutoJudge nugget banks (written with AutoJudge's own writer, read with Proctor's
-        AutoJudge bank reader) as the store's bank."""
+    def import_banks(self, nugget_banks: Any, topic_ids: list[str]) -> None:
+        """Import the given AutoJudge nugget banks of the judged topics (written with AutoJudge's own writer,
+        read with Proctor's AutoJudge bank reader) as the store's bank; the runner's --topic / --limit-topics
+        judge fewer topics than the banks hold, and a bank of other topics would be scored too."""
         from autojudge_base.nugget_data import write_nugget_banks_generic
 
+        wanted = set(topic_ids)
+        kept = type(nugget_banks)(banks={q: b for q, b in nugget_banks.banks.items() if q in wanted})
         path = self.outdir / f"{self.stem}.given-bank.jsonl"
-        write_nugget_banks_generic(nugget_banks, path)
+        write_nugget_banks_generic(kept, path)
         api.import_into(self.store, "bank", [path], bank_name=self.bank_name)
 
     @property
