@@ -82,6 +82,7 @@ def grade_request(method: str, llm: str, **options: Any):
 def ungraded(store: Store, method: str, llm: str, **options: Any) -> list[tuple[str, str, str]]:
     """The (query, passage, item) pairs `grade` (same arguments) would still send to the LLM; sends nothing."""
     from proctor.grading import ungraded
+
     return ungraded(store, grade_request(method, llm, **options))
 
 
