@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from proctor.analyze.agreement import validate_merge
 from proctor.analyze.agreement_render import markdown, number, rows
 from proctor.analyze.judges import store_agreement
-from proctor.cli.common import add_format, add_store, check_judged_relevant, int_in, readable_store
+from proctor.cli.common import add_format, add_store, check_judged_relevant, emit, int_in, readable_store
 from proctor.errors import UsageError
 
 DESCRIPTION = """\
@@ -56,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         check_judged_relevant(store, args.judged_relevant)
         result = store_agreement(store, args.judged_relevant, min_questions=ms, merges=merges,
                                  method=args.method, model=args.model, grade_set=args.grade_set, bank=args.bank)
-    sys.stdout.write(render(result, args.format))
+    emit(render(result, args.format), args.format)
     return 0
 
 

@@ -4,9 +4,8 @@ or EXAM-Cover leaderboards."""
 from __future__ import annotations
 
 import argparse
-import sys
 
-from proctor.cli.common import GRADE, add_format, add_store, int_in, note, readable_store
+from proctor.cli.common import GRADE, add_format, add_store, emit, int_in, note, readable_store
 from proctor.cli.compare_cmd import add_significance_options, significance_settings
 from proctor.cli.qrels_cmd import add_label_options
 from proctor.errors import UsageError
@@ -103,13 +102,13 @@ def run(args: argparse.Namespace) -> int:
         for line in board.notes:
             note(line)
     if not args.significance:
-        sys.stdout.write(api.render(boards, args.format, per_query=args.per_query))
+        emit(api.render(boards, args.format, per_query=args.per_query), args.format)
         return 0
     comparisons = [api.significance(board, **significance_settings(args)) for board in boards]
     for comparison in comparisons:
         for line in comparison.notes:
             note(line)
-    sys.stdout.write(render_with_significance(boards, comparisons, args.format, args.per_query))
+    emit(render_with_significance(boards, comparisons, args.format, args.per_query), args.format)
     return 0
 
 
