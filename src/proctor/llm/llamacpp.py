@@ -25,7 +25,8 @@ class LlamaCppBackend:
         try:
             from llama_cpp import Llama
         except ImportError:
-            raise UsageError("llamacpp: needs llama-cpp-python (pip install 'proctor[llamacpp]')") from None
+            raise UsageError("llamacpp: needs llama-cpp-python (in a Proctor checkout: "
+                             "pip install -e '.[llamacpp]')") from None
         self._load = lambda: Llama(model_path=path, n_ctx=context_window, n_threads=threads, verbose=False, seed=0)
         self._vocab = lambda: Llama(model_path=path, vocab_only=True, verbose=False)
         self._llm: Any = None
