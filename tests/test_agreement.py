@@ -134,7 +134,7 @@ def test_direct_relevance_rows_follow_the_methods_own_scale(demo_store, cli):
     assert kappa == pytest.approx(expected) and thomas["at_least_m_questions"]["1"]["n_passages"] == len(pairs)
     md = cli("agreement", "--store", demo_store, "--judged-relevant", "1", "--method", "thomas", "--format", "md").out
     assert ">=4" not in md and "=5" not in md and "m-th largest" not in md and "m=2" not in md
-    assert "labels 0-2, label = the method's grade of the passage" in md
+    assert "labels 0-2; prompt" in md and "is relevant; label = the method's grade of the passage" in md
     # a merge beyond the scale is left out and named, never computed on labels that cannot reach it
     asked = json.loads(cli("agreement", "--store", demo_store, "--judged-relevant", "1", "--method", "thomas",
                            "--merges", ">=2,>=4").out)["grade_sets"][0]

@@ -132,6 +132,7 @@ def test_outputs_are_0644_titles_name_the_metric_once_and_text_columns_align_lef
     assert "EXAM-Cover cover" not in page + markdown + svgs and "<!-- EXAM-Cover, τ=3 (Kendall" in svgs
     # text columns (ids, methods) left-aligned, numbers right-aligned, in the page and in the Markdown
     assert "<th>grade set</th>" in page and '<th class="num">grades</th>' in page
+    assert '<th class="num">m=1</th>' in page and '<th>statistic</th>' in page  # numbers as text align right too
     assert "td.num,th.num{text-align:right" in page and "padding:3px 6px;text-align:left}" in page
     assert "| grade set | method |" in markdown and "|---|---|" in markdown
 

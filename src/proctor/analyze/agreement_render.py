@@ -46,7 +46,8 @@ def sections(result: dict) -> list[tuple[str, list[Table]]]:
         for key, name in (("linear_weighted_kappa", "linearly weighted κ"),
                           ("krippendorff_alpha_ordinal", "Krippendorff's α (ordinal)"), ("n_passages", "passages")):
             stats.rows.append([name, *(number(reps[m][key]) for m in ms)])
-        scale = f"labels {gs['scale'][0]}-{gs['scale'][1]}, {gs['label_rule']}; " if "scale" in gs else ""
+        rule = f", {gs['label_rule']}" if result["label_rule"] != gs.get("label_rule") else ""  # else in the title
+        scale = f"labels {gs['scale'][0]}-{gs['scale'][1]}{rule}; " if "scale" in gs else ""
         heading = (f"{gs['method']} / {gs['model']} (grade set {gs.get('grade_set', '-')}, {scale}prompt "
                    f"{gs['prompt_version']}, bank {gs['bank']}, {gs['failed_grades']} failed grades)")
         out.append((heading, [stats, confusion_table(first["confusion"], None if per_passage else ms[0])]))

@@ -31,9 +31,10 @@ class Table:
         return [[(self._cell(v), (i, c) in self.bold) for c, v in enumerate(row)] for i, row in enumerate(self.rows)]
 
     def numeric(self) -> list[bool]:
-        """Per column: True when every value is a number (right-aligned); text columns are left-aligned."""
-        return [all(isinstance(r[c], int | float) and not isinstance(r[c], bool) for r in self.rows
-                    if r[c] is not None) and any(r[c] is not None for r in self.rows) for c in range(len(self.header))]
+        """Per column: True when every value is a number or a number's text (right-aligned); text columns are
+        left-aligned."""
+        return [all(_is_number(r[c]) for r in self.rows if r[c] is not None)
+                and any(r[c] is not None for r in self.rows) for c in range(len(self.header))]
 
     def _cell(self, value: object) -> str:
         return f"{value:.3f}" if isinstance(value, float) else "—" if value is None else str(value)
@@ -54,3 +55,18 @@ class Table:
         def cell(v: object) -> str:
             return "" if v is None else repr(v) if isinstance(v, float) else str(v)
         return "\n".join(["\t".join(self.header)] + ["\t".join(cell(v) for v in r) for r in self.rows]) + "\n"
+
+
+def _is_number(value: object) -> bool:
+    """A number, or text that shows one (`0.2370`, `nan`, `—` for none)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int | float):
+        return True
+    if isinstance(value, str):
+        try:
+            float(value)
+        except ValueError:
+            return value == "—"
+        return True
+    return False
