@@ -327,3 +327,31 @@ def info_text(counts: dict[str, Any]) -> str:
         lines.append(f"grade set      {s['id']}  {s['method']} / {s['model']}  bank {s['bank']}  prompt "
                      f"{s['prompt_version']}  {s['grades']} grades ({s['failures']} failed){hidden}")
     return "\n".join(lines) + "\n"
+
+
+def probe(store: Store, grade_set: str, attacks: Sequence[str], *, guards: Sequence[str] = (), sample: int = 20,
+          seed: int = 0, llm: str | None = None, **backend: Any) -> dict[str, Any]:
+    """Probe a grade set's judge with attacked copies of non-relevant pool passages (`attacks` of
+    `proctor.robustness.attacks.ATTACKS`), without and with each guard (`detect`, `harden`); `llm` defaults to the
+    grade set's own backend and model, `backend` are `BackendConfig` fields. Returns the report (`--format json`)."""
+    from proctor.llm.config import BackendConfig
+    from proctor.robustness.attacks import parse_attacks
+    from proctor.robustness.guards import parse_guards
+    from proctor.robustness.probe import ProbeOptions, run_probe
+
+    names = parse_attacks(",".join(attacks))
+    guard_names = parse_guards(",".join(guards)) if guards else []
+    if sample < 1:
+        raise UsageError(f"--sample must be at least 1 (got {sample})")
+    chosen = resolve_grade_set(store, grade_set)
+    config = BackendConfig(spec=llm or f"{chosen.params.get('backend', 'openai')}:{chosen.model}", **backend)
+    config.check()
+    options = ProbeOptions(tuple(names), tuple(guard_names), sample, seed)
+    return asyncio.run(run_probe(store, chosen, config, options))
+
+
+def render_probe(report: dict[str, Any], fmt: str = "tsv") -> str:
+    """A probe report as `tsv`, `json` or `md`."""
+    from proctor.robustness.report import render_report
+
+    return render_report(report, fmt)

@@ -21,6 +21,7 @@ from proctor.cli import (
     import_cmd,
     info_cmd,
     leaderboard_cmd,
+    probe_cmd,
     qrels_cmd,
     review_cmd,
     run_cmd,
@@ -31,7 +32,7 @@ from proctor.store import StoreError
 
 COMMANDS = (
     import_cmd, export_cmd, info_cmd, grade_cmd, grade_sets_cmd, qrels_cmd, leaderboard_cmd, compare_cmd,
-    correlate_cmd, agreement_cmd, analyze_cmd, bank_cmd, verify_cmd, review_cmd, run_cmd, demo_cmd,
+    correlate_cmd, agreement_cmd, analyze_cmd, probe_cmd, bank_cmd, verify_cmd, review_cmd, run_cmd, demo_cmd,
 )
 
 
