@@ -152,3 +152,33 @@ def test_detect_flags_judge_addressing_and_copied_rubric_only():
     assert detect("Text. what is the boiling point of water at sea level? More.", rubric)
     assert detect("Water boils at 100 degrees at sea level; the boiling point drops with altitude.", rubric) is None
     assert detect("A highly relevant study of rates and grades in schools.", rubric) is None
+
+
+def test_analyze_and_the_review_app_show_the_probe(graded, cli, tmp_path):
+    from proctor.review.robustness_view import flagged_queue
+    from proctor.store import Store
+    from test_review import Server
+
+    store, grade_set, server = graded
+    assert cli("probe", "--store", store, "--grade-set", grade_set, "--attack", "injection,rubric-leak",
+               "--guard", "detect", "--sample", "4", *backend(server)).code == 0
+    official = tmp_path / "official.json"
+    official.write_text(json.dumps({"strong": 1, "partial": 2, "middling": 3, "weak": 4}))
+    out = tmp_path / "report"
+    result = cli("analyze", "--store", store, "--official", official, "--out", out, "--measures", "P@3",
+                 "--budget", "3")
+    assert result.code == 0, result.err
+    text = (out / "report.md").read_text()
+    assert text.index("Leaderboard correlation") < text.index("Robustness probes") and "injection" in text
+    assert json.loads((out / "probes.json").read_text())[grade_set]["control"]["attack"] == "control"
+    review = Server(store)  # a real process, as test_review runs it
+    try:
+        status, page = review.get(f"/?gs={grade_set}")
+    finally:
+        review.stop()
+    assert status == 200 and 'id="probe"' in page and 'id="flagged"' in page
+    opened = Store.open(store)
+    queue = flagged_queue(opened)
+    opened.close()
+    assert queue and {item["attack"] for item in queue} == {"injection", "rubric-leak"}
+    assert all(item["kind"] == "flagged" and item["reason"] for item in queue)

@@ -18,6 +18,7 @@ from proctor.analyze.answers import answer_correlations, is_answer_set
 from proctor.analyze.compare import compare, per_query_correlation
 from proctor.analyze.html_report import Figure, Section, render
 from proctor.analyze.judges import store_agreement
+from proctor.analyze.robustness import probe_section
 from proctor.analyze.tables import Table
 from proctor.errors import UsageError
 from proctor.evaluate.leaderboard import Leaderboard, measure_leaderboard
@@ -107,6 +108,11 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
     report.sections.insert(1, Section("Leaderboard correlation (like RUBRIC Table 3)",
                                       correlation_table.markdown() + (f"\n{escape(left_out)}\n" if left_out else ""),
                                       [(None, correlation_table)], notes=[left_out] if left_out else []))
+    probes, probe_reports = probe_section(store, grade_sets)
+    if probes is not None:  # beside the correlations
+        report.sections.insert(2, probes)
+        write_text(out / "probes.json", json.dumps(probe_reports, indent=2, ensure_ascii=False))
+        report.files.append(out / "probes.json")
     _answers_section(report, store, official, [s for s in every if is_answer_set(s)], out)
     write_text(out / "correlations.tsv", correlation_table.tsv())
     write_text(out / "correlations.json", json.dumps(report.correlations, indent=2))

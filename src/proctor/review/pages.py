@@ -16,6 +16,7 @@ from proctor.grading.pool import judgment_pool
 from proctor.io.banks import is_spurious
 from proctor.records import GradeSet
 from proctor.review.editing import bank_of_query, draft_questions
+from proctor.review.robustness_view import probe_view
 from proctor.review.verify import spurious_counts, uncovered_passages
 from proctor.store import Store
 
@@ -99,7 +100,8 @@ def overview(store: Store, cache: Cache, grade_set: GradeSet | None, t: Threshol
         cache.counts = _counts(store)
     counts = {**cache.counts, "grades": sum(s.grades for s in sets), "questions": len(latest)}
     return {"queries": queries, "grade_sets": [_set_state(store, s, pool) for s in sets], "banks": store.banks(),
-            "grade_set": grade_set.as_dict() if grade_set else None, "counts": counts}
+            "grade_set": grade_set.as_dict() if grade_set else None, "counts": counts,
+            "probe": probe_view(store, grade_set)}
 
 
 def _bank_of(store: Store, question_id: str) -> str | None:
