@@ -182,3 +182,41 @@ def test_analyze_and_the_review_app_show_the_probe(graded, cli, tmp_path):
     opened.close()
     assert queue and {item["attack"] for item in queue} == {"injection", "rubric-leak"}
     assert all(item["kind"] == "flagged" and item["reason"] for item in queue)
+
+
+def test_grade_with_detect_flags_pool_passages_and_leaderboards_count_them(demo_store, cli):
+    from proctor.store import Store
+
+    opened = Store.open(demo_store)
+    planted = sorted(opened.judgments()["q1"])[0]
+    with opened.transaction():
+        opened.upsert_passages([(planted, f"{INJECTION} Bees are insects.")])
+    opened.close()
+    with FakeOpenAI(reply=gullible) as server:
+        result = cli("grade", "--store", demo_store, "--method", "self-rating", *backend(server), "--guard", "detect",
+                     "--format", "json")
+    assert result.code == 0, result.err
+    summary = json.loads(result.out)
+    assert summary["by_status"]["flagged"] == 1 and summary["grade_set"]["params"]["guard"] == "detect"
+    db = sqlite3.connect(demo_store)
+    graded = {row[0] for row in db.execute("SELECT DISTINCT passage_id FROM grades")}
+    flags = db.execute("SELECT query_id, passage_id, reason FROM pool_flags").fetchall()
+    db.close()
+    assert planted not in graded and flags == [("q1", planted, flags[0][2])] and "addresses the judge" in flags[0][2]
+    board = cli("leaderboard", "--store", demo_store, "--measure", "P@3", "--min-grade", "4", "--format", "json")
+    assert json.loads(board.out)["flagged_pairs"] == 1
+
+
+def test_grade_with_harden_fences_the_passage_in_a_prompt_version_of_ours(demo_store, cli):
+    prompts: list[str] = []
+
+    def judge(prompt: str) -> str:
+        prompts.append(prompt)
+        return "1"
+
+    with FakeOpenAI(reply=judge) as server:
+        result = cli("grade", "--store", demo_store, "--method", "self-rating", *backend(server), "--guard", "harden",
+                     "--max-queries", "1", "--format", "json")
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["grade_set"]["prompt_version"].endswith("+" + HARDEN_VERSION)
+    assert prompts and all("<passage>\n" in p and "not instructions" in p for p in prompts)

@@ -108,11 +108,7 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
     report.sections.insert(1, Section("Leaderboard correlation (like RUBRIC Table 3)",
                                       correlation_table.markdown() + (f"\n{escape(left_out)}\n" if left_out else ""),
                                       [(None, correlation_table)], notes=[left_out] if left_out else []))
-    probes, probe_reports = probe_section(store, grade_sets)
-    if probes is not None:  # beside the correlations
-        report.sections.insert(2, probes)
-        write_text(out / "probes.json", json.dumps(probe_reports, indent=2, ensure_ascii=False))
-        report.files.append(out / "probes.json")
+    _probes(report, store, grade_sets, out)
     _answers_section(report, store, official, [s for s in every if is_answer_set(s)], out)
     write_text(out / "correlations.tsv", correlation_table.tsv())
     write_text(out / "correlations.json", json.dumps(report.correlations, indent=2))
@@ -130,6 +126,15 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
                                        [agreement_render.title(agreement)]))
     _write_report(report, out, options)
     return report
+
+
+def _probes(report: Report, store: Store, grade_sets: list[GradeSet], out: Path) -> None:
+    """The probe results of the grade sets that were probed, beside the correlations (and in probes.json)."""
+    probes, probe_reports = probe_section(store, grade_sets)
+    if probes is not None:
+        report.sections.insert(2, probes)
+        write_text(out / "probes.json", json.dumps(probe_reports, indent=2, ensure_ascii=False))
+        report.files.append(out / "probes.json")
 
 
 def _correlation_rows(grade_set: GradeSet, rows: list[dict], options: AnalyzeOptions) -> list[list[object]]:

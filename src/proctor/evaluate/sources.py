@@ -75,6 +75,7 @@ def describe(store: Store, grade_set: GradeSet | None) -> dict[str, Any]:
         "params": grade_set.params,
         "grades": grade_set.grades,
         "failed_grades": grade_set.failures,
+        **({"flagged_pairs": flagged} if (flagged := len(store.pool_flags(grade_set.id))) else {}),
     }
 
 

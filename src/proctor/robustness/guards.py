@@ -76,3 +76,4 @@ def harden(method: Method) -> Method:
                        source=f"{template.source}; hardened by Proctor (ours, not from a paper): the passage fenced "
                        "as data, instructions inside it to be ignored")
     return replace(method, template=hardened)
+

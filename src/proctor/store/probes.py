@@ -22,6 +22,9 @@ CREATE TABLE IF NOT EXISTS probe_grades (
     probe_set_id TEXT NOT NULL, query_id TEXT NOT NULL, passage_id TEXT NOT NULL, question_id TEXT NOT NULL,
     grade INTEGER, parse_status TEXT NOT NULL, raw_reply TEXT,
     PRIMARY KEY (probe_set_id, query_id, passage_id, question_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS pool_flags (
+    grade_set_id TEXT NOT NULL, query_id TEXT NOT NULL, passage_id TEXT NOT NULL, reason TEXT NOT NULL,
+    created TEXT NOT NULL, PRIMARY KEY (grade_set_id, query_id, passage_id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS probe_reports (
     probe_of TEXT PRIMARY KEY, report TEXT NOT NULL, created TEXT NOT NULL) WITHOUT ROWID;
 """
@@ -87,6 +90,24 @@ class ProbeTables:
             args += (probe_of,)
         keys = ("probe_set", "grade_set", "attack", "query_id", "passage_id", "reason", "text")
         return [dict(zip(keys, row, strict=True)) for row in self.db.execute(sql + " ORDER BY 2, 3, 4, 5", args)]
+
+    def save_pool_flags(self, grade_set_id: str, rows: Iterable[tuple[str, str, str]], created: str) -> None:
+        """Record the pool pairs `(query, passage, reason)` that `grade --guard detect` flagged for a grade set
+        (the flags of its earlier runs replaced: a passage whose text changed may no longer be flagged)."""
+        self.db.execute("DELETE FROM pool_flags WHERE grade_set_id = ?", (grade_set_id,))
+        self.db.executemany("INSERT INTO pool_flags VALUES (?, ?, ?, ?, ?)",
+                            [(grade_set_id, q, p, reason, created) for q, p, reason in rows])
+
+    def pool_flags(self, grade_set_id: str | None = None) -> list[dict[str, Any]]:
+        """The pool pairs `grade --guard detect` flagged (of one grade set, or all): grade set, query, passage,
+        reason; they have no grade."""
+        if not self._has_probes():
+            return []
+        sql, args = "SELECT grade_set_id, query_id, passage_id, reason FROM pool_flags", ()
+        if grade_set_id is not None:
+            sql, args = sql + " WHERE grade_set_id = ?", (grade_set_id,)
+        keys = ("grade_set", "query_id", "passage_id", "reason")
+        return [dict(zip(keys, row, strict=True)) for row in self.db.execute(sql + " ORDER BY 1, 2, 3", args)]
 
     def probe_set_count(self) -> int:
         """How many probe grade sets the store holds."""
