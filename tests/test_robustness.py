@@ -220,3 +220,16 @@ def test_grade_with_harden_fences_the_passage_in_a_prompt_version_of_ours(demo_s
     assert result.code == 0, result.err
     assert json.loads(result.out)["grade_set"]["prompt_version"].endswith("+" + HARDEN_VERSION)
     assert prompts and all("<passage>\n" in p and "not instructions" in p for p in prompts)
+
+
+def test_a_hardened_grade_set_is_probed_with_its_own_prompt(demo_store, cli):
+    with FakeOpenAI(reply=gullible) as server:
+        graded = cli("grade", "--store", demo_store, "--method", "self-rating", *backend(server), "--guard", "harden",
+                     "--format", "json")
+        grade_set = json.loads(graded.out)["grade_set"]["id"]
+        result = cli("probe", "--store", demo_store, "--grade-set", grade_set, "--attack", "injection", "--sample",
+                     "2", *backend(server), "--format", "json")
+    assert result.code == 0, result.err
+    report = json.loads(result.out)
+    assert report["control"]["prompt_version"].endswith("+" + HARDEN_VERSION)
+    assert report["control"]["mean_label_change"] == 0  # the same prompt again: a deterministic judge agrees

@@ -37,12 +37,15 @@ def probed_method(store: Store, grade_set: GradeSet, backend: Backend) -> tuple[
     if len(steps) != 1 or steps[0].prompt is None:
         raise UsageError(f"grade set {grade_set.id}: method {grade_set.method} has {len(steps)} steps; probe grades "
                          "single-prompt methods (self-rating, nugget-rating, qa, the direct relevance prompts)")
+    guard = grade_set.params.get("guard")
+    if guard == "harden":  # a grade set graded with the hardened prompt is probed with it
+        choice.templates[steps[0].prompt] = harden(choice.method_of(steps[0]))
     method = choice.method_of(steps[0])
     if method.template.version != grade_set.prompt_version:
         raise UsageError(f"grade set {grade_set.id} was graded with prompt {grade_set.prompt_version}, not the "
                          f"packaged {method.template.version}; probe re-grades with the packaged prompts only")
     bank = f"{grade_set.bank}@{grade_set.bank_version}" if grade_set.bank else None
-    options = GradeOptions(bank=bank, verify=grade_set.params.get("verify", "edit-distance"))
+    options = GradeOptions(bank=bank, verify=grade_set.params.get("verify", "edit-distance"), guard=guard)
     again = grade_set_for(store, choice, backend, options)
     if again.id != grade_set.id:
         raise UsageError(f"these backend options grade into grade set {again.id} (model {again.model}, parameters "
