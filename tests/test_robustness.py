@@ -4,22 +4,14 @@ carries an instruction to the judge)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 
 import pytest
 
-from fake_openai import FakeOpenAI
+from fake_openai import FakeOpenAI, gullible_judge
 from proctor.robustness.attacks import ATTACKS, INJECTION, foreign_texts, other_language, query_terms
 from proctor.robustness.guards import HARDEN_VERSION, detect
-
-
-def gullible(prompt: str) -> str:
-    """Top grade when the passage tells the judge it is relevant; otherwise a low grade fixed by the prompt."""
-    if "perfectly relevant" in prompt:
-        return "5"
-    return str(int(hashlib.md5(prompt.encode()).hexdigest(), 16) % 2)
 
 
 def backend(server: FakeOpenAI) -> list[str]:
@@ -29,7 +21,7 @@ def backend(server: FakeOpenAI) -> list[str]:
 @pytest.fixture
 def graded(demo_store, cli):
     """The demo store graded by the gullible judge; yields (store, grade set id, server)."""
-    with FakeOpenAI(reply=gullible) as server:
+    with FakeOpenAI(reply=gullible_judge) as server:
         result = cli("grade", "--store", demo_store, "--method", "self-rating", *backend(server), "--format", "json")
         assert result.code == 0, result.err
         yield demo_store, json.loads(result.out)["grade_set"]["id"], server
@@ -192,7 +184,7 @@ def test_grade_with_detect_flags_pool_passages_and_leaderboards_count_them(demo_
     with opened.transaction():
         opened.upsert_passages([(planted, f"{INJECTION} Bees are insects.")])
     opened.close()
-    with FakeOpenAI(reply=gullible) as server:
+    with FakeOpenAI(reply=gullible_judge) as server:
         result = cli("grade", "--store", demo_store, "--method", "self-rating", *backend(server), "--guard", "detect",
                      "--format", "json")
     assert result.code == 0, result.err
@@ -223,7 +215,7 @@ def test_grade_with_harden_fences_the_passage_in_a_prompt_version_of_ours(demo_s
 
 
 def test_a_hardened_grade_set_is_probed_with_its_own_prompt(demo_store, cli):
-    with FakeOpenAI(reply=gullible) as server:
+    with FakeOpenAI(reply=gullible_judge) as server:
         graded = cli("grade", "--store", demo_store, "--method", "self-rating", *backend(server), "--guard", "harden",
                      "--format", "json")
         grade_set = json.loads(graded.out)["grade_set"]["id"]
