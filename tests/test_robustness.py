@@ -196,7 +196,7 @@ def test_grade_with_detect_flags_pool_passages_and_leaderboards_count_them(demo_
     db.close()
     assert planted not in graded and flags == [("q1", planted, flags[0][2])] and "addresses the judge" in flags[0][2]
     board = cli("leaderboard", "--store", demo_store, "--measure", "P@3", "--min-grade", "4", "--format", "json")
-    assert json.loads(board.out)["flagged_pairs"] == 1
+    assert json.loads(board.out)["flagged_pairs"] == 1 and "1 pool pairs flagged" in board.err
 
 
 def test_grade_with_harden_fences_the_passage_in_a_prompt_version_of_ours(demo_store, cli):

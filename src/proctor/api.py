@@ -148,8 +148,9 @@ def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int |
         if gold and gold not in ranked:
             raise UsageError(f"--gold {gold}: no such run (runs: {', '.join(sorted(ranked))})")
         table, notes = cover_table(store, grade_set, min_grade)  # type: ignore[arg-type]
-        return [cover_leaderboard(ranked, table, budget=budget, missing=missing or "zero", normalize=normalize,
-                                  gold=gold, description=describe(store, grade_set), notes=notes)]
+        return _flag_notes([cover_leaderboard(ranked, table, budget=budget, missing=missing or "zero",
+                                              normalize=normalize, gold=gold, description=describe(store, grade_set),
+                                              notes=notes)])
     if judgments:
         qrels_ = official_or_file_qrels(store, judgments)
         description = {"labels": "human judgments" if judgments == "official" else f"qrels file {judgments}",
@@ -159,8 +160,17 @@ def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int |
         description = describe(store, grade_set)
         description["label_rule"] = ("max grade over questions" if labels.min_questions == 1
                                      else f"{labels.min_questions}-th largest grade")
-    return [measure_leaderboard(ranked, qrels_, spec, min_grade, missing=missing or "skip", description=description)
-            for spec in specs if spec is not None]
+    return _flag_notes([measure_leaderboard(ranked, qrels_, spec, min_grade, missing=missing or "skip",
+                                            description=description) for spec in specs if spec is not None])
+
+
+def _flag_notes(boards: list[Leaderboard]) -> list[Leaderboard]:
+    """Say on every leaderboard how many of its grade set's pool pairs `--guard detect` flagged (no grade)."""
+    for board in boards:
+        if board.description.get("flagged_pairs"):
+            board.notes.append(f"{board.description['flagged_pairs']} pool pairs flagged by --guard detect have no "
+                               "grade (unjudged here); they are listed for review (docs/robustness.md)")
+    return boards
 
 
 def significance(board: Leaderboard, *, tests: Sequence[str] = ("t", "randomization"), correction: str = "holm",
