@@ -20,6 +20,7 @@ from proctor.io.exampp import read_exampp
 from proctor.io.queries import read_queries
 from proctor.io.responses import Response, read_responses
 from proctor.io.trec import read_qrels, read_run
+from proctor.numeric_options import check_numbers
 from proctor.records import GradeSet
 from proctor.store import Store, now
 from proctor.store.banks import IdConflict
@@ -66,6 +67,10 @@ class ImportOptions:
     on_error: str = "fail"
     grades_bank: str | None = None
     """exampp: attach the imported grades to this bank (`NAME[@VERSION]`), which must hold every graded question."""
+
+    def __post_init__(self) -> None:
+        """`word_budget` is refused out of range, as every numeric option is (`proctor.numeric_options`)."""
+        check_numbers(vars(self))
 
 
 def import_files(

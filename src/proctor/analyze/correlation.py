@@ -1,11 +1,12 @@
 """Rank correlation of leaderboards: Spearman's ρ and Kendall's τ-b exactly as scipy computes them (values
-ranked with average ranks), τ_AP (Yilmaz, Aslam & Robertson 2008, top-weighted), and bootstrap
-confidence intervals over queries."""
+ranked with average ranks), τ_AP (Yilmaz, Aslam & Robertson 2008, top-weighted), TREC AutoJudge's `tauap_b`
+(τ_AP-b, Moffat's tie-aware variant as autojudge-evaluate computes it) and top-heavy `kendall@10` (τ-b over
+the official top 10), and bootstrap confidence intervals over queries."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 
@@ -87,6 +88,49 @@ def tau_ap(predicted: Sequence[float], truth: Sequence[float]) -> float:
     return 2 * total / (n - 1) - 1
 
 
+def tauap_b(predicted: Sequence[float], official: Sequence[float]) -> float:
+    """AutoJudge's `tauap_b` (autojudge-evaluate `pyircore.tauap_b(official, predicted)`): the mean of τ_AP-b
+    read from either side, higher = better on both, ties in the side read averaged (scipy ranks) and in the
+    other broken by position; NaN below 2 systems."""
+    import numpy as np
+
+    if len(predicted) < 2:
+        return math.nan
+    x, y = -np.asarray(official, dtype=float), -np.asarray(predicted, dtype=float)
+    return float((_tauap_b_ties(x, y) + _tauap_b_ties(y, x)) / 2)
+
+
+def _tauap_b_ties(x, y) -> float:
+    """One direction of τ_AP-b: items ranked by `y` (ties grouped), each compared with the groups above it."""
+    import numpy as np
+    from scipy.stats import rankdata
+
+    rx, ry, p = rankdata(x), rankdata(y, "ordinal"), rankdata(y, "min") - 1
+    agree = np.sign(rx[:, None] - rx[None, :]) == np.sign(ry[:, None] - ry[None, :])
+    above = ((p[None, :] < p[:, None]) & agree).sum(axis=1)
+    total, not_top = 0.0, 0
+    for i in range(len(p)):  # summed in item order, as pyircore sums
+        if p[i] != 0:
+            not_top += 1
+            total += above[i] / p[i]
+    return 0.0 if not_top == 0 else 2 / not_top * total - 1
+
+
+TOP_K = 10
+"""The official top k of `kendall@k` (AutoJudge reports kendall@10)."""
+
+
+def kendall_at(k: int) -> Callable[[Sequence[float], Sequence[float]], float]:
+    """AutoJudge's top-heavy `kendall@k`: Kendall's τ-b over the k systems the official leaderboard ranks
+    best (stable on ties, as autojudge-evaluate sorts)."""
+
+    def statistic(predicted: Sequence[float], official: Sequence[float]) -> float:
+        top = sorted(range(len(official)), key=lambda i: official[i], reverse=True)[:k]
+        return kendall_tau_b([predicted[i] for i in top], [official[i] for i in top])
+
+    return statistic
+
+
 @dataclass(frozen=True)
 class Correlation:
     """Correlations between two aligned score lists."""
@@ -123,11 +167,23 @@ def random_ties(predicted: Sequence[float], official: Sequence[float], *, repeat
     return Correlation(mean(rhos), mean(taus), tau_ap(predicted, official), len(predicted))
 
 
+STATISTICS: dict[str, Callable[[Sequence[float], Sequence[float]], float]] = {
+    "spearman": spearman,
+    "kendall": kendall_tau_b,
+    "tau_ap": tau_ap,
+    "tauap_b": tauap_b,
+    f"kendall@{TOP_K}": kendall_at(TOP_K),
+}
+"""Every statistic of two aligned score lists (predicted, official) that `compare` reports, by the name it
+reports it under (AutoJudge's names for `tauap_b` and `kendall@10`); `bootstrap_intervals` gives each of them
+an interval, so a statistic added here gets one without more code."""
+
+
 def bootstrap_intervals(
     predicted: dict[str, dict[str, float]], official: dict[str, dict[str, float]] | dict[str, float],
     *, samples: int = 1000, seed: int = 0, level: float = 0.95,
 ) -> dict[str, tuple[float, float]]:
-    """Percentile bootstrap intervals of ρ and τ-b, resampling queries with replacement.
+    """Percentile bootstrap intervals of every statistic in `STATISTICS`, resampling queries with replacement.
 
     `predicted` holds per-query scores `{system: {query: value}}`; `official` holds per-query scores too
     (resampled with the same queries) or fixed scores `{system: value}`. A system's score in a sample is
@@ -148,16 +204,31 @@ def bootstrap_intervals(
     else:
         fixed = np.array([official[s] for s in systems], dtype=float)
         off_means = np.tile(fixed, (samples, 1))
-    rhos, taus = [], []
+    values: dict[str, list[float]] = {name: [] for name in STATISTICS}
     for b in range(samples):
-        rhos.append(spearman(pred_means[b].tolist(), off_means[b].tolist()))
-        taus.append(kendall_tau_b(pred_means[b].tolist(), off_means[b].tolist()))
+        pred, off = pred_means[b].tolist(), off_means[b].tolist()
+        for name, statistic in STATISTICS.items():
+            values[name].append(statistic(pred, off))
     low, high = (1 - level) / 2 * 100, (1 + level) / 2 * 100
     out = {}
-    for name, values in (("spearman", rhos), ("kendall", taus)):
-        arr = np.array([v for v in values if not math.isnan(v)])
+    for name, sample in values.items():
+        arr = np.array([v for v in sample if not math.isnan(v)])
         if len(arr):
             out[name] = (float(np.percentile(arr, low)), float(np.percentile(arr, high)))
+    return out
+
+
+def discordant_pairs(predicted: dict[str, float], official: dict[str, float]) -> list[dict[str, object]]:
+    """Pairs of systems (in both) that the predicted leaderboard orders opposite to the official one (a tie on
+    either side is no discordance), official order first: `{official_better, judge_better, official, judge}`
+    with each side's two scores, official better system first."""
+    common = sorted(set(predicted) & set(official), key=lambda s: (-official[s], s))
+    out = []
+    for i, a in enumerate(common):
+        for b in common[i + 1:]:
+            if official[a] > official[b] and predicted[a] < predicted[b]:
+                out.append({"official_better": a, "judge_better": b, "official": [official[a], official[b]],
+                            "judge": [predicted[a], predicted[b]]})
     return out
 
 

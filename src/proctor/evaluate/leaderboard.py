@@ -15,6 +15,8 @@ from proctor.evaluate.cover import CoverTable, cover_per_query, covered_counts, 
 from proctor.evaluate.measures import AnySpec, ExternalSpec, MeasureSpec
 from proctor.evaluate.measures.base import QueryLabels
 from proctor.evaluate.runs import Ranked
+from proctor.trust.coverage import Coverage
+from proctor.trust.intervals import Intervals
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,10 @@ class Leaderboard:
     """`qrels` (a measure over relevance labels) or `cover` (EXAM-Cover / n-EXAM)."""
     references: list[Entry] = field(default_factory=list)
     """Reference rows (`_overall_`: what the whole pool covers), shown but never ranked or correlated."""
+    coverage: Coverage | None = None
+    """What the scores rest on (queries and pairs with labels), set by `proctor.api`."""
+    intervals: Intervals | None = None
+    """Bootstrap score and rank intervals per system (`proctor.api.add_intervals`)."""
 
     def scores(self) -> dict[str, float]:
         """`{system: score}`."""
@@ -164,7 +170,8 @@ def cover_leaderboard(
                      + (f"gold run {gold}'s" if gold else "whole pool's") + " cover (001 §3.1.3): EXAM's order")
     if left_out:
         by = f"gold run {gold}" if gold else "pooled passage"
-        notes.append(f"n-EXAM: {len(left_out)} queries left out because no {by} answers any of their questions "
+        treated = "counted as 0 (as exam_pp's n-exam)" if normalize == "pool-per-query" else "left out"
+        notes.append(f"n-EXAM: {len(left_out)} queries {treated} because no {by} answers any of their questions "
                      f"at grade >= {table.tau}")
     desc = {"metric": "n-EXAM-Cover" if normalize else "EXAM-Cover",
             "measure_id": cover_id(table.tau, budget, missing, normalize, gold), "min_grade": table.tau,

@@ -24,6 +24,7 @@ from proctor.llm.cache import cache_key, cacheable, from_cache
 from proctor.llm.health import BackendUnavailable, Breaker
 from proctor.methods import Method
 from proctor.methods.base import CORRECT, FAILED, PREFILTERED
+from proctor.numeric_options import check_numbers
 from proctor.records import Grade
 from proctor.store import Store
 
@@ -62,6 +63,10 @@ class GradeOptions:
     guard: str | None = None
     """`detect`: pool passages that address the judge are flagged and not graded; `harden`: the prompts fence the
     passage as data (`proctor.robustness.guards`)."""
+
+    def __post_init__(self) -> None:
+        """Numbers out of range (NaN, infinities, 0 passages, ...) are refused here, before any work."""
+        check_numbers(vars(self))
 
 
 @dataclass

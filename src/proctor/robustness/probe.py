@@ -9,6 +9,7 @@ fresh grading, like the attacked copies."""
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any
 
 from proctor.errors import UsageError
@@ -21,8 +22,8 @@ from proctor.llm.config import BackendConfig
 from proctor.methods import Method
 from proctor.methods.base import FAILED
 from proctor.records import GradeSet
-from proctor.robustness.attacks import ATTACKS
-from proctor.robustness.guards import detect, harden
+from proctor.robustness.attacks import ATTACKS, parse_attacks
+from proctor.robustness.guards import detect, harden, parse_guards
 from proctor.robustness.report import build_report, probe_set_id
 from proctor.robustness.sample import CONTROL, Key, ProbeOptions, Sample, Variant
 from proctor.store import Store, now
@@ -171,3 +172,16 @@ def _save(store: Store, grade_set: GradeSet, sample: Sample, results: list[Varia
             store.save_probe_set(ident, grade_set.id, variant.name, variant.guard, variant.prompt_version, params,
                                  created, passages, grades)
         store.save_probe_report(grade_set.id, report, created)
+
+
+async def probe_grade_set(store: Store, grade_set: GradeSet, attacks: Sequence[str], guards: Sequence[str],
+                          sample: int, seed: int, llm: str | None, backend: dict[str, Any]) -> dict[str, Any]:
+    """`api.probe` after the grade set is resolved: the attacks, guards, sample and backend checked, then
+    `run_probe`."""
+    names = parse_attacks(",".join(attacks))
+    guard_names = parse_guards(",".join(guards)) if guards else []
+    if sample < 1:
+        raise UsageError(f"--sample must be at least 1 (got {sample})")
+    config = BackendConfig(spec=llm or f"{grade_set.params.get('backend', 'openai')}:{grade_set.model}", **backend)
+    config.check()
+    return await run_probe(store, grade_set, config, ProbeOptions(tuple(names), tuple(guard_names), sample, seed))

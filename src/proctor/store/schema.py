@@ -18,6 +18,12 @@ from proctor.store.tallies import COUNTS_SCHEMA
 
 SCHEMA_VERSION = 3
 
+QUESTION_POSITIONS = """CREATE TABLE IF NOT EXISTS question_positions (
+    bank_id TEXT NOT NULL, version TEXT NOT NULL, question_id TEXT NOT NULL, position INTEGER NOT NULL,
+    PRIMARY KEY (bank_id, version, question_id)) WITHOUT ROWID"""
+"""Each bank version's order of its items (as imported or created); a store made before it has none, and its
+banks' items go by id (`BankTables.bank_items`)."""
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS queries (query_id TEXT PRIMARY KEY, text TEXT);
@@ -61,7 +67,7 @@ CREATE TABLE IF NOT EXISTS response_segments (
 CREATE TABLE IF NOT EXISTS imports (
     kind TEXT NOT NULL, sha256 TEXT NOT NULL, path TEXT NOT NULL, imported_at TEXT NOT NULL,
     PRIMARY KEY (kind, sha256)) WITHOUT ROWID;
-"""
+""" + QUESTION_POSITIONS + ";\n"
 
 GRADES_V2 = """CREATE TABLE IF NOT EXISTS grades (
     grade_set_id TEXT NOT NULL, step TEXT NOT NULL, query_id TEXT NOT NULL, passage_id TEXT NOT NULL,
