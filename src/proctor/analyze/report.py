@@ -121,9 +121,7 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
                                       [(None, correlation_table)], notes=[left_out] if left_out else []))
     _probes(report, store, grade_sets, out)
     _answers_section(report, store, official, [s for s in every if is_answer_set(s)], out)
-    write_text(out / "correlations.tsv", correlation_table.tsv())
-    write_text(out / "correlations.json", json.dumps(report.correlations, indent=2))
-    report.files += [out / "correlations.tsv", out / "correlations.json"]
+    _write_correlations(report, out, correlation_table)
     if judgments and grade_sets:
         agreement = store_agreement(store, options.judged_relevant, labels={(k, 1): v for k, v in labels.items()},
                                     judgments=judgments)
@@ -147,6 +145,13 @@ def _intervals(report: Report, out: Path, grade_set: GradeSet, runs: Any, labels
                                      options.plot_measure or options.measures[0], options.plot_tau)
     report.figures.append(figure)
     report.sections.append(section)
+
+
+def _write_correlations(report: Report, out: Path, table: Table) -> None:
+    """correlations.tsv (the table) and correlations.json (every row)."""
+    write_text(out / "correlations.tsv", table.tsv())
+    write_text(out / "correlations.json", json.dumps(report.correlations, indent=2))
+    report.files += [out / "correlations.tsv", out / "correlations.json"]
 
 
 def _probes(report: Report, store: Store, grade_sets: list[GradeSet], out: Path) -> None:
