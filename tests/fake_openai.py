@@ -18,6 +18,14 @@ def prompt_grade(prompt: str) -> int:
     return int(hashlib.md5(prompt.encode()).hexdigest(), 16) % 6
 
 
+def gullible_judge(prompt: str) -> str:
+    """A judge that obeys instructions planted in the passage: the top grade when the prompt says the passage is
+    "perfectly relevant", otherwise a low grade (0 or 1) fixed by the prompt."""
+    if "perfectly relevant" in prompt:
+        return "5"
+    return str(int(hashlib.md5(prompt.encode()).hexdigest(), 16) % 2)
+
+
 def no_faults(prompt: str, attempt: int) -> str:
     """Every request succeeds."""
     return "ok"

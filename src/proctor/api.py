@@ -26,6 +26,7 @@ from proctor.evaluate.sources import (
     describe,
     exam_qrels,
     load_runs,
+    note_flagged,
     official_or_file_qrels,
     resolve_grade_set,
 )
@@ -175,7 +176,7 @@ def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int |
         graded = exam_qrels(store, grade_set)
         board.coverage = leaderboard_coverage(board, ranked, graded, query_counts(store, grade_set, graded),
                                               depth=budget, labelled_by="graded", floor=floor)
-        return [board]
+        return note_flagged([board])
     grade_set = None
     if judgments:
         qrels_ = official_or_file_qrels(store, judgments)
@@ -189,6 +190,7 @@ def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int |
     counts = query_counts(store, grade_set, qrels_ if grade_set else None)
     boards = [measure_leaderboard(ranked, qrels_, spec, min_grade, missing=missing or "skip", description=description)
               for spec in specs if spec is not None]
+    note_flagged(boards)
     for board, spec in zip(boards, [s for s in specs if s is not None], strict=True):
         board.coverage = leaderboard_coverage(board, ranked, qrels_, counts, depth=getattr(spec, "cutoff", None),
                                               labelled_by="graded" if grade_set else "judged", floor=floor)
@@ -386,3 +388,21 @@ def export_judgments(store: Store) -> str:
     if not lines:
         raise UsageError(f"{store.path}: no judgments in the store (import them with `proctor import qrels`)")
     return "".join(lines)
+
+
+def probe(store: Store, grade_set: str, attacks: Sequence[str], *, guards: Sequence[str] = (), sample: int = 20,
+          seed: int = 0, llm: str | None = None, **backend: Any) -> dict[str, Any]:
+    """Probe a grade set's judge with attacked copies of non-relevant pool passages (`attacks`), without and with
+    each guard (`detect`, `harden`); `llm` defaults to the grade set's backend and model, `backend` are
+    `BackendConfig` fields. Returns the report (what `proctor probe --format json` prints)."""
+    from proctor.robustness.probe import probe_grade_set
+
+    return asyncio.run(probe_grade_set(store, resolve_grade_set(store, grade_set), attacks, guards, sample, seed, llm,
+                                       backend))
+
+
+def render_probe(report: dict[str, Any], fmt: str = "tsv") -> str:
+    """A probe report as `tsv`, `json` or `md`."""
+    from proctor.robustness.report import render_report
+
+    return render_report(report, fmt)

@@ -18,6 +18,7 @@ from proctor.analyze.answers import answer_correlations, is_answer_set
 from proctor.analyze.compare import compare, per_query_correlation
 from proctor.analyze.html_report import Figure, Section, render
 from proctor.analyze.judges import store_agreement
+from proctor.analyze.robustness import probe_section
 from proctor.analyze.tables import Table
 from proctor.analyze.trust_section import coverage_cells, grade_set_coverage, intervals_part, warnings_section
 from proctor.errors import UsageError
@@ -118,10 +119,9 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
     report.sections.insert(1, Section("Leaderboard correlation (like RUBRIC Table 3)",
                                       correlation_table.markdown() + (f"\n{escape(left_out)}\n" if left_out else ""),
                                       [(None, correlation_table)], notes=[left_out] if left_out else []))
+    _probes(report, store, grade_sets, out)
     _answers_section(report, store, official, [s for s in every if is_answer_set(s)], out)
-    write_text(out / "correlations.tsv", correlation_table.tsv())
-    write_text(out / "correlations.json", json.dumps(report.correlations, indent=2))
-    report.files += [out / "correlations.tsv", out / "correlations.json"]
+    _write_correlations(report, out, correlation_table)
     if judgments and grade_sets:
         agreement = store_agreement(store, options.judged_relevant, labels={(k, 1): v for k, v in labels.items()},
                                     judgments=judgments)
@@ -145,6 +145,22 @@ def _intervals(report: Report, out: Path, grade_set: GradeSet, runs: Any, labels
                                      options.plot_measure or options.measures[0], options.plot_tau)
     report.figures.append(figure)
     report.sections.append(section)
+
+
+def _write_correlations(report: Report, out: Path, table: Table) -> None:
+    """correlations.tsv (the table) and correlations.json (every row)."""
+    write_text(out / "correlations.tsv", table.tsv())
+    write_text(out / "correlations.json", json.dumps(report.correlations, indent=2))
+    report.files += [out / "correlations.tsv", out / "correlations.json"]
+
+
+def _probes(report: Report, store: Store, grade_sets: list[GradeSet], out: Path) -> None:
+    """The probe results of the grade sets that were probed, beside the correlations (and in probes.json)."""
+    probes, probe_reports = probe_section(store, grade_sets)
+    if probes is not None:
+        report.sections.insert(2, probes)
+        write_text(out / "probes.json", json.dumps(probe_reports, indent=2, ensure_ascii=False))
+        report.files.append(out / "probes.json")
 
 
 def _correlation_rows(grade_set: GradeSet, rows: list[dict], options: AnalyzeOptions) -> list[list[object]]:

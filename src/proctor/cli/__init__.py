@@ -23,6 +23,7 @@ from proctor.cli import (
     import_cmd,
     info_cmd,
     leaderboard_cmd,
+    probe_cmd,
     qrels_cmd,
     review_cmd,
     run_cmd,
@@ -34,8 +35,8 @@ from proctor.store import StoreError
 
 COMMANDS = (
     import_cmd, export_cmd, info_cmd, grade_cmd, grade_sets_cmd, qrels_cmd, leaderboard_cmd, compare_cmd,
-    correlate_cmd, agreement_cmd, analyze_cmd, ensemble_cmd, calibrate_cmd, bank_cmd, verify_cmd, review_cmd,
-    run_cmd, demo_cmd,
+    correlate_cmd, agreement_cmd, analyze_cmd, ensemble_cmd, calibrate_cmd, probe_cmd, bank_cmd, verify_cmd,
+    review_cmd, run_cmd, demo_cmd,
 )
 
 

@@ -65,6 +65,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--verify", choices=("edit-distance", "llm"), default="edit-distance",
                    help="qa: check answers against the answer key by normalised edit distance (default) or by "
                    "asking the same LLM whether they are equivalent")
+    _add_guard(p)
     p.add_argument("--depth", type=int_in(1), default=20, help="pool: top-k of every run (default 20)")
     p.add_argument("--max-queries", type=int_in(1), help="trial runs: only the first N queries")
     p.add_argument("--max-passages", type=int_in(1), help="trial runs: only the first N pool passages per query")
@@ -107,6 +108,13 @@ def register(commands: argparse._SubParsersAction) -> None:
                    help="--batch-export: at most B bytes per shard (default 190000000)")
     add_format(p, ("text", "json"), "text")
     p.set_defaults(func=run)
+
+
+def _add_guard(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--guard", choices=("detect", "harden"),
+                   help="detect: pool passages that address the judge or copy rubric text verbatim are flagged, not "
+                   "graded (listed, counted on leaderboards); harden: prompts fence the passage as data (a prompt "
+                   "version of ours); either makes a grade set of its own (docs/robustness.md)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -242,7 +250,7 @@ def _request(args: argparse.Namespace):
                            bank=args.bank, prefilter_below=args.prefilter_below, progress=args.progress,
                            verify=args.verify, max_attempts=args.max_attempts, engine=args.engine,
                            ray_address=args.ray_address, ray_workers=args.ray_workers,
-                           progress_every=args.progress_every)
+                           progress_every=args.progress_every, guard=args.guard)
     return GradeRequest(args.method, BackendConfig.from_args(args, spec), options, aggregate=args.aggregate,
                         thresholds=thresholds, templates=tuple(args.template or ()), prefilter=args.prefilter)
 

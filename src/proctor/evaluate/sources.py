@@ -15,6 +15,7 @@ from proctor.evaluate.labels import (
     labels_for_each,
     labels_from_top,
 )
+from proctor.evaluate.leaderboard import Leaderboard
 from proctor.evaluate.runs import Ranked, order_runs
 from proctor.io.banks import is_spurious
 from proctor.io.trec import qrels_dict, read_qrels, read_runs
@@ -102,6 +103,7 @@ def describe(store: Store, grade_set: GradeSet | None) -> dict[str, Any]:
         "params": grade_set.params,
         "grades": grade_set.grades,
         "failed_grades": grade_set.failures,
+        **({"flagged_pairs": flagged} if (flagged := len(store.pool_flags(grade_set.id))) else {}),
     }
 
 
@@ -245,3 +247,12 @@ def load_runs(store: Store, run_paths: Sequence[str] | None) -> Ranked:
     if not ranked:
         raise UsageError(f"{store.path}: the store holds no rankings (import runs, or pass --runs)")
     return ranked
+
+
+def note_flagged(boards: list[Leaderboard]) -> list[Leaderboard]:
+    """Say on every leaderboard how many of its grade set's pool pairs `--guard detect` flagged (no grade)."""
+    for board in boards:
+        if board.description.get("flagged_pairs"):
+            board.notes.append(f"{board.description['flagged_pairs']} pool pairs flagged by --guard detect have no "
+                               "grade (unjudged here); they are listed for review (docs/robustness.md)")
+    return boards

@@ -16,6 +16,7 @@ from proctor.llm.config import BackendConfig
 from proctor.methods import user_method
 from proctor.methods.aggregate import SUM_THRESHOLDS
 from proctor.records import GradeSet
+from proctor.robustness.guards import harden
 from proctor.store import Store
 
 
@@ -37,8 +38,11 @@ class GradeRequest:
         for path in self.templates:
             method = user_method(path)
             templates[method.name] = method
-        return MethodChoice(self.method, self.aggregate, tuple(self.thresholds), templates,  # type: ignore[arg-type]
-                            self.options.verify)
+        choice = MethodChoice(self.method, self.aggregate, tuple(self.thresholds), templates,  # type: ignore[arg-type]
+                              self.options.verify)
+        if self.options.guard == "harden":  # every prompt step fences the passage (a prompt version of ours)
+            choice.templates.update({s.prompt: harden(choice.method_of(s)) for s in choice.steps() if s.prompt})
+        return choice
 
 
 async def grade(store: Store, request: GradeRequest, grade_set: GradeSet | None = None

@@ -60,6 +60,9 @@ class GradeOptions:
     backend_config: Any = None
     """The backend configuration workers build their own backends from (`--engine ray`)."""
     method_name: str | None = None
+    guard: str | None = None
+    """`detect`: pool passages that address the judge are flagged and not graded; `harden`: the prompts fence the
+    passage as data (`proctor.robustness.guards`)."""
 
     def __post_init__(self) -> None:
         """Numbers out of range (NaN, infinities, 0 passages, ...) are refused here, before any work."""

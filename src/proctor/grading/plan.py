@@ -47,6 +47,8 @@ class Plan:
     given_up: int = 0
     only: set[Key] | None = None
     """When set, only these pairs are graded (a batch import grades the pairs its result files answer)."""
+    flagged: set[tuple[str, str]] = field(default_factory=set)
+    """(query, passage) pairs the `detect` guard flagged: never graded, not counted as pairs to grade."""
 
     def work(self, store: Store) -> Iterator[WorkItem]:
         """The pairs still to grade, lazily (memory stays flat however large the pool)."""
@@ -54,6 +56,8 @@ class Plan:
         query_texts = store.queries()
         for qid, passages, items in self.queries:
             for pid in passages:
+                if (qid, pid) in self.flagged:
+                    continue
                 text = texts.get(pid)
                 for item_id, question, answers in items:
                     key = (qid, pid, item_id)
@@ -94,19 +98,20 @@ def items_of(store: Store, method: Method, bank: tuple[str, str] | None) -> Item
 
 def make_plan(store: Store, items: Items, done: dict[Key, tuple[int | None, str | None]], *, depth: int,
               max_queries: int | None, max_passages: int | None, variables: Variables | None,
-              exhausted: set[Key] | None = None, needs_answer_key: bool = False) -> Plan:
+              exhausted: set[Key] | None = None, needs_answer_key: bool = False,
+              flagged: set[tuple[str, str]] | None = None) -> Plan:
     """The plan over the judgment pool (every judged passage plus the top `depth` of every run); pairs in
     `done` have a usable grade, pairs in `exhausted` failed too often to be tried again."""
     pool = judgment_pool(store, depth)
     queries = sorted(q for q in pool if q in items)
     if max_queries is not None:
         queries = queries[:max_queries]
-    plan = Plan([], done, 0, 0, variables, exhausted or set(), needs_answer_key)
+    plan = Plan([], done, 0, 0, variables, exhausted or set(), needs_answer_key, flagged=flagged or set())
     for qid in queries:
         passages = pool[qid][:max_passages] if max_passages else pool[qid]
         plan.queries.append((qid, passages, items[qid]))
-        pairs = [(p, item[0]) for p in passages for item in items[qid]
-                 if (variables is None or variables(qid, p, item[0]) is not None)
+        pairs = [(p, item[0]) for p in passages for item in items[qid] if (qid, p) not in plan.flagged
+                 and (variables is None or variables(qid, p, item[0]) is not None)
                  and (item[2] or not needs_answer_key)]
         plan.pairs += len(pairs)
         plan.already += sum(1 for p, item_id in pairs if (qid, p, item_id) in done)

@@ -13,6 +13,7 @@ from typing import Any
 
 from proctor.errors import UsageError
 from proctor.grading.engine import Engine, GradeOptions, Summary
+from proctor.grading.flagging import flag_pool
 from proctor.grading.plan import Plan, items_of, make_plan
 from proctor.llm.base import Backend
 from proctor.llm.health import check_endpoint
@@ -76,6 +77,8 @@ def grade_set_for(store: Store, choice: MethodChoice, backend: Backend, options:
         params["aggregate"] = choice.aggregate
     if any(m.kind == "qa" for m in methods):
         params["verify"] = options.verify
+    if options.guard is not None:
+        params["guard"] = options.guard
     if options.prefilter is not None:
         params["prefilter"] = {"model": options.prefilter.model, "below": options.prefilter_below}
     label = choice.method_of(steps[-1]) if steps[-1].prompt else None
@@ -188,6 +191,10 @@ async def _run_steps(store: Store, choice: MethodChoice, backend: Backend, optio
     results: Results = {}
     summaries: list[Summary] = []
     checked = False
+    flagged: set[tuple[str, str]] = set()
+    if options.guard == "detect":
+        first = next(s for s in choice.steps() if s.prompt)
+        flagged = flag_pool(store, grade_set.id, choice.method_of(first), _bank(grade_set), options.depth)
     for step in choice.steps():
         if step.prompt is None:
             summaries.append(_aggregate(store, grade_set, step, results))
@@ -198,7 +205,7 @@ async def _run_steps(store: Store, choice: MethodChoice, backend: Backend, optio
                          max_queries=options.max_queries, max_passages=options.max_passages,
                          variables=step.uses(results) if step.uses else None,
                          exhausted=store.exhausted(grade_set.id, step.name, options.max_attempts),
-                         needs_answer_key="{gold}" in method.template.template)
+                         needs_answer_key="{gold}" in method.template.template, flagged=flagged)
         if narrow is not None and (plan := narrow(step.name, method, plan)) is None:
             break
         if not checked and plan.pairs - plan.already - plan.given_up > 0:
@@ -212,6 +219,8 @@ async def _run_steps(store: Store, choice: MethodChoice, backend: Backend, optio
         engine = engine_class(store, method, backend, plan, grade_set=grade_set.id, step=step.name, options=options)
         summary = await engine.arun()
         results[step.name] = {**results.get(step.name, {}), **engine.results}
+        if flagged and not summaries:
+            summary.by_status["flagged"] = len(flagged)
         summaries.append(summary)
         if summary.interrupted:
             break

@@ -17,6 +17,7 @@ from proctor.grading.pool import judgment_pool
 from proctor.io.banks import is_spurious
 from proctor.records import GradeSet
 from proctor.review.editing import bank_of_query, draft_questions
+from proctor.review.robustness_view import probe_view
 from proctor.review.verify import SPURIOUS_RULE, question_rates, uncovered_passages
 from proctor.store import Store
 from proctor.trust.sources import labels_coverage
@@ -100,7 +101,7 @@ def overview(store: Store, cache: Cache, grade_set: GradeSet | None, t: Threshol
     counts = {**cache.counts, "grades": sum(s.grades for s in sets), "questions": len(latest)}
     return {"queries": queries, "grade_sets": [_set_state(store, s, pool) for s in sets], "banks": store.banks(),
             "grade_set": grade_set.as_dict() if grade_set else None, "counts": counts,
-            "coverage": _coverage(store, grade_set, pool)}
+            "coverage": _coverage(store, grade_set, pool), "probe": probe_view(store, grade_set)}
 
 
 def _coverage(store: Store, grade_set: GradeSet | None, pool: dict[str, list[str]]) -> dict[str, Any] | None:

@@ -26,6 +26,7 @@ from proctor.store.bulk import BulkGrades
 from proctor.store.cover_cache import CoverCache
 from proctor.store.derived import DerivedGrades
 from proctor.store.grades import FAILED, GRADES_AS_NAMED, GradeTables
+from proctor.store.probes import ProbeTables
 from proctor.store.review import ReviewTables
 from proctor.store.schema import SCHEMA, SCHEMA_VERSION, migrate_v1, migrate_v2
 from proctor.store.tallies import GradeTallies
@@ -42,7 +43,7 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, GradeTallies, CoverCache,
+class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, ProbeTables, GradeTallies, CoverCache,
             DerivedGrades):
     """A Proctor store: one SQLite file. Use `Store.open` (read) or `Store.create_or_open` (write)."""
 
