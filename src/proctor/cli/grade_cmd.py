@@ -90,6 +90,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--ray-address", metavar="ADDR", help="--engine ray: the cluster to join (default: a local Ray)")
     p.add_argument("--ray-workers", type=int_in(1), metavar="N",
                    help="--engine ray: worker actors (default: the cluster's CPUs)")
+    _add_batch_options(p)
+    add_format(p, ("text", "json"), "text")
+    p.set_defaults(func=run)
+
+
+def _add_batch_options(p: argparse.ArgumentParser) -> None:
+    """The batch-file options of `grade`."""
     b = p.add_argument_group("batch files (OpenAI Batch API, vllm run_batch, any cluster job)")
     b.add_argument("--batch-export", metavar="DIR", type=Path,
                    help="write the pending prompts of the grade set's next step as OpenAI batch JSONL shards into "
@@ -106,8 +113,6 @@ def register(commands: argparse._SubParsersAction) -> None:
                    help="--batch-export: at most N requests per shard (default 50000)")
     b.add_argument("--batch-max-bytes", type=int_in(1), default=190_000_000, metavar="B",
                    help="--batch-export: at most B bytes per shard (default 190000000)")
-    add_format(p, ("text", "json"), "text")
-    p.set_defaults(func=run)
 
 
 def _add_guard(p: argparse.ArgumentParser) -> None:
