@@ -2,11 +2,17 @@
 
 Unknown query ids (rankings, judgments or questions for a query the store does not know, once it knows
 some) are errors naming the file and line, unless the caller asks to skip them; skipped lines are counted.
+
+Nothing stored is silently replaced (`store.integrity`): a file that contradicts the store (another text, score,
+judgment or grade for the same key; a run that exists with other rankings) is refused naming its line, what the
+store holds and which import wrote it, unless `replace` is asked; then what it replaced is counted, logged, and
+the grades made from a replaced text are set aside as stale (graded again by the next `grade`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +29,7 @@ from proctor.io.trec import read_qrels, read_run
 from proctor.records import GradeSet
 from proctor.store import Store, now
 from proctor.store.banks import IdConflict
+from proctor.store.integrity import Guard
 
 KINDS = ("queries", "runs", "qrels", "corpus", "bank", "exampp", "responses")
 
@@ -38,6 +45,9 @@ class ImportReport:
     skipped_records: list[InputError] = field(default_factory=list)
     unchanged: bool = False
     bank: str | None = None
+    imported_at: str = ""
+    replaced: dict[str, int] = field(default_factory=dict)
+    """What `--replace` replaced: rows per table, and the grades that became stale."""
     notes: list[str] = field(default_factory=list)
     """What the reader merged or noticed (printed before the summary)."""
 
@@ -50,6 +60,8 @@ class ImportReport:
             extra += f"; skipped {len(self.skipped_records)} malformed records"
         if self.bank:
             extra += f"; bank {self.bank}"
+        if self.replaced:
+            extra += "; replaced " + ", ".join(f"{n} {what}" for what, n in self.replaced.items())
         same = " (already imported: nothing changed)" if self.unchanged else ""
         return f"{self.path}: {self.kind}: {parts}{extra}{same}"
 
@@ -66,6 +78,8 @@ class ImportOptions:
     on_error: str = "fail"
     grades_bank: str | None = None
     """exampp: attach the imported grades to this bank (`NAME[@VERSION]`), which must hold every graded question."""
+    replace: bool = False
+    """Replace what the store holds where the file contradicts it (otherwise such a file is refused)."""
 
 
 def import_files(
@@ -75,17 +89,67 @@ def import_files(
     if kind not in _IMPORTERS:
         raise UsageError(f"unknown import kind {kind!r}; choose one of {', '.join(KINDS)}")
     options = options or ImportOptions()
-    reports = []
     with store.bulk_transaction():
-        for path in map(Path, paths):
-            report = ImportReport(kind, str(path))
-            before = store.db.total_changes
-            _IMPORTERS[kind](store, path, options, report)
-            report.unchanged = store.db.total_changes == before
-            store.record_import(kind, _sha256(path), str(path))
-            reports.append(report)
+        reports = [_import_one(store, kind, path, options) for path in map(Path, paths)]
         store.grade_counts()  # counted once here, inside the import, so that readers find them kept
     return reports
+
+
+def _import_one(store: Store, kind: str, path: Path, options: ImportOptions) -> ImportReport:
+    """Import one file under the guard (inside the caller's transaction); log it when it changed anything."""
+    report = ImportReport(kind, str(path), imported_at=now())
+    digest = _sha256(path) if path.exists() else ""
+    entry = store.begin_import(kind, str(path), digest, report.imported_at)
+    before = store.db.total_changes
+    store.origin = entry
+    try:
+        with store.guarded(options.replace) as guard:
+            try:
+                _IMPORTERS[kind](store, path, options, report, guard)
+            except sqlite3.IntegrityError:
+                if guard.refused is None:
+                    raise
+                raise InputError(str(path), guard.refused.line, f"{store.describe(guard.refused)}; importing it "
+                                 "would replace what the store holds: pass --replace to replace it (the grades "
+                                 "made from a replaced text become stale)") from None
+    finally:
+        store.origin = None
+    _set_stale(store, guard, report)
+    for table, n in guard.replaced().items():
+        report.replaced[table] = report.replaced.get(table, 0) + n
+    changed = store.db.total_changes != before
+    report.unchanged = not changed
+    store.finish_import(entry, report.counts, report.replaced, changed=changed)
+    store.record_import(kind, digest, str(path))
+    _note_unjudgeable(store, report)
+    return report
+
+
+def _set_stale(store: Store, guard: Guard, report: ImportReport) -> None:
+    """Set aside the grades made from the texts this import replaced (not those it wrote itself)."""
+    batch = store.db.execute("SELECT batch FROM grade_batches WHERE created = ?", (report.imported_at,)).fetchone()
+    keep = batch[0] if batch else None
+    stale = 0
+    for column, table in (("passage_id", "passages"), ("query_id", "queries")):
+        stale += store.stale_grades_of(column, guard.replaced_ids(table), f"{table[:-1].replace('querie', 'query')}"
+                                       " text replaced", report.imported_at, keep)
+    stale += store.stale_grades_of("question_id", guard.replaced_questions, "question text replaced",
+                                   report.imported_at, keep)
+    if stale:
+        report.replaced["stale grades"] = stale
+        report.notes.append(f"{report.path}: {stale} grades were made from a text this import replaced: set aside "
+                            "as stale (not counted anywhere; the next `grade` grades those pairs again)")
+
+
+def _note_unjudgeable(store: Store, report: ImportReport) -> None:
+    """After an import of rankings: how many ranked passages have no text (never graded, left out of qrels)."""
+    if report.kind not in ("runs", "exampp", "corpus", "responses"):
+        return
+    n = store.unjudgeable()
+    if n:
+        report.notes.append(f"{report.path}: {n} ranked (query, passage) pairs name a passage the store has no text "
+                            "for: unjudgeable (never graded, left out of EXAM-Qrels, unjudged for every measure) "
+                            "until a corpus gives their text")
 
 
 class _QueryCheck:
@@ -106,9 +170,9 @@ class _QueryCheck:
                          "import them first, or pass --skip-unknown-queries)")
 
 
-def _import_queries(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
+def _import_queries(store: Store, path: Path, options: ImportOptions, report: ImportReport, guard: Guard) -> None:
     rows = read_queries(path)
-    store.upsert_queries((qid, text) for _, qid, text in rows)
+    store.upsert_queries(guard.track((line, (qid, text)) for line, qid, text in rows))
     report.counts["queries"] = len(rows)
 
 
@@ -124,31 +188,33 @@ def _refuse_generated_runs(path: Path, runs: dict[str, int], generated: set[str]
                              "the retrieval run a name of its own (its rankings would be merged into them)")
 
 
-def _import_runs(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
+def _import_runs(store: Store, path: Path, options: ImportOptions, report: ImportReport, guard: Guard) -> None:
     check = _QueryCheck(store, path, options, report)
     lines = [r for r in read_run(path) if check.keep(r.line, r.query_id)]
     _refuse_generated_runs(path, {r.run: r.line for r in reversed(lines)}, _generated_runs(store))
-    store.upsert_rankings((r.run, r.query_id, r.passage_id, r.rank, r.score) for r in lines)
+    _compare_runs(store, path, lines, options.replace, report)
+    store.upsert_rankings(guard.track((r.line, (r.run, r.query_id, r.passage_id, r.rank, r.score)) for r in lines))
     store.upsert_passages((r.passage_id, None) for r in lines)
     report.counts["runs"] = len({r.run for r in lines})
     report.counts["rankings"] = len(lines)
 
 
-def _import_qrels(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
+def _import_qrels(store: Store, path: Path, options: ImportOptions, report: ImportReport, guard: Guard) -> None:
     check = _QueryCheck(store, path, options, report)
-    rows = [(qid, pid, rel) for line, qid, pid, rel in read_qrels(path) if check.keep(line, qid)]
-    store.upsert_judgments(rows)
+    lines = [(line, (qid, pid, rel)) for line, qid, pid, rel in read_qrels(path) if check.keep(line, qid)]
+    rows = [row for _, row in lines]
+    store.upsert_judgments(guard.track(lines))
     store.upsert_passages((pid, None) for _, pid, _ in rows)
     report.counts["judgments"] = len(rows)
 
 
-def _import_corpus(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
+def _import_corpus(store: Store, path: Path, options: ImportOptions, report: ImportReport, guard: Guard) -> None:
     rows = read_corpus(path)
-    store.upsert_passages((pid, text) for _, pid, text in rows)
+    store.upsert_passages(guard.track((line, (pid, text)) for line, pid, text in rows))
     report.counts["passages"] = len(rows)
 
 
-def _import_bank(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
+def _import_bank(store: Store, path: Path, options: ImportOptions, report: ImportReport, guard: Guard) -> None:
     bank = load_bank(path, options.on_error)
     report.skipped_records.extend(bank.skipped)
     report.notes.extend(bank.notes)
@@ -156,9 +222,14 @@ def _import_bank(store: Store, path: Path, options: ImportOptions, report: Impor
     questions = [q for q in bank.questions if check.keep(bank.lines[q["question_id"]], q["query_id"])]
     bank.questions = questions
     name = options.bank_name or _stem(path)
-    store.upsert_queries((qid, text) for qid, text in bank.query_texts.items() if not check.known or qid in check.known)
+    first = {}
+    for q in questions:
+        first.setdefault(q["query_id"], bank.lines.get(q["question_id"]))
+    store.upsert_queries(guard.track((first.get(qid), (qid, text)) for qid, text in bank.query_texts.items()
+                                     if not check.known or qid in check.known))
     try:
-        added = store.add_bank_version(name, bank.version, str(path), bank.info or None, questions)
+        added = store.add_bank_version(name, bank.version, str(path), bank.info or None, questions,
+                                       replace=options.replace, replaced=guard.replaced_questions)
     except IdConflict as exc:
         raise InputError(str(path), bank.lines.get(exc.question_id), str(exc)) from None
     report.bank = f"{name}@{bank.version}" + ("" if added else " (this version was already stored)")
@@ -172,7 +243,7 @@ def _size(path: Path) -> int:
     return path.stat().st_size if path.is_file() else 0
 
 
-def _import_exampp(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
+def _import_exampp(store: Store, path: Path, options: ImportOptions, report: ImportReport, guard: Guard) -> None:
     counts = dict.fromkeys(("queries", "passages", "query-passage pairs", "judgments", "rankings", "grades"), 0)
     runs: set[str] = set()
     passages: set[str] = set()
@@ -182,10 +253,11 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
     check = _QueryCheck(store, path, options, report)
     generated = _generated_runs(store)
     queries = in_background(lambda: read_exampp(path, with_grades=options.with_grades), size=_size(path))
-    with store.grade_import(now()) as grades:
+    with store.grade_import(report.imported_at) as grades:
         for query in queries:
             if not check.keep(query.line, query.query_id):
                 continue
+            guard.line = query.line
             _refuse_generated_runs(path, {r[0]: query.line for r in query.rankings}, generated)
             store.upsert_queries([(query.query_id, None)])
             store.upsert_passages(query.passages)
@@ -224,7 +296,7 @@ def _refuse_non_members(path: Path, line: int, questions: set[str], members: set
                          "(or marked spurious there: such questions are not graded)")
 
 
-def _import_responses(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
+def _import_responses(store: Store, path: Path, options: ImportOptions, report: ImportReport, guard: Guard) -> None:
     read = read_responses(path, options.response_format, word_budget=options.word_budget, on_error=options.on_error)
     report.skipped_records.extend(read.skipped)
     check = _QueryCheck(store, path, options, report)
@@ -232,6 +304,7 @@ def _import_responses(store: Store, path: Path, options: ImportOptions, report: 
     _refuse_merging_responses(store, path, kept)
     store.upsert_queries((r.query_id, r.query_text) for r in kept)
     for r in kept:
+        guard.line = r.line
         store.upsert_passages((s.passage_id, s.text) for s in r.segments)
         store.upsert_rankings((r.run, r.query_id, s.passage_id, s.position + 1, float(-s.position))
                               for s in r.segments)
@@ -269,7 +342,7 @@ def _refuse_merging_responses(store: Store, path: Path, responses: list[Response
                              f"{r.query_id!r} (imported before); give the new responses a run id of their own")
 
 
-_IMPORTERS: dict[str, Callable[[Store, Path, ImportOptions, ImportReport], None]] = {
+_IMPORTERS: dict[str, Callable[[Store, Path, ImportOptions, ImportReport, Guard], None]] = {
     "queries": _import_queries,
     "runs": _import_runs,
     "qrels": _import_qrels,
@@ -278,6 +351,44 @@ _IMPORTERS: dict[str, Callable[[Store, Path, ImportOptions, ImportReport], None]
     "exampp": _import_exampp,
     "responses": _import_responses,
 }
+
+
+def _compare_runs(store: Store, path: Path, lines: list, replace: bool, report: ImportReport) -> None:
+    """A run the store holds is one unit: the file must hold exactly its rankings (the same passages for the same
+    queries with the same ranks and scores), or it is refused naming the first line that differs; under
+    `replace` the stored run is removed first (counted)."""
+    by_run: dict[str, dict[tuple[str, str], tuple[int, int, float]]] = {}
+    for r in lines:
+        by_run.setdefault(r.run, {})[(r.query_id, r.passage_id)] = (r.line, r.rank, r.score)
+    for run, stored in ((run, store.run_rankings(run)) for run in by_run):
+        if not stored:
+            continue
+        mine = by_run[run]
+        if {k: v[1:] for k, v in mine.items()} == {k: v[:2] for k, v in stored.items()}:
+            continue
+        if replace:
+            store.delete_run_rankings([run])
+            report.replaced["rankings"] = report.replaced.get("rankings", 0) + len(stored)
+            continue
+        raise InputError(str(path), *_run_difference(store, run, mine, stored))
+
+
+def _run_difference(store: Store, run: str, mine: dict, stored: dict) -> tuple[int, str]:
+    """The first line where a file's run differs from the stored run, and what differs."""
+    tail = ("; a run is imported whole: pass --replace to replace the stored run, or give this one a run name of "
+            "its own")
+    for key, (line, rank, score) in sorted(mine.items(), key=lambda kv: kv[1][0]):
+        where = f"run {run!r}, query {key[0]!r}, passage {key[1]!r}"
+        if key not in stored:
+            origin = store.origin_words(next(iter(stored.values()))[2])
+            return line, f"{where}: the stored run (from {origin}) does not rank this passage for this query{tail}"
+        if stored[key][:2] != (rank, score):
+            return line, (f"{where}: the store holds rank {stored[key][0]}, score {stored[key][1]!r} (from "
+                          f"{store.origin_words(stored[key][2])}), this file has rank {rank}, score {score!r}{tail}")
+    missing = min(set(stored) - set(mine))
+    first = min(v[0] for v in mine.values())
+    return first, (f"run {run!r}: the stored run (from {store.origin_words(stored[missing][2])}) also ranks passage "
+                   f"{missing[1]!r} for query {missing[0]!r}, which this file lacks{tail}")
 
 
 def _stem(path: Path) -> str:

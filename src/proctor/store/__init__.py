@@ -25,8 +25,9 @@ from proctor.store.batches import BatchTables
 from proctor.store.bulk import BulkGrades
 from proctor.store.cover_cache import CoverCache
 from proctor.store.grades import FAILED, GRADES_AS_NAMED, GradeTables
+from proctor.store.integrity import ImportLog
 from proctor.store.review import ReviewTables
-from proctor.store.schema import SCHEMA, SCHEMA_VERSION, migrate_v1, migrate_v2
+from proctor.store.schema import SCHEMA, SCHEMA_VERSION, migrate_v1, migrate_v2, migrate_v3
 from proctor.store.tallies import GradeTallies
 
 BULK_CACHE_KB = 65536
@@ -41,7 +42,7 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, GradeTallies, CoverCache):
+class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, GradeTallies, CoverCache, ImportLog):
     """A Proctor store: one SQLite file. Use `Store.open` (read) or `Store.create_or_open` (write)."""
 
     def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
@@ -49,6 +50,8 @@ class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, Grad
         self.db = connection
         self.migration_note: str | None = None
         self.read_only = False
+        self.origin: int | None = None
+        """The import log entry the content upserts write as their rows' `origin` (set by an import)."""
 
     # -- opening -------------------------------------------------------------------------------------
     @classmethod
@@ -100,7 +103,8 @@ class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, Grad
         version = int(row[0]) if row is not None and str(row[0]).isdigit() else None
         notes = []
         for old, migrate, which in ((1, lambda: migrate_v1(self.db, now()), "schema 1 (release 0.1.0)"),
-                                    (2, lambda: migrate_v2(self.db), "schema 2")):
+                                    (2, lambda: migrate_v2(self.db), "schema 2"),
+                                    (3, lambda: migrate_v3(self.db, now()), "schema 3")):
             if version == old:
                 try:
                     if self.read_only:
@@ -198,17 +202,19 @@ class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, Grad
 
     # -- content -------------------------------------------------------------------------------------
     def upsert_queries(self, rows: Iterable[tuple[str, str | None]]) -> None:
-        """Add queries; a known query keeps its text unless it had none."""
+        """Add queries; a known query takes the new text when it differs (an import's guard refuses that)."""
         self.db.executemany(
-            "INSERT INTO queries VALUES (?, ?) ON CONFLICT (query_id) DO UPDATE SET text = excluded.text"
+            f"INSERT INTO queries VALUES (?, ?, {self._origin_sql()}) ON CONFLICT (query_id) DO UPDATE SET"
+            " text = excluded.text, origin = excluded.origin"
             " WHERE excluded.text IS NOT NULL AND queries.text IS NOT excluded.text",
             rows,
         )
 
     def upsert_passages(self, rows: Iterable[tuple[str, str | None]]) -> None:
-        """Add passages; a known passage takes the new text when it differs."""
+        """Add passages; a known passage takes the new text when it differs (an import's guard refuses that)."""
         self.db.executemany(
-            "INSERT INTO passages VALUES (?, ?) ON CONFLICT (passage_id) DO UPDATE SET text = excluded.text"
+            f"INSERT INTO passages VALUES (?, ?, {self._origin_sql()}) ON CONFLICT (passage_id) DO UPDATE SET"
+            " text = excluded.text, origin = excluded.origin"
             " WHERE excluded.text IS NOT NULL AND passages.text IS NOT excluded.text",
             rows,
         )
@@ -216,19 +222,24 @@ class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, Grad
     def upsert_rankings(self, rows: Iterable[tuple[str, str, str, int, float]]) -> None:
         """Add (run, query, passage, rank, score) rows."""
         self.db.executemany(
-            "INSERT INTO rankings VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
-            " rank = excluded.rank, score = excluded.score"
+            f"INSERT INTO rankings VALUES (?, ?, ?, ?, ?, {self._origin_sql()}) ON CONFLICT DO UPDATE SET"
+            " rank = excluded.rank, score = excluded.score, origin = excluded.origin"
             " WHERE rankings.rank IS NOT excluded.rank OR rankings.score IS NOT excluded.score",
             rows,
         )
 
     def upsert_judgments(self, rows: Iterable[tuple[str, str, int]]) -> None:
-        """Add (query, passage, relevance) human judgments; a new label replaces an old one."""
+        """Add (query, passage, relevance) human judgments; a new label replaces an old one (an import's guard
+        refuses that)."""
         self.db.executemany(
-            "INSERT INTO judgments VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET relevance = excluded.relevance"
+            f"INSERT INTO judgments VALUES (?, ?, ?, {self._origin_sql()}) ON CONFLICT DO UPDATE SET"
+            " relevance = excluded.relevance, origin = excluded.origin"
             " WHERE judgments.relevance IS NOT excluded.relevance",
             rows,
         )
+
+    def _origin_sql(self) -> str:
+        return "NULL" if self.origin is None else str(int(self.origin))
 
     def upsert_segments(self, rows: Iterable[tuple[str, str, str, int, list[str], bool]]) -> None:
         """Remember where a passage of a generated response came from and what it cites."""
@@ -319,6 +330,8 @@ class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, Grad
             "questions": one("SELECT COUNT(DISTINCT question_id) FROM questions"),
             "grades": sum(n for steps in tallies.values() for per in steps.values() for n in per.values()),
             "failures": sum(per.get(FAILED, 0) for steps in tallies.values() for per in steps.values()),
+            "unjudgeable": self.unjudgeable(),
+            "stale_grades": self.stale_counts(),
             "grade_sets": [s.as_dict() for s in self.grade_sets()],
             "bank_versions": self.banks(),
         }
@@ -326,7 +339,7 @@ class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, Grad
     def dump(self) -> dict[str, list[tuple]]:
         """Every row of every content table, sorted (for tests of idempotence and atomicity)."""
         tables = ["queries", "passages", "rankings", "judgments", "banks", "questions", "grade_sets",
-                  "grades", "response_segments", "imports"]
+                  "grades", "response_segments", "imports", "import_log", "stale_grades"]
         return {t: sorted(self.db.execute(GRADES_AS_NAMED if t == "grades" else f"SELECT * FROM {t}"), key=repr)
                 for t in tables}
 
