@@ -148,8 +148,9 @@ def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int |
         if gold and gold not in ranked:
             raise UsageError(f"--gold {gold}: no such run (runs: {', '.join(sorted(ranked))})")
         table, notes = cover_table(store, grade_set, min_grade)  # type: ignore[arg-type]
-        return [cover_leaderboard(ranked, table, budget=budget, missing=missing or "zero", normalize=normalize,
-                                  gold=gold, description=describe(store, grade_set), notes=notes)]
+        return _with_unjudgeable(store, ranked, [cover_leaderboard(
+            ranked, table, budget=budget, missing=missing or "zero", normalize=normalize, gold=gold,
+            description=describe(store, grade_set), notes=notes)])
     if judgments:
         qrels_ = official_or_file_qrels(store, judgments)
         description = {"labels": "human judgments" if judgments == "official" else f"qrels file {judgments}",
@@ -159,8 +160,21 @@ def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int |
         description = describe(store, grade_set)
         description["label_rule"] = ("max grade over questions" if labels.min_questions == 1
                                      else f"{labels.min_questions}-th largest grade")
-    return [measure_leaderboard(ranked, qrels_, spec, min_grade, missing=missing or "skip", description=description)
-            for spec in specs if spec is not None]
+    return _with_unjudgeable(store, ranked, [
+        measure_leaderboard(ranked, qrels_, spec, min_grade, missing=missing or "skip", description=description)
+        for spec in specs if spec is not None])
+
+
+def _with_unjudgeable(store: Store, ranked: dict, boards: list[Leaderboard]) -> list[Leaderboard]:
+    """Say on every leaderboard how many ranked pairs of its runs name a passage without text (`unjudgeable`)."""
+    n = store.unjudgeable(ranked)
+    for board in boards:
+        board.description["unjudgeable"] = n
+        if n:
+            board.notes.append(f"unjudgeable: {n} ranked (query, passage) pairs name a passage the store has no text "
+                               "for: never graded, not in EXAM-Qrels, unjudged for every measure (as trec_eval "
+                               "treats documents missing from qrels)")
+    return boards
 
 
 def significance(board: Leaderboard, *, tests: Sequence[str] = ("t", "randomization"), correction: str = "holm",
@@ -317,7 +331,7 @@ def info_text(counts: dict[str, Any]) -> str:
     """What `proctor info` prints: counts, bank versions, grade sets."""
     lines = [f"{key:<14} {counts[key]}" for key in ("store", "queries", "passages", "runs", "generated_runs",
                                                      "rankings", "judgments", "banks", "questions", "grades",
-                                                     "failures")]
+                                                     "failures", "unjudgeable")]
     for bank in counts["bank_versions"]:
         latest = " (latest)" if bank["latest"] else ""
         lines.append(f"bank           {bank['bank']}@{bank['version']}{latest}: {bank['questions']} items "
@@ -326,4 +340,7 @@ def info_text(counts: dict[str, Any]) -> str:
         hidden = " (intermediate)" if s.get("intermediate") else ""
         lines.append(f"grade set      {s['id']}  {s['method']} / {s['model']}  bank {s['bank']}  prompt "
                      f"{s['prompt_version']}  {s['grades']} grades ({s['failures']} failed){hidden}")
+    for grade_set, why in counts["stale_grades"].items():
+        lines.append(f"stale grades   {grade_set}  " + ", ".join(f"{n} ({reason})" for reason, n in why.items())
+                     + ": not counted; the next `grade` grades those pairs again")
     return "\n".join(lines) + "\n"
