@@ -48,6 +48,8 @@ class ImportReport:
     imported_at: str = ""
     replaced: dict[str, int] = field(default_factory=dict)
     """What `--replace` replaced: rows per table, and the grades that became stale."""
+    bookkeeping: int = 0
+    """Changes the import made and undid (not a change of the store)."""
     notes: list[str] = field(default_factory=list)
     """What the reader merged or noticed (printed before the summary)."""
 
@@ -115,9 +117,15 @@ def _import_one(store: Store, kind: str, path: Path, options: ImportOptions) -> 
     finally:
         store.origin = None
     _set_stale(store, guard, report)
+    stale = report.replaced.pop("stale grades", 0)
     for table, n in guard.replaced().items():
         report.replaced[table] = report.replaced.get(table, 0) + n
-    changed = store.db.total_changes != before
+    if stale:
+        report.replaced["stale grades"] = stale
+        report.notes.append(f"{report.path}: {report.replaced['stale grades']} grades were made from a text this "
+                            "import replaced: set aside as stale (not counted anywhere; the next `grade` grades "
+                            "those pairs again)")
+    changed = store.db.total_changes - report.bookkeeping != before
     report.unchanged = not changed
     store.finish_import(entry, report.counts, report.replaced, changed=changed)
     store.record_import(kind, digest, str(path))
@@ -126,19 +134,19 @@ def _import_one(store: Store, kind: str, path: Path, options: ImportOptions) -> 
 
 
 def _set_stale(store: Store, guard: Guard, report: ImportReport) -> None:
-    """Set aside the grades made from the texts this import replaced (not those it wrote itself)."""
-    batch = store.db.execute("SELECT batch FROM grade_batches WHERE created = ?", (report.imported_at,)).fetchone()
-    keep = batch[0] if batch else None
+    """Set aside the grades made from the texts replaced since the last call (before the import writes grades of
+    its own for them: an exam_pp file calls this after each line's passages)."""
     stale = 0
     for column, table in (("passage_id", "passages"), ("query_id", "queries")):
-        stale += store.stale_grades_of(column, guard.replaced_ids(table), f"{table[:-1].replace('querie', 'query')}"
-                                       " text replaced", report.imported_at, keep)
-    stale += store.stale_grades_of("question_id", guard.replaced_questions, "question text replaced",
-                                   report.imported_at, keep)
+        ids = guard.replaced_ids(table) - guard.staled
+        guard.staled |= ids
+        stale += store.stale_grades_of(column, ids, f"{table[:-1].replace('querie', 'query')} text replaced",
+                                       report.imported_at)
+    ids = guard.replaced_questions - guard.staled
+    guard.staled |= ids
+    stale += store.stale_grades_of("question_id", ids, "question text replaced", report.imported_at)
     if stale:
-        report.replaced["stale grades"] = stale
-        report.notes.append(f"{report.path}: {stale} grades were made from a text this import replaced: set aside "
-                            "as stale (not counted anywhere; the next `grade` grades those pairs again)")
+        report.replaced["stale grades"] = report.replaced.get("stale grades", 0) + stale
 
 
 def _note_unjudgeable(store: Store, report: ImportReport) -> None:
@@ -261,6 +269,7 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
             _refuse_generated_runs(path, {r[0]: query.line for r in query.rankings}, generated)
             store.upsert_queries([(query.query_id, None)])
             store.upsert_passages(query.passages)
+            _set_stale(store, guard, report)
             store.upsert_judgments(query.judgments)
             store.upsert_rankings(query.rankings)
             for key, info in query.configs.items():
@@ -279,6 +288,7 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
             counts["judgments"] += len(query.judgments)
             counts["rankings"] += len(query.rankings)
             runs.update(r[0] for r in query.rankings)
+    report.bookkeeping += grades.bookkeeping
     counts["passages"] = len(passages)
     counts["runs"] = len(runs)
     if not options.with_grades:

@@ -41,6 +41,8 @@ class GradeImport:
         self._batch: int | None = None
         self.new_batch = False
         """Whether this import numbered its writing time itself (dropped again when it wrote no grade)."""
+        self.bookkeeping = 0
+        """Rows written and deleted again (that number): changes of the store's counter that changed nothing."""
 
     def write(self, grade_set_id: str, step: str, rows: Sequence[tuple]) -> None:
         """Upsert (query, passage, question, raw reply, grade, parse status, answer, correct) rows into a step of
@@ -86,6 +88,7 @@ class BulkGrades:
                 self._release(held, writer.changed)
                 if writer.new_batch and not writer.changed:  # an identical file again leaves no trace
                     self.db.execute("DELETE FROM grade_batches WHERE batch = ?", (writer._batch,))
+                    writer.bookkeeping = 2
 
     def _release(self, held: list[tuple[str, str]], changed: set[int]) -> None:
         """Drop the kept results of the series written to, then make the held triggers again."""

@@ -52,6 +52,8 @@ class Guard:
     changes: list[Change] = field(default_factory=list)
     replaced_questions: set[str] = field(default_factory=set)
     """Question ids whose text a bank import replaced (`--replace`)."""
+    staled: set[str] = field(default_factory=set)
+    """Ids whose grades were set aside already."""
 
     def track(self, rows: Iterable[tuple[int, Any]]) -> Iterator[Any]:
         """The rows of `(line, row)` pairs, noting each row's line as the store consumes it."""
@@ -172,10 +174,10 @@ class ImportLog:
         return {(q, p): (r, s, o) for q, p, r, s, o in self.db.execute(
             "SELECT query_id, passage_id, rank, score, origin FROM rankings WHERE run = ?", (run,))}
 
-    def stale_grades_of(self, column: str, ids: set[str], why: str, at: str, keep_batch: int | None = None) -> int:
+    def stale_grades_of(self, column: str, ids: set[str], why: str, at: str) -> int:
         """Move the grades whose `column` (passage_id, query_id or question_id) is one of `ids` to `stale_grades`
-        (in the caller's transaction; the triggers on `grades` drop the kept labels and counts); grades of batch
-        `keep_batch` (written by this very import) stay. Returns how many moved."""
+        (in the caller's transaction; the triggers on `grades` drop the kept labels and counts). Returns how many
+        moved."""
         if not ids:
             return 0
         self.db.execute("CREATE TEMP TABLE IF NOT EXISTS stale_keys (id TEXT PRIMARY KEY)")
@@ -183,10 +185,9 @@ class ImportLog:
         self.db.executemany("INSERT OR IGNORE INTO temp.stale_keys VALUES (?)", ((i,) for i in ids))
         which = ("item IN (SELECT item FROM grade_items WHERE question_id IN (SELECT id FROM temp.stale_keys))"
                  if column == "question_id" else f"{column} IN (SELECT id FROM temp.stale_keys)")
-        where = f"{which} AND batch IS NOT ?"
-        moved = self.db.execute(f"INSERT INTO stale_grades SELECT *, ?, ? FROM grades WHERE {where}",
-                                (why, at, keep_batch)).rowcount
-        self.db.execute(f"DELETE FROM grades WHERE {where}", (keep_batch,))
+        moved = self.db.execute(f"INSERT INTO stale_grades SELECT *, ?, ? FROM grades WHERE {which}",
+                                (why, at)).rowcount
+        self.db.execute(f"DELETE FROM grades WHERE {which}")
         return moved
 
     def stale_counts(self) -> dict[str, dict[str, int]]:
