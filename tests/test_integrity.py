@@ -168,3 +168,54 @@ def test_the_import_log_names_every_file_that_changed_the_store(graded, cli):
     rows = sqlite3.connect(store).execute("SELECT kind, path, counts FROM import_log ORDER BY entry").fetchall()
     assert [r[0] for r in rows] == ["queries", "corpus", "qrels", "bank", "runs", "runs", "runs", "runs", "exampp"]
     assert json.loads(rows[0][2]) == {"queries": 4} and rows[-1][1] == str(folder / "grades.jsonl")
+
+
+def _same(obj):
+    pass
+
+
+def _other_query(obj):
+    obj["query_id"] = "q2"
+    obj.pop("query_text", None)
+    for item in obj["items"]:
+        item["query_id"] = "q2"
+
+
+SHARED_QUESTIONS = {
+    # case: (edit of the bank's first record, extra options, exit status, what the message says)
+    "same id and text in another bank": (_same, (), 0, "bank other@"),
+    "same id, another text": (_bank_question, (), 2, "is stored with another text in bank 'bank'"),
+    "same id, another query": (_other_query, (), 2, "already belongs to query 'q1'"),
+    "same id, another text, --replace": (_bank_question, ("--replace",), 0, "replaced"),
+    "same id, another query, --replace": (_other_query, ("--replace",), 2, "ids are never moved"),
+}
+
+
+@pytest.mark.parametrize("case", SHARED_QUESTIONS)
+def test_a_question_may_be_in_several_banks_with_its_one_text(graded, cli, tmp_path, case):
+    store, folder = graded
+    edit, options, code, said = SHARED_QUESTIONS[case]
+    other = _edit(folder / "bank.jsonl", tmp_path / "other.jsonl", 1, _json(edit))
+    before = dump(store)
+    result = cli("import", "bank", other, "--store", store, *options)
+    assert result.code == code and said in result.err, result.err
+    if code == 2:
+        assert dump(store) == before and f"{other}:1:" in result.err
+    else:
+        texts = sqlite3.connect(store).execute("SELECT DISTINCT text FROM questions WHERE question_id ="
+                                               " (SELECT question_id FROM questions WHERE bank_id = 'other' LIMIT 1)")
+        assert len(texts.fetchall()) == 1  # one question: one text, whichever bank holds it
+
+
+def test_the_two_dl19_banks_share_six_questions(dl19_pool, tmp_path, cli):
+    banks = [dl19_pool.parent / "dl19-questions-graded.jsonl.gz", dl19_pool.parent / "dl19-questions-v2.jsonl.gz"]
+    store = tmp_path / "s.db"
+    for bank in banks:
+        result = cli("import", "bank", bank, "--store", store)
+        assert result.code == 0, result.err
+    db = sqlite3.connect(store)
+    shared = db.execute("SELECT COUNT(*) FROM (SELECT question_id FROM questions GROUP BY question_id"
+                        " HAVING COUNT(DISTINCT bank_id) = 2 AND COUNT(DISTINCT text) = 1)").fetchone()[0]
+    assert shared == 6
+    info = json.loads(cli("info", "--store", store, "--format", "json").out)
+    assert info["questions"] == 430 + 430 - 6

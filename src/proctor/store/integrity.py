@@ -199,16 +199,27 @@ class ImportLog:
             out.setdefault(gid, {})[why] = n
         return out
 
-    def unjudgeable(self, runs: Iterable[str] | None = None) -> int:
-        """How many (query, passage) pairs ranked by `runs` (every run when None) name a passage without text."""
-        sql = ("SELECT COUNT(*) FROM (SELECT DISTINCT r.query_id, r.passage_id FROM rankings r JOIN passages p"
-               " USING (passage_id) WHERE p.text IS NULL{})")
-        if runs is None:
-            return self.db.execute(sql.format("")).fetchone()[0]
-        runs = sorted(set(runs))
-        if not runs:
+    def unjudgeable(self) -> int:
+        """How many ranked (query, passage) pairs of the stored runs name a passage without text."""
+        return self.db.execute("SELECT COUNT(*) FROM (SELECT DISTINCT r.query_id, r.passage_id FROM rankings r JOIN"
+                               " passages p USING (passage_id) WHERE p.text IS NULL)").fetchone()[0]
+
+    def unjudgeable_in(self, ranked: dict[str, dict[str, list[str]]], *, stored: bool) -> int:
+        """How many (query, passage) pairs of ranked lists name a passage the store has no text for (`stored`:
+        the lists are the store's own, whose passages it all knows; else a passage it lacks counts too)."""
+        textless = self.textless_passages()
+        if not stored:
+            ids = sorted({pid for per in ranked.values() for lst in per.values() for pid in lst})
+            known: set[str] = set()
+            for start in range(0, len(ids), 500):
+                chunk = ids[start:start + 500]
+                known.update(row[0] for row in self.db.execute(
+                    f"SELECT passage_id FROM passages WHERE passage_id IN ({', '.join('?' * len(chunk))})", chunk))
+            textless |= set(ids) - known
+        if not textless:
             return 0
-        return self.db.execute(sql.format(f" AND r.run IN ({', '.join('?' * len(runs))})"), runs).fetchone()[0]
+        return len({(qid, pid) for per in ranked.values() for qid, lst in per.items() for pid in lst
+                    if pid in textless})
 
     def textless_passages(self) -> set[str]:
         """Ids of the passages the store holds no text for (never graded: unjudgeable)."""
