@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from proctor.errors import InputError, UsageError
+from proctor.import_checks import compare_runs, note_unjudgeable, set_stale
 from proctor.io.background import in_background
 from proctor.io.bank_files import load_bank
 from proctor.io.banks import is_spurious
@@ -116,7 +117,7 @@ def _import_one(store: Store, kind: str, path: Path, options: ImportOptions) -> 
                                  "made from a replaced text become stale)") from None
     finally:
         store.origin = None
-    _set_stale(store, guard, report)
+    set_stale(store, guard, report)
     stale = report.replaced.pop("stale grades", 0)
     for table, n in guard.replaced().items():
         report.replaced[table] = report.replaced.get(table, 0) + n
@@ -129,35 +130,8 @@ def _import_one(store: Store, kind: str, path: Path, options: ImportOptions) -> 
     report.unchanged = not changed
     store.finish_import(entry, report.counts, report.replaced, changed=changed)
     store.record_import(kind, digest, str(path))
-    _note_unjudgeable(store, report)
+    note_unjudgeable(store, report)
     return report
-
-
-def _set_stale(store: Store, guard: Guard, report: ImportReport) -> None:
-    """Set aside the grades made from the texts replaced since the last call (before the import writes grades of
-    its own for them: an exam_pp file calls this after each line's passages)."""
-    stale = 0
-    for column, table in (("passage_id", "passages"), ("query_id", "queries")):
-        ids = guard.replaced_ids(table) - guard.staled
-        guard.staled |= ids
-        stale += store.stale_grades_of(column, ids, f"{table[:-1].replace('querie', 'query')} text replaced",
-                                       report.imported_at)
-    ids = guard.replaced_questions - guard.staled
-    guard.staled |= ids
-    stale += store.stale_grades_of("question_id", ids, "question text replaced", report.imported_at)
-    if stale:
-        report.replaced["stale grades"] = report.replaced.get("stale grades", 0) + stale
-
-
-def _note_unjudgeable(store: Store, report: ImportReport) -> None:
-    """After an import of rankings: how many ranked passages have no text (never graded, left out of qrels)."""
-    if report.kind not in ("runs", "exampp", "corpus", "responses"):
-        return
-    n = store.unjudgeable()
-    if n:
-        report.notes.append(f"{report.path}: {n} ranked (query, passage) pairs name a passage the store has no text "
-                            "for: unjudgeable (never graded, left out of EXAM-Qrels, unjudged for every measure) "
-                            "until a corpus gives their text")
 
 
 class _QueryCheck:
@@ -200,7 +174,7 @@ def _import_runs(store: Store, path: Path, options: ImportOptions, report: Impor
     check = _QueryCheck(store, path, options, report)
     lines = [r for r in read_run(path) if check.keep(r.line, r.query_id)]
     _refuse_generated_runs(path, {r.run: r.line for r in reversed(lines)}, _generated_runs(store))
-    _compare_runs(store, path, lines, options.replace, report)
+    compare_runs(store, path, lines, options.replace, report)
     store.upsert_rankings(guard.track((r.line, (r.run, r.query_id, r.passage_id, r.rank, r.score)) for r in lines))
     store.upsert_passages((r.passage_id, None) for r in lines)
     report.counts["runs"] = len({r.run for r in lines})
@@ -269,7 +243,7 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
             _refuse_generated_runs(path, {r[0]: query.line for r in query.rankings}, generated)
             store.upsert_queries([(query.query_id, None)])
             store.upsert_passages(query.passages)
-            _set_stale(store, guard, report)
+            set_stale(store, guard, report)
             store.upsert_judgments(query.judgments)
             store.upsert_rankings(query.rankings)
             for key, info in query.configs.items():
@@ -361,44 +335,6 @@ _IMPORTERS: dict[str, Callable[[Store, Path, ImportOptions, ImportReport, Guard]
     "exampp": _import_exampp,
     "responses": _import_responses,
 }
-
-
-def _compare_runs(store: Store, path: Path, lines: list, replace: bool, report: ImportReport) -> None:
-    """A run the store holds is one unit: the file must hold exactly its rankings (the same passages for the same
-    queries with the same ranks and scores), or it is refused naming the first line that differs; under
-    `replace` the stored run is removed first (counted)."""
-    by_run: dict[str, dict[tuple[str, str], tuple[int, int, float]]] = {}
-    for r in lines:
-        by_run.setdefault(r.run, {})[(r.query_id, r.passage_id)] = (r.line, r.rank, r.score)
-    for run, stored in ((run, store.run_rankings(run)) for run in by_run):
-        if not stored:
-            continue
-        mine = by_run[run]
-        if {k: v[1:] for k, v in mine.items()} == {k: v[:2] for k, v in stored.items()}:
-            continue
-        if replace:
-            store.delete_run_rankings([run])
-            report.replaced["rankings"] = report.replaced.get("rankings", 0) + len(stored)
-            continue
-        raise InputError(str(path), *_run_difference(store, run, mine, stored))
-
-
-def _run_difference(store: Store, run: str, mine: dict, stored: dict) -> tuple[int, str]:
-    """The first line where a file's run differs from the stored run, and what differs."""
-    tail = ("; a run is imported whole: pass --replace to replace the stored run, or give this one a run name of "
-            "its own")
-    for key, (line, rank, score) in sorted(mine.items(), key=lambda kv: kv[1][0]):
-        where = f"run {run!r}, query {key[0]!r}, passage {key[1]!r}"
-        if key not in stored:
-            origin = store.origin_words(next(iter(stored.values()))[2])
-            return line, f"{where}: the stored run (from {origin}) does not rank this passage for this query{tail}"
-        if stored[key][:2] != (rank, score):
-            return line, (f"{where}: the store holds rank {stored[key][0]}, score {stored[key][1]!r} (from "
-                          f"{store.origin_words(stored[key][2])}), this file has rank {rank}, score {score!r}{tail}")
-    missing = min(set(stored) - set(mine))
-    first = min(v[0] for v in mine.values())
-    return first, (f"run {run!r}: the stored run (from {store.origin_words(stored[missing][2])}) also ranks passage "
-                   f"{missing[1]!r} for query {missing[0]!r}, which this file lacks{tail}")
 
 
 def _stem(path: Path) -> str:

@@ -261,15 +261,6 @@ class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, Grad
         return {pid: {"run": run, "query_id": qid, "position": pos, "citations": json.loads(c) if c else [],
                       "truncated": bool(t)} for pid, run, qid, pos, c, t in rows}
 
-    def record_import(self, kind: str, sha256: str, path: str) -> None:
-        """Remember that a file was imported (the same file twice is remembered once)."""
-        self.db.execute("INSERT OR IGNORE INTO imports VALUES (?, ?, ?, ?)", (kind, sha256, str(path), now()))
-
-    def was_imported(self, kind: str, sha256: str) -> bool:
-        """Whether a file with this content was imported as `kind` before."""
-        row = self.db.execute("SELECT 1 FROM imports WHERE kind = ? AND sha256 = ?", (kind, sha256)).fetchone()
-        return row is not None
-
     def query_ids(self) -> set[str]:
         """Ids of all known queries."""
         return {row[0] for row in self.db.execute("SELECT query_id FROM queries")}

@@ -15,6 +15,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 GUARDED: dict[str, tuple[tuple[str, ...], tuple[str, ...], str, str]] = {
@@ -86,6 +87,15 @@ class ImportLog:
     """The `import_log` table, the guard and `stale_grades`."""
 
     db: sqlite3.Connection
+
+    def record_import(self, kind: str, sha256: str, path: str) -> None:
+        """Remember that a file was imported (the same file twice is remembered once)."""
+        self.db.execute("INSERT OR IGNORE INTO imports VALUES (?, ?, ?, ?)", (kind, sha256, str(path), _now()))
+
+    def was_imported(self, kind: str, sha256: str) -> bool:
+        """Whether a file with this content was imported as `kind` before."""
+        row = self.db.execute("SELECT 1 FROM imports WHERE kind = ? AND sha256 = ?", (kind, sha256)).fetchone()
+        return row is not None
 
     def begin_import(self, kind: str, path: str, sha256: str, at: str) -> int:
         """Add an entry to the import log (its counts come with `finish_import`); returns its number."""
@@ -237,3 +247,7 @@ def _short(value: Any) -> str:
 
 
 __all__ = ["GUARDED", "Change", "Guard", "ImportLog"]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
