@@ -219,3 +219,21 @@ def test_the_two_dl19_banks_share_six_questions(dl19_pool, tmp_path, cli):
     assert shared == 6
     info = json.loads(cli("info", "--store", store, "--format", "json").out)
     assert info["questions"] == 430 + 430 - 6
+
+
+def test_a_different_response_is_refused_then_replaced(graded, cli, tmp_path):
+    store, _ = graded
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text(json.dumps({"run_id": "rag", "query_id": "q1", "text": "Bees make honey from nectar."}) + "\n")
+    second.write_text(json.dumps({"run_id": "rag", "query_id": "q2", "text": "Light scatters."}) + "\n"
+                      + json.dumps({"run_id": "rag", "query_id": "q1", "text": "Bees fan nectar dry."}) + "\n")
+    assert cli("import", "responses", first, "--store", store).code == 0
+    before = dump(store)
+    refused = cli("import", "responses", second, "--store", store)
+    assert refused.code == 2 and f"{second}:2:" in refused.err and "--replace" in refused.err
+    assert dump(store) == before
+    replaced = cli("import", "responses", second, "--store", store, "--replace")
+    assert replaced.code == 0 and "replaced 1 responses" in replaced.err, replaced.err
+    texts = sqlite3.connect(store).execute("SELECT p.text FROM rankings r JOIN passages p USING (passage_id)"
+                                           " WHERE r.run = 'rag' AND r.query_id = 'q1'").fetchall()
+    assert texts == [("Bees fan nectar dry.",)]

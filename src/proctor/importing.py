@@ -285,7 +285,7 @@ def _import_responses(store: Store, path: Path, options: ImportOptions, report: 
     report.skipped_records.extend(read.skipped)
     check = _QueryCheck(store, path, options, report)
     kept = [r for r in read.responses if check.keep(r.line, r.query_id)]
-    _refuse_merging_responses(store, path, kept)
+    _refuse_merging_responses(store, path, kept, options.replace, report)
     store.upsert_queries((r.query_id, r.query_text) for r in kept)
     for r in kept:
         guard.line = r.line
@@ -300,10 +300,11 @@ def _import_responses(store: Store, path: Path, options: ImportOptions, report: 
     report.counts["truncated"] = sum(r.truncated for r in kept)
 
 
-def _refuse_merging_responses(store: Store, path: Path, responses: list[Response]) -> None:
+def _refuse_merging_responses(store: Store, path: Path, responses: list[Response], replace: bool,
+                              report: ImportReport) -> None:
     """Generated responses never merge into what the store holds: not into a retrieval run of the same name,
     and not into a different response of the same run to the same query (importing the same responses
-    again changes nothing)."""
+    again changes nothing; under `replace` the stored response is removed first, counted)."""
     segments = store.segments()
     stored: dict[tuple[str, str], dict[str, dict]] = {}
     for pid, segment in segments.items():
@@ -321,9 +322,13 @@ def _refuse_merging_responses(store: Store, path: Path, responses: list[Response
         now = {s.passage_id: (s.position, s.citations, r.truncated, s.text) for s in r.segments}
         then = {pid: (seg["position"], seg["citations"], seg["truncated"], texts.get(pid))
                 for pid, seg in before.items()}
-        if now != then:
+        if now != then and replace:
+            store.delete_response(r.run, r.query_id)
+            report.replaced["responses"] = report.replaced.get("responses", 0) + 1
+        elif now != then:
             raise InputError(str(path), r.line, f"run {r.run!r} already holds a different response to query "
-                             f"{r.query_id!r} (imported before); give the new responses a run id of their own")
+                             f"{r.query_id!r} (imported before); give the new responses a run id of their own, or "
+                             "pass --replace to replace it")
 
 
 _IMPORTERS: dict[str, Callable[[Store, Path, ImportOptions, ImportReport, Guard], None]] = {

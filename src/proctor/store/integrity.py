@@ -179,6 +179,11 @@ class ImportLog:
         """Remove every ranking of these runs (`--replace` of a run); returns how many went."""
         return sum(self.db.execute("DELETE FROM rankings WHERE run = ?", (run,)).rowcount for run in runs)
 
+    def delete_response(self, run: str, query_id: str) -> None:
+        """Remove one generated response (its rankings and segments; `--replace`)."""
+        for table in ("rankings", "response_segments"):
+            self.db.execute(f"DELETE FROM {table} WHERE run = ? AND query_id = ?", (run, query_id))
+
     def run_rankings(self, run: str) -> dict[tuple[str, str], tuple[int, float, int | None]]:
         """`{(query, passage): (rank, score, origin)}` of one run's stored rankings."""
         return {(q, p): (r, s, o) for q, p, r, s, o in self.db.execute(
