@@ -237,3 +237,15 @@ def test_a_different_response_is_refused_then_replaced(graded, cli, tmp_path):
     texts = sqlite3.connect(store).execute("SELECT p.text FROM rankings r JOIN passages p USING (passage_id)"
                                            " WHERE r.run = 'rag' AND r.query_id = 'q1'").fetchall()
     assert texts == [("Bees fan nectar dry.",)]
+
+
+def test_a_response_topic_text_never_replaces_the_query_text(graded, cli, tmp_path):
+    store, _ = graded
+    path = tmp_path / "rag.jsonl"
+    record = {"run_id": "rag", "topic_id": "q1", "topic": "a long narrative about bees", "references": ["d101"],
+              "response_length": 3, "answer": [{"text": "Bees make honey.", "citations": [0]}]}
+    path.write_text(json.dumps(record) + "\n")
+    result = cli("import", "responses", path, "--store", store, "--format", "rag24")
+    assert result.code == 0 and "1 queries carry another text than the store's" in result.err, result.err
+    stored = sqlite3.connect(store).execute("SELECT text FROM queries WHERE query_id = 'q1'").fetchone()[0]
+    assert stored == "how do bees make honey"

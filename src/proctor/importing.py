@@ -286,7 +286,10 @@ def _import_responses(store: Store, path: Path, options: ImportOptions, report: 
     check = _QueryCheck(store, path, options, report)
     kept = [r for r in read.responses if check.keep(r.line, r.query_id)]
     _refuse_merging_responses(store, path, kept, options.replace, report)
-    store.upsert_queries((r.query_id, r.query_text) for r in kept)
+    differ = store.fill_query_texts((r.query_id, r.query_text) for r in kept)
+    if differ:  # a RAG record's topic or narrative is context, not the query: the store's text stays
+        report.notes.append(f"{path}: {differ} queries carry another text than the store's (a topic or narrative); "
+                            "the store's query texts are kept")
     for r in kept:
         guard.line = r.line
         store.upsert_passages((s.passage_id, s.text) for s in r.segments)

@@ -179,6 +179,16 @@ class ImportLog:
         """Remove every ranking of these runs (`--replace` of a run); returns how many went."""
         return sum(self.db.execute("DELETE FROM rankings WHERE run = ?", (run,)).rowcount for run in runs)
 
+    def fill_query_texts(self, rows: Iterable[tuple[str, str | None]]) -> int:
+        """Add queries, giving a text only to those without one (a known text is kept); returns how many of the
+        given texts differ from a stored one."""
+        rows = list(rows)
+        stored = self.queries()
+        self.db.executemany(f"INSERT INTO queries VALUES (?, ?, {self._origin_sql()}) ON CONFLICT (query_id) DO"
+                            " UPDATE SET text = excluded.text, origin = excluded.origin WHERE queries.text IS NULL",
+                            rows)
+        return sum(1 for qid, text in set(rows) if text is not None and stored.get(qid) not in (None, text))
+
     def delete_response(self, run: str, query_id: str) -> None:
         """Remove one generated response (its rankings and segments; `--replace`)."""
         for table in ("rankings", "response_segments"):
