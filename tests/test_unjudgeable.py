@@ -95,3 +95,11 @@ def test_a_leaderboard_counts_the_unjudgeable_pairs_of_its_own_runs(store_with_d
     assert result.code == 0, result.err
     assert json.loads(result.out)["unjudgeable"] == expected
     assert ("unjudgeable" in result.err) == bool(expected)
+
+
+def test_a_cover_leaderboard_counts_them_too(store_with_d99, cli):
+    store, _, _ = store_with_d99
+    result = cli("leaderboard", "--store", store, "--method", "self-rating", "--metric", "cover", "--min-grade", "4",
+                 "--format", "md")
+    assert result.code == 0, result.err
+    assert "unjudgeable: 4 ranked" in result.out and "unjudgeable: 4 ranked" in result.err
