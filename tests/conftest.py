@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from proctor.cli import main
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "data"
+SHARED = Path(os.environ.get("PROCTOR_SHARED", ROOT.parent / "shared")) / "data"  # a worktree elsewhere: set it
 DL19 = SHARED / "dl19"
 DL19_POOL = DL19 / "dl19-pool-graded-flan-t5-large.jsonl.gz"
 
@@ -94,3 +95,23 @@ def grades_of(path: Path, method: str, model: str | None = None, step: str | Non
         return list(store.grades(sets[0], step or sets[0].step))
     finally:
         store.close()
+
+
+@pytest.fixture(scope="session")
+def peer_nltk(tmp_path_factory) -> Iterator[Path]:
+    """A local NLTK data folder with an empty English stopword list, for the peers that read NLTK data at
+    import (autojudge, exam_pp): nothing is downloaded. NLTK's search path is restored afterwards."""
+    import nltk
+
+    folder = tmp_path_factory.mktemp("nltk_data")
+    (folder / "corpora" / "stopwords").mkdir(parents=True)
+    (folder / "corpora" / "stopwords" / "english").write_text("")
+    before = os.environ.get("NLTK_DATA")
+    os.environ["NLTK_DATA"] = str(folder)
+    nltk.data.path.insert(0, str(folder))
+    yield folder
+    nltk.data.path.remove(str(folder))
+    if before is None:
+        os.environ.pop("NLTK_DATA", None)
+    else:
+        os.environ["NLTK_DATA"] = before

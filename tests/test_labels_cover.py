@@ -70,7 +70,8 @@ def test_n_exam_per_query_ratios_under_their_own_name():
     assert scores == {"Q": 1 / 3, "S": 1.0}
     assert left_out == []
     table5 = CoverTable.build([("Q", "p1", "a", 3)], tau=5)
-    assert cover_per_query({"Q": ["p1"]}, table5, normalize="pool-per-query") == ({}, ["Q"])
+    # as exam_pp's n-exam: a query the pool covers nothing of counts 0, and is named
+    assert cover_per_query({"Q": ["p1"]}, table5, normalize="pool-per-query") == ({"Q": 0.0}, ["Q"])
 
 
 def test_n_exam_is_a_ratio_of_sums_over_queries():

@@ -96,14 +96,18 @@ def test_several_measures_in_one_call_tsv_json_and_trec(cli, demo_store):
                 [system["per_query"][q] for q in sorted(system["per_query"])], abs=1e-6)
 
 
-def test_a_file_of_several_measures_is_refused_by_correlate(cli, demo_store, tmp_path):
+def test_a_file_of_several_measures_is_read_for_the_measure_chosen(cli, demo_store, tmp_path):
     board = tmp_path / "two.tsv"
     board.write_text(cli("leaderboard", "--store", demo_store, "--qrels", "official", "--measure", "P@2",
                                  "--measure", "RR").out)
     official = tmp_path / "official.json"
     official.write_text(json.dumps({"strong": 1, "middling": 2, "weak": 3, "partial": 4}))
     result = cli("correlate", board, "--official", official)
-    assert result.code == 2 and "a second measure 'RR(rel=1)'" in result.err and "two.tsv:" in result.err
+    assert result.code == 2 and "two.tsv: holds 2 measures (P(rel=1)@2, RR(rel=1)); choose one with --measure" \
+        in result.err
+    chosen = cli("correlate", board, "--official", official, "--measure", "RR", "--format", "json")
+    assert chosen.code == 0, chosen.err
+    assert json.loads(chosen.out)["n_systems"] == 4
 
 
 def test_cover_tsv_says_its_parameters_and_grade_set(cli, demo_store, tmp_path):

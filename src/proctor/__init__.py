@@ -9,7 +9,7 @@ from typing import Any
 __version__ = "0.1.0"
 
 _API = ("open_store", "import_into", "grade", "LabelChoice", "qrels", "leaderboard", "correlate", "render",
-        "as_rows", "to_frame", "info_text")
+        "as_rows", "to_frame", "info_text", "export_runs", "export_judgments")
 
 
 def __getattr__(name: str) -> Any:

@@ -188,12 +188,13 @@ def significance(board: Leaderboard, *, tests: Sequence[str] = ("t", "randomizat
 
 
 def compare_file(path: str | Path, *, tests: Sequence[str] = ("t", "randomization"), correction: str = "holm",
-                 alpha: float = 0.05, baseline: str | None = None, samples: int = 10_000, seed: int = 0) -> Comparison:
-    """`significance` for a leaderboard JSON written with per-query scores."""
-    board = read_leaderboard(path)
+                 alpha: float = 0.05, baseline: str | None = None, samples: int = 10_000, seed: int = 0,
+                 measure: str | None = None) -> Comparison:
+    """`significance` for a leaderboard file with per-query scores (read for `measure` when it holds several)."""
+    board = read_leaderboard(path, measure)
     if not board.per_query:
         raise UsageError(f"{path}: no per-query scores; write the leaderboard with `proctor leaderboard --format json "
-                         "--per-query`")
+                         "--per-query` (or --format trec, ir-measures, jsonl)")
     order = sorted(board.per_query, key=lambda s: (-board.scores.get(s, 0.0), s))
     return _source(_compare(board.per_query, order, tests, correction, alpha, baseline, samples, seed),
                    board.description)
@@ -284,10 +285,11 @@ def render(board: Leaderboard | Sequence[Leaderboard], fmt: str = "tsv", *, per_
 
 
 def correlate(board: Leaderboard | str | Path, official: Any, *, bootstrap: int = 1000, seed: int = 0,
-              ties: str = "average", repeats: int = 10, official_name: str | None = None) -> dict[str, Any]:
-    """Spearman, Kendall τ-b and τ_AP of a leaderboard (or a leaderboard file) with the official leaderboard
-    (a file, or a `LeaderboardFile`), with bootstrap intervals over queries; what `proctor correlate` prints
-    as JSON."""
+              ties: str = "average", repeats: int = 10, official_name: str | None = None,
+              measure: str | None = None) -> dict[str, Any]:
+    """Spearman, Kendall τ-b and τ_AP of a leaderboard (or a leaderboard file, read for `measure` when it
+    holds several) with the official leaderboard (a file, or a `LeaderboardFile`), with bootstrap intervals
+    over queries; what `proctor correlate` prints as JSON."""
     from proctor.analyze.compare import compare, per_query_correlation
     from proctor.io.leaderboards import LeaderboardFile, read_leaderboard, read_official
 
@@ -295,7 +297,7 @@ def correlate(board: Leaderboard | str | Path, official: Any, *, bootstrap: int 
         predicted = LeaderboardFile(board.scores(), {e.system: e.per_query for e in board.entries},
                                     board.description)
     else:
-        predicted = read_leaderboard(board)
+        predicted = read_leaderboard(board, measure)
     reference = official if isinstance(official, LeaderboardFile) else read_official(official)
     result = {"leaderboard": str(board) if not isinstance(board, Leaderboard) else "(in memory)",
               "leaderboard_made_by": predicted.description or None, "official": official_name or str(official),
@@ -303,6 +305,47 @@ def correlate(board: Leaderboard | str | Path, official: Any, *, bootstrap: int 
     if predicted.per_query and reference.per_query:
         result["per_query"] = per_query_correlation(predicted.per_query, reference.per_query)
     return result
+
+
+def ensemble(store: Store, grade_sets: Sequence[str], rule: str, *, name: str | None = None,
+             show: int = 10) -> dict[str, Any]:
+    """Make (or derive again) the ensemble of grade sets (ids or unique prefixes) combined by `rule` (mean,
+    median, max, min, majority): a grade set like any other. Returns it with its members, the counts of cells
+    where members disagree, and the `show` cells of largest spread."""
+    from proctor.trust.ensemble import derive, disagreements
+
+    members = [resolve_grade_set(store, g) for g in grade_sets]
+    if store.read_only:
+        raise UsageError(f"{store.path}: the store cannot be written (read-only file or folder)")
+    grade_set, summary = derive(store, members, rule, name)
+    return {"grade_set": grade_set.as_dict(), "name": name, "rule": rule, "level": grade_set.params["level"],
+            "scale": grade_set.params["scale"],
+            "members": [m.as_dict() for m in sorted(members, key=lambda m: m.id)], "summary": summary,
+            "disagreements": disagreements(store, grade_set, show)}
+
+
+def calibrate(store: Store, grade_set: str | None = None, *, qrels: str = "official",
+              budgets: Sequence[int] = (5,), repeats: int = 10, seed: int = 0, judged_relevant: int = 1,
+              measure: str = "P@20") -> dict[str, Any]:
+    """Calibration on a few human labels: per budget N, `repeats` samples of N judged topics choose the labelling
+    rule; held-out Cohen's kappa, Krippendorff's alpha and leaderboard Kendall tau (`curve`, one point per
+    budget). `qrels`: official, reviewers, official+reviewers or a qrels file."""
+    from proctor.trust.calibration import calibration
+
+    chosen = resolve_grade_set(store, grade_set)
+    return calibration(store, chosen, qrels=qrels, budgets=budgets, repeats=repeats, seed=seed,
+                       judged_relevant=judged_relevant, measure=measure)
+
+
+def to_review(store: Store, grade_set: str | None = None, *, min_grade: int = 4, depth: int = 20,
+              limit: int = 50) -> dict[str, Any]:
+    """The review app's "to review" queue: labelled passages ordered by how much a human verdict would change
+    (pairs of systems it alone decides on P@depth, ensemble members' spread, label at `min_grade`)."""
+    from proctor.trust.review_queue import review_queue
+
+    if limit < 1 or depth < 1:
+        raise UsageError("limit and depth must be at least 1")
+    return review_queue(store, resolve_grade_set(store, grade_set), min_grade=min_grade, depth=depth, limit=limit)
 
 
 def as_rows(board: Leaderboard) -> list[dict[str, Any]]:
@@ -344,3 +387,22 @@ def info_text(counts: dict[str, Any]) -> str:
         lines.append(f"stale grades   {grade_set}  " + ", ".join(f"{n} ({reason})" for reason, n in why.items())
                      + ": not counted; the next `grade` grades those pairs again")
     return "\n".join(lines) + "\n"
+
+
+def export_runs(store: Store, folder: str | Path) -> dict[str, int]:
+    """Write every stored run as a TREC run file named as the run into `folder` (what `proctor export runs`
+    does); returns the lines written per run."""
+    from proctor.exporting import write_runs
+
+    return write_runs(store, folder)
+
+
+def export_judgments(store: Store) -> str:
+    """The imported human judgments as a qrels text (`qid 0 docid rel`; what `proctor export judgments`
+    prints)."""
+    from proctor.exporting import judgment_lines
+
+    lines = judgment_lines(store)
+    if not lines:
+        raise UsageError(f"{store.path}: no judgments in the store (import them with `proctor import qrels`)")
+    return "".join(lines)

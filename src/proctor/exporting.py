@@ -82,3 +82,54 @@ def _exam_grades_entry(method: str, model: str, version: str, config: dict, grad
         "self_ratings": [{"question_id": g.question_id, "self_rating": g.grade}
                          for g in grades if g.grade is not None] if self_rated else None,
     }
+
+
+def run_lines(store: Store) -> dict[str, list[str]]:
+    """Every stored run as TREC run lines `qid Q0 docid rank score run`: queries sorted, passages in trec_eval's
+    order (score descending, ties by passage id descending), the rank and score as imported."""
+    from proctor.evaluate.runs import order
+
+    rows: dict[str, dict[str, dict[str, tuple[int, float]]]] = {}
+    for run, qid, pid, rank, score in store.ranking_rows():
+        rows.setdefault(run, {}).setdefault(qid, {})[pid] = (rank, score)
+    out: dict[str, list[str]] = {}
+    for run in sorted(rows):
+        lines = []
+        for qid in sorted(rows[run]):
+            ranked = rows[run][qid]
+            for pid in order({p: score for p, (_, score) in ranked.items()}):
+                rank, score = ranked[pid]
+                lines.append(f"{qid} Q0 {pid} {rank} {score!r} {run}\n")
+        out[run] = lines
+    return out
+
+
+def write_runs(store: Store, folder: str | Path) -> dict[str, int]:
+    """One TREC run file per stored run, named as the run, in `folder`; all are written to a temporary folder
+    first, so a failure leaves `folder` as it was. Returns the lines written per run."""
+    import os
+    import tempfile
+
+    from proctor.errors import UsageError
+
+    runs = run_lines(store)
+    if not runs:
+        raise UsageError(f"{store.path}: no runs in the store")
+    for run in runs:
+        if run in (".", "..") or any(c in run for c in "/\\\0") or run.startswith("."):
+            raise UsageError(f"run {run!r}: its name cannot be a file name; nothing was written")
+    from proctor.outputs import folder_target
+
+    folder = folder_target(folder)
+    with tempfile.TemporaryDirectory(prefix=".export-runs.", dir=folder) as tmp:
+        for run, lines in runs.items():
+            (Path(tmp) / run).write_text("".join(lines), encoding="utf-8")
+        for run in runs:
+            os.replace(Path(tmp) / run, folder / run)
+    return {run: len(lines) for run, lines in runs.items()}
+
+
+def judgment_lines(store: Store) -> list[str]:
+    """The imported human judgments as qrels lines `qid 0 docid rel` (queries, then passages, sorted)."""
+    judgments = store.judgments()
+    return [f"{qid} 0 {pid} {judgments[qid][pid]}\n" for qid in sorted(judgments) for pid in sorted(judgments[qid])]

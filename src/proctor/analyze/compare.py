@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from proctor.analyze.correlation import bootstrap_intervals, correlate_scores, random_ties
+from proctor.analyze.correlation import STATISTICS, TOP_K, bootstrap_intervals, correlate_scores, random_ties
 from proctor.io.leaderboards import LeaderboardFile
 
 
@@ -24,6 +24,7 @@ def compare(
         "spearman": _clean(corr.spearman),
         "kendall": _clean(corr.kendall),
         "tau_ap": _clean(corr.tau_ap),
+        **{name: _clean(STATISTICS[name](pred, off)) for name in ("tauap_b", f"kendall@{TOP_K}")},
         "n_systems": len(common),
         "missing": {
             "only_in_leaderboard": sorted(set(predicted.scores) - set(official.scores)),
@@ -33,7 +34,8 @@ def compare(
         "method": ("scipy semantics: scores ranked with average ranks" if ties == "average" else
                    f"ties among predicted scores broken at random, averaged over {repeats} repetitions (seed "
                    f"{seed}; 001 §4.1.1)") + "; Kendall tau-b; tau_AP top-weighted (Yilmaz et al. 2008), official "
-                  "ties count one half",
+                  f"ties count one half; tauap_b and kendall@{TOP_K} (tau-b over the official top {TOP_K}) as TREC "
+                  "AutoJudge's autojudge-evaluate computes them",
         "ties": ties,
         "confidence_intervals": None,
         "warnings": _warnings(len(common), corr),

@@ -1,11 +1,12 @@
 """Rank correlation of leaderboards: Spearman's ρ and Kendall's τ-b exactly as scipy computes them (values
-ranked with average ranks), τ_AP (Yilmaz, Aslam & Robertson 2008, top-weighted), and bootstrap
-confidence intervals over queries."""
+ranked with average ranks), τ_AP (Yilmaz, Aslam & Robertson 2008, top-weighted), TREC AutoJudge's `tauap_b`
+(τ_AP-b, Moffat's tie-aware variant as autojudge-evaluate computes it) and top-heavy `kendall@10` (τ-b over
+the official top 10), and bootstrap confidence intervals over queries."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 
@@ -87,6 +88,49 @@ def tau_ap(predicted: Sequence[float], truth: Sequence[float]) -> float:
     return 2 * total / (n - 1) - 1
 
 
+def tauap_b(predicted: Sequence[float], official: Sequence[float]) -> float:
+    """AutoJudge's `tauap_b` (autojudge-evaluate `pyircore.tauap_b(official, predicted)`): the mean of τ_AP-b
+    read from either side, higher = better on both, ties in the side read averaged (scipy ranks) and in the
+    other broken by position; NaN below 2 systems."""
+    import numpy as np
+
+    if len(predicted) < 2:
+        return math.nan
+    x, y = -np.asarray(official, dtype=float), -np.asarray(predicted, dtype=float)
+    return float((_tauap_b_ties(x, y) + _tauap_b_ties(y, x)) / 2)
+
+
+def _tauap_b_ties(x, y) -> float:
+    """One direction of τ_AP-b: items ranked by `y` (ties grouped), each compared with the groups above it."""
+    import numpy as np
+    from scipy.stats import rankdata
+
+    rx, ry, p = rankdata(x), rankdata(y, "ordinal"), rankdata(y, "min") - 1
+    agree = np.sign(rx[:, None] - rx[None, :]) == np.sign(ry[:, None] - ry[None, :])
+    above = ((p[None, :] < p[:, None]) & agree).sum(axis=1)
+    total, not_top = 0.0, 0
+    for i in range(len(p)):  # summed in item order, as pyircore sums
+        if p[i] != 0:
+            not_top += 1
+            total += above[i] / p[i]
+    return 0.0 if not_top == 0 else 2 / not_top * total - 1
+
+
+TOP_K = 10
+"""The official top k of `kendall@k` (AutoJudge reports kendall@10)."""
+
+
+def kendall_at(k: int) -> Callable[[Sequence[float], Sequence[float]], float]:
+    """AutoJudge's top-heavy `kendall@k`: Kendall's τ-b over the k systems the official leaderboard ranks
+    best (stable on ties, as autojudge-evaluate sorts)."""
+
+    def statistic(predicted: Sequence[float], official: Sequence[float]) -> float:
+        top = sorted(range(len(official)), key=lambda i: official[i], reverse=True)[:k]
+        return kendall_tau_b([predicted[i] for i in top], [official[i] for i in top])
+
+    return statistic
+
+
 @dataclass(frozen=True)
 class Correlation:
     """Correlations between two aligned score lists."""
@@ -121,6 +165,17 @@ def random_ties(predicted: Sequence[float], official: Sequence[float], *, repeat
         taus.append(kendall_tau_b(broken, official))
     mean = lambda values: math.fsum(values) / len(values) if values else math.nan  # noqa: E731
     return Correlation(mean(rhos), mean(taus), tau_ap(predicted, official), len(predicted))
+
+
+STATISTICS: dict[str, Callable[[Sequence[float], Sequence[float]], float]] = {
+    "spearman": spearman,
+    "kendall": kendall_tau_b,
+    "tau_ap": tau_ap,
+    "tauap_b": tauap_b,
+    f"kendall@{TOP_K}": kendall_at(TOP_K),
+}
+"""Every statistic of two aligned score lists (predicted, official) that `compare` reports, by the name it
+reports it under (AutoJudge's names for `tauap_b` and `kendall@10`)."""
 
 
 def bootstrap_intervals(

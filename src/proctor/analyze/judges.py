@@ -12,6 +12,7 @@ from proctor.evaluate.labels import Qrels
 from proctor.evaluate.sources import describe, exam_qrels_each, method_matches
 from proctor.methods import ANSWER_METHODS
 from proctor.store import Store
+from proctor.trust.ensemble import fresh_grade_sets
 
 
 def store_agreement(
@@ -26,7 +27,7 @@ def store_agreement(
     if not judgments:
         raise UsageError(f"{store.path}: the store holds no judgments to agree with (import qrels)")
     name, _, version = (bank or "").partition("@")
-    every = store.grade_sets()
+    every = fresh_grade_sets(store)
     sets = [s for s in every if (s.id.startswith(grade_set) if grade_set else not s.intermediate)
             and s.method not in ANSWER_METHODS
             and method_matches(s, method, every) and (model is None or s.model == model)

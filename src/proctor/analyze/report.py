@@ -29,6 +29,7 @@ from proctor.markdown import escape
 from proctor.outputs import folder_target, write_text
 from proctor.records import GradeSet
 from proctor.store import Store
+from proctor.trust.ensemble import fresh_grade_sets
 
 MEASURES = ("P@20", "nDCG@10", "RR", "AP", "Rprec")
 TAUS = (1, 2, 3, 4, 5)
@@ -75,7 +76,7 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
     report = Report()
     runs = load_runs(store, None)
     judgments = store.judgments()
-    every = [s for s in store.grade_sets() if not s.intermediate]
+    every = [s for s in fresh_grade_sets(store) if not s.intermediate]
     grade_sets = [s for s in every if not is_answer_set(s)]
     report.slugs = _slugs(every)
     _section_grade_sets(report, every, store)

@@ -1,8 +1,12 @@
 """Nuggets from a judged pool, as AutoNuggetizer creates them (castorini/nuggetizer `Nuggetizer.create`): per
 query, the relevant passages in windows of 10, each window's prompt (nuggetizer's creator prompt, exact
-text) updating the nugget list so far, kept to at most `max_nuggets` (30); then every nugget labelled
-vital/okay (`proctor.bank.importance`). An unusable reply is asked again (`retries`); a window that never
-gives one keeps the list as it was (as nuggetizer does) and is reported."""
+text) updating the nugget list so far, the reply's list kept as it is and cut to `max_nuggets` (30), as
+nuggetizer does (`dedup=True`: Proctor's own variant, a nugget repeated in the reply dropped before the next
+window; recorded in the bank's creator info); then every nugget labelled vital/okay
+(`proctor.bank.importance`), the bank keeping the creator's order (nuggetizer's `create` at d00dc3e). An
+unusable reply is asked again (`retries`); a window that never gives one keeps the list as it was (as
+nuggetizer does) and is reported. A text the final list holds twice is one nugget (its first place), counted
+in the creator info."""
 
 from __future__ import annotations
 
@@ -51,7 +55,7 @@ def create_prompt(topic: PoolTopic, start: int, end: int, nuggets: list[str], ma
 
 
 async def create_from_pool(topics: list[PoolTopic], backend: Backend, *, max_nuggets: int = 30, retries: int = 3,
-                           importance: bool = True, progress=None) -> Outcome:
+                           importance: bool = True, dedup: bool = False, progress=None) -> Outcome:
     """Every topic's nuggets (and importance), concurrently across topics, windows in order within one."""
     outcome = Outcome()
     gate = asyncio.Semaphore(max(1, backend.concurrency))
@@ -71,12 +75,12 @@ async def create_from_pool(topics: list[PoolTopic], backend: Backend, *, max_nug
                 outcome.attempts += 1
                 found, reason = (None, reply.error) if reply.error else parse_text_list(reply.text)
                 if found is not None:
-                    nuggets = _unique(found)[:max_nuggets]
+                    nuggets = (_unique(found) if dedup else found)[:max_nuggets]
                     break
                 reasons.append(f"{reason}: {(reply.text or '')[:80]!r}" if not reply.error else str(reason))
             else:
                 failed.append(f"passages {start + 1}-{end}: {reasons[-1]}")
-        await _finish(topic, nuggets, failed, backend, gate, retries, importance, max_nuggets, outcome)
+        await _finish(topic, nuggets, failed, backend, gate, retries, importance, (max_nuggets, dedup), outcome)
         if progress is not None:
             progress.update(1)
 
@@ -96,8 +100,12 @@ def _unique(texts: list[str]) -> list[str]:
 
 
 async def _finish(topic: PoolTopic, nuggets: list[str], failed: list[str], backend: Backend,
-                  gate: asyncio.Semaphore, retries: int, importance: bool, max_nuggets: int, outcome: Outcome) -> None:
+                  gate: asyncio.Semaphore, retries: int, importance: bool, limits: tuple[int, bool],
+                  outcome: Outcome) -> None:
     """The topic's bank line (or its failure), with importance labelled."""
+    max_nuggets, dedup = limits
+    repeats = len(nuggets) - len(_unique(nuggets))
+    nuggets = _unique(nuggets)
     if failed:
         outcome.failures.append({"query_id": topic.query_id, "facet_id": None, "reasons": failed, "windows": True})
     if not nuggets:
@@ -105,7 +113,8 @@ async def _finish(topic: PoolTopic, nuggets: list[str], failed: list[str], backe
     spec = nuggetizer_prompts()
     info: dict[str, Any] = {"generator": "proctor bank generate --from-pool", "prompt": spec["create"]["version"],
                             "source": spec["source"], "model": backend.model, "params": backend.params(),
-                            "max_nuggets": max_nuggets, "window": spec["create"]["window"],
+                            "max_nuggets": max_nuggets, "window": spec["create"]["window"], "dedup": dedup,
+                            "repeats_merged": repeats,
                             "passages": [pid for pid, _ in topic.passages], "time": now(), "prompt_target": "nuggets"}
     items = [{"query_id": topic.query_id, "facet_id": None, "nugget_id": item_id(topic.query_id, text),
               "nugget_text": text} for text in nuggets]

@@ -12,9 +12,11 @@ from proctor.cli import (
     agreement_cmd,
     analyze_cmd,
     bank_cmd,
+    calibrate_cmd,
     compare_cmd,
     correlate_cmd,
     demo_cmd,
+    ensemble_cmd,
     export_cmd,
     grade_cmd,
     grade_sets_cmd,
@@ -31,7 +33,8 @@ from proctor.store import StoreError
 
 COMMANDS = (
     import_cmd, export_cmd, info_cmd, grade_cmd, grade_sets_cmd, qrels_cmd, leaderboard_cmd, compare_cmd,
-    correlate_cmd, agreement_cmd, analyze_cmd, bank_cmd, verify_cmd, review_cmd, run_cmd, demo_cmd,
+    correlate_cmd, agreement_cmd, analyze_cmd, ensemble_cmd, calibrate_cmd, bank_cmd, verify_cmd, review_cmd,
+    run_cmd, demo_cmd,
 )
 
 

@@ -46,6 +46,10 @@ def _register_generate(sub: argparse._SubParsersAction) -> None:
                    help="--from-pool: passages judged R or more are read (default 2, as nuggetizer's --min-judgment)")
     g.add_argument("--max-nuggets", type=int, default=30, metavar="N",
                    help="--from-pool: most nuggets kept per query (default 30, as nuggetizer)")
+    g.add_argument("--dedup", action="store_true",
+                   help="--from-pool: drop a nugget the creator's reply repeats before the next window's prompt "
+                   "(Proctor's own; nuggetizer, the default, keeps the reply's list as it is); recorded in the "
+                   "bank's creator info")
     g.add_argument("--style", choices=("dl", "car"), default="dl", help="prompt style (default dl)")
     g.add_argument("--nuggets", action="store_true", help="generate nuggets (key facts) instead of questions")
     g.add_argument("--importance", action=argparse.BooleanOptionalAction, default=True,
@@ -166,7 +170,7 @@ def _from_pool(args: argparse.Namespace) -> int:
     async def go():
         try:
             return await create_from_pool(topics, backend, max_nuggets=args.max_nuggets, retries=args.retries,
-                                          importance=args.importance, progress=progress)
+                                          importance=args.importance, dedup=args.dedup, progress=progress)
         finally:
             await backend.aclose()
 

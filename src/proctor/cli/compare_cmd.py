@@ -16,15 +16,18 @@ system against --baseline RUN), a two-sided paired t-test and a paired randomiza
 the queries both were scored on, each family of p-values corrected for multiple comparisons (Holm by
 default, or Bonferroni). A difference is significant when its adjusted p-value is below --alpha.
 
-LEADERBOARD: a JSON written by `proctor leaderboard --format json --per-query` (one measure). The same table is
-printed by `proctor leaderboard ... --significance`."""
+LEADERBOARD: a file with per-query scores: `proctor leaderboard --format json --per-query`, `--format trec`/`tot`,
+`ir-measures` or `jsonl`, or trec_eval's `-q` output (several runs concatenated); a file holding several measures
+is read for the one --measure names. The same table is printed by `proctor leaderboard ... --significance`."""
 
 
 def register(commands: argparse._SubParsersAction) -> None:
     """Add the `compare` command."""
     p = commands.add_parser("compare", help="significance tests between the systems of a leaderboard",
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("leaderboard", metavar="LEADERBOARD", help="leaderboard JSON with per-query scores")
+    p.add_argument("leaderboard", metavar="LEADERBOARD", help="leaderboard file with per-query scores")
+    p.add_argument("--measure", help="the measure to read when LEADERBOARD holds several (trec_eval or ir_measures "
+                   "name)")
     add_significance_options(p)
     add_format(p, ("tsv", "json", "md"), "tsv")
     p.set_defaults(func=run)
@@ -57,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from proctor import api
     from proctor.stats.report import render_comparison
 
-    comparison = api.compare_file(args.leaderboard, **significance_settings(args))
+    comparison = api.compare_file(args.leaderboard, measure=args.measure, **significance_settings(args))
     for line in comparison.notes:
         note(line)
     sys.stdout.write(render_comparison(comparison, args.format, title=args.leaderboard))

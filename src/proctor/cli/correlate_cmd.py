@@ -17,12 +17,16 @@ from proctor.markdown import escape
 
 DESCRIPTION = """\
 Correlate a leaderboard with the official one: Spearman's rho and Kendall's tau-b exactly as scipy computes
-them (scores ranked with average ranks), and tau_AP (top-weighted). Systems found in one leaderboard only are
-listed under `missing`, never dropped silently.
+them (scores ranked with average ranks), tau_AP (top-weighted), and TREC AutoJudge's tauap_b and kendall@10
+(tau-b over the official top 10) as autojudge-evaluate computes them. Systems found in one leaderboard only
+are listed under `missing`, never dropped silently.
 
-LEADERBOARD: a TSV or JSON written by `proctor leaderboard` (JSON with --per-query enables bootstrap
-confidence intervals over queries and per-query correlation), or any `system<TAB>score` TSV.
-OFFICIAL: --official FILE (JSON {run: rank}, ties and fractional ranks allowed, or a TSV of scores), or
+LEADERBOARD: any format `proctor leaderboard` writes (tsv, json, md, trec/tot, ir-measures, jsonl; per-query
+rows or JSON with --per-query enable bootstrap confidence intervals over queries and per-query correlation),
+trec_eval's output (`-q` or not; several runs concatenated, each named by its `runid` line), or any
+`system<TAB>score` TSV. A file holding several measures is read for the one --measure names.
+OFFICIAL: --official FILE (JSON {run: rank}, ties and fractional ranks allowed, a TSV of scores, or any of the
+leaderboard formats above, e.g. trec_eval's output of the official runs, with --official-measure M), or
 --official-qrels FILE --measure M (the official leaderboard computed from judgments and the runs of
 --store S or --runs)."""
 
@@ -33,8 +37,12 @@ def register(commands: argparse._SubParsersAction) -> None:
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("leaderboard", metavar="LEADERBOARD", help="leaderboard file (TSV or JSON)")
     p.add_argument("--official", metavar="FILE", help="official leaderboard: JSON {run: rank} or TSV of scores")
+    p.add_argument("--official-measure", metavar="M",
+                   help="with --official: the measure read from the official file when it holds several "
+                   "(e.g. trec_eval's output of the official runs)")
     p.add_argument("--official-qrels", metavar="FILE", help="compute the official leaderboard from these qrels")
-    p.add_argument("--measure", help="with --official-qrels: the measure, e.g. nDCG@10")
+    p.add_argument("--measure", help="the measure read from LEADERBOARD when it holds several (trec_eval or "
+                   "ir_measures name); with --official-qrels also the measure computed, e.g. nDCG@10")
     p.add_argument("--judged-relevant", type=int_in(1), default=1, metavar="J",
                    help="with --official-qrels: relevance level of binary measures (default 1)")
     p.add_argument("--store", help="with --official-qrels: take the runs from this store")
@@ -55,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     from proctor import api
 
     result = api.correlate(args.leaderboard, _official(args), bootstrap=args.bootstrap, seed=args.seed,
-                           ties=args.ties, repeats=args.repeats,
+                           ties=args.ties, repeats=args.repeats, measure=args.measure,
                            official_name=args.official or f"{args.official_qrels} ({args.measure})")
     for warning in result["warnings"]:
         note(f"warning: {warning}")
@@ -71,7 +79,7 @@ def _official(args: argparse.Namespace) -> LeaderboardFile:
     if bool(args.official) == bool(args.official_qrels):
         raise UsageError("give exactly one of --official FILE and --official-qrels FILE")
     if args.official:
-        return read_official(args.official)
+        return read_official(args.official, args.official_measure)
     if not args.measure:
         raise UsageError("--official-qrels needs --measure M")
     spec = parse_measure(args.measure)
@@ -92,7 +100,7 @@ def render(result: dict, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(result, indent=2) + "\n"
     ci = result.get("confidence_intervals") or {}
-    fields = ["spearman", "kendall", "tau_ap", "n_systems"]
+    fields = ["spearman", "kendall", "tau_ap", "tauap_b", "kendall@10", "n_systems"]
     if fmt == "tsv":
         header = fields + ["spearman_ci", "kendall_ci", "missing"]
         missing = ",".join(result["missing"]["only_in_leaderboard"] + result["missing"]["only_in_official"])
@@ -100,9 +108,10 @@ def render(result: dict, fmt: str) -> str:
         return "\t".join(header) + "\n" + "\t".join(values) + "\n"
     lines = [f"**Correlation** of {escape(result['leaderboard'])} with {escape(result['official'])} "
              f"({escape(result['method'])})", "",
-             "| Spearman | Kendall τ-b | τ_AP | systems |", "|---:|---:|---:|---:|",
+             "| Spearman | Kendall τ-b | τ_AP | tauap_b | kendall@10 | systems |", "|---:|---:|---:|---:|---:|---:|",
              f"| {_fmt(result['spearman'])} {_ci(ci.get('spearman'))} | {_fmt(result['kendall'])} "
-             f"{_ci(ci.get('kendall'))} | {_fmt(result['tau_ap'])} | {result['n_systems']} |"]
+             f"{_ci(ci.get('kendall'))} | {_fmt(result['tau_ap'])} | {_fmt(result['tauap_b'])} | "
+             f"{_fmt(result['kendall@10'])} | {result['n_systems']} |"]
     for side, systems in result["missing"].items():
         if systems:
             lines.append(f"\nMissing ({side.replace('_', ' ')}): {', '.join(escape(s) for s in systems)}")

@@ -68,7 +68,7 @@ def run_drop(args: argparse.Namespace) -> int:
 
     if not args.yes:
         with readable_store(args.store, args.lock_timeout) as store:
-            grade_set = resolve_grade_set(store, grade_set=args.grade_set)
+            grade_set = resolve_grade_set(store, grade_set=args.grade_set, fresh=False)
         raise UsageError(f"drop {grade_set.id} ({grade_set.method} / {grade_set.model}, {grade_set.grades} grades): "
                          "add --yes to delete it with all its grades")
     with writable_store(args.store, args.lock_timeout) as store:

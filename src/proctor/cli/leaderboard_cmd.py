@@ -64,7 +64,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--normalize", choices=("pool", "pool-per-query"),
                    help="cover: n-EXAM (001 §3.1.3): pool = the sum over queries of the system's cover divided by "
                    "the sum of what the whole pool covers (keeps EXAM's order); pool-per-query = the mean of "
-                   "per-query ratios instead (not the paper's definition; can reorder systems)")
+                   "per-query ratios instead, as exam_pp's n-exam (a query the pool covers nothing of counts 0; not "
+                   "the paper's definition; can reorder systems)")
     p.add_argument("--gold", metavar="RUN", help="cover: n-EXAM, divided by what this run (e.g. gold articles) covers")
     p.add_argument("--runs", nargs="+", metavar="DIR|FILE", help="score these run files instead of stored rankings")
     add_format(p, ("tsv", "json", "md", "trec", "tot", "ir-measures", "jsonl"), "tsv")

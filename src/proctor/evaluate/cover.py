@@ -11,8 +11,8 @@ n-EXAM (001 §3.1.3) is a ratio of sums over queries, Σ_q EXAM(d_q|S) / Σ_q EX
 graded pool of the query (`normalize="pool"`) or a gold run — e.g. the gold articles of 001 §3.1.3 — within
 the same budget (`normalize="gold"`); so it keeps EXAM-Cover's order of systems. Each per-query value is the
 system's cover of that query scaled by n / Σ_q EXAM(d*_q), so that their mean is that ratio.
-`normalize="pool-per-query"` is the mean of per-query ratios instead (queries the pool covers nothing of left
-out), which is not the paper's definition and can reorder systems.
+`normalize="pool-per-query"` is the mean of per-query ratios instead, as exam_pp 0.1.2 computes its `n-exam`
+(a query the pool covers nothing of counts 0): not the paper's definition, and it can reorder systems.
 """
 
 from __future__ import annotations
@@ -154,7 +154,8 @@ def cover_per_query(
     gold: dict[str, list[str]] | None = None,
     counts: dict[str, int] | None = None,
 ) -> tuple[dict[str, float], list[str]]:
-    """One system's per-query cover (scaled for n-EXAM) and the queries left out (per-query ratios only);
+    """One system's per-query cover (scaled for n-EXAM) and the queries left out, or counted 0 by per-query
+    ratios, because the reference covers nothing of them;
     `counts`: this system's `covered_counts`, when computed for every system at once."""
     count = _counter(ranked, table, budget, counts)
     if normalize == "pool-per-query":
@@ -216,14 +217,16 @@ def _reference(table: CoverTable, qid: str, normalize: str | None, gold: dict[st
 
 def _per_query_ratios(ranked: dict[str, list[str]], table: CoverTable, count: Callable[[str], int], missing: str
                       ) -> tuple[dict[str, float], list[str]]:
+    """exam_pp's `n-exam` per query: cover / pool cover, 0 where the pool covers nothing (its `frac`); also
+    the queries the pool covers nothing of."""
     scores: dict[str, float] = {}
-    left_out: list[str] = []
+    uncovered: list[str] = []
     for qid in table.questions:
         denominator = table.pool_count(qid)
         if denominator == 0:
-            left_out.append(qid)
-        elif qid in ranked:
-            scores[qid] = count(qid) / denominator
+            uncovered.append(qid)
+        if qid in ranked:
+            scores[qid] = count(qid) / denominator if denominator else 0.0
         elif missing == "zero":
             scores[qid] = 0.0
-    return scores, left_out
+    return scores, uncovered

@@ -164,7 +164,8 @@ def cover_leaderboard(
                      + (f"gold run {gold}'s" if gold else "whole pool's") + " cover (001 §3.1.3): EXAM's order")
     if left_out:
         by = f"gold run {gold}" if gold else "pooled passage"
-        notes.append(f"n-EXAM: {len(left_out)} queries left out because no {by} answers any of their questions "
+        treated = "counted as 0 (as exam_pp's n-exam)" if normalize == "pool-per-query" else "left out"
+        notes.append(f"n-EXAM: {len(left_out)} queries {treated} because no {by} answers any of their questions "
                      f"at grade >= {table.tau}")
     desc = {"metric": "n-EXAM-Cover" if normalize else "EXAM-Cover",
             "measure_id": cover_id(table.tau, budget, missing, normalize, gold), "min_grade": table.tau,

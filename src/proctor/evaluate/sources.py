@@ -25,9 +25,10 @@ from proctor.store.cover_cache import CoverGrades, answered_masks, labels_at
 
 
 def resolve_grade_set(store: Store, grade_set: str | None = None, method: str | None = None,
-                      model: str | None = None, bank: str | None = None) -> GradeSet:
+                      model: str | None = None, bank: str | None = None, *, fresh: bool = True) -> GradeSet:
     """The one grade set that `--grade-set ID` names or `--method/--model/--bank` leave; none or several is a
-    usage error that lists the candidates (id, method, model, bank@version, prompt version, grades, failures)."""
+    usage error that lists the candidates (id, method, model, bank@version, prompt version, grades, failures).
+    An ensemble whose members changed is derived again first (`fresh`; not for dropping it)."""
     sets = store.grade_sets()
     if not sets:
         raise UsageError(f"{store.path}: the store holds no grades (import an exam_pp file or run `proctor grade`)")
@@ -40,7 +41,11 @@ def resolve_grade_set(store: Store, grade_set: str | None = None, method: str | 
                     and (model is None or s.model == model) and (bank is None or s.bank == name)
                     and (not version or s.bank_version == version)]
     if len(matching) == 1:
-        return matching[0]
+        if not fresh:
+            return matching[0]
+        from proctor.trust.ensemble import refreshed
+
+        return refreshed(store, matching[0])
     listing = "\n".join("  " + s.describe() for s in (matching or sets))
     if not matching:
         asked = f"--grade-set {grade_set}" if grade_set else ", ".join(

@@ -78,8 +78,10 @@ def grade_set_for(store: Store, choice: MethodChoice, backend: Backend, options:
         params["verify"] = options.verify
     if options.prefilter is not None:
         params["prefilter"] = {"model": options.prefilter.model, "below": options.prefilter_below}
+    label = choice.method_of(steps[-1]) if steps[-1].prompt else None
+    declared = {"scale": [label.low, label.high]} if label and "scale" in label.template.extra else {}
     return GradeSet(choice.name, backend.model, "+".join(versions), bank[0] if bank else None,
-                    bank[1] if bank else None, params, steps[-1].name)
+                    bank[1] if bank else None, params, steps[-1].name, declared)  # a user template's own scale
 
 
 def _require_answer_keys(store: Store, bank: tuple[str, str]) -> None:

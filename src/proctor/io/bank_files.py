@@ -15,7 +15,8 @@ BANK_FORMATS = ("workbench", "yaml", "nuggetizer", "autojudge")
 
 
 def bank_format(path: str | Path) -> str:
-    """`yaml` by the file name; else by the keys of the first JSON record: `nuggetizer` ({qid, nuggets}),
+    """`yaml` by the file name; else by the keys of the first JSON record: `nuggetizer` ({qid, nuggets}; a
+    record with nuggets but no qid too, so that its reader says the qid is missing),
     `autojudge` (nugget_bank / claim_bank / format_version) or `workbench` (items / questions)."""
     if str(path).removesuffix(".gz").endswith((".yaml", ".yml")):
         return "yaml"
@@ -29,8 +30,8 @@ def bank_format(path: str | Path) -> str:
         if isinstance(obj, dict):
             if {"nugget_bank", "claim_bank", "format_version"} & set(obj):
                 return "autojudge"
-            if "nuggets" in obj and "qid" in obj:
-                return "nuggetizer"
+            if "nuggets" in obj and not {"items", "questions"} & set(obj):
+                return "nuggetizer"  # with or without its "qid" (the reader names what is missing)
         return "workbench"
     return "workbench"
 

@@ -1,5 +1,7 @@
-"""Read leaderboards: Proctor's TSV (`system<TAB>score<TAB>stderr<TAB>n_queries<TAB>measure<TAB>labels`, one
-measure per file) or JSON output (with per-query scores when written with --per-query), any
+"""Read leaderboards: Proctor's TSV (`system<TAB>score<TAB>stderr<TAB>n_queries<TAB>measure<TAB>labels`; a
+file with several measures is read for the one chosen) or JSON output (with per-query scores when written with
+--per-query; several leaderboards: the one chosen), the one-value-per-line formats and Markdown
+(`proctor.io.leaderboard_rows`), any
 `system<TAB>score` TSV, and official leaderboards given as JSON `{run: rank}` (ties and fractional ranks
 allowed) or a TSV of scores."""
 
@@ -11,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import InputError
+from proctor.io.leaderboard_rows import READERS, choose_measure, row_format, scores_of
 from proctor.io.textfile import looks_like_json, parse_json_document, read_lines
 
 REFERENCE = "_overall_"
@@ -28,23 +31,40 @@ class LeaderboardFile:
     """`scores`, or `ranks` when the file gave ranks (then scores are the negated ranks)."""
 
 
-def read_leaderboard(path: str | Path) -> LeaderboardFile:
-    """A leaderboard written by `proctor leaderboard` (TSV or JSON) or any `system<TAB>score` TSV."""
+def read_leaderboard(path: str | Path, measure: str | None = None) -> LeaderboardFile:
+    """A leaderboard in any format `proctor leaderboard` writes (TSV, JSON, Markdown, trec/tot, ir-measures,
+    jsonl), trec_eval's output (`-q` or not, one run or several) or any `system<TAB>score` TSV; `measure`
+    chooses one when the file holds several (`--measure`)."""
+    fmt = row_format(path)
+    if fmt is not None:
+        scores, per_query, name = scores_of(path, READERS[fmt](path), measure)
+        return LeaderboardFile(scores, per_query or None, {"measure_id": name, "format": fmt})
     if looks_like_json(path):
         data = parse_json_document(path)
+        if isinstance(data, dict) and isinstance(data.get("leaderboards"), list):
+            data = _one_board(path, data["leaderboards"], measure)
         if isinstance(data, dict) and isinstance(data.get("systems"), list):
             return _from_proctor_json(path, data)
-        if isinstance(data, dict) and isinstance(data.get("leaderboards"), list):
-            raise InputError(str(path), 1, f"holds {len(data['leaderboards'])} leaderboards (one per measure); "
-                             "this command reads one: write one measure per file")
         if isinstance(data, dict):
             return LeaderboardFile(_numbers(path, data, "score"))
         raise InputError(str(path), 1, "expected a Proctor leaderboard JSON (with `systems`) or {system: score}")
-    return LeaderboardFile(_read_tsv(path))
+    scores, chosen = _read_tsv(path, measure)
+    return LeaderboardFile(scores, description={"measure_id": chosen} if chosen else {})
 
 
-def read_official(path: str | Path) -> LeaderboardFile:
-    """An official leaderboard: JSON `{run: rank}` (rank 1 is best) or a TSV of scores."""
+def _one_board(path: str | Path, boards: list, measure: str | None) -> dict:
+    """The leaderboard of a `{"leaderboards": [...]}` JSON that `measure` names (or its only one)."""
+    from proctor.evaluate.render import measure_of_description
+
+    names = [measure_of_description(b) if isinstance(b, dict) else "?" for b in boards]
+    return boards[names.index(choose_measure(path, names, measure))]
+
+
+def read_official(path: str | Path, measure: str | None = None) -> LeaderboardFile:
+    """An official leaderboard: JSON `{run: rank}` (rank 1 is best), a TSV of scores, or any leaderboard
+    `read_leaderboard` reads (trec_eval's output of the official runs, ...; `measure` chooses among several)."""
+    if row_format(path) is not None:
+        return read_leaderboard(path, measure)
     if looks_like_json(path):
         data = parse_json_document(path)
         if isinstance(data, dict) and isinstance(data.get("systems"), list):
@@ -53,7 +73,7 @@ def read_official(path: str | Path) -> LeaderboardFile:
             raise InputError(str(path), 1, "expected a JSON object {run: rank}")
         ranks = _numbers(path, data, "rank")
         return LeaderboardFile({run: -rank for run, rank in ranks.items()}, kind="ranks")
-    return LeaderboardFile(_read_tsv(path))
+    return LeaderboardFile(_read_tsv(path, measure)[0])
 
 
 def _from_proctor_json(path: str | Path, data: dict) -> LeaderboardFile:
@@ -79,10 +99,12 @@ def _numbers(path: str | Path, data: dict, what: str) -> dict[str, float]:
     return out
 
 
-def _read_tsv(path: str | Path) -> dict[str, float]:
+def _read_tsv(path: str | Path, measure: str | None = None) -> tuple[dict[str, float], str | None]:
+    """Scores of a `system<TAB>score` TSV (of the chosen measure when a `measure` column says), and that
+    measure."""
     scores: dict[str, float] = {}
     measure_column: int | None = None
-    measures: dict[str, int] = {}
+    chosen: str | None = None
     for line, text in read_lines(path):
         if not text.strip():
             continue
@@ -91,13 +113,11 @@ def _read_tsv(path: str | Path) -> dict[str, float]:
             raise InputError(str(path), line, "expected `system<TAB>score`")
         if line == 1 and parts[0] == "system":
             measure_column = parts.index("measure") if "measure" in parts else None
+            if measure_column is not None:
+                chosen = choose_measure(path, _column(path, measure_column), measure)
             continue
-        if measure_column is not None and len(parts) > measure_column:
-            measures.setdefault(parts[measure_column], line)
-            if len(measures) > 1:
-                first, second = list(measures)[:2]
-                raise InputError(str(path), line, f"a second measure {second!r} (the first, {first!r}, on line "
-                                 f"{measures[first]}); a leaderboard file holds one measure: write one per file")
+        if measure_column is not None and len(parts) > measure_column and parts[measure_column] != chosen:
+            continue
         try:
             score = float(parts[1])
         except ValueError:
@@ -109,4 +129,10 @@ def _read_tsv(path: str | Path) -> dict[str, float]:
         if parts[0] in scores:
             raise InputError(str(path), line, f"system {parts[0]!r} listed twice")
         scores[parts[0]] = score
-    return scores
+    return scores, chosen
+
+
+def _column(path: str | Path, column: int) -> list[str]:
+    """The values of one column of a TSV with a header (its measures)."""
+    return [parts[column] for line, text in read_lines(path) if line > 1 and text.strip()
+            for parts in [text.split("\t") if "\t" in text else text.split()] if len(parts) > column]

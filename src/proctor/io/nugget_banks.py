@@ -76,7 +76,10 @@ def _read(path: str | Path, on_error: str, fmt: str, parse_line: Callable[..., l
 def _nuggetizer_line(path: str | Path, line: int, obj: Any, bank: Bank) -> list[dict[str, Any]]:
     if not isinstance(obj, dict) or not isinstance(obj.get("nuggets"), list):
         raise InputError(str(path), line, "expected a nuggetizer record {\"query\", \"qid\", \"nuggets\": [...]}")
-    qid = record_id(path, line, obj.get("qid"), "query")
+    if obj.get("qid") is None:
+        raise InputError(str(path), line, "nuggetizer record without \"qid\": every line needs its topic id under "
+                         "\"qid\" (nuggetizer's create returns the nuggets only; add the qid)")
+    qid = record_id(path, line, obj["qid"], "query")
     extras = {k: v for k, v in obj.items() if k not in ("qid", "nuggets")}
     items, seen = [], set()
     for n, nugget in enumerate(obj["nuggets"]):

@@ -86,6 +86,25 @@ async def cell(request: Request) -> Response:
     return render(request, "cell.html", data=data, reviewed=reviewed, judged=judged)
 
 
+async def to_review(request: Request) -> Response:
+    """GET /to-review: passages ordered by how much a human verdict would change (docs/trust.md)."""
+    from proctor.trust.ensemble import refreshed
+    from proctor.trust.review_queue import review_queue
+
+    state, params = _state(request), request.query_params
+    sets = pages.visible_sets(state.store)
+    grade_set = pages.choose_grade_set(state.store, params.get("gs"), sets)
+    if grade_set is None:
+        raise UsageError("the store has no grades")
+    grade_set = refreshed(state.store, grade_set)  # an ensemble whose members changed: derived again
+    limit = params.get("limit") or "50"
+    if not limit.isdigit() or not 1 <= int(limit) <= 1000:
+        raise UsageError("limit must be a number from 1 to 1000")
+    data = review_queue(state.store, grade_set, min_grade=state.thresholds.min_grade, depth=state.cache.depth,
+                        limit=int(limit))
+    return render(request, "to_review.html", data=data, sets=sets)
+
+
 async def audit(request: Request) -> Response:
     """GET /audit: the audit trail, newest first."""
     entries = _state(request).store.audit(query_id=request.query_params.get("query") or None, limit=500)
@@ -224,6 +243,7 @@ async def impact(request: Request) -> Response:
 
 ROUTES = [
     Route("/", overview), Route("/query/{qid:path}", query), Route("/cell", cell), Route("/audit", audit),
+    Route("/to-review", to_review),
     Route("/judgments.qrels", export_qrels), Route("/jobs/{job:int}", job_page),
     Route("/jobs/{job:int}/progress", job_json), Route("/impact", impact),
     Route("/reviewer", set_reviewer, methods=["POST"]), Route("/question/edit", edit_question, methods=["POST"]),

@@ -24,6 +24,7 @@ from proctor.store.banks import BankTables
 from proctor.store.batches import BatchTables
 from proctor.store.bulk import BulkGrades
 from proctor.store.cover_cache import CoverCache
+from proctor.store.derived import DerivedGrades
 from proctor.store.grades import FAILED, GRADES_AS_NAMED, GradeTables
 from proctor.store.integrity import ImportLog
 from proctor.store.review import ReviewTables
@@ -42,7 +43,8 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, GradeTallies, CoverCache, ImportLog):
+class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, GradeTallies, CoverCache,
+            DerivedGrades, ImportLog):
     """A Proctor store: one SQLite file. Use `Store.open` (read) or `Store.create_or_open` (write)."""
 
     def __init__(self, path: Path, connection: sqlite3.Connection) -> None:

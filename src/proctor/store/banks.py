@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from proctor.errors import ProctorError, UsageError
+from proctor.store.schema import QUESTION_POSITIONS
 
 
 def _not_spurious(table: str = "") -> str:
@@ -63,6 +64,9 @@ class BankTables:
             "INSERT INTO questions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(name, version, q["question_id"], q["query_id"], q.get("facet_id"), q["kind"], q["text"],
               _dumps(q.get("answers")), _dumps(q.get("info"))) for q in questions])
+        self.db.execute(QUESTION_POSITIONS)  # a store made before the order was kept gets the table here
+        self.db.executemany("INSERT OR IGNORE INTO question_positions VALUES (?, ?, ?, ?)",
+                            [(name, version, q["question_id"], n) for n, q in enumerate(questions)])
         return True
 
     def _question_owners(self, ids: list[str]) -> dict[str, list[tuple[str, str, str]]]:
@@ -110,11 +114,17 @@ class BankTables:
         return name, found[0]["version"]
 
     def bank_items(self, kind: str, bank: str, version: str) -> dict[str, list[tuple[str, str, list[str] | None]]]:
-        """`{query_id: [(item_id, text, gold answers), ...]}` of one bank version's questions or nuggets."""
+        """`{query_id: [(item_id, text, gold answers), ...]}` of one bank version's questions or nuggets, in the
+        bank's order (as imported or created; by id for versions stored before the order was kept)."""
         out: dict[str, list[tuple[str, str, list[str] | None]]] = defaultdict(list)
+        positions = self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = "
+                                    "'question_positions'").fetchone()
+        join, order = (" LEFT JOIN question_positions p USING (bank_id, version, question_id)",
+                       "p.position IS NULL, p.position, ") if positions else ("", "")
         for qid, item_id, text, answers in self.db.execute(
-                "SELECT query_id, question_id, text, answers FROM questions WHERE kind = ? AND bank_id = ?"
-                f" AND version = ? AND {_not_spurious()} ORDER BY query_id, question_id", (kind, bank, version)):
+                f"SELECT q.query_id, q.question_id, q.text, q.answers FROM questions q{join} WHERE q.kind = ? AND"
+                f" q.bank_id = ? AND q.version = ? AND {_not_spurious('q')} ORDER BY q.query_id, {order}"
+                "q.question_id", (kind, bank, version)):
             out[qid].append((item_id, text, json.loads(answers) if answers else None))
         return dict(out)
 

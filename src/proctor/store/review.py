@@ -135,7 +135,10 @@ class ReviewTables:
                         " VALUES (?, ?, ?, ?, ?, ?)", (query_id, passage_id, relevance, reviewer, _now(), grade_set_id))
 
     def review_judgments(self, query_id: str | None = None) -> dict[str, dict[str, dict[str, Any]]]:
-        """`{query_id: {passage_id: {relevance, reviewer, at}}}`: each passage's newest reviewer judgment."""
+        """`{query_id: {passage_id: {relevance, reviewer, at}}}`: each passage's newest reviewer judgment (none in a
+        store that was never reviewed)."""
+        if self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'review_judgments'").fetchone() is None:
+            return {}
         sql = "SELECT query_id, passage_id, relevance, reviewer, at FROM review_judgments"
         args: tuple = ()
         if query_id is not None:

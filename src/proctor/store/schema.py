@@ -22,6 +22,12 @@ from proctor.store.tallies import COUNTS_SCHEMA
 
 SCHEMA_VERSION = 4
 
+QUESTION_POSITIONS = """CREATE TABLE IF NOT EXISTS question_positions (
+    bank_id TEXT NOT NULL, version TEXT NOT NULL, question_id TEXT NOT NULL, position INTEGER NOT NULL,
+    PRIMARY KEY (bank_id, version, question_id)) WITHOUT ROWID"""
+"""Each bank version's order of its items (as imported or created); a store made before it has none, and its
+banks' items go by id (`BankTables.bank_items`)."""
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS queries (query_id TEXT PRIMARY KEY, text TEXT, origin INTEGER);
@@ -72,7 +78,7 @@ CREATE TABLE IF NOT EXISTS stale_grades (
     series INTEGER NOT NULL, query_id TEXT NOT NULL, passage_id TEXT NOT NULL, item INTEGER NOT NULL,
     raw_reply TEXT, grade INTEGER, parse_status TEXT NOT NULL, answer TEXT, correct INTEGER, extra TEXT,
     batch INTEGER NOT NULL, attempts INTEGER NOT NULL, why TEXT NOT NULL, staled_at TEXT NOT NULL);
-"""
+""" + QUESTION_POSITIONS + ";\n"
 
 GRADES_V2 = """CREATE TABLE IF NOT EXISTS grades (
     grade_set_id TEXT NOT NULL, step TEXT NOT NULL, query_id TEXT NOT NULL, passage_id TEXT NOT NULL,

@@ -1,0 +1,64 @@
+"""`proctor ensemble --grade-set A --grade-set B --rule R`: a derived grade set combining others."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from proctor.cli.common import add_format, add_store, int_in, readable_store
+
+DESCRIPTION = """\
+Combine grade sets into an ensemble: a derived grade set (its identity is its members and the rule) that every
+command reading grades takes with --grade-set ID. Per cell (query, passage, question; or per passage when the
+members grade different banks) the members' grades are combined by the rule:
+  mean, median   rounded half up (3.5 -> 4)      max, min   the largest / smallest grade
+  majority       the most frequent grade, ties to the lowest
+Each cell keeps its members' grades and their spread, so disagreement is counted and listed. Members must
+grade on one scale (docs/trust.md). Run again after a member gained grades (reading commands also derive a
+changed ensemble again by themselves)."""
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the `ensemble` command."""
+    p = commands.add_parser("ensemble", help="combine grade sets into a derived grade set (mean, majority, ...)",
+                            description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_store(p)
+    p.add_argument("--grade-set", action="append", required=True, metavar="ID", dest="grade_sets",
+                   help="a member grade set (id or unique prefix); give two or more")
+    p.add_argument("--rule", required=True, choices=("mean", "median", "max", "min", "majority"),
+                   help="how the members' grades of a cell become one")
+    p.add_argument("--name", help="a name to remember the ensemble by (not part of its identity)")
+    p.add_argument("--show", type=int_in(0), default=10, metavar="N",
+                   help="list the N cells whose members disagree most (default 10)")
+    add_format(p, ("text", "json"), "text")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Derive and print the summary."""
+    from proctor import api
+
+    with readable_store(args.store, args.lock_timeout) as store:
+        result = api.ensemble(store, args.grade_sets, args.rule, name=args.name, show=args.show)
+    print(json.dumps(result, indent=2) if args.format == "json" else text(result))
+    return 0
+
+
+def text(result: dict) -> str:
+    """The summary as lines a person reads."""
+    s, g = result["summary"], result["grade_set"]
+    lines = [f"ensemble {g['id']}  rule {result['rule']}  level {result['level']}  scale "
+             f"{result['scale'][0]}-{result['scale'][1]}" + (f"  name {result['name']}" if result["name"] else ""),
+             *(f"  member {m['id']}  {m['method']} / {m['model']}  prompt {m['prompt_version']}  {m['grades']} grades"
+               for m in result["members"]),
+             f"cells {s['cells']}: {s['complete']} graded by every member, {s['partial']} by some, "
+             f"{s['failed']} by none",
+             f"members disagree on {s['disagreeing']} of {s['compared']} cells graded by two or more "
+             f"({s['queries_disagreeing']} queries); by spread: "
+             + ", ".join(f"{k}: {v}" for k, v in s["spread"].items())]
+    if result["disagreements"]:
+        lines.append("largest disagreements (query, passage, question: members -> grade):")
+        lines += [f"  {c['query_id']}  {c['passage_id']}  {c['question_id'] or '-'}: "
+                  + " ".join("-" if v is None else str(v) for v in c["members"].values()) + f" -> {c['grade']}"
+                  for c in result["disagreements"]]
+    return "\n".join(lines)

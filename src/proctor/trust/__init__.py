@@ -1,0 +1,1 @@
+"""Trust in a judge: ensembles, calibration on a few human labels, and the review queue."""
