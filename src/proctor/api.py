@@ -27,6 +27,7 @@ from proctor.evaluate.sources import (
     load_runs,
     official_or_file_qrels,
     resolve_grade_set,
+    with_unjudgeable,
 )
 from proctor.importing import ImportOptions, ImportReport, import_files
 from proctor.io.leaderboards import read_leaderboard
@@ -148,7 +149,7 @@ def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int |
         if gold and gold not in ranked:
             raise UsageError(f"--gold {gold}: no such run (runs: {', '.join(sorted(ranked))})")
         table, notes = cover_table(store, grade_set, min_grade)  # type: ignore[arg-type]
-        return _with_unjudgeable(store, ranked, not runs, [cover_leaderboard(
+        return with_unjudgeable(store, ranked, not runs, [cover_leaderboard(
             ranked, table, budget=budget, missing=missing or "zero", normalize=normalize, gold=gold,
             description=describe(store, grade_set), notes=notes)])
     if judgments:
@@ -160,21 +161,9 @@ def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int |
         description = describe(store, grade_set)
         description["label_rule"] = ("max grade over questions" if labels.min_questions == 1
                                      else f"{labels.min_questions}-th largest grade")
-    return _with_unjudgeable(store, ranked, not runs, [
+    return with_unjudgeable(store, ranked, not runs, [
         measure_leaderboard(ranked, qrels_, spec, min_grade, missing=missing or "skip", description=description)
         for spec in specs if spec is not None])
-
-
-def _with_unjudgeable(store: Store, ranked: dict, stored: bool, boards: list[Leaderboard]) -> list[Leaderboard]:
-    """Say on every leaderboard how many ranked pairs of its runs name a passage without text (`unjudgeable`)."""
-    n = store.unjudgeable_in(ranked, stored=stored)
-    for board in boards:
-        board.description["unjudgeable"] = n
-        if n:
-            board.notes.append(f"unjudgeable: {n} ranked (query, passage) pairs name a passage the store has no text "
-                               "for: never graded, not in EXAM-Qrels, unjudged for every measure (as trec_eval "
-                               "treats documents missing from qrels)")
-    return boards
 
 
 def significance(board: Leaderboard, *, tests: Sequence[str] = ("t", "randomization"), correction: str = "holm",

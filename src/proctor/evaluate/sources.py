@@ -15,6 +15,7 @@ from proctor.evaluate.labels import (
     labels_for_each,
     labels_from_top,
 )
+from proctor.evaluate.leaderboard import Leaderboard
 from proctor.evaluate.runs import Ranked, order_runs
 from proctor.io.banks import is_spurious
 from proctor.io.trec import qrels_dict, read_qrels, read_runs
@@ -223,3 +224,15 @@ def load_runs(store: Store, run_paths: Sequence[str] | None) -> Ranked:
     if not ranked:
         raise UsageError(f"{store.path}: the store holds no rankings (import runs, or pass --runs)")
     return ranked
+
+
+def with_unjudgeable(store: Store, ranked: Ranked, stored: bool, boards: list[Leaderboard]) -> list[Leaderboard]:
+    """Say on every leaderboard how many ranked pairs of its runs name a passage without text (`unjudgeable`)."""
+    n = store.unjudgeable_in(ranked, stored=stored)
+    for board in boards:
+        board.description["unjudgeable"] = n
+        if n:
+            board.notes.append(f"unjudgeable: {n} ranked (query, passage) pairs name a passage the store has no text "
+                               "for: never graded, not in EXAM-Qrels, unjudged for every measure (as trec_eval "
+                               "treats documents missing from qrels)")
+    return boards
