@@ -105,3 +105,23 @@ def test_migrating_a_schema_3_store_sets_aside_grades_of_passages_without_text(t
     assert db.execute("SELECT COUNT(*) FROM grades WHERE passage_id = 'd101'").fetchone()[0] == 0
     assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "4"
     assert "origin" in {row[1] for row in db.execute("PRAGMA table_info(rankings)")}
+
+
+def test_an_exampp_file_replacing_a_text_keeps_its_own_new_grades(tmp_path, cli):
+    store = seed_demo(tmp_path)
+    grades = tmp_path / "collection" / "grades.jsonl"
+    assert cli("import", "exampp", grades, "--store", store).code == 0
+    lines = grades.read_text().splitlines()
+    record = json.loads(lines[0])
+    record[1][0]["text"] = "Bees make honey (a replaced text)."
+    for rating in record[1][0]["exam_grades"][0]["self_ratings"]:
+        rating["self_rating"] = 4
+    lines[0] = json.dumps(record)
+    changed = tmp_path / "changed.jsonl"
+    changed.write_text("\n".join(lines) + "\n")
+    result = cli("import", "exampp", changed, "--store", store, "--replace")
+    assert result.code == 0 and "3 grades were made from a text this import replaced" in result.err, result.err
+    pid = record[1][0]["paragraph_id"]
+    db = sqlite3.connect(store)
+    assert db.execute("SELECT grade FROM grades WHERE passage_id = ?", (pid,)).fetchall() == [(4,)] * 3
+    assert db.execute("SELECT COUNT(*) FROM stale_grades WHERE passage_id = ?", (pid,)).fetchone()[0] == 3

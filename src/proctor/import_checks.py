@@ -25,14 +25,12 @@ def set_stale(store: Store, guard: Guard, report: ImportReport) -> None:
     """Set aside the grades made from the texts replaced since the last call (before the import writes grades of
     its own for them: an exam_pp file calls this after each line's passages)."""
     stale = 0
-    for column, table in (("passage_id", "passages"), ("query_id", "queries")):
-        ids = guard.replaced_ids(table) - guard.staled
-        guard.staled |= ids
-        stale += store.stale_grades_of(column, ids, f"{table[:-1].replace('querie', 'query')} text replaced",
-                                       report.imported_at)
-    ids = guard.replaced_questions - guard.staled
-    guard.staled |= ids
-    stale += store.stale_grades_of("question_id", ids, "question text replaced", report.imported_at)
+    for column, ids, why in (("passage_id", guard.replaced_ids("passages"), "passage text replaced"),
+                             ("query_id", guard.replaced_ids("queries"), "query text replaced"),
+                             ("question_id", guard.replaced_questions, "question text replaced")):
+        new = {i for i in ids if (column, i) not in guard.staled}
+        guard.staled |= {(column, i) for i in new}
+        stale += store.stale_grades_of(column, new, why, report.imported_at)
     if stale:
         report.replaced["stale grades"] = report.replaced.get("stale grades", 0) + stale
 

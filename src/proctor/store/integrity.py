@@ -53,8 +53,8 @@ class Guard:
     changes: list[Change] = field(default_factory=list)
     replaced_questions: set[str] = field(default_factory=set)
     """Question ids whose text a bank import replaced (`--replace`)."""
-    staled: set[str] = field(default_factory=set)
-    """Ids whose grades were set aside already."""
+    staled: set[tuple[str, str]] = field(default_factory=set)
+    """(column, id) whose grades were set aside already."""
 
     def track(self, rows: Iterable[tuple[int, Any]]) -> Iterator[Any]:
         """The rows of `(line, row)` pairs, noting each row's line as the store consumes it."""
