@@ -332,7 +332,7 @@ class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, Grad
     def dump(self) -> dict[str, list[tuple]]:
         """Every row of every content table, sorted (for tests of idempotence and atomicity)."""
         tables = ["queries", "passages", "rankings", "judgments", "banks", "questions", "grade_sets",
-                  "grades", "response_segments", "imports", "import_log", "stale_grades"]
+                  "grades", "response_segments", "imports", "stale_grades"]  # import_log: provenance
         def content(table: str) -> str:  # where a row came from (`origin`) is not content
             return ", ".join(r[1] for r in self.db.execute(f"PRAGMA table_info({table})") if r[1] != "origin")
 
