@@ -97,6 +97,20 @@ def grades_of(path: Path, method: str, model: str | None = None, step: str | Non
         store.close()
 
 
+def store_dump(path: Path) -> str:
+    """The store's content as SQL text (`sqlite3 .dump`), to compare a store before and after a refused command;
+    '' when there is no store file."""
+    import sqlite3
+
+    if not Path(path).exists():
+        return ""
+    db = sqlite3.connect(path)
+    try:
+        return "\n".join(db.iterdump())
+    finally:
+        db.close()
+
+
 @pytest.fixture(scope="session")
 def peer_nltk(tmp_path_factory) -> Iterator[Path]:
     """A local NLTK data folder with an empty English stopword list, for the peers that read NLTK data at

@@ -43,7 +43,7 @@ def test_analyze_writes_every_part(demo_report):
         assert (demo_report / name).stat().st_size > 0, name
     plots = demo_report / "plots"
     pngs = sorted(plots.glob("*.png"))
-    assert len(pngs) == 3 and all(p.read_bytes()[:4] == b"\x89PNG" for p in pngs)
+    assert len(pngs) == 4 and all(p.read_bytes()[:4] == b"\x89PNG" for p in pngs)
     assert sorted(p.name for p in plots.iterdir()) == sorted(
         p.with_suffix(s).name for p in pngs for s in (".png", ".pdf", ".svg"))  # vector files beside every PNG
     for png in pngs:
@@ -58,6 +58,8 @@ def test_analyze_writes_every_part(demo_report):
     assert "**" in report and "Agreement with human judgments" in report and "plots/" in report
     assert "empty-model" in report and "has no grades" in report and "chosen with --plot-measure" in report
     assert "[PDF](plots/scatter_" in report and "[SVG](plots/scatter_" in report
+    assert "| queries graded | pool pairs graded |" in report and "## Intervals — " in report
+    assert "[PNG](plots/intervals_" in report and "| rank | system | score | ci\\_low | ci\\_high |" in report
 
 
 def test_bold_only_where_values_differ_and_the_page_escapes_and_folds():
@@ -91,8 +93,8 @@ def test_html_report_renders_its_plots_in_chromium(demo_report, tmp_path):
         shot = tmp_path / "report.png"
         page.screenshot(path=str(shot), full_page=True)
         browser.close()
-    assert len(images) == 3 and all(done and w > 100 and h > 100 for done, w, h in images)
-    assert len(figures) == 3 and all(n == 1 and height > 100 for n, height in figures)  # no empty figure
+    assert len(images) == 4 and all(done and w > 100 and h > 100 for done, w, h in images)  # intervals: the 4th
+    assert len(figures) == 4 and all(n == 1 and height > 100 for n, height in figures)  # no empty figure
     assert any("empty-model" in n and "no grades" in n for n in notes)
     assert tables >= 3
     assert shot.read_bytes()[:4] == b"\x89PNG" and shot.stat().st_size > 10_000

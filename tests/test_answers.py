@@ -68,6 +68,9 @@ def test_nugget_scores_match_the_hand_computed_ones(graded, cli, score):
         assert got[run]["score"] == pytest.approx(float(expected), abs=1e-12)
         t1, t2 = PER_TOPIC[score][run]
         assert got[run]["per_query"] == pytest.approx({"t1": float(t1), "t2": float(t2)}, abs=1e-12)
+    # two topics: below the floor of 10 queries, said in JSON and on standard error
+    assert board["coverage"]["queries"]["scored"] == 2 and board["coverage"]["below_floor"] is True
+    assert "warning: rests on 2 of 2 queries (fewer than 10)" in result.err
     ranked = [row["system"] for row in board["systems"]]
     assert ranked == sorted(MEANS[score], key=lambda r: (-MEANS[score][r], r))
 

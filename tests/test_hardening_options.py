@@ -30,7 +30,7 @@ CASES = [
     (("analyze", "--official", "OFFICIAL", "--out", "r", "--budget", "-4"), "--budget", "1 or more"),
     (("analyze", "--official", "OFFICIAL", "--out", "r", "--judged-relevant", "9"), "--judged-relevant 9", ""),
     (("grade", "--method", "self-rating", "--llm", "openai:m", "--timeout", "-1"), "--timeout", "positive"),
-    (("grade", "--method", "self-rating", "--llm", "openai:m", "--max-retries", "-1"), "--max-retries", "at least 0"),
+    (("grade", "--method", "self-rating", "--llm", "openai:m", "--max-retries", "-1"), "--max-retries", "0 or more"),
     (("grade", "--method", "self-rating", "--llm", "openai:m", "--rpm", "0"), "--rpm", "positive"),
     (("grade", "--method", "self-rating", "--llm", "openai:m", "--max-attempts", "0"), "--max-attempts", ""),
     (("grade", "--method", "self-rating", "--llm", "openai:m", "--depth", "0"), "--depth", "1 or more"),

@@ -60,3 +60,45 @@ def test_invalid_json_document_names_the_line(tmp_path):
     path.write_text('{\n "1": "a",\n "2": "b"\n "3": "c"\n}\n')
     with pytest.raises(InputError, match=r"q\.json:4: invalid JSON"):
         parse_json_document(path)
+
+
+NINE = b"".join(b"q1 Q0 p%d %d %d.0 run\n" % (i, i, 10 - i) for i in range(1, 10))  # 9 lines of 19 bytes
+STORED = gzip.compress(NINE, compresslevel=0, mtime=0)  # one stored block: data byte k is file byte 15 + k
+HEADER = 15
+
+# (bytes of the file kept, the line named, how the stream stops)
+CUTS = [
+    (1, 1, "it stops before its first line"),
+    (6, 1, "it stops before its first line"),
+    (HEADER, 1, "it stops before its first line"),
+    (HEADER + 10, 1, "it stops within line 1"),
+    (HEADER + 19, 1, "it stops after line 1, without its end marker"),
+    (HEADER + 19 * 4 + 3, 5, "it stops within line 5"),
+    (HEADER + 19 * 9 - 1, 9, "it stops within line 9"),
+    (HEADER + 19 * 9, 9, "it stops after line 9, without its end marker"),
+    (len(STORED) - 1, 9, "it stops after line 9, without its end marker"),
+]
+
+
+@pytest.mark.parametrize("kept,line,how", CUTS, ids=[f"{c[0]} bytes" for c in CUTS])
+def test_a_truncated_gzip_names_the_line_where_its_data_stops(cli, demo_store, tmp_path, kept, line, how):
+    from conftest import store_dump
+
+    path = tmp_path / "cut.run.gz"
+    path.write_bytes(STORED[:kept])
+    with pytest.raises(InputError) as err:
+        list(read_lines(path))
+    assert (err.value.line, err.value.message) == (line, f"truncated gzip stream ({how})")
+    before = store_dump(demo_store)
+    result = cli("import", "runs", path, "--store", demo_store)
+    assert result.code == 2 and result.err == f"proctor: error: {path}:{line}: truncated gzip stream ({how})\n"
+    assert store_dump(demo_store) == before
+
+
+def test_a_truncated_second_member_counts_the_lines_of_the_first(tmp_path):
+    path = tmp_path / "two.gz"
+    second = gzip.compress(NINE, compresslevel=0, mtime=0)
+    path.write_bytes(gzip.compress(b"a\nb\n", mtime=0) + second[:HEADER + 19 + 5])
+    with pytest.raises(InputError) as err:
+        list(read_lines(path))
+    assert (err.value.line, err.value.message) == (4, "truncated gzip stream (it stops within line 4)")

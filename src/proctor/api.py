@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from proctor.errors import UsageError
+from proctor.evaluate.boards import answer_leaderboard, check_leaderboard
 from proctor.evaluate.labels import LabelStats, binarize
 from proctor.evaluate.leaderboard import Leaderboard, cover_leaderboard, measure_leaderboard
-from proctor.evaluate.measures import AnySpec, parse_measure
 from proctor.evaluate.render import to_ir_measures, to_json, to_jsonl, to_markdown, to_trec, to_tsv
 from proctor.evaluate.sources import (
     cover_table,
@@ -31,8 +31,13 @@ from proctor.evaluate.sources import (
 )
 from proctor.importing import ImportOptions, ImportReport, import_files
 from proctor.io.leaderboards import read_leaderboard
+from proctor.numeric_options import check_numbers
 from proctor.records import GradeSet
 from proctor.store import Store
+from proctor.trust import sources as trust_sources
+from proctor.trust.coverage import DEFAULT_FLOOR, Coverage, Floor, leaderboard_coverage
+from proctor.trust.intervals import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, bootstrap
+from proctor.trust.sources import query_counts
 
 if TYPE_CHECKING:  # numpy (the randomization test) loads only when a comparison is made
     from proctor.stats.pairs import Comparison
@@ -116,31 +121,40 @@ def qrels(store: Store, labels: LabelChoice = LabelChoice(), *, binary_min_grade
     return grade_set, binarize(result, binary_min_grade) if binary_min_grade is not None else result
 
 
+def labels_coverage(store: Store, grade_set: GradeSet | None, labels: dict, pool: dict | None = None, *,
+                    floor: Floor = DEFAULT_FLOOR) -> Coverage:
+    """What labels (qrels of a grade set, or judgments) rest on: their queries, and the pool pairs (`pool`,
+    default: every passage the stored runs rank) that have a label, judged against `floor`."""
+    return trust_sources.labels_coverage(store, grade_set, labels, pool, floor=floor)
+
+
 def leaderboard(store: Store, *, measure: str | None = None, min_grade: int | None = None, metric: str = "qrels",
                 labels: LabelChoice = LabelChoice(), judgments: str | None = None, budget: int = 20,
                 missing: str | None = None, normalize: str | None = None, gold: str | None = None,
-                runs: Sequence[str] | None = None, score: str | None = None) -> Leaderboard:
+                runs: Sequence[str] | None = None, score: str | None = None,
+                floor: Floor = DEFAULT_FLOOR) -> Leaderboard:
     """An EXAM-Qrels leaderboard (`measure`, `min_grade`; `judgments="official"` or a qrels file scores
     with human judgments instead), an EXAM-Cover one (`metric="cover"`, `min_grade`, `budget`), or the
     generated answers' AutoNuggetizer scores (`metric="nuggets"`, `score`) or citation support
     (`metric="citations"`, `score`)."""
     if metric in ("nuggets", "citations"):
-        return answer_leaderboard(store, metric, score, labels=labels, missing=missing,
+        return answer_leaderboard(store, metric, score, labels=labels, missing=missing, floor=floor,
                                   conflicting={"--measure": measure, "--min-grade": min_grade, "--qrels": judgments,
                                                "--normalize": normalize, "--gold": gold, "--runs": runs})
     if score is not None:
         raise UsageError("--score applies to --metric nuggets and --metric citations only")
     return leaderboards(store, measures=[measure] if measure else [], min_grade=min_grade, metric=metric,
                         labels=labels, judgments=judgments, budget=budget, missing=missing, normalize=normalize,
-                        gold=gold, runs=runs)[0]
+                        gold=gold, runs=runs, floor=floor)[0]
 
 
 def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int | None = None, metric: str = "qrels",
                  labels: LabelChoice = LabelChoice(), judgments: str | None = None, budget: int = 20,
                  missing: str | None = None, normalize: str | None = None, gold: str | None = None,
-                 runs: Sequence[str] | None = None) -> list[Leaderboard]:
-    """One leaderboard per measure (labels and runs read once), or the one EXAM-Cover leaderboard; the
-    options are those of `leaderboard`."""
+                 runs: Sequence[str] | None = None, floor: Floor = DEFAULT_FLOOR) -> list[Leaderboard]:
+    """One leaderboard per measure (labels and runs read once), or the one EXAM-Cover leaderboard, each with
+    its coverage (what it rests on, judged against `floor`); the other options are those of `leaderboard`."""
+    floor.check()
     specs = [check_leaderboard(measure=m, min_grade=min_grade, metric=metric, judgments=judgments, budget=budget,
                                normalize=normalize, gold=gold) for m in (measures or [None])]
     ranked = load_runs(store, runs)
@@ -149,9 +163,13 @@ def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int |
         if gold and gold not in ranked:
             raise UsageError(f"--gold {gold}: no such run (runs: {', '.join(sorted(ranked))})")
         table, notes = cover_table(store, grade_set, min_grade)  # type: ignore[arg-type]
-        return with_unjudgeable(store, ranked, not runs, [cover_leaderboard(
-            ranked, table, budget=budget, missing=missing or "zero", normalize=normalize, gold=gold,
-            description=describe(store, grade_set), notes=notes)])
+        board = cover_leaderboard(ranked, table, budget=budget, missing=missing or "zero", normalize=normalize,
+                                  gold=gold, description=describe(store, grade_set), notes=notes)
+        graded = exam_qrels(store, grade_set)
+        board.coverage = leaderboard_coverage(board, ranked, graded, query_counts(store, grade_set, graded),
+                                              depth=budget, labelled_by="graded", floor=floor)
+        return with_unjudgeable(store, ranked, not runs, [board])
+    grade_set = None
     if judgments:
         qrels_ = official_or_file_qrels(store, judgments)
         description = {"labels": "human judgments" if judgments == "official" else f"qrels file {judgments}",
@@ -161,15 +179,30 @@ def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int |
         description = describe(store, grade_set)
         description["label_rule"] = ("max grade over questions" if labels.min_questions == 1
                                      else f"{labels.min_questions}-th largest grade")
-    return with_unjudgeable(store, ranked, not runs, [
-        measure_leaderboard(ranked, qrels_, spec, min_grade, missing=missing or "skip", description=description)
-        for spec in specs if spec is not None])
+    counts = query_counts(store, grade_set, qrels_ if grade_set else None)
+    boards = [measure_leaderboard(ranked, qrels_, spec, min_grade, missing=missing or "skip", description=description)
+              for spec in specs if spec is not None]
+    for board, spec in zip(boards, [s for s in specs if s is not None], strict=True):
+        board.coverage = leaderboard_coverage(board, ranked, qrels_, counts, depth=getattr(spec, "cutoff", None),
+                                              labelled_by="graded" if grade_set else "judged", floor=floor)
+    return with_unjudgeable(store, ranked, not runs, boards)
+
+
+def add_intervals(board: Leaderboard, *, confidence: float = DEFAULT_CONFIDENCE, resamples: int = DEFAULT_RESAMPLES,
+                  seed: int = 0) -> Leaderboard:
+    """Give a leaderboard bootstrap intervals over topics: each system's score interval and rank interval
+    (`proctor.trust.intervals`); returns the same leaderboard."""
+    check_numbers({"confidence": confidence, "resamples": resamples})
+    board.intervals = bootstrap({e.system: e.per_query for e in board.entries}, [e.system for e in board.entries],
+                                confidence=confidence, resamples=resamples, seed=seed)
+    return board
 
 
 def significance(board: Leaderboard, *, tests: Sequence[str] = ("t", "randomization"), correction: str = "holm",
                  alpha: float = 0.05, baseline: str | None = None, samples: int = 10_000, seed: int = 0) -> Comparison:
     """Paired t-tests and randomization tests between the systems of a leaderboard (every pair, or each system
     against `baseline`), corrected for multiple comparisons."""
+    check_numbers({"alpha": alpha, "samples": samples})
     per_query = {e.system: e.per_query for e in board.entries}
     comparison = _compare(per_query, [e.system for e in board.entries], tests, correction, alpha, baseline, samples,
                           seed)
@@ -180,6 +213,7 @@ def compare_file(path: str | Path, *, tests: Sequence[str] = ("t", "randomizatio
                  alpha: float = 0.05, baseline: str | None = None, samples: int = 10_000, seed: int = 0,
                  measure: str | None = None) -> Comparison:
     """`significance` for a leaderboard file with per-query scores (read for `measure` when it holds several)."""
+    check_numbers({"alpha": alpha, "samples": samples})
     board = read_leaderboard(path, measure)
     if not board.per_query:
         raise UsageError(f"{path}: no per-query scores; write the leaderboard with `proctor leaderboard --format json "
@@ -209,56 +243,6 @@ def _compare(per_query: dict[str, dict[str, float]], order: list[str], tests: Se
                            alpha=alpha, samples=samples, seed=seed)
 
 
-def answer_leaderboard(store: Store, metric: str, score: str | None, *, labels: LabelChoice = LabelChoice(),
-                       missing: str | None = None, conflicting: dict[str, Any] | None = None) -> Leaderboard:
-    """A leaderboard of generated answers: AutoNuggetizer scores of a nugget-assign grade set, or the
-    citation support of a citation-support grade set."""
-    from proctor.evaluate.citations import CITATION_SCORES, citation_leaderboard, citation_table
-    from proctor.evaluate.nuggets import SCORES, nugget_leaderboard, nugget_table
-
-    given = [name for name, value in (conflicting or {}).items() if value]
-    if given:
-        raise UsageError(f"--metric {metric} takes no {', '.join(given)} (it reads the answers' grades directly)")
-    known = SCORES if metric == "nuggets" else CITATION_SCORES
-    if score is None:
-        raise UsageError(f"--metric {metric} needs --score, one of {', '.join(known)}")
-    method = "nugget-assign" if metric == "nuggets" else "citation-support"
-    grade_set = resolve_grade_set(store, labels.grade_set, labels.method or method, labels.model, labels.bank)
-    description = {**describe(store, grade_set), "labels": "nugget assignments" if metric == "nuggets"
-                   else "citation support judgments"}
-    if metric == "nuggets":
-        return nugget_leaderboard(nugget_table(store, grade_set), score, missing=missing or "zero",
-                                  description=description)
-    return citation_leaderboard(citation_table(store, grade_set), score, description=description)
-
-
-def check_leaderboard(*, measure: str | None, min_grade: int | None, metric: str, judgments: str | None,
-                      budget: int, normalize: str | None, gold: str | None) -> AnySpec | None:
-    """Refuse contradictory options before any work; returns the measure (None for cover)."""
-    if metric == "cover":
-        if measure or judgments:
-            raise UsageError("--metric cover takes no --measure or --qrels (it reads the grades directly)")
-        if min_grade is None:
-            raise UsageError("--metric cover needs --min-grade T (the smallest grade that answers a question)")
-        if budget < 1:
-            raise UsageError("--budget must be at least 1")
-        if gold and normalize:
-            raise UsageError("--gold RUN and --normalize pool are two different normalisers: choose one")
-        return None
-    if gold:
-        raise UsageError("--gold applies to --metric cover only")
-    if not measure:
-        raise UsageError("--metric qrels needs --measure M (e.g. P@20 or ndcg_cut.10)")
-    if normalize:
-        raise UsageError("--normalize applies to --metric cover only")
-    spec = parse_measure(measure)
-    if spec.rel is not None and min_grade is not None and spec.rel != min_grade:
-        raise UsageError(f"{measure} names rel={spec.rel} but --min-grade is {min_grade}")
-    if not judgments and spec.rel is None and min_grade is None and spec.measure.uses_relevance_level:
-        raise UsageError(f"{spec.name} on EXAM-Qrels needs --min-grade T (the smallest relevant grade)")
-    return spec
-
-
 def render(board: Leaderboard | Sequence[Leaderboard], fmt: str = "tsv", *, per_query: bool = False) -> str:
     """One or several leaderboards as `tsv`, `json`, `md` or `trec` (trec_eval's per-query lines) text."""
     if fmt == "tsv":
@@ -275,22 +259,25 @@ def render(board: Leaderboard | Sequence[Leaderboard], fmt: str = "tsv", *, per_
 
 def correlate(board: Leaderboard | str | Path, official: Any, *, bootstrap: int = 1000, seed: int = 0,
               ties: str = "average", repeats: int = 10, official_name: str | None = None,
-              measure: str | None = None) -> dict[str, Any]:
-    """Spearman, Kendall τ-b and τ_AP of a leaderboard (or a leaderboard file, read for `measure` when it
-    holds several) with the official leaderboard (a file, or a `LeaderboardFile`), with bootstrap intervals
-    over queries; what `proctor correlate` prints as JSON."""
+              measure: str | None = None, floor: Floor = DEFAULT_FLOOR) -> dict[str, Any]:
+    """Spearman, Kendall τ-b, τ_AP and the other statistics of `STATISTICS` of a leaderboard (or a leaderboard
+    file, read for `measure` when it holds several) with the official leaderboard (a file, or a
+    `LeaderboardFile`), with bootstrap intervals over queries, the pairs of systems ordered against the official
+    order, and what it rests on (judged against `floor`); what `proctor correlate` prints as JSON."""
     from proctor.analyze.compare import compare, per_query_correlation
     from proctor.io.leaderboards import LeaderboardFile, read_leaderboard, read_official
 
+    check_numbers({"bootstrap": bootstrap, "repeats": repeats})
     if isinstance(board, Leaderboard):
+        coverage = {"coverage": board.coverage.as_dict()} if board.coverage is not None else {}
         predicted = LeaderboardFile(board.scores(), {e.system: e.per_query for e in board.entries},
-                                    board.description)
+                                    {**board.description, **coverage})
     else:
         predicted = read_leaderboard(board, measure)
     reference = official if isinstance(official, LeaderboardFile) else read_official(official)
     result = {"leaderboard": str(board) if not isinstance(board, Leaderboard) else "(in memory)",
               "leaderboard_made_by": predicted.description or None, "official": official_name or str(official),
-              **compare(predicted, reference, samples=bootstrap, seed=seed, ties=ties, repeats=repeats)}
+              **compare(predicted, reference, samples=bootstrap, seed=seed, ties=ties, repeats=repeats, floor=floor)}
     if predicted.per_query and reference.per_query:
         result["per_query"] = per_query_correlation(predicted.per_query, reference.per_query)
     return result
@@ -369,7 +356,7 @@ def info_text(counts: dict[str, Any]) -> str:
         lines.append(f"bank           {bank['bank']}@{bank['version']}{latest}: {bank['questions']} items "
                      f"({bank['nuggets']} nuggets) from {bank['source']}")
     for s in counts["grade_sets"]:
-        hidden = " (intermediate)" if s.get("intermediate") else ""
+        hidden = (" (intermediate)" if s.get("intermediate") else "") + (" (empty)" if s.get("empty") else "")
         lines.append(f"grade set      {s['id']}  {s['method']} / {s['model']}  bank {s['bank']}  prompt "
                      f"{s['prompt_version']}  {s['grades']} grades ({s['failures']} failed){hidden}")
     for grade_set, why in counts["stale_grades"].items():

@@ -89,9 +89,9 @@ class GradeSet:
         return {"id": self.id, "method": self.method, "model": self.model, "bank": self.bank_label,
                 "prompt_version": self.prompt_version, "params": self.params, "label_step": self.step,
                 "grades": self.grades, "failures": self.failures, "created": self.created,
-                **({"intermediate": True} if self.intermediate else {})}
+                **({"intermediate": True} if self.intermediate else {}), **({"empty": True} if not self.grades else {})}
 
     def describe(self) -> str:
         """One line for listings and notes."""
         return (f"{self.id}  {self.method} / {self.model}  bank {self.bank_label}  prompt {self.prompt_version}  "
-                f"{self.grades} grades, {self.failures} failed")
+                f"{self.grades} grades, {self.failures} failed{'' if self.grades else ' (empty)'}")

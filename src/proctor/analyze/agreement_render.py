@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from proctor.analyze.tables import Table
 from proctor.markdown import escape
+from proctor.trust.coverage import Coverage
 
 
 def rows(result: dict) -> list[tuple]:
@@ -53,8 +54,9 @@ def sections(result: dict) -> list[tuple[str, list[Table]]]:
 def markdown(result: dict) -> str:
     """Markdown: the title, then per grade set its heading and tables (every text escaped)."""
     lines = [f"**{escape(title(result))}**", ""]
-    for heading, tables in sections(result):
-        lines += [f"### {escape(heading)}", ""] + [t.markdown() for t in tables]
+    for gs, (heading, tables) in zip(result["grade_sets"], sections(result), strict=True):
+        banner = Coverage.from_dict(gs["coverage"]).banner() if gs.get("coverage") else []
+        lines += [f"### {escape(heading)}", "", *banner] + [t.markdown() for t in tables]
     return "\n".join(lines) + "\n"
 
 

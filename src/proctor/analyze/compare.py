@@ -6,16 +6,25 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from proctor.analyze.correlation import STATISTICS, TOP_K, bootstrap_intervals, correlate_scores, random_ties
+from proctor.analyze.correlation import (
+    STATISTICS,
+    TOP_K,
+    bootstrap_intervals,
+    correlate_scores,
+    discordant_pairs,
+    random_ties,
+)
 from proctor.io.leaderboards import LeaderboardFile
+from proctor.trust.coverage import DEFAULT_FLOOR, Floor, file_coverage
 
 
 def compare(
     predicted: LeaderboardFile, official: LeaderboardFile, *, samples: int = 1000, seed: int = 0,
-    ties: str = "average", repeats: int = 10,
+    ties: str = "average", repeats: int = 10, floor: Floor = DEFAULT_FLOOR,
 ) -> dict[str, Any]:
     """Spearman, Kendall τ-b and τ_AP over the systems in both, with bootstrap intervals when per-query
-    scores are available, and the systems missing from either side."""
+    scores are available, the pairs of systems ordered against the official order, the systems missing from
+    either side, and what it rests on (`coverage`)."""
     common = sorted(set(predicted.scores) & set(official.scores))
     pred = [predicted.scores[s] for s in common]
     off = [official.scores[s] for s in common]
@@ -39,7 +48,11 @@ def compare(
         "ties": ties,
         "confidence_intervals": None,
         "warnings": _warnings(len(common), corr),
+        "discordant_pairs": _discordant(predicted, official, common),
     }
+    coverage = file_coverage(predicted.description, predicted.per_query, len(common), floor)
+    result["coverage"] = coverage.as_dict()
+    result["warnings"] += [f"coverage: {w}" for w in coverage.warnings]
     if predicted.per_query and samples > 0:
         pred_pq = {s: predicted.per_query[s] for s in common if s in predicted.per_query}
         if official.per_query:
@@ -54,6 +67,17 @@ def compare(
                 **{k: list(v) for k, v in intervals.items()},
             }
     return result
+
+
+def _discordant(predicted: LeaderboardFile, official: LeaderboardFile, common: list[str]) -> list[dict[str, Any]]:
+    """`discordant_pairs`, with the official side as ranks when the official file gave ranks."""
+    pairs = discordant_pairs({s: predicted.scores[s] for s in common}, {s: official.scores[s] for s in common})
+    key = "official_rank" if official.kind == "ranks" else "official_score"
+    for pair in pairs:
+        values = pair.pop("official")
+        pair[key] = [-v for v in values] if official.kind == "ranks" else values  # type: ignore[union-attr]
+        pair["judge_score"] = pair.pop("judge")
+    return pairs
 
 
 def per_query_correlation(

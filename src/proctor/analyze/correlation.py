@@ -175,14 +175,15 @@ STATISTICS: dict[str, Callable[[Sequence[float], Sequence[float]], float]] = {
     f"kendall@{TOP_K}": kendall_at(TOP_K),
 }
 """Every statistic of two aligned score lists (predicted, official) that `compare` reports, by the name it
-reports it under (AutoJudge's names for `tauap_b` and `kendall@10`)."""
+reports it under (AutoJudge's names for `tauap_b` and `kendall@10`); `bootstrap_intervals` gives each of them
+an interval, so a statistic added here gets one without more code."""
 
 
 def bootstrap_intervals(
     predicted: dict[str, dict[str, float]], official: dict[str, dict[str, float]] | dict[str, float],
     *, samples: int = 1000, seed: int = 0, level: float = 0.95,
 ) -> dict[str, tuple[float, float]]:
-    """Percentile bootstrap intervals of ρ and τ-b, resampling queries with replacement.
+    """Percentile bootstrap intervals of every statistic in `STATISTICS`, resampling queries with replacement.
 
     `predicted` holds per-query scores `{system: {query: value}}`; `official` holds per-query scores too
     (resampled with the same queries) or fixed scores `{system: value}`. A system's score in a sample is
@@ -203,16 +204,31 @@ def bootstrap_intervals(
     else:
         fixed = np.array([official[s] for s in systems], dtype=float)
         off_means = np.tile(fixed, (samples, 1))
-    rhos, taus = [], []
+    values: dict[str, list[float]] = {name: [] for name in STATISTICS}
     for b in range(samples):
-        rhos.append(spearman(pred_means[b].tolist(), off_means[b].tolist()))
-        taus.append(kendall_tau_b(pred_means[b].tolist(), off_means[b].tolist()))
+        pred, off = pred_means[b].tolist(), off_means[b].tolist()
+        for name, statistic in STATISTICS.items():
+            values[name].append(statistic(pred, off))
     low, high = (1 - level) / 2 * 100, (1 + level) / 2 * 100
     out = {}
-    for name, values in (("spearman", rhos), ("kendall", taus)):
-        arr = np.array([v for v in values if not math.isnan(v)])
+    for name, sample in values.items():
+        arr = np.array([v for v in sample if not math.isnan(v)])
         if len(arr):
             out[name] = (float(np.percentile(arr, low)), float(np.percentile(arr, high)))
+    return out
+
+
+def discordant_pairs(predicted: dict[str, float], official: dict[str, float]) -> list[dict[str, object]]:
+    """Pairs of systems (in both) that the predicted leaderboard orders opposite to the official one (a tie on
+    either side is no discordance), official order first: `{official_better, judge_better, official, judge}`
+    with each side's two scores, official better system first."""
+    common = sorted(set(predicted) & set(official), key=lambda s: (-official[s], s))
+    out = []
+    for i, a in enumerate(common):
+        for b in common[i + 1:]:
+            if official[a] > official[b] and predicted[a] < predicted[b]:
+                out.append({"official_better": a, "judge_better": b, "official": [official[a], official[b]],
+                            "judge": [predicted[a], predicted[b]]})
     return out
 
 

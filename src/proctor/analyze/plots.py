@@ -125,3 +125,24 @@ def _metadata(kind: str) -> dict[str, str | None]:
 
 def _wrap(text: str, width: int) -> str:
     return "\n".join(textwrap.wrap(text, width)) or text
+
+
+def intervals(path: Path, rows: list[tuple[str, float, float, float]], title: str) -> None:
+    """Systems best first on the x-axis, each score a dot with its bootstrap interval as an error bar."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(max(8, len(rows) * 0.28), 4.5))
+    xs = list(range(len(rows)))
+    scores = [r[1] for r in rows]
+    below = [max(0.0, r[1] - r[2]) for r in rows]
+    above = [max(0.0, r[3] - r[1]) for r in rows]
+    ax.errorbar(xs, scores, yerr=[below, above], fmt="o", markersize=4, color="#1f77b4", ecolor="#7f7f7f",
+                capsize=2, linewidth=1)
+    ax.set_xticks(xs)
+    ax.set_xticklabels([r[0] for r in rows], rotation=90, fontsize=7)
+    ax.set_xlabel("system, best first")
+    ax.set_ylabel("score (dot) and bootstrap interval (bar)")
+    ax.set_title(_wrap(title, 100), fontsize=10)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    _save(fig, path)
+    plt.close(fig)

@@ -19,6 +19,7 @@ from proctor.analyze.compare import compare, per_query_correlation
 from proctor.analyze.html_report import Figure, Section, render
 from proctor.analyze.judges import store_agreement
 from proctor.analyze.tables import Table
+from proctor.analyze.trust_section import coverage_cells, grade_set_coverage, intervals_part, warnings_section
 from proctor.errors import UsageError
 from proctor.evaluate.leaderboard import Leaderboard, measure_leaderboard
 from proctor.evaluate.measures import parse_measure
@@ -29,6 +30,7 @@ from proctor.markdown import escape
 from proctor.outputs import folder_target, write_text
 from proctor.records import GradeSet
 from proctor.store import Store
+from proctor.trust.coverage import DEFAULT_FLOOR, Coverage, Floor
 from proctor.trust.ensemble import fresh_grade_sets
 
 MEASURES = ("P@20", "nDCG@10", "RR", "AP", "Rprec")
@@ -51,6 +53,8 @@ class AnalyzeOptions:
     """The EXAM-Qrels measure the scatter and renormalised plots show (default: the first of `measures`)."""
     plot_tau: int = 3
     """τ of the plotted EXAM-Qrels (binary measures) and EXAM-Cover leaderboards."""
+    floor: Floor = DEFAULT_FLOOR
+    """Below it, a grade set's numbers are flagged (banner, and warnings on standard error)."""
 
 
 @dataclass
@@ -65,6 +69,10 @@ class Report:
     files: list[Path] = field(default_factory=list)
     slugs: dict[str, str] = field(default_factory=dict)
     """File-name part of every grade set's plots and tables."""
+    coverage: dict[str, Coverage] = field(default_factory=dict)
+    """What every grade set's labels rest on (grade sets of passages with grades)."""
+    warnings: list[str] = field(default_factory=list)
+    """Grade sets below the floor, one line each (the command prints them on standard error)."""
 
 
 def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, out: Path) -> Report:
@@ -79,7 +87,6 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
     every = [s for s in fresh_grade_sets(store) if not s.intermediate]
     grade_sets = [s for s in every if not is_answer_set(s)]
     report.slugs = _slugs(every)
-    _section_grade_sets(report, every, store)
     correlation_table = Table(["method", "model", "τ"] + [f"{m} {c}" for m in options.measures for c in ("ρ", "τ")]
                               + ["Cover ρ", "Cover τ", "grade set"],
                               caption=f"Leaderboard correlation with {options.official_name} (Spearman ρ, "
@@ -94,6 +101,7 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
                                      "grades: no leaderboards, plots or per-query correlations for it.")
             continue
         labels[grade_set.id] = exam_qrels(store, grade_set)  # computed once, used by every step below
+        report.coverage[grade_set.id] = grade_set_coverage(store, grade_set, labels[grade_set.id], options.floor)
         boards = sweep_boards(store, grade_set, runs, taus=options.taus, measures=options.measures,
                               budget=options.budget, missing_cover=options.missing_cover, qrels=labels[grade_set.id])
         rows = [_correlate(board, official, grade_set) for board in boards]  # one leaderboard held at a time
@@ -101,8 +109,10 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
         missing = rows[0]["missing"] if rows else missing
         correlation_table.rows.extend(_correlation_rows(grade_set, rows, options))
         _plots(report, out, official, grade_set, rows, options)
+        _intervals(report, out, grade_set, runs, labels[grade_set.id], options)
         if judgments:
             _per_query(report, out, labels[grade_set.id], grade_set, runs, judgments, options)
+    _section_grade_sets(report, every, store)
     correlation_table.mark_best_per_column(list(range(3, len(correlation_table.header) - 1)))
     left_out = _missing_text(missing)
     report.sections.insert(1, Section("Leaderboard correlation (like RUBRIC Table 3)",
@@ -125,6 +135,16 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
                                        [agreement_render.title(agreement)]))
     _write_report(report, out, options)
     return report
+
+
+def _intervals(report: Report, out: Path, grade_set: GradeSet, runs: Any, labels: dict,
+               options: AnalyzeOptions) -> None:
+    """The plotted measure's leaderboard with bootstrap intervals: a figure and a table section."""
+    name = f"{grade_set.variant} / {grade_set.model} ({grade_set.id})"
+    figure, section = intervals_part(out, report.slugs[grade_set.id], name, grade_set, runs, labels,
+                                     options.plot_measure or options.measures[0], options.plot_tau)
+    report.figures.append(figure)
+    report.sections.append(section)
 
 
 def _correlation_rows(grade_set: GradeSet, rows: list[dict], options: AnalyzeOptions) -> list[list[object]]:
@@ -253,12 +273,18 @@ def _section_grade_sets(report: Report, grade_sets: list[GradeSet], store: Store
     for s in grade_sets:
         statuses = store.step_statuses(s.id).get(s.step, {})
         rows.append([s.id, s.variant, s.model, s.bank_label, s.prompt_version, s.grades, s.failures,
-                     sum(statuses.get(k, 0) for k in defaulted)])
+                     sum(statuses.get(k, 0) for k in defaulted), *coverage_cells(report.coverage.get(s.id))])
     table = Table(["grade set", "method", "model", "bank", "prompt version", "grades", "parse failures",
-                   "defaulted (no number)"], rows,
+                   "defaulted (no number)", "queries graded", "pool pairs graded"], rows,
                   caption=f"Grade sets in {store.path}. Parse failures have no grade; defaulted replies got the "
-                  "papers' default label (self-rating: 1, or 0 for unanswerable; graded prompts: 0, 002 §4.1)")
+                  "papers' default label (self-rating: 1, or 0 for unanswerable; graded prompts: 0, 002 §4.1). "
+                  "Queries graded: of the bank's topics, else of the store's queries; pool pairs: every passage "
+                  "the stored runs rank, and how many of them have a grade (docs/trust.md)")
     report.sections.insert(0, Section("Grade sets", table.markdown(), [(None, table)]))
+    banner = warnings_section(report.coverage, {s.id: f"{s.variant} / {s.model} ({s.id})" for s in grade_sets})
+    if banner is not None:
+        report.sections.insert(0, banner)
+        report.warnings += banner.notes
 
 
 def _missing_text(missing: dict[str, list[str]]) -> str:

@@ -29,6 +29,7 @@ from proctor.cli import (
     verify_cmd,
 )
 from proctor.errors import ProctorError
+from proctor.numeric_options import check_numbers
 from proctor.store import StoreError
 
 COMMANDS = (
@@ -59,10 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    if not getattr(args, "lock_timeout", 0) >= 0:
-        print("proctor: error: --lock-timeout must be 0 or more seconds", file=sys.stderr)
-        return 2
     try:
+        check_numbers({k: v for k, v in vars(args).items() if isinstance(v, int | float)})  # lists: own checks
         return args.func(args)
     except sqlite3.OperationalError as exc:  # locked beyond --lock-timeout, disk full, read-only
         print(f"proctor: error: {StoreError(getattr(args, 'store', None) or 'store', exc)}", file=sys.stderr)

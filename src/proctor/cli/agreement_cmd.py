@@ -9,7 +9,16 @@ import sys
 from proctor.analyze.agreement import BINARY_MERGES, validate_merge
 from proctor.analyze.agreement_render import markdown, number, rows
 from proctor.analyze.judges import store_agreement
-from proctor.cli.common import add_format, add_store, check_judged_relevant, int_in, readable_store
+from proctor.cli.common import (
+    add_floor_options,
+    add_format,
+    add_store,
+    check_judged_relevant,
+    floor_of,
+    int_in,
+    note,
+    readable_store,
+)
 from proctor.errors import UsageError
 
 DESCRIPTION = """\
@@ -35,6 +44,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--model", help="only grade sets of this model")
     p.add_argument("--bank", metavar="NAME[@VERSION]", help="only grade sets of this bank (version)")
     add_format(p, ("json", "tsv", "md"), "json")
+    add_floor_options(p)
     p.set_defaults(func=run)
 
 
@@ -50,7 +60,11 @@ def run(args: argparse.Namespace) -> int:
     with readable_store(args.store, args.lock_timeout) as store:
         check_judged_relevant(store, args.judged_relevant)
         result = store_agreement(store, args.judged_relevant, min_questions=ms, merges=merges,
-                                 method=args.method, model=args.model, grade_set=args.grade_set, bank=args.bank)
+                                 method=args.method, model=args.model, grade_set=args.grade_set, bank=args.bank,
+                                 floor=floor_of(args))
+    for entry in result["grade_sets"]:
+        for warning in entry["coverage"]["warnings"]:
+            note(f"warning: grade set {entry['grade_set']}: {warning}")
     sys.stdout.write(render(result, args.format))
     return 0
 

@@ -5,7 +5,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from proctor.cli.common import GRADE, add_store, check_judged_relevant, int_in, note, readable_store
+from proctor.cli.common import (
+    GRADE,
+    add_floor_options,
+    add_store,
+    check_judged_relevant,
+    floor_of,
+    int_in,
+    note,
+    readable_store,
+)
 from proctor.errors import UsageError
 from proctor.evaluate.measures import parse_measure
 
@@ -40,6 +49,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                    "first of --measures)")
     p.add_argument("--plot-tau", type=GRADE, default=3, help="τ of the plotted EXAM-Qrels and EXAM-Cover leaderboards "
                    "(default 3)")
+    add_floor_options(p)
     p.set_defaults(func=run)
 
 
@@ -62,11 +72,13 @@ def run(args: argparse.Namespace) -> int:
     options = AnalyzeOptions(official_name=args.official, judged_relevant=args.judged_relevant, measures=measures,
                              budget=args.budget, missing_cover=args.missing,
                              per_query_measure=args.per_query_measure, per_query_tau=args.per_query_tau,
-                             plot_measure=plot_measure, plot_tau=args.plot_tau)
+                             plot_measure=plot_measure, plot_tau=args.plot_tau, floor=floor_of(args))
     with readable_store(args.store, args.lock_timeout) as store:
         check_judged_relevant(store, args.judged_relevant)
         if not store.grade_sets():
             raise UsageError(f"{args.store}: the store holds no grades to analyse")
         report = analyze(store, official, options, Path(args.out))
+    for warning in report.warnings:
+        note(f"warning: {warning}")
     note(f"wrote {len(report.files)} files to {args.out} (open report.html)")
     return 0

@@ -7,8 +7,10 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from proctor.errors import UsageError
+from proctor.numeric_options import range_words
 from proctor.store import DEFAULT_LOCK_TIMEOUT, Store
 
 
@@ -73,8 +75,7 @@ def int_in(low: int, high: int | None = None):
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
         if value < low or (high is not None and value > high):
-            allowed = f"{low}..{high}" if high is not None else f"{low} or more"
-            raise argparse.ArgumentTypeError(f"must be {allowed} (got {value})")
+            raise argparse.ArgumentTypeError(f"must be {range_words(low, high)} (got {value})")
         return value
     parse.__name__ = "integer"
     return parse
@@ -94,3 +95,42 @@ def check_judged_relevant(store: Store, value: int) -> None:
 def note(message: str) -> None:
     """A note for the user on standard error (standard output stays machine-readable)."""
     print(f"proctor: {message}", file=sys.stderr)
+
+
+def fraction(text: str) -> float:
+    """An argparse type: a number between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}")
+    return value
+
+
+def add_floor_options(parser: argparse.ArgumentParser) -> None:
+    """Add `--floor-queries N` and `--floor-graded F`: below them a number is flagged (docs/trust.md)."""
+    from proctor.trust.coverage import DEFAULT_MIN_GRADED, DEFAULT_MIN_QUERIES
+
+    parser.add_argument("--floor-queries", type=int_in(0), default=DEFAULT_MIN_QUERIES, metavar="N",
+                        help="warn when a number rests on fewer than N queries (default "
+                        f"{DEFAULT_MIN_QUERIES}; 0: never)")
+    parser.add_argument("--floor-graded", type=fraction, default=DEFAULT_MIN_GRADED, metavar="F",
+                        help="warn when less than this fraction of the pool pairs has a label (default "
+                        f"{DEFAULT_MIN_GRADED}; 0: never)")
+
+
+def floor_of(args: argparse.Namespace) -> Any:
+    """The coverage floor the options name."""
+    from proctor.trust.coverage import Floor
+
+    return Floor(args.floor_queries, args.floor_graded)
+
+
+def warn_coverage(coverage: Any) -> None:
+    """Print a coverage's warnings (what a number rests on, below the floor) on standard error."""
+    if coverage is not None:
+        for warning in coverage.warnings:
+            note(f"warning: {warning}; {coverage.summary()}")
+        if coverage.per_system:
+            note(f"systems that rest on less: {coverage.systems_text()}")

@@ -7,7 +7,6 @@ import argparse
 import sys
 
 from proctor.cli.common import add_format, int_in, note
-from proctor.errors import UsageError
 from proctor.stats.correction import CORRECTIONS
 
 DESCRIPTION = """\
@@ -48,8 +47,6 @@ def add_significance_options(p: argparse.ArgumentParser) -> None:
 
 def significance_settings(args: argparse.Namespace) -> dict:
     """The keyword arguments of `api.significance` from the options."""
-    if not 0 < args.alpha < 1:
-        raise UsageError(f"--alpha must be between 0 and 1 (got {args.alpha})")
     tests = ("t", "randomization") if args.test == "both" else (args.test,)
     return {"tests": tests, "correction": args.correction, "alpha": args.alpha, "baseline": args.baseline,
             "samples": args.samples, "seed": args.seed}

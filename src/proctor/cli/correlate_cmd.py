@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from proctor.cli.common import add_format, int_in, note, readable_store
+from proctor.cli.common import add_floor_options, add_format, floor_of, int_in, note, readable_store
 from proctor.errors import UsageError
 from proctor.evaluate.leaderboard import measure_leaderboard
 from proctor.evaluate.measures import parse_measure
@@ -55,6 +55,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                    "correlations averaged over --repeats repetitions (001 §4.1.1)")
     p.add_argument("--repeats", type=int_in(1), default=10, help="--ties random: repetitions (default 10)")
     add_format(p, ("json", "tsv", "md"), "json")
+    add_floor_options(p)
     p.set_defaults(func=run)
 
 
@@ -64,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
 
     result = api.correlate(args.leaderboard, _official(args), bootstrap=args.bootstrap, seed=args.seed,
                            ties=args.ties, repeats=args.repeats, measure=args.measure,
-                           official_name=args.official or f"{args.official_qrels} ({args.measure})")
+                           official_name=args.official or f"{args.official_qrels} ({args.measure})",
+                           floor=floor_of(args))
     for warning in result["warnings"]:
         note(f"warning: {warning}")
     missing = result["missing"]
@@ -102,20 +104,38 @@ def render(result: dict, fmt: str) -> str:
     ci = result.get("confidence_intervals") or {}
     fields = ["spearman", "kendall", "tau_ap", "tauap_b", "kendall@10", "n_systems"]
     if fmt == "tsv":
-        header = fields + ["spearman_ci", "kendall_ci", "missing"]
+        header = fields + ["spearman_ci", "kendall_ci", "missing", "discordant_pairs", "queries"]
         missing = ",".join(result["missing"]["only_in_leaderboard"] + result["missing"]["only_in_official"])
-        values = [_fmt(result[f]) for f in fields] + [_ci(ci.get("spearman")), _ci(ci.get("kendall")), missing]
+        values = [_fmt(result[f]) for f in fields] + [_ci(ci.get("spearman")), _ci(ci.get("kendall")), missing,
+                                                      str(len(result["discordant_pairs"])),
+                                                      _fmt(result["coverage"]["queries"].get("scored"))]
         return "\t".join(header) + "\n" + "\t".join(values) + "\n"
     lines = [f"**Correlation** of {escape(result['leaderboard'])} with {escape(result['official'])} "
              f"({escape(result['method'])})", "",
              "| Spearman | Kendall τ-b | τ_AP | tauap_b | kendall@10 | systems |", "|---:|---:|---:|---:|---:|---:|",
              f"| {_fmt(result['spearman'])} {_ci(ci.get('spearman'))} | {_fmt(result['kendall'])} "
-             f"{_ci(ci.get('kendall'))} | {_fmt(result['tau_ap'])} | {_fmt(result['tauap_b'])} | "
-             f"{_fmt(result['kendall@10'])} | {result['n_systems']} |"]
+             f"{_ci(ci.get('kendall'))} | {_fmt(result['tau_ap'])} {_ci(ci.get('tau_ap'))} | "
+             f"{_fmt(result['tauap_b'])} {_ci(ci.get('tauap_b'))} | {_fmt(result['kendall@10'])} "
+             f"{_ci(ci.get('kendall@10'))} | {result['n_systems']} |"]
     for side, systems in result["missing"].items():
         if systems:
             lines.append(f"\nMissing ({side.replace('_', ' ')}): {', '.join(escape(s) for s in systems)}")
-    return "\n".join(lines) + "\n"
+    lines += [f"\n> **Warning:** {escape(w)}" for w in result["coverage"]["warnings"]]
+    return "\n".join(lines + discordant_lines(result["discordant_pairs"])) + "\n"
+
+
+def discordant_lines(pairs: list[dict]) -> list[str]:
+    """Markdown: the pairs of systems the leaderboard orders against the official order."""
+    if not pairs:
+        return ["", "No pair of systems is ordered against the official order."]
+    key = "official_rank" if "official_rank" in pairs[0] else "official_score"
+    lines = ["", f"**{len(pairs)} pairs ordered against the official order**", "",
+             f"| officially better | judged better | {key.replace('_', ' ')}s | judge's scores |",
+             "|---|---|---|---|"]
+    lines += [f"| {escape(p['official_better'])} | {escape(p['judge_better'])} | "
+              f"{' / '.join(f'{v:g}' if key == 'official_rank' else _fmt(v) for v in p[key])} | "
+              f"{' / '.join(_fmt(v) for v in p['judge_score'])} |" for p in pairs]
+    return lines
 
 
 def _fmt(value) -> str:

@@ -179,8 +179,8 @@ def _batch_api(args: argparse.Namespace, request) -> int:
     from proctor.cli.common import writable_store
     from proctor.grading.batch_api import grade_with_batch_api
 
-    if args.batch_import or args.batch_poll <= 0:
-        raise UsageError("--llm openai-batch:MODEL imports its own results; --batch-poll must be positive")
+    if args.batch_import:
+        raise UsageError("--llm openai-batch:MODEL imports its own results: no --batch-import")
     with writable_store(args.store, args.lock_timeout) as store:
         grade_set, report, summaries = asyncio.run(grade_with_batch_api(store, request, wait=args.batch_wait,
                                                                         poll_seconds=args.batch_poll))
@@ -237,12 +237,6 @@ def _request(args: argparse.Namespace):
                          "answer key (--verify edit-distance), not --verify llm or other methods")
     if bool(args.prefilter) != (args.prefilter_below is not None):
         raise UsageError("--prefilter SPEC and --prefilter-below S go together")
-    if not args.progress_every > 0:
-        raise UsageError(f"--progress-every must be a positive number of seconds (got {args.progress_every:g})")
-    for name in ("depth", "max_queries", "max_passages", "max_attempts"):
-        value = getattr(args, name)
-        if value is not None and value < 1:
-            raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
     options = GradeOptions(depth=args.depth, max_queries=args.max_queries, max_passages=args.max_passages,
                            bank=args.bank, prefilter_below=args.prefilter_below, progress=args.progress,
                            verify=args.verify, max_attempts=args.max_attempts, engine=args.engine,

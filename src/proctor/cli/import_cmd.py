@@ -59,8 +59,6 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Import and print one summary line per file on standard error."""
-    if args.word_budget is not None and args.word_budget < 1:
-        raise UsageError("--word-budget must be at least 1")
     options = ImportOptions(with_grades=not args.no_grades, bank_name=args.name,
                             skip_unknown_queries=args.skip_unknown_queries, response_format=args.response_format,
                             word_budget=args.word_budget, on_error=args.on_error, grades_bank=args.bank,

@@ -6,7 +6,17 @@ from __future__ import annotations
 import argparse
 import sys
 
-from proctor.cli.common import GRADE, add_format, add_store, int_in, note, readable_store
+from proctor.cli.common import (
+    GRADE,
+    add_floor_options,
+    add_format,
+    add_store,
+    floor_of,
+    int_in,
+    note,
+    readable_store,
+    warn_coverage,
+)
 from proctor.cli.compare_cmd import add_significance_options, significance_settings
 from proctor.cli.qrels_cmd import add_label_options
 from proctor.errors import UsageError
@@ -32,7 +42,10 @@ Measures: {known_measures()}.
 Runs come from the store, or from --runs (files or folders of TREC runs).
 TSV output: a header `system<TAB>score<TAB>stderr<TAB>n_queries<TAB>measure<TAB>labels`, then one row per
 system (and measure): `measure` is the measure with its parameters (`P(rel=3)@20`), `labels` the grade set
-id, `official` or the qrels file. Notes go to standard error.
+id, `official` or the qrels file; with --intervals four more: `ci_low ci_high rank_low rank_high` (bootstrap over
+topics: docs/trust.md). Notes go to standard error, and so do warnings when the scores rest on little (fewer
+than --floor-queries queries, or less than --floor-graded of the pool pairs labelled); JSON carries the counts
+as `coverage`.
 Per topic: --format trec (trec_eval -q lines `run measure query value`, with `all` last; the same as
 AutoJudge's `tot` format, also accepted as --format tot), ir-measures (`run<TAB>topic<TAB>measure<TAB>value`)
 or jsonl ({{run_id, topic_id, measure, value}}), as TREC AutoJudge's evaluator reads leaderboards."""
@@ -74,6 +87,12 @@ def register(commands: argparse._SubParsersAction) -> None:
                    help="json/md: add paired t-tests and randomization tests between the systems, corrected for "
                    "multiple comparisons (see `proctor compare --help`; its options below)")
     add_significance_options(p)
+    p.add_argument("--intervals", action="store_true",
+                   help="bootstrap over topics: each system's score interval (percentile) and rank interval; TSV gains "
+                   "ci_low ci_high rank_low rank_high, JSON those keys per system (seeded by --seed)")
+    p.add_argument("--confidence", type=float, metavar="C", help="--intervals: confidence level (default 0.95)")
+    p.add_argument("--resamples", type=int_in(1), metavar="B", help="--intervals: bootstrap samples (default 1000)")
+    add_floor_options(p)
     p.set_defaults(func=run)
 
 
@@ -88,21 +107,25 @@ def run(args: argparse.Namespace) -> int:
                          "`proctor compare FILE`)")
     if args.significance:
         significance_settings(args)  # refuse bad options before any work
+    intervals = interval_settings(args)
     labels = api.LabelChoice(args.grade_set, args.method, args.model, args.bank, args.min_questions, args.facets)
     with readable_store(args.store, args.lock_timeout) as store:
         if args.metric in ("nuggets", "citations") or args.score is not None:
             boards = [api.leaderboard(store, measure=",".join(args.measure or []) or None, min_grade=args.min_grade,
                                       metric=args.metric, labels=labels, judgments=args.qrels, budget=args.budget,
                                       missing=args.missing, normalize=args.normalize, gold=args.gold,
-                                      runs=args.runs, score=args.score)]
+                                      runs=args.runs, score=args.score, floor=floor_of(args))]
         else:
             boards = api.leaderboards(store, measures=args.measure or [], min_grade=args.min_grade,
                                       metric=args.metric, labels=labels, judgments=args.qrels, budget=args.budget,
                                       missing=args.missing, normalize=args.normalize, gold=args.gold,
-                                      runs=args.runs)
+                                      runs=args.runs, floor=floor_of(args))
     for board in boards:
         for line in board.notes:
             note(line)
+        warn_coverage(board.coverage)
+        if intervals is not None:
+            api.add_intervals(board, **intervals)
     if not args.significance:
         sys.stdout.write(api.render(boards, args.format, per_query=args.per_query))
         return 0
@@ -112,6 +135,22 @@ def run(args: argparse.Namespace) -> int:
             note(line)
     sys.stdout.write(render_with_significance(boards, comparisons, args.format, args.per_query))
     return 0
+
+
+def interval_settings(args: argparse.Namespace) -> dict | None:
+    """`--intervals` settings (confidence, resamples, seed), checked before any work; None without it."""
+    from proctor.trust.intervals import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, check_settings
+
+    if not args.intervals:
+        if args.confidence is not None or args.resamples is not None:
+            raise UsageError("--confidence and --resamples apply to --intervals only")
+        return None
+    if args.format not in ("tsv", "json", "md"):
+        raise UsageError("--intervals needs --format tsv, json or md")
+    settings = {"confidence": DEFAULT_CONFIDENCE if args.confidence is None else args.confidence,
+                "resamples": args.resamples or DEFAULT_RESAMPLES, "seed": args.seed}
+    check_settings(settings["confidence"], settings["resamples"])
+    return settings
 
 
 def render_with_significance(boards: list, comparisons: list, fmt: str, per_query: bool) -> str:

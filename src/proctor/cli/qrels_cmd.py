@@ -5,7 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from proctor.cli.common import GRADE, add_store, int_in, note, readable_store
+from proctor.cli.common import (
+    GRADE,
+    add_floor_options,
+    add_store,
+    floor_of,
+    int_in,
+    note,
+    readable_store,
+    warn_coverage,
+)
 from proctor.errors import UsageError
 from proctor.evaluate.labels import LabelStats
 from proctor.io.trec import write_qrels
@@ -35,6 +44,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_label_options(p)
     p.add_argument("--binary", action="store_true", help="write 1 for labels >= --min-grade, else 0")
     p.add_argument("--min-grade", type=GRADE, metavar="T", help="with --binary: the smallest relevant label")
+    add_floor_options(p)
     p.set_defaults(func=run)
 
 
@@ -51,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     with readable_store(args.store, args.lock_timeout) as store:
         grade_set, qrels = api.qrels(store, labels, binary_min_grade=args.min_grade if args.binary else None,
                                      stats=stats)
+        coverage = api.labels_coverage(store, grade_set, qrels, floor=floor_of(args))
     write_qrels(qrels, sys.stdout)
     how = "max over questions" if args.min_questions == 1 else f"{args.min_questions}-th largest grade"
     note(f"qrels from grade set {grade_set.id} (method={grade_set.method} model={grade_set.model} "
@@ -58,5 +69,7 @@ def run(args: argparse.Namespace) -> int:
          f"{', binary >= ' + str(args.min_grade) if args.binary else ''}): {stats.passages} passages in "
          f"{len(qrels)} queries; {stats.failed} failed grades left out, {stats.passages_without_grade} "
          "passages without any usable grade")
+    note(f"rests on: {coverage.summary()}")
+    warn_coverage(coverage)
     return 0
 

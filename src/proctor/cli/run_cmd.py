@@ -44,8 +44,8 @@ def run(args: argparse.Namespace) -> int:
 
     for name in ("price_in", "price_out"):
         value = getattr(args, name)
-        if value is not None and (value < 0 or not args.dry_run):
-            raise UsageError(f"--{name.replace('_', '-')} needs --dry-run and a price of 0 or more")
+        if value is not None and not args.dry_run:
+            raise UsageError(f"--{name.replace('_', '-')} needs --dry-run")
     limits = {"max_queries": args.max_queries, "max_passages": args.max_passages}
     if args.dry_run:
         from proctor.experiment.dryrun import dry_run, render

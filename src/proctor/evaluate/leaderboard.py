@@ -15,6 +15,8 @@ from proctor.evaluate.cover import CoverTable, cover_per_query, covered_counts, 
 from proctor.evaluate.measures import AnySpec, ExternalSpec, MeasureSpec
 from proctor.evaluate.measures.base import QueryLabels
 from proctor.evaluate.runs import Ranked
+from proctor.trust.coverage import Coverage
+from proctor.trust.intervals import Intervals
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,10 @@ class Leaderboard:
     """`qrels` (a measure over relevance labels) or `cover` (EXAM-Cover / n-EXAM)."""
     references: list[Entry] = field(default_factory=list)
     """Reference rows (`_overall_`: what the whole pool covers), shown but never ranked or correlated."""
+    coverage: Coverage | None = None
+    """What the scores rest on (queries and pairs with labels), set by `proctor.api`."""
+    intervals: Intervals | None = None
+    """Bootstrap score and rank intervals per system (`proctor.api.add_intervals`)."""
 
     def scores(self) -> dict[str, float]:
         """`{system: score}`."""

@@ -18,6 +18,7 @@ from proctor.evaluate.leaderboard import Leaderboard
 from proctor.markdown import escape
 
 TSV_HEADER = "system\tscore\tstderr\tn_queries\tmeasure\tlabels"
+INTERVAL_COLUMNS = ("ci_low", "ci_high", "rank_low", "rank_high")
 
 
 def _num(value: float) -> str:
@@ -54,12 +55,23 @@ def to_tsv(board: Leaderboard | Sequence[Leaderboard]) -> str:
     best first; a first line `# unjudgeable: N ...` when the runs rank passages without text."""
     boards = [board] if isinstance(board, Leaderboard) else list(board)
     unjudgeable = max((b.description.get("unjudgeable") or 0 for b in boards), default=0)
+    with_intervals = any(b.intervals is not None for b in boards)
     rows = [f"# unjudgeable: {unjudgeable} ranked (query, passage) pairs name a passage without text (unjudged)"]
-    rows = (rows if unjudgeable else []) + [TSV_HEADER]
+    rows = (rows if unjudgeable else []) + [TSV_HEADER + ("\t" + "\t".join(INTERVAL_COLUMNS) if with_intervals
+                                                         else "")]
     for b in boards:
         tail = f"{_tsv_field(measure_of(b))}\t{_tsv_field(labels_of(b))}"
-        rows += [f"{e.system}\t{_num(e.score)}\t{_num(e.stderr)}\t{e.n_queries}\t{tail}" for e in b.entries]
+        rows += [f"{e.system}\t{_num(e.score)}\t{_num(e.stderr)}\t{e.n_queries}\t{tail}"
+                 + ("\t" + "\t".join(interval_cells(b, e.system)) if with_intervals else "") for e in b.entries]
     return "\n".join(rows) + "\n"
+
+
+def interval_cells(board: Leaderboard, system: str) -> list[str]:
+    """`ci_low ci_high rank_low rank_high` of one system as text (`nan`, `0` where it has none)."""
+    iv = board.intervals.by_system.get(system) if board.intervals is not None else None
+    if iv is None:
+        return ["nan", "nan", "0", "0"]
+    return [_num(iv.ci_low), _num(iv.ci_high), str(iv.rank_low), str(iv.rank_high)]
 
 
 def _tsv_field(text: str) -> str:
@@ -89,15 +101,28 @@ def _json_object(board: Leaderboard, per_query: bool) -> dict[str, Any]:
     def entry(e: Any) -> dict[str, Any]:
         row = {"system": e.system, "score": e.score, "stderr": None if math.isnan(e.stderr) else e.stderr,
                "n_queries": e.n_queries}
+        iv = board.intervals.by_system.get(e.system) if board.intervals is not None else None
+        if iv is not None:
+            row.update({"ci_low": _null(iv.ci_low), "ci_high": _null(iv.ci_high), "rank_low": iv.rank_low or None,
+                        "rank_high": iv.rank_high or None})
         if per_query:
             row["per_query"] = e.per_query
         return row
 
     data = {**board.description, "measure_id": measure_of(board), "labels_id": labels_of(board),
             "notes": board.notes, "systems": [entry(e) for e in board.entries]}
+    if board.coverage is not None:
+        data["coverage"] = board.coverage.as_dict()
+    if board.intervals is not None:
+        data["intervals"] = {**board.intervals.settings(),
+                             "not_separated": [list(pair) for pair in board.intervals.overlapping]}
     if board.references:
         data["reference_rows"] = [{**entry(e), "reference": True} for e in board.references]
     return data
+
+
+def _null(value: float) -> float | None:
+    return None if math.isnan(value) else value
 
 
 def to_markdown(board: Leaderboard | Sequence[Leaderboard]) -> str:
@@ -106,13 +131,31 @@ def to_markdown(board: Leaderboard | Sequence[Leaderboard]) -> str:
         return "\n".join(to_markdown(b) for b in board)
     how = ", ".join(f"{escape(k)}={escape(v)}" for k, v in board.description.items() if v is not None)
     lines = [f"**Leaderboard** — {how}", ""]
+    if board.coverage is not None:
+        lines += board.coverage.banner()
     lines += [f"> {escape(n)}" for n in board.notes] + ([""] if board.notes else [])
-    lines += ["| rank | system | score | stderr | queries |", "|---:|---|---:|---:|---:|"]
+    if board.intervals is not None:
+        lines += [f"> Intervals: {escape(_interval_text(board))}", ""]
+    extra = " score interval | rank interval |" if board.intervals is not None else ""
+    lines += [f"| rank | system | score | stderr | queries |{extra}",
+              "|---:|---|---:|---:|---:|" + ("---:|---:|" if extra else "")]
     lines += [f"| {i} | {escape(e.system)} | {_num(e.score)} | {_num(e.stderr)} | {e.n_queries} |"
-              for i, e in enumerate(board.entries, start=1)]
+              + (_interval_md(board, e.system) if extra else "") for i, e in enumerate(board.entries, start=1)]
     lines += [f"| (reference) | {escape(e.system)} | {_num(e.score)} | {_num(e.stderr)} | {e.n_queries} |"
               for e in board.references]
     return "\n".join(lines) + "\n"
+
+
+def _interval_text(board: Leaderboard) -> str:
+    iv = board.intervals
+    assert iv is not None
+    return (f"{iv.confidence:g} percentile bootstrap over {iv.topics} topics, {iv.resamples} resamples, seed "
+            f"{iv.seed}; {len(iv.overlapping)} pairs of systems have overlapping score intervals")
+
+
+def _interval_md(board: Leaderboard, system: str) -> str:
+    low, high, rank_low, rank_high = interval_cells(board, system)
+    return f" [{low}, {high}] | {rank_low}–{rank_high} |"
 
 
 NUGGET_MEASURES = {"all": "all_score", "vital": "vital_score", "strict_all": "strict_all_score",

@@ -21,6 +21,7 @@ from proctor.experiment.manifest import read_manifest
 from proctor.experiment.plan import Plan
 from proctor.experiment.runner import import_sources, prepare, step_names
 from proctor.experiment.schema import Grader
+from proctor.numeric_options import check_numbers
 from proctor.store import Store
 
 NO_LLM = ("replay", "embed")
@@ -31,6 +32,7 @@ def dry_run(path: str | Path, *, only: str | None = None, price_in: float | None
             price_out: float | None = None, max_queries: int | None = None,
             max_passages: int | None = None) -> dict[str, Any]:
     """The plan of an experiment with per-grader pair counts and token and cost estimates (writes nothing)."""
+    check_numbers({"price_in": price_in, "price_out": price_out})
     with tempfile.TemporaryDirectory(prefix="proctor-dry-run-") as folder:
         return _dry_run(Path(folder), path, only, price_in, price_out, max_queries, max_passages)
 

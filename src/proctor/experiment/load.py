@@ -19,11 +19,10 @@ from proctor.experiment.schema import (
     read_document,
 )
 from proctor.methods import METHOD_NAMES
+from proctor.numeric_options import number_problem
 
 CHOICES = {"aggregate": ("prompt", "sum", "naive-bayes"), "verify": ("edit-distance", "llm"),
            "missing": ("zero", "skip"), "response_format": ("auto", "jsonl", "rag24", "rag25", "text-dir")}
-AT_LEAST_1 = ("depth", "max_queries", "max_passages", "max_attempts", "concurrency", "batch_size",
-              "max_context_chars", "word_budget", "min_questions", "judged_relevant")
 OPTION_KEYS = ("depth", "max_queries", "max_passages", "bank", "prefilter_below", "verify", "max_attempts")
 
 
@@ -63,16 +62,12 @@ def _check_values(values: dict[str, Any], where, error) -> None:
     for key, value in values.items():
         if key in CHOICES and value not in CHOICES[key]:
             raise error(where, key, f"{value!r} is not one of {', '.join(CHOICES[key])}")
-        if key in AT_LEAST_1 and value < 1:
-            raise error(where, key, f"must be at least 1 (got {value})")
+        if (problem := number_problem(key, value)) is not None:
+            raise error(where, key, problem)
         if key in ("min_grade",) and not all(1 <= v <= 5 for v in value):
             raise error(where, key, f"grades are 1..5 (got {list(value)})")
         if key in ("cover_budget",) and not all(v >= 1 for v in value):
             raise error(where, key, f"budgets are 1 or more (got {list(value)})")
-        if key == "bootstrap" and value < 0:
-            raise error(where, key, "must be 0 or more")
-        if key in ("timeout", "backoff_max", "rpm", "tpm") and value <= 0:
-            raise error(where, key, "must be positive")
         if key == "method" and value not in METHOD_NAMES:
             raise error(where, key, f"unknown method {value!r}; choose one of {', '.join(METHOD_NAMES)}")
         if key == "measures":

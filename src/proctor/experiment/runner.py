@@ -17,6 +17,7 @@ from proctor.experiment.load import load_experiment
 from proctor.experiment.manifest import new_manifest, read_manifest, usage, write_manifest
 from proctor.experiment.plan import Plan, Step, import_kind, make_plan
 from proctor.experiment.schema import Grader
+from proctor.numeric_options import check_numbers
 from proctor.outputs import folder_target
 from proctor.store import Store
 
@@ -42,9 +43,7 @@ def prepare(path: str | Path, *, max_queries: int | None = None, max_passages: i
     the files of ir_datasets inputs, into `inputs`, default OUT/inputs)."""
     experiment = load_experiment(path)
     limits = {k: v for k, v in (("max_queries", max_queries), ("max_passages", max_passages)) if v is not None}
-    for key, value in limits.items():
-        if value < 1:
-            raise UsageError(f"--{key.replace('_', '-')} must be at least 1")
+    check_numbers(limits)
     if limits:
         graders = tuple(replace(g, options={**g.options, **limits}) for g in experiment.graders)
         experiment = replace(experiment, graders=graders)

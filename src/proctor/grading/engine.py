@@ -24,6 +24,7 @@ from proctor.llm.cache import cache_key, cacheable, from_cache
 from proctor.llm.health import BackendUnavailable, Breaker
 from proctor.methods import Method
 from proctor.methods.base import CORRECT, FAILED, PREFILTERED
+from proctor.numeric_options import check_numbers
 from proctor.records import Grade
 from proctor.store import Store
 
@@ -59,6 +60,10 @@ class GradeOptions:
     backend_config: Any = None
     """The backend configuration workers build their own backends from (`--engine ray`)."""
     method_name: str | None = None
+
+    def __post_init__(self) -> None:
+        """Numbers out of range (NaN, infinities, 0 passages, ...) are refused here, before any work."""
+        check_numbers(vars(self))
 
 
 @dataclass

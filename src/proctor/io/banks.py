@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import InputError
-from proctor.io.records import record_id
+from proctor.io.records import optional_text, record_id
 from proctor.io.textfile import jsonl_records
 
 ANSWER_KEYS = ("gold_answers", "answers", "answer", "gold_answer")
@@ -93,7 +93,7 @@ def _line(path: str | Path, line: int, obj: Any, bank: Bank) -> list[dict[str, A
     facet_id = obj.get("facet_id")
     text = obj.get("query_text")
     questions = _line_items(bank, path, line, [_item(path, line, item, query_id, facet_id, text) for item in items])
-    if isinstance(text, str) and facet_id is None:
+    if optional_text(text) is not None and facet_id is None:
         bank.query_texts.setdefault(query_id, text)
     if isinstance(obj.get("info"), dict) and not bank.info:
         bank.info = {k: v for k, v in obj["info"].items() if k != "hash"}

@@ -24,7 +24,7 @@ from typing import Any
 from proctor.errors import InputError
 from proctor.io.banks import Bank, check_importance
 from proctor.io.ids import item_id
-from proctor.io.records import record_id
+from proctor.io.records import optional_text, record_id
 from proctor.io.textfile import jsonl_records
 
 FORMATS = ("nuggetizer", "autojudge")
@@ -98,7 +98,7 @@ def _nuggetizer_line(path: str | Path, line: int, obj: Any, bank: Bank) -> list[
             info["nuggetizer"] = more
         items.append({"question_id": item_id(qid, text), "query_id": qid, "facet_id": None, "kind": "nugget",
                       "text": text, "answers": None, "info": info})
-    if isinstance(obj.get("query"), str):
+    if optional_text(obj.get("query")) is not None:
         bank.query_texts.setdefault(qid, obj["query"])
     return items
 
@@ -122,7 +122,7 @@ def _autojudge_line(path: str | Path, line: int, obj: Any, bank: Bank) -> list[d
             raise InputError(str(path), line, f"{key}: expected an object (or a list) of entries")
         for n, entry in enumerate(entries.values() if isinstance(entries, dict) else entries):
             items.append(_autojudge_entry(path, line, f"{key}[{n}]", qid, kind, entry, extras))
-    if isinstance(obj.get("title_query"), str):
+    if optional_text(obj.get("title_query")) is not None:
         bank.query_texts.setdefault(qid, obj["title_query"])
     return items
 

@@ -14,11 +14,14 @@ TEXT_KEYS = ("text", "query", "query_text", "title")
 
 
 def read_queries(path: str | Path) -> list[tuple[int, str, str]]:
-    """Return `(line, query_id, text)` for every query in the file, in file order; a query id given twice is
-    an error."""
+    """Return `(line, query_id, text)` for every query in the file, in file order; a query id given twice or
+    a query whose text is empty (or only whitespace) is an error, as an empty question text is."""
     rows, lines = _read_any(path)
     seen: dict[str, int] = {}
-    for index, (_, qid, _) in enumerate(rows):
+    for index, (_, qid, text) in enumerate(rows):
+        if not text.strip():
+            where = (lines.of(qid) or lines.of(index)) if lines else rows[index][0]
+            raise InputError(str(path), where or rows[index][0], f"query {qid!r}: the text is empty")
         if qid in seen:
             first = lines.of(seen[qid]) if lines else rows[seen[qid]][0]
             raise InputError(str(path), lines.of(index) if lines else rows[index][0],

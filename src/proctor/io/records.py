@@ -68,6 +68,12 @@ def id_and_text(
     return record_id(path, line, found, what), text
 
 
+def optional_text(value: object) -> str | None:
+    """A query text given beside other data (bank files, responses): a string with something in it, else None
+    (blank means "not given", as our own bank writers emit it for a query whose text is unknown)."""
+    return value if isinstance(value, str) and value.strip() else None
+
+
 def read_id_text_tsv(path: str | Path, what: str) -> list[tuple[int, str, str]]:
     """`(line, id, text)` from `id<TAB>text` lines (further tabs belong to the text)."""
     out = []

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import InputError
-from proctor.io.records import as_id
+from proctor.io.records import as_id, optional_text
 from proctor.io.segment import segment, truncate_words
 from proctor.io.textfile import iter_jsonl, parse_json_line, read_lines, read_text
 
@@ -161,7 +161,7 @@ def _plain(obj: Any, budget: int | None, max_tokens: int, line: int) -> Response
         raise _Bad("empty response text")
     text, cut = truncate_words(text, budget)
     parts = segment(text, max_tokens)
-    return Response(line, run, qid, obj.get("query") if isinstance(obj.get("query"), str) else None,
+    return Response(line, run, qid, optional_text(obj.get("query")),
                     [Segment(f"{run}/{qid}/{i}", p, i) for i, p in enumerate(parts)], cut)
 
 
@@ -223,7 +223,7 @@ def _rag24(obj: Any, budget: int | None, max_tokens: int, line: int) -> Response
     qid = _id(_field(obj, "topic_id", (str, int)), "query")
     references = _references(obj)
     segments, cut = _rag_answer(run, qid, obj.get("answer"), references, budget)
-    topic = obj.get("topic") if isinstance(obj.get("topic"), str) else None
+    topic = optional_text(obj.get("topic"))
     return Response(line, run, qid, topic, segments, cut, references)
 
 
@@ -242,7 +242,7 @@ def _rag25(obj: Any, budget: int | None, max_tokens: int, line: int) -> Response
     references = _references(obj)
     sentences = obj.get("answer") if obj.get("answer") is not None else obj.get("responses")
     segments, cut = _rag_answer(run, qid, sentences, references, budget)
-    narrative = meta.get("narrative") if isinstance(meta.get("narrative"), str) else None
+    narrative = optional_text(meta.get("narrative"))
     return Response(line, run, qid, narrative, segments, cut, references)
 
 

@@ -25,7 +25,30 @@ def _open_binary(path: Path):
         magic = probe.read(2)
     if magic == b"\x1f\x8b":
         return gzip.open(path, "rb")
+    if magic == b"\x1f":  # one byte: the start of a gzip header, cut
+        raise EOFError("a gzip stream cut in its header")
     return open(path, "rb")
+
+
+def _where_gzip_stops(path: Path) -> tuple[int, str]:
+    """The line where a truncated gzip file's data stops, and how it stops (read again from the start: the
+    buffered reader drops the data of a line that was cut)."""
+    lines, last = 0, b"\n"
+    with open(path, "rb") as raw:
+        decompressor, data = zlib.decompressobj(wbits=31), raw.read(1 << 20)
+        with contextlib.suppress(zlib.error):
+            while data:
+                out = decompressor.decompress(data)
+                lines, last = lines + out.count(b"\n"), out[-1:] or last
+                if decompressor.eof and decompressor.unused_data:  # the next member of a multi-member file
+                    decompressor, data = zlib.decompressobj(wbits=31), decompressor.unused_data
+                    continue
+                data = raw.read(1 << 20)
+    if last != b"\n":
+        return lines + 1, f"truncated gzip stream (it stops within line {lines + 1})"
+    if lines == 0:
+        return 1, "truncated gzip stream (it stops before its first line)"
+    return lines, f"truncated gzip stream (it stops after line {lines}, without its end marker)"
 
 
 def line_heads(path: str | Path, size: int = 1024) -> Iterator[tuple[int, bytes | None]]:
@@ -87,9 +110,10 @@ def read_lines(path: str | Path, *, allow_empty: bool = False) -> Iterator[tuple
                 if text.strip():
                     seen_content = True
                 yield line_no, text
-    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        reason = "truncated gzip stream" if isinstance(exc, EOFError) else f"corrupt gzip stream ({exc})"
-        raise InputError(str(path), line_no + 1, reason) from None
+    except EOFError:
+        raise InputError(str(path), *_where_gzip_stops(path)) from None
+    except (zlib.error, gzip.BadGzipFile) as exc:
+        raise InputError(str(path), line_no + 1, f"corrupt gzip stream ({exc})") from None
     except OSError as exc:
         raise InputError(str(path), None, f"cannot read: {exc.strerror or exc}") from None
     if not seen_content and not allow_empty:

@@ -31,7 +31,7 @@ import yaml
 from proctor.errors import InputError
 from proctor.io.banks import Bank, check_importance
 from proctor.io.ids import item_id
-from proctor.io.records import record_id
+from proctor.io.records import optional_text, record_id
 from proctor.io.textfile import read_text
 
 
@@ -51,7 +51,7 @@ def read_yaml_bank(path: str | Path) -> Bank:
         if not isinstance(query, dict) or query.get("query_id") is None:
             raise InputError(str(path), None, f"{where}: needs a query_id")
         qid, facet = record_id(path, None, query["query_id"], "query"), query.get("facet_id")
-        if isinstance(query.get("query_text"), str) and facet is None:
+        if optional_text(query.get("query_text")) is not None and facet is None:
             bank.query_texts.setdefault(qid, query["query_text"])
         for kind, key in (("question", "questions"), ("nugget", "nuggets")):
             for n, item in enumerate(query.get(key) or []):

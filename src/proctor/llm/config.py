@@ -11,6 +11,7 @@ from typing import Any
 
 from proctor.errors import UsageError
 from proctor.llm.base import Backend
+from proctor.numeric_options import check_numbers
 
 Recorded = dict[tuple[str, str, str, str], tuple[int | None, str | None]]
 RecordedLoader = Callable[[str, str, str | None], tuple[Recorded, str, str]]
@@ -44,16 +45,12 @@ class BackendConfig:
 
     def check(self) -> None:
         """Refuse values no backend can use."""
-        for name in ("concurrency", "batch_size", "max_retries", "max_context_chars"):
-            value = getattr(self, name)
-            if value is not None and value < (0 if name == "max_retries" else 1):
-                raise UsageError(f"--{name.replace('_', '-')} must be at least {0 if name == 'max_retries' else 1}")
+        check_numbers(asdict(self))
         if self.base_url is not None and not all(u.strip() for u in self.base_url.split(",")):
             raise UsageError(f"--base-url {self.base_url!r}: an empty URL in the list (URL1,URL2,...)")
-        for name in ("timeout", "backoff_max", "rpm", "tpm"):
-            value = getattr(self, name)
-            if value is not None and value <= 0:
-                raise UsageError(f"--{name.replace('_', '-')} must be positive")
+        for url in (self.base_url or "").split(","):
+            if url.strip() and not url.strip().lower().startswith(("http://", "https://")):
+                raise UsageError(f"--base-url {url.strip()!r}: not an http:// or https:// URL")
 
     def options(self) -> dict[str, Any]:
         """The options as a plain dict (for `make_backend` and manifests)."""

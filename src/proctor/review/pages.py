@@ -12,12 +12,14 @@ from markupsafe import Markup, escape
 
 from proctor.errors import UsageError
 from proctor.evaluate.labels import exam_labels
+from proctor.evaluate.sources import resolve_grade_set
 from proctor.grading.pool import judgment_pool
 from proctor.io.banks import is_spurious
 from proctor.records import GradeSet
 from proctor.review.editing import bank_of_query, draft_questions
 from proctor.review.verify import spurious_counts, uncovered_passages
 from proctor.store import Store
+from proctor.trust.sources import labels_coverage
 
 
 @dataclass
@@ -50,14 +52,12 @@ def visible_sets(store: Store) -> list[GradeSet]:
 
 
 def choose_grade_set(store: Store, wanted: str | None, sets: list[GradeSet] | None = None) -> GradeSet | None:
-    """The grade set named, else the one with most grades on the newest bank version, else None (`sets`: the
-    visible grade sets when the caller has them already)."""
-    sets = visible_sets(store) if sets is None else sets
+    """The grade set named by its id or a unique prefix of it (resolved as every command resolves `--grade-set`),
+    else the one with most grades on the newest bank version, else None (`sets`: the visible grade sets when the
+    caller has them already)."""
     if wanted:
-        for s in sets:
-            if s.id == wanted:
-                return s
-        raise UsageError(f"no grade set {wanted!r}")
+        return resolve_grade_set(store, wanted)
+    sets = visible_sets(store) if sets is None else sets
     seq = {(b["bank"], b["version"]): b["seq"] for b in store.banks()}
     graded = [s for s in sets if s.grades]
     if not graded:
@@ -99,7 +99,23 @@ def overview(store: Store, cache: Cache, grade_set: GradeSet | None, t: Threshol
         cache.counts = _counts(store)
     counts = {**cache.counts, "grades": sum(s.grades for s in sets), "questions": len(latest)}
     return {"queries": queries, "grade_sets": [_set_state(store, s, pool) for s in sets], "banks": store.banks(),
-            "grade_set": grade_set.as_dict() if grade_set else None, "counts": counts}
+            "grade_set": grade_set.as_dict() if grade_set else None, "counts": counts,
+            "coverage": _coverage(store, grade_set, pool)}
+
+
+def _coverage(store: Store, grade_set: GradeSet | None, pool: dict[str, list[str]]) -> dict[str, Any] | None:
+    """What the chosen grade set's labels rest on, against the judgment pool (None for answer grade sets)."""
+    from proctor.evaluate.sources import exam_qrels
+
+    if grade_set is None:
+        return None
+    try:
+        labels = exam_qrels(store, grade_set)
+    except UsageError:  # grades of generated answers: no passage labels
+        return None
+    coverage = labels_coverage(store, grade_set, labels, pool, pool_is="the judgment pool: judged passages and the "
+                               "runs' first passages")
+    return {"summary": coverage.summary(), "warnings": coverage.warnings}
 
 
 def _bank_of(store: Store, question_id: str) -> str | None:

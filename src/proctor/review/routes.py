@@ -187,8 +187,9 @@ async def judge(request: Request) -> Response:
     store = _state(request).store
     if qid not in store.queries() or not store.passage_texts_of([pid]):
         raise UsageError("no such query or passage")
+    chosen = pages.choose_grade_set(store, str(form.get("gs"))) if form.get("gs") else None
     with store.transaction():
-        store.add_review_judgment(qid, pid, relevance, who, str(form.get("gs") or "") or None)
+        store.add_review_judgment(qid, pid, relevance, who, chosen.id if chosen else None)
         store.add_audit(who, "judge", query_id=qid, after={"passage_id": pid, "relevance": relevance})
     return _back(form)
 

@@ -105,3 +105,14 @@ class GradeTallies:
             "SELECT query_id, passage_id, question_id FROM grades JOIN grade_items USING (item)"
             f" WHERE series = {SERIES} AND grade >= ? ORDER BY query_id, passage_id, question_id",
             (grade_set_id, step, tau))
+
+    def query_counts(self, bank: str | None = None, version: str | None = None) -> dict[str, int | None]:
+        """How many queries the store holds, how many have human judgments, and how many topics the bank
+        version has (None without a bank): counted by SQLite on its keys, no row read into Python."""
+        queries = self.db.execute("SELECT COUNT(*) FROM queries").fetchone()[0]
+        judged = self.db.execute("SELECT COUNT(*) FROM (SELECT DISTINCT query_id FROM judgments)").fetchone()[0]
+        in_bank = None
+        if bank is not None:
+            in_bank = self.db.execute("SELECT COUNT(DISTINCT query_id) FROM questions WHERE bank_id = ?"
+                                      " AND version = ?", (bank, version)).fetchone()[0]
+        return {"in_store": queries, "with_judgments": judged, "in_bank": in_bank}

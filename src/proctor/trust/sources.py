@@ -1,0 +1,40 @@
+"""The counts coverage needs from the store (queries in it, with judgments, in a bank) and the coverage of
+labels that are not a leaderboard (qrels, agreement, a grade set in `analyze`)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+
+from proctor.records import GradeSet
+from proctor.store import Store
+from proctor.trust.coverage import DEFAULT_FLOOR, Coverage, Floor, pool_counts
+
+
+def query_counts(store: Store, grade_set: GradeSet | None, graded: Mapping | None) -> dict[str, int | None]:
+    """Queries with grades (`graded`'s queries; None for judgments), in the grade set's bank, with judgments,
+    in the store (SQLite counts on its keys)."""
+    counts = (store.query_counts(grade_set.bank, grade_set.bank_version) if grade_set and grade_set.bank
+              else store.query_counts())
+    return {"with_grades": len(graded) if graded is not None else None, "in_bank": counts["in_bank"],
+            "with_judgments": counts["with_judgments"], "in_store": counts["in_store"]}
+
+
+def labels_coverage(store: Store, grade_set: GradeSet | None, labels: Mapping[str, Collection[str]],
+                    pool: Mapping[str, Collection[str]] | None = None, *, scored: int | None = None,
+                    floor: Floor = DEFAULT_FLOOR, pool_is: str = "the judged pairs") -> Coverage:
+    """What labels rest on: their queries against the store's, and the pool pairs (`pool`, `{query:
+    passages}`, described as `pool_is`; default: every passage the stored runs rank) that have a label.
+    `scored`: the queries the number is computed on (default: the labels' queries)."""
+    if pool is None:
+        ranked = store.ranked_lists()
+        pairs, _ = pool_counts(ranked, labels, None) if ranked else ({"graded": 0, "pool": 0}, {})
+        depth_what = "every passage the stored runs rank"
+    else:
+        pairs = {"pool": sum(len(p) for p in pool.values()),
+                 "graded": sum(len(set(p).intersection(labels.get(q, ()))) for q, p in pool.items())}
+        depth_what = pool_is
+    counts = query_counts(store, grade_set, labels if grade_set is not None else None)
+    coverage = Coverage({"scored": len(labels) if scored is None else scored, **counts},
+                        {**pairs, "depth": None, "pool_is": depth_what,
+                         "labelled_by": "graded" if grade_set is not None else "judged"}, floor=floor)
+    return coverage.judge()

@@ -1,0 +1,114 @@
+"""The forked background reader of `import exampp` dies with its parent: a `kill -9` of the importing process, at
+any moment of the reading, leaves no reader alive (holding the input file and the deleted store open)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from proctor.io import background
+
+pytestmark = pytest.mark.skipif(not background.background_available(), reason="no fork here")
+
+ROOT = Path(__file__).resolve().parents[1]
+DEADLINE = 60.0
+
+
+def _line(q: int, passages: int) -> str:
+    qid = f"q{q}"
+    return json.dumps([qid, [{
+        "paragraph_id": f"p{q}-{p}", "text": f"passage {p} of {qid} " + "word " * 80,
+        "paragraph_data": {"judgments": [], "rankings": [{"method": "run", "queryId": qid, "rank": p + 1,
+                                                          "score": 1.0 / (p + 1)}]},
+        "exam_grades": [{"llm": "m", "prompt_info": {"is_self_rated": True, "prompt_class": "P"},
+                         "self_ratings": [{"question_id": f"{qid}/{k}", "self_rating": (p + k) % 6} for k in range(8)],
+                         "answers": [[f"{qid}/{k}", "ans"] for k in range(8)]}]} for p in range(60)]])
+
+
+@pytest.fixture(scope="module")
+def big_exampp(tmp_path_factory) -> Path:
+    """An exam_pp file well above the size read in the background."""
+    path = tmp_path_factory.mktemp("big") / "big.jsonl"
+    with path.open("w") as out:
+        for q in range(400):
+            out.write(_line(q, 60) + "\n")
+    assert path.stat().st_size > 8 * background.MIN_BYTES
+    return path
+
+
+def _group(pgid: int) -> list[int]:
+    """Live (not zombie) processes of a process group."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def _position(pid: int, path: Path) -> int | None:
+    """How far process `pid` has read `path` (None while it has not opened it)."""
+    try:
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            if os.readlink(fd) == str(path):
+                info = Path(f"/proc/{pid}/fdinfo/{fd.name}").read_text()
+                return int(info.split("pos:")[1].split()[0])
+    except OSError:
+        return None
+    return None
+
+
+def _until(condition, what: str):
+    """Poll `condition` until it holds (returns its value) or the deadline passes."""
+    end = time.monotonic() + DEADLINE
+    while time.monotonic() < end:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.002)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+# the moment of the kill: the share of the input the reader has read by then (0: as soon as it exists)
+MOMENTS = [0.0, 0.05, 0.3, 0.6, 0.9]
+
+
+@pytest.mark.parametrize("share", MOMENTS, ids=[f"read {int(100 * m)}%" for m in MOMENTS])
+def test_kill_9_of_the_import_leaves_no_reader_alive(big_exampp, tmp_path, share):
+    proc = subprocess.Popen([sys.executable, "-m", "proctor", "import", "exampp", str(big_exampp), "--store",
+                             str(tmp_path / "s.db")], cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    try:
+        size = big_exampp.stat().st_size
+
+        def reader_far_enough() -> int | None:
+            for pid in _group(proc.pid):
+                position = _position(pid, big_exampp) if pid != proc.pid else None
+                if position is not None and position >= share * size:
+                    return pid
+            return None
+
+        reader = _until(reader_far_enough, f"the reader to read {share:.0%} of the input")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(DEADLINE)
+        _until(lambda: reader not in _group(proc.pid), "the reader to die with its parent")
+        assert _group(proc.pid) == []
+    finally:
+        for pid in _group(proc.pid):
+            os.kill(pid, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

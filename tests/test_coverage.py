@@ -1,0 +1,158 @@
+"""What a number rests on: every leaderboard carries a `coverage` object (queries, graded pairs / pool pairs,
+systems that differ), and below the floor it warns on standard error and in reports."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from trust_fixture import tiny_store
+
+# Two graded queries of 43; runs A and B rank two passages on q1, q2; B also ranks an ungraded passage.
+RATINGS = {"q1": {"p1": 4, "p2": 1}, "q2": {"p1": 5, "p3": 0}}
+RUNS = {"A": {"q1": ["p1", "p2"], "q2": ["p1", "p3"]},
+        "B": {"q1": ["p2", "x9"], "q2": ["p3", "p1"]}}
+
+
+@pytest.fixture
+def sparse(tmp_path):
+    return tiny_store(tmp_path, RATINGS, RUNS, queries=43, judgments={"q1": {"p1": 1}, "q3": {"p2": 0}})
+
+
+def test_a_leaderboard_from_2_graded_queries_of_43_warns_and_says_so(cli, sparse):
+    r = cli("leaderboard", "--store", sparse, "--measure", "P@2", "--min-grade", "3", "--format", "json")
+    assert r.code == 0
+    assert "warning: rests on 2 of 43 queries (fewer than 10)" in r.err
+    coverage = json.loads(r.out)["coverage"]
+    assert coverage["queries"] == {"scored": 2, "with_grades": 2, "in_bank": None, "with_judgments": 2,
+                                   "in_store": 43, "of": 43}
+    assert coverage["below_floor"] is True and coverage["floor"] == {"min_queries": 10, "min_graded": 0.9}
+
+
+def test_graded_and_pool_pairs_and_the_system_that_differs(cli, sparse):
+    r = cli("leaderboard", "--store", sparse, "--measure", "P@2", "--min-grade", "3", "--format", "json",
+            "--floor-queries", "0", "--floor-graded", "0.5")
+    coverage = json.loads(r.out)["coverage"]
+    # pool within depth 2: q1 {p1, p2, x9}, q2 {p1, p3} = 5 pairs, 4 of them graded
+    assert coverage["pairs"] == {"graded": 4, "pool": 5, "depth": 2, "labelled_by": "graded", "fraction": 0.8,
+                                 "pool_is": "the first 2 passages of every run"}
+    assert coverage["warnings"] == [] and "warning" not in r.err
+    strict = cli("leaderboard", "--store", sparse, "--measure", "P@2", "--min-grade", "3", "--format", "json",
+                 "--floor-queries", "0")
+    data = json.loads(strict.out)["coverage"]
+    assert data["warnings"] == ["only 4 of 5 pool pairs graded (80.0%, under 90%)"]
+    assert "warning: only 4 of 5 pool pairs graded" in strict.err
+    assert data["per_system"] == {}  # 80% overall is itself under the floor: no system singled out
+    depth1 = json.loads(cli("leaderboard", "--store", sparse, "--measure", "P@1", "--min-grade", "3", "--format",
+                            "json", "--floor-queries", "0").out)["coverage"]
+    assert depth1["pairs"]["pool"] == 4 and depth1["pairs"]["graded"] == 4  # top-1 only: p1, p2 | p1, p3
+
+
+def test_official_judgments_count_judged_pairs(cli, sparse):
+    r = cli("leaderboard", "--store", sparse, "--measure", "P@2", "--qrels", "official", "--format", "json")
+    coverage = json.loads(r.out)["coverage"]
+    assert coverage["queries"]["with_grades"] is None and coverage["queries"]["with_judgments"] == 2
+    assert coverage["pairs"]["labelled_by"] == "judged" and coverage["pairs"]["graded"] == 1
+    assert "pool pairs judged" in r.err
+
+
+def test_cover_leaderboard_has_coverage(cli, sparse):
+    r = cli("leaderboard", "--store", sparse, "--metric", "cover", "--min-grade", "3", "--format", "json")
+    coverage = json.loads(r.out)["coverage"]
+    assert coverage["queries"]["with_grades"] == 2 and coverage["queries"]["of"] == 43
+    assert coverage["pairs"]["depth"] == 20 and coverage["pairs"]["graded"] == 4
+    assert "rests on 2 of 43 queries" in r.err
+
+
+def test_markdown_shows_a_banner_and_tsv_stays_clean(cli, sparse):
+    md = cli("leaderboard", "--store", sparse, "--measure", "P@2", "--min-grade", "3", "--format", "md")
+    assert "> **Warning:** rests on 2 of 43 queries \\(fewer than 10\\)\n" in md.out
+    assert "> Rests on: 2 of 43 queries" in md.out
+    tsv = cli("leaderboard", "--store", sparse, "--measure", "P@2", "--min-grade", "3")
+    assert tsv.out.splitlines()[0] == "system\tscore\tstderr\tn_queries\tmeasure\tlabels"
+    assert "rests on 2 of 43" in tsv.err
+
+
+def test_a_leaderboard_over_enough_queries_does_not_warn(cli, tmp_path):
+    ratings = {f"q{i}": {"p1": 4} for i in range(1, 13)}
+    store = tiny_store(tmp_path, ratings, {"A": {q: ["p1"] for q in ratings}})
+    r = cli("leaderboard", "--store", store, "--measure", "P@1", "--min-grade", "3", "--format", "json")
+    assert "warning" not in r.err
+    assert json.loads(r.out)["coverage"]["below_floor"] is False
+
+
+def test_floor_options_are_checked(cli, sparse, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli("leaderboard", "--store", sparse, "--measure", "P@2", "--min-grade", "3", "--floor-graded", "1.5")
+    assert exit_.value.code == 2 and "between 0 and 1" in capsys.readouterr().err
+
+
+def test_qrels_say_what_they_rest_on(cli, sparse):
+    r = cli("qrels", "--store", sparse)
+    assert r.code == 0 and len(r.out.splitlines()) == 4  # stdout: the qrels only
+    assert "rests on: 2 of 43 queries (with grades: 2, with judgments: 2, in store: 43)" in r.err
+    assert "4 of 5 pool pairs (every passage the stored runs rank) graded" in r.err
+    assert "warning: rests on 2 of 43 queries (fewer than 10)" in r.err
+    assert "warning" not in cli("qrels", "--store", sparse, "--floor-queries", "2", "--floor-graded", "0.5").err
+
+
+def test_agreement_says_what_it_rests_on(cli, sparse):
+    r = cli("agreement", "--store", sparse, "--judged-relevant", "1", "--min-questions", "1")
+    coverage = json.loads(r.out)["grade_sets"][0]["coverage"]
+    # judged pairs: (q1, p1) graded, (q3, p2) not: q3 has no grade
+    assert coverage["pairs"]["pool"] == 2 and coverage["pairs"]["graded"] == 1
+    assert coverage["queries"]["scored"] == 1 and coverage["queries"]["with_judgments"] == 2
+    assert "only 1 of 2 pool pairs graded" in r.err and "rests on 1 of 43 queries" in r.err
+    md = cli("agreement", "--store", sparse, "--judged-relevant", "1", "--min-questions", "1", "--format", "md").out
+    assert "> **Warning:** rests on 1 of 43 queries" in md and "> Rests on: 1 of 43 queries" in md
+
+
+def test_analyze_flags_a_grade_set_below_the_floor(cli, sparse, tmp_path):
+    official = tmp_path / "official.json"
+    official.write_text(json.dumps({"A": 1, "B": 2}))
+    out = tmp_path / "report"
+    r = cli("analyze", "--store", sparse, "--official", official, "--out", out, "--judged-relevant", "1",
+            "--measures", "P@2", "--per-query-measure", "P@2")
+    assert r.code == 0, r.err
+    assert "warning: self-rating / m (" in r.err and "rests on 2 of 43 queries" in r.err
+    report = (out / "report.md").read_text()
+    assert report.index("## Below the floor") < report.index("## Grade sets")
+    assert "| 2 of 43 | 4 of 5 \\(80%\\) |" in report  # whole rankings: x9 (ranked by B) has no grade
+    assert "Below the floor: numbers that rest on little" in (out / "report.html").read_text()
+
+
+def test_the_review_overview_says_what_the_grade_set_rests_on(sparse):
+    from jinja2 import Environment, PackageLoader
+
+    from proctor.review import pages
+    from proctor.store import Store
+
+    store = Store.open(sparse)
+    try:
+        sets = pages.visible_sets(store)
+        data = pages.overview(store, pages.Cache(), sets[0], pages.Thresholds(), sets)
+    finally:
+        store.close()
+    # the judgment pool: the runs' top 20 (q1 p1 p2 x9, q2 p1 p3) and the judged (q3 p2): 6 pairs, 4 graded
+    assert data["coverage"]["summary"] == ("2 of 43 queries (with grades: 2, with judgments: 2, in store: 43); 4 of 6 "
+                                           "pool pairs (the judgment pool: judged passages and the runs' first "
+                                           "passages) graded (66.7%)")
+    assert data["coverage"]["warnings"][0] == "rests on 2 of 43 queries (fewer than 10)"
+    html = Environment(loader=PackageLoader("proctor.review", "templates"), autoescape=True).get_template(
+        "overview.html").render(data=data, running=None, backend=None, official=False, csrf="x",
+                                thresholds=pages.Thresholds(), reviewer=None, request=None)
+    assert 'id="coverage"' in html and "Warning: rests on 2 of 43 queries" in html
+
+
+def test_a_system_with_fewer_queries_is_named(cli, tmp_path):
+    ratings = {f"q{i}": {"p1": 4} for i in range(1, 13)}
+    runs = {"A": {q: ["p1"] for q in ratings}, "B": {"q1": ["p1"], "q2": ["p1"]}}
+    store = tiny_store(tmp_path, ratings, runs)
+    r = cli("leaderboard", "--store", store, "--measure", "P@1", "--min-grade", "3", "--format", "json")
+    coverage = json.loads(r.out)["coverage"]
+    assert coverage["per_system"] == {"B": {"queries": 2, "graded_pairs": 2, "pool_pairs": 2}}
+    assert coverage["warnings"] == []  # the leaderboard rests on 12 queries; B alone on 2
+    assert "systems that rest on less: B: 2 queries, 2 of 2 pairs graded" in r.err
+    md = cli("leaderboard", "--store", store, "--measure", "P@1", "--min-grade", "3", "--format", "md").out
+    assert "> Systems that rest on less: B: 2 queries" in md

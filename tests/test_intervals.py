@@ -1,0 +1,128 @@
+"""Bootstrap intervals of leaderboards over topics (`leaderboard --intervals`), checked against a bootstrap
+computed by hand from the same draws."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from proctor import api
+from trust_fixture import tiny_store
+
+# Per topic P@1 (τ = 3): A = 1, 1, 0, 1; B = 0, 1, 0, 0; C = 1, 1, 1, 1 (C beats or ties everyone everywhere).
+RATINGS = {f"q{i}": {"good": 4, "bad": 1} for i in range(1, 5)}
+RUNS = {"A": {"q1": ["good"], "q2": ["good"], "q3": ["bad"], "q4": ["good"]},
+        "B": {"q1": ["bad"], "q2": ["good"], "q3": ["bad"], "q4": ["bad"]},
+        "C": {q: ["good"] for q in RATINGS}}
+VALUES = {"A": [1, 1, 0, 1], "B": [0, 1, 0, 0], "C": [1, 1, 1, 1]}
+
+
+@pytest.fixture
+def store(tmp_path):
+    return tiny_store(tmp_path, RATINGS, RUNS)
+
+
+def _percentile(sorted_values: list[float], q: float) -> float:
+    """numpy's default (linear) percentile, by hand."""
+    pos = q / 100 * (len(sorted_values) - 1)
+    low = math.floor(pos)
+    high = min(low + 1, len(sorted_values) - 1)
+    return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (pos - low)
+
+
+def _by_hand(resamples: int, seed: int, confidence: float) -> dict[str, tuple[float, float, int, int]]:
+    """The bootstrap done with loops: the same draws (numpy's generator, one row of topic indices per sample)."""
+    picks = np.random.default_rng(seed).integers(0, 4, size=(resamples, 4)).tolist()
+    means = {s: [sum(v[i] for i in row) / 4 for row in picks] for s, v in VALUES.items()}
+    ranks = {s: [1 + sum(1 for o in VALUES if means[o][b] > means[s][b]) for b in range(resamples)] for s in VALUES}
+    lo, hi = (1 - confidence) / 2 * 100, (1 + confidence) / 2 * 100
+    out = {}
+    for s in VALUES:
+        m, r = sorted(means[s]), sorted(ranks[s])
+        pos_lo, pos_hi = lo / 100 * (resamples - 1), hi / 100 * (resamples - 1)
+        out[s] = (_percentile(m, lo), _percentile(m, hi), r[math.floor(pos_lo)], r[math.ceil(pos_hi)])
+    return out
+
+
+def test_intervals_match_a_bootstrap_computed_by_hand(cli, store):
+    r = cli("leaderboard", "--store", store, "--measure", "P@1", "--min-grade", "3", "--intervals",
+            "--resamples", "300", "--seed", "11", "--confidence", "0.9", "--format", "json")
+    assert r.code == 0, r.err
+    data = json.loads(r.out)
+    expected = _by_hand(300, 11, 0.9)
+    for row in data["systems"]:
+        low, high, rank_low, rank_high = expected[row["system"]]
+        assert row["ci_low"] == pytest.approx(low) and row["ci_high"] == pytest.approx(high)
+        assert (row["rank_low"], row["rank_high"]) == (rank_low, rank_high)
+    c = next(row for row in data["systems"] if row["system"] == "C")
+    assert (c["ci_low"], c["ci_high"], c["rank_low"], c["rank_high"]) == (1.0, 1.0, 1, 1)  # best on every topic
+    assert data["intervals"]["confidence"] == 0.9 and data["intervals"]["resamples"] == 300
+    assert data["intervals"]["seed"] == 11 and data["intervals"]["topics"] == 4
+
+
+def test_intervals_in_tsv_and_markdown(cli, store):
+    r = cli("leaderboard", "--store", store, "--measure", "P@1", "--min-grade", "3", "--intervals",
+            "--floor-queries", "0")
+    header, *rows = r.out.splitlines()
+    assert header.split("\t")[-4:] == ["ci_low", "ci_high", "rank_low", "rank_high"]
+    assert rows[0].split("\t")[0] == "C" and rows[0].split("\t")[-4:] == ["1.000000", "1.000000", "1", "1"]
+    plain = cli("leaderboard", "--store", store, "--measure", "P@1", "--min-grade", "3")
+    assert "ci_low" not in plain.out  # the columns come with --intervals only
+    md = cli("leaderboard", "--store", store, "--measure", "P@1", "--min-grade", "3", "--intervals", "--format", "md")
+    assert "score interval | rank interval" in md.out and "[1.000000, 1.000000] | 1–1" in md.out
+    assert "pairs of systems have overlapping score intervals" in md.out
+
+
+def test_the_same_seed_gives_the_same_intervals_and_another_seed_may_not(cli, store):
+    args = ("leaderboard", "--store", store, "--measure", "P@1", "--min-grade", "3", "--intervals", "--format", "json")
+    assert json.loads(cli(*args, "--seed", "3").out) == json.loads(cli(*args, "--seed", "3").out)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--intervals", "--confidence", "1.5"], "--confidence must be a finite number in (0, 1) (got 1.5)"),
+    (["--intervals", "--confidence", "nan"], "--confidence must be a finite number in (0, 1) (got nan)"),
+    (["--confidence", "0.9"], "apply to --intervals only"),
+    (["--intervals", "--format", "trec"], "--intervals needs --format tsv, json or md"),
+])
+def test_bad_interval_options_are_refused(cli, store, args, message):
+    r = cli("leaderboard", "--store", store, "--measure", "P@1", "--min-grade", "3", *args)
+    assert r.code == 2 and message in r.err and "Traceback" not in r.err and r.out == ""
+
+
+def test_resamples_below_one_are_refused_by_the_parser(cli, store, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli("leaderboard", "--store", store, "--measure", "P@1", "--min-grade", "3", "--intervals", "--resamples", "0")
+    assert exit_.value.code == 2 and "--resamples: must be 1 or more" in capsys.readouterr().err
+
+
+def test_api_adds_intervals_and_counts_the_pairs_it_cannot_separate(store):
+    s = api.open_store(store)
+    try:
+        board = api.leaderboard(s, measure="P@1", min_grade=3)
+    finally:
+        s.close()
+    api.add_intervals(board, resamples=200, seed=1)
+    assert board.intervals is not None
+    assert set(board.intervals.by_system) == {"A", "B", "C"}
+    pairs = board.intervals.overlapping
+    assert ("C", "A") in pairs  # A's interval reaches 1.0
+    for a, b in pairs:
+        x, y = board.intervals.by_system[a], board.intervals.by_system[b]
+        assert x.ci_low <= y.ci_high and y.ci_low <= x.ci_high
+
+
+def test_dl19_p20_intervals_of_the_37_systems(dl19_store, cli):
+    r = cli("leaderboard", "--store", dl19_store, "--measure", "P@20", "--min-grade", "3", "--intervals",
+            "--format", "json")
+    data = json.loads(r.out)
+    systems = data["systems"]
+    assert len(systems) == 37 and data["coverage"]["below_floor"] is False
+    assert all(s["ci_low"] <= s["score"] <= s["ci_high"] and s["rank_low"] <= s["rank_high"] for s in systems)
+    assert data["intervals"]["pairs_not_separated"] == 613 and len(data["intervals"]["not_separated"]) == 613
+    assert data["intervals"]["pairs_rank_intervals_overlap"] == 403  # the figures of docs/trust.md
+    top, last = systems[0], systems[-1]
+    assert (top["system"], top["rank_low"], top["rank_high"]) == ("p_exp_rm3_bert", 1, 11)
+    assert (last["system"], last["rank_low"], last["rank_high"]) == ("UNH_exDL_bm25", 37, 37)
