@@ -52,13 +52,10 @@ def labels_of_description(desc: dict) -> str:
 
 def to_tsv(board: Leaderboard | Sequence[Leaderboard]) -> str:
     """`system<TAB>score<TAB>stderr<TAB>n_queries<TAB>measure<TAB>labels`, one row per system (and measure),
-    best first; a first line `# unjudgeable: N ...` when the runs rank passages without text."""
+    best first."""
     boards = [board] if isinstance(board, Leaderboard) else list(board)
-    unjudgeable = max((b.description.get("unjudgeable") or 0 for b in boards), default=0)
     with_intervals = any(b.intervals is not None for b in boards)
-    rows = [f"# unjudgeable: {unjudgeable} ranked (query, passage) pairs name a passage without text (unjudged)"]
-    rows = (rows if unjudgeable else []) + [TSV_HEADER + ("\t" + "\t".join(INTERVAL_COLUMNS) if with_intervals
-                                                         else "")]
+    rows = [TSV_HEADER + ("\t" + "\t".join(INTERVAL_COLUMNS) if with_intervals else "")]
     for b in boards:
         tail = f"{_tsv_field(measure_of(b))}\t{_tsv_field(labels_of(b))}"
         rows += [f"{e.system}\t{_num(e.score)}\t{_num(e.stderr)}\t{e.n_queries}\t{tail}"

@@ -105,15 +105,13 @@ def _read_tsv(path: str | Path, measure: str | None = None) -> tuple[dict[str, f
     scores: dict[str, float] = {}
     measure_column: int | None = None
     chosen: str | None = None
-    first = True
     for line, text in read_lines(path):
-        if not text.strip() or text.startswith("#"):  # a comment: what the leaderboard rests on
+        if not text.strip():
             continue
         parts = text.split("\t") if "\t" in text else text.split()
         if len(parts) < 2:
             raise InputError(str(path), line, "expected `system<TAB>score`")
-        header, first = first and parts[0] == "system", False
-        if header:
+        if line == 1 and parts[0] == "system":
             measure_column = parts.index("measure") if "measure" in parts else None
             if measure_column is not None:
                 chosen = choose_measure(path, _column(path, measure_column), measure)
@@ -135,7 +133,6 @@ def _read_tsv(path: str | Path, measure: str | None = None) -> tuple[dict[str, f
 
 
 def _column(path: str | Path, column: int) -> list[str]:
-    """The values of one column of a TSV with a header (its measures); comment lines (`#`) left out."""
-    rows = [parts for _, text in read_lines(path) if text.strip() and not text.startswith("#")
-            for parts in [text.split("\t") if "\t" in text else text.split()]]
-    return [parts[column] for parts in rows[1:] if len(parts) > column]
+    """The values of one column of a TSV with a header (its measures)."""
+    return [parts[column] for line, text in read_lines(path) if line > 1 and text.strip()
+            for parts in [text.split("\t") if "\t" in text else text.split()] if len(parts) > column]
