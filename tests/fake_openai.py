@@ -38,6 +38,8 @@ class FakeOpenAI:
         self.reply = reply or (lambda prompt: str(prompt_grade(prompt)))
         self.attempts: Counter = Counter()
         self.requests = 0
+        self.decoding: list[dict] = []
+        """Every chat request's body without its messages (what was asked for: max_tokens, logprobs, ...)."""
         self.lock = threading.Lock()
         self.port = 0
         self._ready = threading.Event()
@@ -175,6 +177,7 @@ class FakeOpenAI:
         prompt = request["messages"][-1]["content"]
         with self.lock:
             self.requests += 1
+            self.decoding.append({k: v for k, v in request.items() if k != "messages"})
             self.attempts[prompt] += 1
             attempt = self.attempts[prompt]
         action = self.faults(prompt, attempt)

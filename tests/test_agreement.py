@@ -94,3 +94,49 @@ def test_agreement_needs_judgments(tmp_path):
     assert run_process("import", "exampp", grades, "--store", store).code == 0
     result = run_process("agreement", "--store", store, "--judged-relevant", "2")
     assert result.code == 2 and "no judgments" in result.err
+
+
+def _direct_reply(prompt: str) -> str:
+    """thomas 0-2 and umbrela 0-3 labels from the passage's words."""
+    passage = prompt.split("Passage:")[-1].lower()
+    return "2" if "nectar" in passage else "1" if "bee" in passage else "0"
+
+
+def test_direct_relevance_rows_follow_the_methods_own_scale(demo_store, cli):
+    from fake_openai import FakeOpenAI
+
+    with FakeOpenAI(reply=_direct_reply) as server:
+        for method in ("thomas", "umbrela"):
+            graded = cli("grade", "--store", demo_store, "--method", method, "--llm", "openai:judge",
+                         "--base-url", server.base_url, "--format", "json")
+            assert graded.code == 0, graded.err
+    result = cli("agreement", "--store", demo_store, "--judged-relevant", "1", "--format", "json")
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    by_method = {gs["method"]: gs for gs in data["grade_sets"]}
+    thomas, umbrela = by_method["thomas"], by_method["umbrela"]
+    # one label per passage: no m-th largest over questions, no cut the scale cannot reach
+    assert thomas["scale"] == [0, 2] and thomas["label_rule"].startswith("label = the method's grade of the passage")
+    assert list(thomas["at_least_m_questions"]) == ["1"]
+    assert [b["predicted"] for b in thomas["at_least_m_questions"]["1"]["binary"]] == [">=1", ">=2"]
+    assert thomas["at_least_m_questions"]["1"]["llmjudge_kappa"] is None
+    assert [b["predicted"] for b in umbrela["at_least_m_questions"]["1"]["binary"]] == [">=1", ">=2", ">=3"]
+    assert set(umbrela["at_least_m_questions"]["1"]["llmjudge_kappa"]) == {"0|123", "01|23", "012|3"}
+    assert data["label_rule"] == "label = the method's grade of the passage (one per passage)"
+    # the κ of thomas >= 2 vs judged >= 1 is scikit-learn's on the same passages
+    store = Store.open(demo_store)
+    grade_set = resolve_grade_set(store, method="thomas")
+    labels, judgments = exam_qrels(store, grade_set), store.judgments()
+    pairs = [(label, judgments[q][p]) for q, per in labels.items() for p, label in per.items() if p in judgments[q]]
+    store.close()
+    expected = cohen_kappa_score([int(a >= 2) for a, _ in pairs], [int(b >= 1) for _, b in pairs])
+    kappa = thomas["at_least_m_questions"]["1"]["binary"][1]["cohen_kappa"]
+    assert kappa == pytest.approx(expected) and thomas["at_least_m_questions"]["1"]["n_passages"] == len(pairs)
+    md = cli("agreement", "--store", demo_store, "--judged-relevant", "1", "--method", "thomas", "--format", "md").out
+    assert ">=4" not in md and "=5" not in md and "m-th largest" not in md and "m=2" not in md
+    assert "labels 0-2; prompt" in md and "is relevant; label = the method's grade of the passage" in md
+    # a merge beyond the scale is left out and named, never computed on labels that cannot reach it
+    asked = json.loads(cli("agreement", "--store", demo_store, "--judged-relevant", "1", "--method", "thomas",
+                           "--merges", ">=2,>=4").out)["grade_sets"][0]
+    assert [b["predicted"] for b in asked["at_least_m_questions"]["1"]["binary"]] == [">=2"]
+    assert asked["merges_outside_scale"] == [">=4"]

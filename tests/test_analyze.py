@@ -124,3 +124,25 @@ def test_the_same_data_gives_the_same_plot_files(tmp_path):
         scatter(path, {"s1": 0.5, "s2": 0.3, "s3": 0.1}, {"P@20": {"s1": 0.4, "s2": 0.35, "s3": 0.2}}, "score", "t")
         files.append({p.suffix: p.read_bytes() for p in path.parent.iterdir()})
     assert files[0].keys() == {".png", ".pdf", ".svg"} and files[0] == files[1]
+
+
+def test_outputs_are_0644_titles_name_the_metric_once_and_text_columns_align_left(demo_report):
+    files = [p for p in demo_report.rglob("*") if p.is_file()]
+    assert files and {p.name: oct(p.stat().st_mode & 0o777) for p in files} == {p.name: "0o644" for p in files}
+    page, markdown = (demo_report / "report.html").read_text(), (demo_report / "report.md").read_text()
+    svgs = "".join(p.read_text() for p in (demo_report / "plots").glob("*.svg"))  # matplotlib keeps titles as comments
+    assert "EXAM-Cover cover" not in page + markdown + svgs and "<!-- EXAM-Cover, τ=3 (Kendall" in svgs
+    # text columns (ids, methods) left-aligned, numbers right-aligned, in the page and in the Markdown
+    assert "<th>grade set</th>" in page and '<th class="num">grades</th>' in page
+    assert '<th class="num">m=1</th>' in page and '<th>statistic</th>' in page  # numbers as text align right too
+    assert "td.num,th.num{text-align:right" in page and "padding:3px 6px;text-align:left}" in page
+    assert "| grade set | method |" in markdown and "|---|---|" in markdown
+
+
+def test_count_axes_have_whole_ticks():
+    from proctor.analyze.plots import _pyplot, distribution_figure
+
+    fig = distribution_figure([0.1, 0.2, 0.2, 0.5], "few queries", "Kendall τ")
+    ticks = fig.axes[0].get_yticks()
+    _pyplot().close(fig)
+    assert len(ticks) > 1 and all(float(t).is_integer() for t in ticks)

@@ -108,3 +108,54 @@ def write_queries(tmp_path):
     path = tmp_path / "q.tsv"
     path.write_text("t1\tbees\nt2\tsky\nt3\tq\nt4\tq\n9\tq\n1054\tcoffee\n")
     return path
+
+
+def _doc_blocks(language: str) -> list[str]:
+    """The ```LANGUAGE blocks of docs/banks.md."""
+    import re
+
+    from conftest import ROOT
+
+    text = (ROOT / "docs" / "banks.md").read_text(encoding="utf-8")
+    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.S)
+
+
+@pytest.mark.parametrize("language,suffix", [("yaml", ".yaml"), ("jsonl", ".jsonl")])
+def test_the_documented_bank_examples_import_as_they_stand(tmp_path, cli, language, suffix):
+    (block,) = _doc_blocks(language)
+    path = tmp_path / f"bees{suffix}"
+    path.write_text(block, encoding="utf-8")
+    store = tmp_path / "s.db"
+    result = cli("import", "bank", path, "--store", store, "--name", "bees")
+    assert result.code == 0, result.err
+    import yaml
+
+    exported = tmp_path / "out.yaml"
+    assert cli("bank", "export", "--store", store, "--as", "yaml", "--out", exported).code == 0
+    queries = yaml.safe_load(exported.read_text())["queries"]
+    questions = [q for entry in queries for q in entry.get("questions") or []]
+    nuggets = {n["text"]: n.get("importance") for entry in queries for n in entry.get("nuggets") or []}
+    keys = [set(q.get("answers") or []) | {(q.get("choices") or {}).get(q.get("correct"))} for q in questions]
+    assert len(questions) == 2 and any("nectary" in k for k in keys) and any("nectar" in k for k in keys)
+    assert nuggets == {"Bees store honey in wax cells": "vital", "Honey keeps for years": "okay"}
+    assert {entry.get("facet_id") for entry in queries} == {None, "storage"}
+
+
+def test_a_yaml_bank_of_another_shape_is_refused_with_the_shape_and_its_line(tmp_path, cli):
+    store = tmp_path / "s.db"
+    bare = tmp_path / "bare.yaml"
+    bare.write_text("- query_id: q1\n  questions:\n    - text: What?\n- query_id: q2\n")
+    result = cli("import", "bank", bare, "--store", store)
+    assert result.code == 2 and not store.exists()
+    assert f"{bare}:1: expected a mapping with a list under `queries`, found a list of 2 entries" in result.err
+    assert "queries: [{query_id: q1" in result.err and "docs/banks.md" in result.err
+    assert "Traceback" not in result.err and len(result.err.strip().splitlines()) == 1
+    lost = tmp_path / "lost.yaml"
+    lost.write_text("queries:\n  - query_id: q1\n    questions:\n      - text: What?\n  - query_text: no id\n")
+    result = cli("import", "bank", lost, "--store", store)
+    expected = f"{lost}:5: queries[1]: needs a query_id (found a mapping with keys query_text)"
+    assert result.code == 2 and expected in result.err
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("queries:\n  - query_id: q1\n    questions:\n      - text: What?\n      - answers: [x]\n")
+    result = cli("import", "bank", empty, "--store", store)
+    assert result.code == 2 and f"{empty}:5: queries[0].questions[1]: needs a non-empty `text`" in result.err

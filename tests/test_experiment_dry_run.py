@@ -117,3 +117,59 @@ def test_dry_run_bounds_the_later_steps_of_multi_step_methods(tmp_path, cli):
     assert first["step"] == "criteria" and first["to_grade"] > 0 and "at_most_prompts" not in first
     assert later["step"] == "four-prompts" and later["at_most_prompts"] == first["to_grade"]
     assert f"at most {first['to_grade']} prompts" in later["note"]
+
+
+EMBEDDING_GRADER = """
+[[grade]]
+name = "minilm"
+method = "embedding"
+llm = "embed:minilm"
+pairs_per_second = 48
+"""
+
+
+def test_dry_run_loads_no_model_and_estimates_time_from_measured_or_configured_throughput(tmp_path, cli,
+                                                                                          monkeypatch):
+    import proctor.llm.embed as embed
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    with FakeOpenAI() as server:
+        path = write_experiment(tmp_path, EXPERIMENT + LLM_GRADER.format(url=server.base_url) + EMBEDDING_GRADER)
+
+        def refuse(*args):
+            raise AssertionError("a dry run loaded a model")
+
+        monkeypatch.setattr(embed, "_encoder", refuse)
+        dry = cli("run", path, "--dry-run", "--format", "json")
+        assert dry.code == 0, dry.err
+        plan = json.loads(dry.out)
+        times = {g["grader"]: g["time"] for g in plan["graders"]}
+        # configured: the experiment file's pairs_per_second; unknown where nothing says (and the total too)
+        assert times["minilm"] == {"pairs": 72, "pairs_per_second": 48.0, "seconds": 1.5,
+                                   "source": "configured: pairs_per_second in the experiment file"}
+        assert times["llm"]["seconds"] is None and "--max-queries" in times["llm"]["source"]
+        assert plan["seconds_estimate"] is None
+        text = cli("run", path, "--dry-run").out
+        assert "estimated time: ~2 s for 72 pairs at 48.0 pairs/s (configured" in text
+        assert "grading in all: unknown" in text
+        monkeypatch.undo()
+        monkeypatch.setenv("OPENAI_API_KEY", "test")
+        # a trial run measures: the next dry run estimates from what it took
+        assert cli("run", path, "--max-queries", "1").code == 0
+        manifest = json.loads((tmp_path / "out" / "run.json").read_text())
+        plan = json.loads(cli("run", path, "--dry-run", "--format", "json").out)
+    for grader in plan["graders"]:
+        steps = manifest["steps"][f"grade:{grader['grader']}"]["usage"]["steps"]
+        graded, seconds = sum(s["graded_now"] for s in steps), sum(s["seconds"] for s in steps)
+        time = grader["time"]
+        assert time["source"].startswith(f"measured: {graded} pairs in {seconds:g} s by the last run")
+        assert time["pairs"] == grader["steps"][0]["to_grade"] > 0
+        assert time["pairs_per_second"] == round(graded / seconds, 3)
+        assert time["seconds"] == round(time["pairs"] / (graded / seconds), 1)
+    assert plan["seconds_estimate"] == round(sum(g["time"]["seconds"] for g in plan["graders"]), 1)
+
+
+def test_pairs_per_second_must_be_positive(tmp_path, cli):
+    path = write_experiment(tmp_path, EXPERIMENT + EMBEDDING_GRADER.replace("48", "0"))
+    result = cli("run", path, "--dry-run")
+    assert result.code == 2 and "pairs_per_second" in result.err and "exp.toml" in result.err

@@ -74,6 +74,10 @@ def test_grades_are_the_servers_and_rerun_uses_the_cache(demo_store):
         calls = server.requests
         assert calls == 72
         # grades come from the replies, and a second run has nothing left to do
+        # the grade set as it stands after the run: its grades and when it was made
+        assert json.loads(first.out)["grade_set"]["grades"] == 72
+        assert json.loads(first.out)["grade_set"]["created"]
+        assert all(d["max_tokens"] == 16 and "logprobs" not in d for d in server.decoding)
         again = json.loads(run_process(*grade_args(demo_store, server)).out)
         assert again["graded_now"] == 0 and again["already_graded"] == 72 and server.requests == calls
         # drop the grades: the re-grade is answered from the cache, without asking the server
@@ -148,6 +152,10 @@ def test_grade_distribution_from_logprobs(demo_store):
     with FakeOpenAI() as server:
         result = run_process(*grade_args(demo_store, server, "--max-queries", "1", "--grade-probabilities"))
     assert result.code == 0, result.err
+    # only the first token is read, so only one is asked for (with the alternatives the grade tokens are among)
+    assert server.decoding and all(d["max_tokens"] == 1 and d["logprobs"] is True and d["top_logprobs"] == 10
+                                   for d in server.decoding)
+    assert json.loads(result.out)["grade_set"]["params"]["reply_tokens"] == 1
     grades = list(grades_of(demo_store, "self-rating", "fake-model"))
     assert len(grades) == 18 and {g.parse_status for g in grades} == {"distribution"}
     for g in grades:

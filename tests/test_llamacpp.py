@@ -44,3 +44,17 @@ def test_llamacpp_grades_with_a_real_model(demo_store, qwen_gguf):
                                    f"llamacpp:{qwen_gguf}", "--max-queries", "1", "--max-passages", "2",
                                    "--format", "json").out)
     assert again["graded_now"] == 0 and again["already_graded"] == 6
+
+
+def test_building_and_fitting_load_no_weights_until_the_first_reply(qwen_gguf):
+    import asyncio
+
+    from proctor.llm.base import Request
+    from proctor.llm.llamacpp import LlamaCppBackend
+
+    backend = LlamaCppBackend(str(qwen_gguf), context_window=256)
+    context, cut = backend.fit("Question: what is it?\nContext: ", "word " * 400, "\nAnswer:")
+    assert backend._llm is None and cut and len(context) < len("word " * 400)  # the vocabulary alone cut it
+    (reply,) = asyncio.run(backend.complete([Request("q", "p", "k", "Say 3.", "", "", max_tokens=2)]))
+    assert backend._llm is not None and reply.error is None
+    assert backend.fit("Question: what is it?\nContext: ", "word " * 400, "\nAnswer:") == (context, cut)

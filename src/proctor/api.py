@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from proctor.bank.generate import generate_bank as generate_bank  # `proctor bank generate` for (query_id, text)
 from proctor.errors import UsageError
 from proctor.evaluate.boards import answer_leaderboard, check_leaderboard
 from proctor.evaluate.labels import LabelStats, binarize
@@ -77,6 +78,13 @@ def grade_request(method: str, llm: str, **options: Any):
     config = BackendConfig(spec=llm, **backend)
     config.check()
     return GradeRequest(method, config, GradeOptions(**options), **request_fields)
+
+
+def ungraded(store: Store, method: str, llm: str, **options: Any) -> list[tuple[str, str, str]]:
+    """The (query, passage, item) pairs `grade` (same arguments) would still send to the LLM; sends nothing."""
+    from proctor.grading import ungraded
+
+    return ungraded(store, grade_request(method, llm, **options))
 
 
 def _in_own_thread(store: Store, request) -> tuple[GradeSet, list]:

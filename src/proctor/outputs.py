@@ -65,4 +65,5 @@ def temporary_path(path: str | Path) -> Path:
     target = Path(path)
     handle, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix or ".partial", dir=target.parent)
     os.close(handle)
+    os.chmod(tmp, 0o644)  # mkstemp makes 0600; every output is 0644 (as atomic_file's)
     return Path(tmp)

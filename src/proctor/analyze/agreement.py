@@ -91,12 +91,26 @@ def _binary(label: int, rule: str) -> int:
     return int(label == int(rule[1:])) if rule.startswith("=") else int(label >= int(rule[2:]))
 
 
+def merges_for_scale(low: int, high: int) -> tuple[str, ...]:
+    """The binary merges that mean something on a label scale low..high: the 0-5 grades' >=1, >=3, >=4, =5;
+    on any other scale every cut `>=t` (t = low+1..high), e.g. thomas 0-2: >=1, >=2; umbrela 0-3: >=1, >=2, >=3."""
+    if (low, high) == (0, 5):
+        return BINARY_MERGES
+    return tuple(f">={t}" for t in range(low + 1, high + 1))
+
+
+def merge_threshold(rule: str) -> int:
+    """The grade a merge rule starts from (`>=4` → 4, `=5` → 5)."""
+    return int(rule[2:] if rule.startswith(">=") else rule[1:])
+
+
 def agreement_report(
     predicted: Sequence[int], judged: Sequence[int], judged_relevant: int,
-    merges: Sequence[str] = BINARY_MERGES,
+    merges: Sequence[str] = BINARY_MERGES, llmjudge: bool | None = None,
 ) -> dict:
     """Every agreement figure for one set of (predicted label, judgment) pairs (each computed from the counts of
-    the distinct pairs, so a million passages cost what a few dozen distinct pairs do)."""
+    the distinct pairs, so a million passages cost what a few dozen distinct pairs do). `llmjudge`: whether the
+    labels are on LLMJudge's 0-3 scale (None: when every label is 0-3)."""
     pairs = Counter(zip(predicted, judged, strict=True))
     out: dict = {
         "n_passages": len(predicted),
@@ -110,7 +124,9 @@ def agreement_report(
         "krippendorff_alpha_ordinal": alpha_of_counts(pairs),
         "confusion": confusion(predicted, judged),
     }
-    if predicted and max(predicted) <= 3 and min(predicted) >= 0:
+    if llmjudge is None:
+        llmjudge = bool(predicted) and max(predicted) <= 3 and min(predicted) >= 0
+    if llmjudge:
         out["llmjudge_kappa"] = {
             cut: kappa_of_counts(_merged(pairs, lambda p, t=t: int(p >= t), lambda j, t=t: int(j >= t)))
             for cut, t in LLMJUDGE_CUTS.items()
@@ -118,7 +134,8 @@ def agreement_report(
     else:
         out["llmjudge_kappa"] = None
         out["llmjudge_note"] = "LLMJudge binarisations apply to 0-3 labels; these labels reach " + str(
-            max(predicted) if predicted else "nothing")
+            max(predicted) if predicted else "nothing") + ("" if not predicted or max(predicted) > 3 else
+                                                           " on a scale that is not 0-3")
     return out
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from proctor.analyze.judges import PASSAGE_RULE
 from proctor.analyze.tables import Table
 from proctor.markdown import escape
 from proctor.trust.coverage import Coverage
@@ -36,7 +37,8 @@ def sections(result: dict) -> list[tuple[str, list[Table]]]:
         reps = gs["at_least_m_questions"]
         ms = list(reps)
         first = reps[ms[0]]
-        stats = Table(["statistic", *(f"m={m}" for m in ms)])
+        per_passage = gs.get("label_rule") == PASSAGE_RULE
+        stats = Table(["statistic", *(("label",) if per_passage else (f"m={m}" for m in ms))])
         for i, b in enumerate(first["binary"]):
             stats.rows.append([f"Cohen's κ label {b['predicted']} vs judged {b['judged']}",
                                *(number(reps[m]["binary"][i]["cohen_kappa"]) for m in ms)])
@@ -45,9 +47,11 @@ def sections(result: dict) -> list[tuple[str, list[Table]]]:
         for key, name in (("linear_weighted_kappa", "linearly weighted κ"),
                           ("krippendorff_alpha_ordinal", "Krippendorff's α (ordinal)"), ("n_passages", "passages")):
             stats.rows.append([name, *(number(reps[m][key]) for m in ms)])
-        heading = (f"{gs['method']} / {gs['model']} (grade set {gs.get('grade_set', '-')}, prompt "
+        rule = f", {gs['label_rule']}" if result["label_rule"] != gs.get("label_rule") else ""  # else in the title
+        scale = f"labels {gs['scale'][0]}-{gs['scale'][1]}{rule}; " if "scale" in gs else ""
+        heading = (f"{gs['method']} / {gs['model']} (grade set {gs.get('grade_set', '-')}, {scale}prompt "
                    f"{gs['prompt_version']}, bank {gs['bank']}, {gs['failed_grades']} failed grades)")
-        out.append((heading, [stats, confusion_table(first["confusion"], ms[0])]))
+        out.append((heading, [stats, confusion_table(first["confusion"], None if per_passage else ms[0])]))
     return out
 
 
@@ -60,9 +64,9 @@ def markdown(result: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def confusion_table(conf: dict, m: str) -> Table:
-    """The graded confusion table with totals."""
-    table = Table([f"label (m={m}) \\ judgment", *map(str, conf["judgments"]), "total"])
+def confusion_table(conf: dict, m: str | None) -> Table:
+    """The graded confusion table with totals (m None: labels of the passage itself)."""
+    table = Table([f"label{'' if m is None else f' (m={m})'} \\ judgment", *map(str, conf["judgments"]), "total"])
     for label, counts, total in zip(conf["predicted_labels"], conf["counts"], conf["row_totals"], strict=True):
         table.rows.append([str(label), *map(str, counts), str(total)])
     table.rows.append(["total", *map(str, conf["column_totals"]), str(conf["total"])])

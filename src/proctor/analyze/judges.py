@@ -6,26 +6,33 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from proctor.analyze.agreement import BINARY_MERGES, agreement_report
+from proctor.analyze.agreement import agreement_report, merge_threshold, merges_for_scale
 from proctor.errors import UsageError
 from proctor.evaluate.labels import Qrels
 from proctor.evaluate.sources import describe, exam_qrels_each, grade_sets_matching
-from proctor.methods import ANSWER_METHODS
+from proctor.methods import ANSWER_METHODS, get_method
+from proctor.records import GradeSet
 from proctor.store import Store
 from proctor.trust.coverage import DEFAULT_FLOOR, Floor
 from proctor.trust.ensemble import fresh_grade_sets
 from proctor.trust.sources import labels_coverage
 
+QUESTION_RULE = "label = m-th largest grade over the query's questions"
+PASSAGE_RULE = "label = the method's grade of the passage (one per passage)"
+
 
 def store_agreement(
     store: Store, judged_relevant: int, *, min_questions: Sequence[int] = (1, 2, 5),
-    merges: Sequence[str] = BINARY_MERGES, method: str | None = None, model: str | None = None,
+    merges: Sequence[str] | None = None, method: str | None = None, model: str | None = None,
     grade_set: str | None = None, bank: str | None = None, labels: dict[tuple[str, int], Qrels] | None = None,
     judgments: Qrels | None = None, floor: Floor = DEFAULT_FLOOR,
 ) -> dict[str, Any]:
     """Agreement figures per grade set and per m (`labels`: `{(grade set id, m): labels}` already made;
     `judgments`: the store's judgments, when the caller has read them), each grade set with its `coverage`:
-    the judged pairs (the pool here) that have a label, on the queries that have both."""
+    the judged pairs (the pool here) that have a label, on the queries that have both. Each grade set's rows
+    follow its own scale and labelling rule: `merges` (default: the scale's own) beyond its scale are left out
+    and named; a method that grades the passage itself (no questions) has one label per passage, so m = 1
+    only."""
     judgments = store.judgments() if judgments is None else judgments
     if not judgments:
         raise UsageError(f"{store.path}: the store holds no judgments to agree with (import qrels)")
@@ -35,19 +42,44 @@ def store_agreement(
         left_out = f"; left out, without a single grade: {', '.join(s.id for s in empty)}" if empty else ""
         raise UsageError(f"{store.path}: no grade set matches (grade set={grade_set}, method={method}, model={model}, "
                          f"bank={bank}){left_out}")
-    out = []
-    for grade_set in sets:
-        per_m = {}
-        given = {m: (labels or {})[(grade_set.id, m)] for m in min_questions if (grade_set.id, m) in (labels or {})}
-        made_here = exam_qrels_each(store, grade_set, [m for m in min_questions if m not in given])
-        for m in min_questions:
-            made = given[m] if m in given else made_here[m]
-            pairs = [(label, judgments[q][p]) for q, per in made.items() for p, label in per.items()
-                     if p in judgments.get(q, {})]
-            per_m[str(m)] = agreement_report([a for a, _ in pairs], [b for _, b in pairs], judged_relevant, merges)
-        first = given[min_questions[0]] if min_questions[0] in given else made_here[min_questions[0]]
-        coverage = labels_coverage(store, grade_set, first, judgments, scored=len(first.keys() & judgments.keys()),
-                                   floor=floor)
-        out.append({**describe(store, grade_set), "coverage": coverage.as_dict(), "at_least_m_questions": per_m})
+    out = [_one_grade_set(store, grade_set, judgments, judged_relevant, min_questions, merges, labels or {}, floor)
+           for grade_set in sets]
+    rules = {gs["label_rule"] for gs in out}
     return {"store": str(store.path), "judged_relevant": judged_relevant,
-            "label_rule": "label = m-th largest grade over the query's questions", "grade_sets": out}
+            "label_rule": rules.pop() if len(rules) == 1 else "per grade set (see each)", "grade_sets": out}
+
+
+def label_scale(grade_set: GradeSet) -> tuple[int, int, bool]:
+    """(lowest, highest label, graded per question) of a grade set's label step."""
+    try:
+        step = get_method(grade_set.step or grade_set.method)
+    except UsageError:  # a step Proctor does not know (an imported grade set): grades 0-5 per question
+        return 0, 5, True
+    return step.low, step.high, step.items != "query"
+
+
+def _one_grade_set(store: Store, grade_set: GradeSet, judgments: Qrels, judged_relevant: int,
+                   min_questions: Sequence[int], merges: Sequence[str] | None,
+                   labels: dict[tuple[str, int], Qrels], floor: Floor) -> dict[str, Any]:
+    """One grade set's figures per m, on its own scale, with its coverage."""
+    low, high, per_question = label_scale(grade_set)
+    ms = list(min_questions) if per_question else [1]
+    own = [r for r in (merges or merges_for_scale(low, high)) if low < merge_threshold(r) <= high]
+    given = {m: labels[(grade_set.id, m)] for m in ms if (grade_set.id, m) in labels}
+    made_here = exam_qrels_each(store, grade_set, [m for m in ms if m not in given])
+    per_m = {}
+    for m in ms:
+        made = given[m] if m in given else made_here[m]
+        pairs = [(label, judgments[q][p]) for q, per in made.items() for p, label in per.items()
+                 if p in judgments.get(q, {})]
+        per_m[str(m)] = agreement_report([a for a, _ in pairs], [b for _, b in pairs], judged_relevant, own,
+                                         llmjudge=None if per_question else (low, high) == (0, 3))
+    first = given[ms[0]] if ms[0] in given else made_here[ms[0]]
+    coverage = labels_coverage(store, grade_set, first, judgments, scored=len(first.keys() & judgments.keys()),
+                               floor=floor)
+    out = {**describe(store, grade_set), "coverage": coverage.as_dict(), "scale": [low, high],
+           "label_rule": QUESTION_RULE if per_question else PASSAGE_RULE, "at_least_m_questions": per_m}
+    left_out = [r for r in (merges or []) if r not in own]
+    if left_out:
+        out["merges_outside_scale"] = left_out
+    return out

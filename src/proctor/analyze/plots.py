@@ -75,6 +75,13 @@ def renormalised(path: Path, official: dict[str, float], boards: dict[str, dict[
 
 def distribution(path: Path, values: list[float], title: str, xlabel: str) -> None:
     """Histogram of per-query correlations."""
+    fig = distribution_figure(values, title, xlabel)
+    _save(fig, path)
+    _pyplot().close(fig)
+
+
+def distribution_figure(values: list[float], title: str, xlabel: str):
+    """The histogram's figure: per-query values on x, a count of queries (whole numbers) on y."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.hist(values, bins=20, range=(-1, 1), color="#2ca02c", edgecolor="white")
@@ -84,10 +91,10 @@ def distribution(path: Path, values: list[float], title: str, xlabel: str) -> No
         ax.legend(fontsize=8)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("queries")
+    ax.yaxis.get_major_locator().set_params(integer=True)  # a count: no "1.25 queries"
     ax.set_title(_wrap(title, 60), fontsize=10)
     fig.tight_layout()
-    _save(fig, path)
-    plt.close(fig)
+    return fig
 
 
 FORMATS = ("png", "pdf", "svg")

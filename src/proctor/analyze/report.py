@@ -198,7 +198,8 @@ def _find(rows: list[dict], metric: str, measure: str, tau: int) -> dict | None:
 def _label(row: dict) -> str:
     tau = "" if row["tau"] is None else f", τ={row['tau']}"
     kendall = "undefined" if row["kendall"] is None else f"{row['kendall']:.3f}"
-    return f"{row['metric']} {row['measure']}{tau} (Kendall {kendall})"
+    name = row["metric"] if row["measure"] == "cover" else f"{row['metric']} {row['measure']}"  # not "EXAM-Cover cover"
+    return f"{name}{tau} (Kendall {kendall})"
 
 
 def _slugs(grade_sets: list[GradeSet]) -> dict[str, str]:

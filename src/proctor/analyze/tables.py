@@ -30,6 +30,12 @@ class Table:
         """Every row as (text, emphasised) cells, as the report template shows them."""
         return [[(self._cell(v), (i, c) in self.bold) for c, v in enumerate(row)] for i, row in enumerate(self.rows)]
 
+    def numeric(self) -> list[bool]:
+        """Per column: True when every value is a number or a number's text (right-aligned); text columns are
+        left-aligned."""
+        return [all(_is_number(r[c]) for r in self.rows if r[c] is not None)
+                and any(r[c] is not None for r in self.rows) for c in range(len(self.header))]
+
     def _cell(self, value: object) -> str:
         return f"{value:.3f}" if isinstance(value, float) else "—" if value is None else str(value)
 
@@ -37,7 +43,7 @@ class Table:
         """GitHub-flavoured Markdown (every cell escaped); emphasised cells in bold."""
         lines = [f"*{escape(self.caption)}*", ""] if self.caption else []
         lines.append("| " + " | ".join(escape(h) for h in self.header) + " |")
-        lines.append("|" + "|".join("---:" if i else "---" for i in range(len(self.header))) + "|")
+        lines.append("|" + "|".join("---:" if number else "---" for number in self.numeric()) + "|")
         for i, row in enumerate(self.rows):
             cells = [f"**{escape(self._cell(v))}**" if (i, c) in self.bold else escape(self._cell(v))
                      for c, v in enumerate(row)]
@@ -49,3 +55,18 @@ class Table:
         def cell(v: object) -> str:
             return "" if v is None else repr(v) if isinstance(v, float) else str(v)
         return "\n".join(["\t".join(self.header)] + ["\t".join(cell(v) for v in r) for r in self.rows]) + "\n"
+
+
+def _is_number(value: object) -> bool:
+    """A number, or text that shows one (`0.2370`, `nan`, `—` for none)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int | float):
+        return True
+    if isinstance(value, str):
+        try:
+            float(value)
+        except ValueError:
+            return value == "—"
+        return True
+    return False

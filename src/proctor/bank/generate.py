@@ -147,6 +147,29 @@ def _line(topic: Topic, items: list[str], kind: str, prompt: str, model: str, pa
     }
 
 
+def generate_bank(topics: list[tuple[str, str]], llm: str, *, kind: str = "questions", n: int = 10,
+                    style: str = "dl", importance: bool = False, retries: int = 3, **backend: Any) -> Outcome:
+    """Generate questions (or nuggets, with vital/okay `importance`) for `(query_id, text)` topics with a
+    text-generating backend (`BackendConfig` fields in `backend`)."""
+    from proctor.errors import UsageError
+    from proctor.llm.config import BackendConfig
+
+    if llm.split(":")[0] not in ("openai", "hf", "llamacpp"):
+        raise UsageError("bank generation needs a text-generating backend: openai:MODEL, hf:PATH, llamacpp:PATH")
+    config = BackendConfig(spec=llm, **backend)
+    config.check()
+    engine = config.build("generate")
+
+    async def go() -> Outcome:
+        try:
+            return await generate([Topic(qid, None, text) for qid, text in topics], engine, style=style, kind=kind,
+                                  n=n, retries=retries, importance=importance)
+        finally:
+            await engine.aclose()
+
+    return asyncio.run(go())
+
+
 def write_bank(lines: list[dict[str, Any]], out: str | Path) -> None:
     """Write bank lines (the workbench's current `items` format), atomically."""
     write_text(file_target(out), "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))

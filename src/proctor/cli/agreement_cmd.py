@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
-from proctor.analyze.agreement import BINARY_MERGES, validate_merge
+from proctor.analyze.agreement import validate_merge
 from proctor.analyze.agreement_render import markdown, number, rows
 from proctor.analyze.judges import store_agreement
 from proctor.cli.common import (
@@ -14,6 +13,7 @@ from proctor.cli.common import (
     add_format,
     add_store,
     check_judged_relevant,
+    emit,
     floor_of,
     int_in,
     note,
@@ -24,9 +24,12 @@ from proctor.errors import UsageError
 DESCRIPTION = """\
 Agreement of the labels made from grades with the store's human judgments, for every grade set (method,
 model) and for labels from "at least m questions" (m-th largest grade):
-  Cohen's kappa of binary merges (predicted label >=1, >=3, >=4, =5 vs judgment >= J; --merges),
-  LLMJudge binarisations 0|123, 01|23, 012|3 (for 0-3 labels), linearly weighted kappa,
-  Krippendorff's alpha (ordinal), and the graded confusion table (predicted label x judgment)."""
+  Cohen's kappa of binary merges (predicted label vs judgment >= J; --merges), LLMJudge binarisations
+  0|123, 01|23, 012|3 (for 0-3 labels), linearly weighted kappa, Krippendorff's alpha (ordinal), and
+  the graded confusion table (predicted label x judgment).
+Rows follow each method's own scale and labelling rule: 0-5 grades over questions get the merges >=1, >=3,
+>=4, =5 and every m; a method that labels the passage itself (thomas 0-2, umbrela 0-3, sun 0-1, ...) gets
+every cut of its scale (thomas: >=1, >=2) and m = 1 only (one label per passage, no questions)."""
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -36,9 +39,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_store(p)
     p.add_argument("--judged-relevant", type=int_in(1), required=True, metavar="J",
                    help="a judgment >= J counts as relevant (TREC DL: 2)")
-    p.add_argument("--merges", default=",".join(BINARY_MERGES),
-                   help=f"binary merges of predicted labels (default {','.join(BINARY_MERGES)})")
-    p.add_argument("--min-questions", default="1,2,5", help="values of m (default 1,2,5)")
+    p.add_argument("--merges", help="binary merges of predicted labels, e.g. >=3,=5 (default: the method's scale: "
+                   "0-5 grades >=1,>=3,>=4,=5; a 0-H scale every >=t; rules beyond a scale are left out and listed)")
+    p.add_argument("--min-questions", default="1,2,5",
+                   help="values of m (default 1,2,5; methods without questions: 1 only)")
     p.add_argument("--grade-set", metavar="ID", help="only this grade set (default: every grade set, one column each)")
     p.add_argument("--method", help="only grade sets of this method")
     p.add_argument("--model", help="only grade sets of this model")
@@ -51,7 +55,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Compute and print."""
     try:
-        merges = [validate_merge(r.strip()) for r in args.merges.split(",") if r.strip()]
+        merges = ([validate_merge(r.strip()) for r in args.merges.split(",") if r.strip()]
+                  if args.merges is not None else None)
         ms = [int(m) for m in args.min_questions.split(",") if m.strip()]
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -65,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     for entry in result["grade_sets"]:
         for warning in entry["coverage"]["warnings"]:
             note(f"warning: grade set {entry['grade_set']}: {warning}")
-    sys.stdout.write(render(result, args.format))
+    emit(render(result, args.format), args.format)
     return 0
 
 

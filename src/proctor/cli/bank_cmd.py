@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 
-from proctor.cli.common import GRADE, add_format, add_store, note, readable_store, writable_store
+from proctor.cli.common import GRADE, add_format, add_store, emit, note, readable_store, writable_store
 from proctor.errors import UsageError
 from proctor.llm.config import BackendConfig, add_backend_options
 
@@ -224,7 +223,8 @@ def run_diff(args: argparse.Namespace) -> int:
     from proctor.bank.diff import diff_banks, render_diff
 
     result = diff_banks(_load(args.old).questions, _load(args.new).questions)
-    sys.stdout.write(json.dumps(result, indent=2) + "\n" if args.format == "json" else render_diff(result, args.format))
+    text = json.dumps(result, indent=2) + "\n" if args.format == "json" else render_diff(result, args.format)
+    emit(text, args.format)
     return 0
 
 
@@ -249,7 +249,7 @@ def run_impact(args: argparse.Namespace) -> int:
         new_ids = {q["question_id"] for q in new.questions}
         result = bank_impact(store, old_set, new_set, old_ids, new_ids, runs, measure=args.measure,
                              min_grade=args.min_grade, official=official, limit=args.limit)
-    sys.stdout.write(json.dumps(result, indent=2) + "\n" if args.format == "json" else render_impact(result))
+    emit(json.dumps(result, indent=2) + "\n" if args.format == "json" else render_impact(result), args.format)
     return 0
 
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
-from proctor.cli.common import add_format, add_store, int_in, note, readable_store
+from proctor.cli.common import add_format, add_store, emit, int_in, note, readable_store
 from proctor.errors import UsageError
 from proctor.outputs import file_target
 
@@ -67,6 +66,6 @@ def run(args: argparse.Namespace) -> int:
     if target is not None:
         plot(result, target)
         note(f"calibration curve drawn in {target}")
-    sys.stdout.write(json.dumps(result, indent=2) + "\n" if args.format == "json"
-                     else tsv(result) if args.format == "tsv" else markdown(result))
+    emit(json.dumps(result, indent=2) + "\n" if args.format == "json"
+         else tsv(result) if args.format == "tsv" else markdown(result), args.format)
     return 0

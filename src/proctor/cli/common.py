@@ -24,8 +24,21 @@ def add_store(parser: argparse.ArgumentParser) -> None:
 
 def add_format(parser: argparse.ArgumentParser, choices: tuple[str, ...], default: str) -> None:
     """Add `--format` with the given choices."""
+    extra = "; md on a terminal: aligned tables, escaped Markdown to a file or pipe" if "md" in choices else ""
     parser.add_argument("--format", choices=choices, default=default,
-                        help=f"output format (default: {default})")
+                        help=f"output format (default: {default}{extra})")
+
+
+def emit(text: str, fmt: str) -> None:
+    """Write a command's result to standard output. Markdown on a terminal is shown as it reads (aligned tables,
+    no escapes, through rich); to a file or a pipe it stays escaped Markdown, byte for byte."""
+    if fmt != "md" or not sys.stdout.isatty():
+        sys.stdout.write(text)
+        return
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    Console(file=sys.stdout, soft_wrap=False).print(Markdown(text))
 
 
 @contextmanager

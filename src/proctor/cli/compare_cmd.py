@@ -4,9 +4,8 @@ randomization test over queries, corrected for multiple comparisons)."""
 from __future__ import annotations
 
 import argparse
-import sys
 
-from proctor.cli.common import add_format, int_in, note
+from proctor.cli.common import add_format, emit, int_in, note
 from proctor.stats.correction import CORRECTIONS
 
 DESCRIPTION = """\
@@ -60,5 +59,5 @@ def run(args: argparse.Namespace) -> int:
     comparison = api.compare_file(args.leaderboard, measure=args.measure, **significance_settings(args))
     for line in comparison.notes:
         note(line)
-    sys.stdout.write(render_comparison(comparison, args.format, title=args.leaderboard))
+    emit(render_comparison(comparison, args.format, title=args.leaderboard), args.format)
     return 0

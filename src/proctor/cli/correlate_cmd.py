@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
-from proctor.cli.common import add_floor_options, add_format, floor_of, int_in, note, readable_store
+from proctor.cli.common import add_floor_options, add_format, emit, floor_of, int_in, note, readable_store
 from proctor.errors import UsageError
 from proctor.evaluate.leaderboard import measure_leaderboard
 from proctor.evaluate.measures import parse_measure
@@ -73,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     if missing["only_in_leaderboard"] or missing["only_in_official"]:
         note(f"systems in one leaderboard only (left out of the correlation): "
              f"leaderboard {missing['only_in_leaderboard']}, official {missing['only_in_official']}")
-    sys.stdout.write(render(result, args.format))
+    emit(render(result, args.format), args.format)
     return 0
 
 

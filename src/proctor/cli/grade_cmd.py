@@ -84,7 +84,8 @@ def register(commands: argparse._SubParsersAction) -> None:
                    "every S seconds (default 30)")
     p.add_argument("--engine", choices=("local", "ray"), default="local",
                    help="local: requests from this process (default); ray: Ray Data workers render prompts and call "
-                   "the backend, this process alone writes the store (extra proctor[ray])")
+                   "the backend, this process alone writes the store (extra ray: pip install -e '.[ray]' in a "
+                   "Proctor checkout)")
     p.add_argument("--ray-address", metavar="ADDR", help="--engine ray: the cluster to join (default: a local Ray)")
     p.add_argument("--ray-workers", type=int_in(1), metavar="N",
                    help="--engine ray: worker actors (default: the cluster's CPUs)")

@@ -4,13 +4,13 @@ or EXAM-Cover leaderboards."""
 from __future__ import annotations
 
 import argparse
-import sys
 
 from proctor.cli.common import (
     GRADE,
     add_floor_options,
     add_format,
     add_store,
+    emit,
     floor_of,
     int_in,
     note,
@@ -127,13 +127,13 @@ def run(args: argparse.Namespace) -> int:
         if intervals is not None:
             api.add_intervals(board, **intervals)
     if not args.significance:
-        sys.stdout.write(api.render(boards, args.format, per_query=args.per_query))
+        emit(api.render(boards, args.format, per_query=args.per_query), args.format)
         return 0
     comparisons = [api.significance(board, **significance_settings(args)) for board in boards]
     for comparison in comparisons:
         for line in comparison.notes:
             note(line)
-    sys.stdout.write(render_with_significance(boards, comparisons, args.format, args.per_query))
+    emit(render_with_significance(boards, comparisons, args.format, args.per_query), args.format)
     return 0
 
 

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from proctor.cli.common import GRADE, add_format, add_store, check_judged_relevant, int_in, readable_store
+from proctor.cli.common import GRADE, add_format, add_store, check_judged_relevant, emit, int_in, readable_store
 from proctor.evaluate.sources import resolve_grade_set
 from proctor.review.verify import REPORTS, VerifyOptions, build_report, render_markdown, render_text
 
@@ -47,5 +47,5 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     else:
-        sys.stdout.write(render_markdown(data) if args.format == "md" else render_text(data))
+        emit(render_markdown(data) if args.format == "md" else render_text(data), args.format)
     return 0

@@ -6,7 +6,12 @@ Token estimates: the prompt of every pair to send is rendered as the backend wou
 (with the system message, if any) are counted with the model's own tokenizer when the backend has one
 locally (hf:), else estimated as ceil(characters / 4) (the usual rule of thumb for English text with
 GPT-style tokenizers). Completion tokens are estimated as the template's `max_tokens` per prompt (an
-upper bound). Replay and embedding backends send no prompts to an LLM: their tokens and cost are 0."""
+upper bound). Replay and embedding backends send no prompts to an LLM: their tokens and cost are 0.
+
+Time estimates: pairs to grade / the grader's throughput — measured (the last run of the same grade set in
+this experiment's run.json: pairs graded / seconds grading), else configured (`pairs_per_second` in its
+`[[grade]]` table), else none (the output says how to get one). No model is loaded: backends load their
+model on first use, and a dry run uses none."""
 
 from __future__ import annotations
 
@@ -50,11 +55,50 @@ def _dry_run(folder: Path, path: str | Path, only: str | None, price_in: float |
     try:
         for grader in experiment.graders:
             if f"grade:{grader.name}" in selected:
-                graders.append(_estimate(store, grader, price_in, price_out))
+                estimate = _estimate(store, grader, price_in, price_out)
+                last = previous.get("steps", {}).get(f"grade:{grader.name}")
+                estimate["time"] = estimated_time(estimate, grader, last, experiment.out)
+                graders.append(estimate)
     finally:
         store.close()
     return {"experiment": str(experiment.path), "store": str(experiment.store), "out": str(experiment.out),
-            "steps": steps, "graders": graders, "token_estimate": __doc__.split("Token estimates: ")[1].strip()}
+            "steps": steps, "graders": graders, "seconds_estimate": _total_seconds(graders),
+            "token_estimate": __doc__.split("Token estimates: ")[1].split("\n\nTime estimates: ")[0].strip(),
+            "time_estimate": __doc__.split("Time estimates: ")[1].strip()}
+
+
+def estimated_time(estimate: dict[str, Any], grader: Grader, last: dict[str, Any] | None, out: Path
+                   ) -> dict[str, Any]:
+    """Seconds to grade what is left, from the measured (run.json) or configured throughput, with its source."""
+    to_grade = sum(r.get("to_grade", 0) for r in estimate["steps"])
+    measured = _measured(last, estimate["grade_set"])
+    if measured is not None:
+        graded, seconds = measured
+        rate, source = graded / seconds, (f"measured: {graded} pairs in {seconds:g} s by the last run of this grade "
+                                          f"set ({out / 'run.json'})")
+    elif grader.pairs_per_second is not None:
+        rate, source = grader.pairs_per_second, "configured: pairs_per_second in the experiment file"
+    else:
+        return {"pairs": to_grade, "pairs_per_second": None, "seconds": None,
+                "source": "no throughput known: run a trial (--max-queries 2) or set pairs_per_second in [[grade]]"}
+    return {"pairs": to_grade, "pairs_per_second": round(rate, 3), "seconds": round(to_grade / rate, 1),
+            "source": source}
+
+
+def _measured(last: dict[str, Any] | None, grade_set: str) -> tuple[int, float] | None:
+    """(pairs graded, seconds) of the last run of `grade_set`, when it graded anything."""
+    if not last or (last.get("grade_set") or {}).get("id") != grade_set:
+        return None
+    steps = (last.get("usage") or {}).get("steps") or []
+    graded = sum(s.get("graded_now") or 0 for s in steps)
+    seconds = sum(s.get("seconds") or 0.0 for s in steps)
+    return (graded, seconds) if graded > 0 and seconds > 0 else None
+
+
+def _total_seconds(graders: list[dict[str, Any]]) -> float | None:
+    """All graders' seconds, when every one is known."""
+    times = [g["time"]["seconds"] for g in graders]
+    return round(sum(times), 1) if times and all(t is not None for t in times) else None
 
 
 def _working_copy(plan: Plan, path: Path) -> Store:
@@ -151,4 +195,19 @@ def render(estimate: dict[str, Any]) -> str:
                          f"to send, ~{r['prompt_tokens']} prompt + ~{r['completion_tokens']} completion tokens")
         if "cost_usd" in g:
             lines.append(f"  estimated cost: ${g['cost_usd']:.4f}")
+        t = g["time"]
+        lines.append(f"  estimated time: {_duration(t['seconds'])} for {t['pairs']} pairs at "
+                     f"{t['pairs_per_second']} pairs/s ({t['source']})" if t["seconds"] is not None
+                     else f"  estimated time: unknown ({t['source']})")
+    if estimate["graders"]:
+        total = estimate["seconds_estimate"]
+        lines.append(f"grading in all: {_duration(total)}" if total is not None else
+                     "grading in all: unknown (a grader's throughput is unknown)")
     return "\n".join(lines) + "\n"
+
+
+def _duration(seconds: float) -> str:
+    """`~42 s`, `~6.2 min`, `~1.5 h`."""
+    if seconds < 90:
+        return f"~{seconds:.0f} s"
+    return f"~{seconds / 60:.1f} min" if seconds < 5400 else f"~{seconds / 3600:.1f} h"

@@ -38,7 +38,8 @@ def materialise(experiment: Experiment, folder: Path) -> dict[Source, list[Path]
         import ir_datasets
     except ImportError:  # pragma: no cover - exercised by hiding the package
         raise experiment.error(("inputs",), wanted[0].kind, f"irds:{wanted[0].dataset} needs the optional "
-                               "ir_datasets package (pip install 'proctor[irds]'); or give files instead: "
+                               "ir_datasets package (in a Proctor checkout: pip install -e '.[irds]'); or give files "
+                               "instead: "
                                f"{FILES_INSTEAD[wanted[0].kind]}") from None
     out: dict[Source, list[Path]] = {}
     with tempfile.TemporaryDirectory(prefix="proctor-irds-") as scratch:

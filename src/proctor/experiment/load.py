@@ -122,10 +122,13 @@ def _grader(values: dict[str, Any], index: int, base: Path, error) -> Grader:
     if len(thresholds) != 3 or not thresholds[0] >= thresholds[1] >= thresholds[2]:
         raise error(where, "sum_thresholds", "three decreasing integers, e.g. [10, 7, 5]")
     templates = tuple(_existing(base, t, where, "template", error) for t in values.get("template", ()))
+    rate = values.get("pairs_per_second")
+    if rate is not None and not rate > 0:
+        raise error(where, "pairs_per_second", "a positive number (pairs graded per second, for dry-run estimates)")
     return Grader(values.get("name", method), method, llm, error(where, None, "").line, templates,
                   {k: values[k] for k in OPTION_KEYS if k in values},
                   {k: values[k] for k in BACKEND_KEYS if k in values}, values.get("aggregate", "prompt"),
-                  tuple(thresholds), values.get("prefilter"))
+                  tuple(thresholds), values.get("prefilter"), rate)
 
 
 def _evaluation(values: dict[str, Any], base: Path, error) -> Evaluation:

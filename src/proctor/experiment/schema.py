@@ -28,7 +28,7 @@ BACKEND_KEYS: dict[str, Any] = {"base_url": str, "concurrency": int, "timeout": 
 GRADE_KEYS: dict[str, Any] = {"name": str, "method": str, "llm": str, "template": PATHS, "prefilter": str,
                               "prefilter_below": float, "depth": int, "max_queries": int, "max_passages": int,
                               "bank": str, "aggregate": str, "sum_thresholds": INTS, "verify": str,
-                              "max_attempts": int, **BACKEND_KEYS}
+                              "max_attempts": int, "pairs_per_second": float, **BACKEND_KEYS}
 EVALUATE_KEYS: dict[str, Any] = {"measures": STRINGS, "min_grade": INTS, "cover_budget": INTS, "missing": str,
                                  "min_questions": int, "official": str, "judged_relevant": int, "human": bool,
                                  "leaderboards": STRINGS, "qrels": bool, "correlations": bool, "report": bool,
@@ -67,6 +67,8 @@ class Grader:
     aggregate: str = "prompt"
     thresholds: tuple[int, ...] = (10, 7, 5)
     prefilter: str | None = None
+    pairs_per_second: float | None = None
+    """The throughput the user states for this grader (dry-run time estimates only; it changes no grade)."""
 
 
 @dataclass(frozen=True)

@@ -80,3 +80,22 @@ async def grade_answers(store: Store, request: GradeRequest) -> tuple[GradeSet, 
 
 
 __all__ = ["GradeOptions", "GradeRequest", "MethodChoice", "Summary", "grade", "grade_set_for", "run_grade_set"]
+
+
+def ungraded(store: Store, request: GradeRequest) -> list[tuple[str, str, str]]:
+    """The (query, passage, item) pairs of the request's first step that have no usable grade in the store:
+    what a run would have to ask the LLM (nothing is sent)."""
+    from proctor.grading.plan import items_of, make_plan
+    from proctor.grading.runner import _bank
+
+    if request.method in ANSWER_METHODS:
+        return []
+    choice = request.choice()
+    backend = request.backend.build(request.method, recorded=load_recorded)
+    grade_set = grade_set_for(store, choice, backend, request.options)
+    step = next(s for s in choice.steps() if s.prompt is not None)
+    method = choice.method_of(step)
+    plan = make_plan(store, items_of(store, method, _bank(grade_set)), store.graded(grade_set.id, step.name),
+                     depth=request.options.depth, max_queries=None, max_passages=None, variables=None,
+                     needs_answer_key="{gold}" in method.template.template)
+    return [(w.query_id, w.passage_id, w.question_id) for w in plan.work(store)]

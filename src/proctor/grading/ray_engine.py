@@ -10,7 +10,7 @@ overwrite, never duplicate. A batch that kills every worker it reaches is retrie
 (Ctrl-C; what was committed stays) and find the pair that does it.
 
 Works with an OpenAI-compatible server or fleet (`openai:`), a local `hf:` model per worker, `embed:`.
-Optional extra: `pip install 'proctor[ray]'`."""
+Optional extra: `pip install -e '.[ray]'` in a Proctor checkout."""
 
 from __future__ import annotations
 
@@ -111,7 +111,7 @@ def _ray(address: str | None) -> Any:
         import ray
         import ray.data  # noqa: F401
     except ImportError:
-        raise UsageError("--engine ray needs Ray: pip install 'proctor[ray]'") from None
+        raise UsageError("--engine ray needs Ray: pip install -e '.[ray]' in a Proctor checkout") from None
     if not ray.is_initialized():
         try:
             ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")

@@ -139,7 +139,12 @@ async def run_grade_set(store: Store, choice: MethodChoice, backend: Backend, op
         summaries = await _run_steps(store, choice, backend, options, grade_set, narrow)
     if carried and summaries:
         summaries[0].by_status["carried over"] = carried
-    return grade_set, summaries
+    return stored_grade_set(store, grade_set), summaries
+
+
+def stored_grade_set(store: Store, grade_set: GradeSet) -> GradeSet:
+    """The grade set as the store holds it now (its grades, failures and creation time after a run)."""
+    return next((g for g in store.grade_sets() if g.id == grade_set.id), grade_set)
 
 
 _HELD: set[tuple[str, str]] = set()

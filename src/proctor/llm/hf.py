@@ -47,7 +47,8 @@ class HFBackend:
             self.tokenizer.pad_token = self.tokenizer.eos_token or self.tokenizer.unk_token
         if not self.seq2seq:
             self.tokenizer.padding_side = "left"
-        self.net = loader.from_pretrained(path, local_files_only=True).to(self.device).eval()
+        self._load = lambda: loader.from_pretrained(path, local_files_only=True).to(self.device).eval()
+        self._net: Any = None
         self.model = os.path.basename(os.path.normpath(path))
         self.batch_size = batch_size
         self.probabilities = probabilities
@@ -57,6 +58,13 @@ class HFBackend:
         self.max_new = 32
         self.max_input = max_input_tokens or (window if self.seq2seq else window - self.max_new)
         self.grade_ids = [self.tokenizer.encode(t, add_special_tokens=False)[-1] for t in GRADE_TOKENS]
+
+    @property
+    def net(self) -> Any:
+        """The model's weights, loaded on first use (a dry run needs only the tokenizer, to count tokens)."""
+        if self._net is None:
+            self._net = self._load()
+        return self._net
 
     def params(self) -> dict[str, Any]:
         return {"decoding": "greedy", "probabilities": self.probabilities, "max_input": self.max_input}

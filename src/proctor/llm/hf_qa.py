@@ -28,18 +28,28 @@ class ExtractiveQABackend:
     def __init__(self, path: str, *, device: str | None = None, batch_size: int = 8, max_answer_tokens: int = 30,
                  stride: int = 128) -> None:
         self.torch, self.device = offline_torch("hf-qa", path, device)
-        from transformers import AutoModelForQuestionAnswering, AutoTokenizer
+        from transformers import AutoConfig, AutoModelForQuestionAnswering, AutoTokenizer
 
         self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
         if not getattr(self.tokenizer, "is_fast", False):
             raise UsageError(f"hf-qa:{path}: needs a fast tokenizer (tokenizer.json) to map answers to the text")
-        self.net = AutoModelForQuestionAnswering.from_pretrained(path, local_files_only=True).to(self.device).eval()
+        self._load = lambda: AutoModelForQuestionAnswering.from_pretrained(path, local_files_only=True).to(
+            self.device).eval()
+        self._net: Any = None
         self.model = os.path.basename(os.path.normpath(path))
         self.batch_size = batch_size
-        window = getattr(self.net.config, "max_position_embeddings", None) or 512
+        config = AutoConfig.from_pretrained(path, local_files_only=True)
+        window = getattr(config, "max_position_embeddings", None) or 512
         self.max_input = min(384, int(window), self.tokenizer.model_max_length or window)
         self.stride = min(stride, self.max_input // 2)
         self.max_answer_tokens = max_answer_tokens
+
+    @property
+    def net(self) -> Any:
+        """The model's weights, loaded on first use (building the backend loads only the tokenizer)."""
+        if self._net is None:
+            self._net = self._load()
+        return self._net
 
     def params(self) -> dict[str, Any]:
         """What changes the extracted spans."""

@@ -25,21 +25,40 @@ class LlamaCppBackend:
         try:
             from llama_cpp import Llama
         except ImportError:
-            raise UsageError("llamacpp: needs llama-cpp-python (pip install 'proctor[llamacpp]')") from None
-        self.llm = Llama(model_path=path, n_ctx=context_window, n_threads=threads, verbose=False, seed=0)
+            raise UsageError("llamacpp: needs llama-cpp-python (in a Proctor checkout: "
+                             "pip install -e '.[llamacpp]')") from None
+        self._load = lambda: Llama(model_path=path, n_ctx=context_window, n_threads=threads, verbose=False, seed=0)
+        self._vocab = lambda: Llama(model_path=path, vocab_only=True, verbose=False)
+        self._llm: Any = None
+        self._tokenizer: Any = None
         self.model = os.path.basename(path)
         self.context_window = context_window
+
+    @property
+    def llm(self) -> Any:
+        """The model, loaded on first use: building the backend (a dry run, a grade set's id) loads nothing."""
+        if self._llm is None:
+            self._llm = self._load()
+        return self._llm
+
+    def _tokens(self) -> Any:
+        """Tokenizer and detokenizer: the loaded model's, else the GGUF's vocabulary alone (no weights)."""
+        if self._llm is not None:
+            return self._llm
+        if self._tokenizer is None:
+            self._tokenizer = self._vocab()
+        return self._tokenizer
 
     def params(self) -> dict[str, Any]:
         return {"temperature": 0.0, "n_ctx": self.context_window}
 
     def fit(self, before: str, context: str, after: str) -> tuple[str, bool]:
-        tokenize = self.llm.tokenize
-        budget = self.context_window - len(tokenize((before + after).encode())) - 64
-        ids = tokenize(context.encode(), add_bos=False)
+        vocabulary = self._tokens()
+        budget = self.context_window - len(vocabulary.tokenize((before + after).encode())) - 64
+        ids = vocabulary.tokenize(context.encode(), add_bos=False)
         if len(ids) <= budget:
             return context, False
-        return self.llm.detokenize(ids[:max(0, budget)]).decode("utf-8", "ignore"), True
+        return vocabulary.detokenize(ids[:max(0, budget)]).decode("utf-8", "ignore"), True
 
     async def complete(self, requests: list[Request]) -> list[Reply]:
         return [await asyncio.to_thread(self._one, r) for r in requests]

@@ -38,6 +38,13 @@ class OpenAIOptions:
     """Ask for the log-probabilities of the first token and read a 0-5 grade distribution from them."""
 
 
+PROBABILITY_TOKENS = 1
+"""With `probabilities`: the reply tokens asked for — only the first is read (its top log-probabilities)."""
+TOP_LOGPROBS = 10
+"""With `probabilities`: the alternatives asked for at that token, so that the six grade tokens are among them
+even when the most likely token is another ("The", a space)."""
+
+
 class OpenAIBackend:
     """Chat completions, one request per call, `concurrency` calls in flight."""
 
@@ -70,7 +77,11 @@ class OpenAIBackend:
         return self.fleet.figures()
 
     def params(self) -> dict[str, Any]:
-        return {"temperature": self.options.temperature, "probabilities": self.options.probabilities}
+        params: dict[str, Any] = {"temperature": self.options.temperature,
+                                  "probabilities": self.options.probabilities}
+        if self.options.probabilities:  # the one-token reply is part of what makes the grade (its text fallback)
+            params["reply_tokens"] = PROBABILITY_TOKENS
+        return params
 
     def fit(self, before: str, context: str, after: str) -> tuple[str, bool]:
         return fit_by_chars(before, context, after, self.options.max_context_chars)
@@ -135,8 +146,8 @@ def chat_body(model: str, request: Request, options: OpenAIOptions) -> dict[str,
         {"role": "user", "content": request.prompt}]
     body: dict[str, Any] = {"model": model, "messages": messages, "temperature": options.temperature,
                             "max_tokens": request.max_tokens}
-    if options.probabilities:
-        body.update(logprobs=True, top_logprobs=10)
+    if options.probabilities:  # only the first token is read: ask for that one
+        body.update(max_tokens=PROBABILITY_TOKENS, logprobs=True, top_logprobs=TOP_LOGPROBS)
     return body
 
 

@@ -17,7 +17,7 @@ from proctor.grading.pool import judgment_pool
 from proctor.io.banks import is_spurious
 from proctor.records import GradeSet
 from proctor.review.editing import bank_of_query, draft_questions
-from proctor.review.verify import spurious_counts, uncovered_passages
+from proctor.review.verify import SPURIOUS_RULE, question_rates, uncovered_passages
 from proctor.store import Store
 from proctor.trust.sources import labels_coverage
 
@@ -71,8 +71,8 @@ def _flags(store: Store, cache: Cache, grade_set: GradeSet, t: Thresholds) -> tu
     if key not in cache.flags:
         rows = list(store.grade_rows(grade_set.id, grade_set.step))
         judgments = store.judgments()
-        hits, _ = spurious_counts(rows, judgments, t.min_grade, t.judged_relevant)
-        cache.flags[key] = (Counter(q for q, _ in hits),
+        rates = question_rates(rows, judgments, t.min_grade, t.judged_relevant)
+        cache.flags[key] = (Counter(q for (q, _), r in rates.items() if r.spurious),
                             Counter(q for q, *_ in uncovered_passages(rows, judgments, t.min_grade,
                                                                       t.judged_relevant)))
     return cache.flags[key]
@@ -150,7 +150,7 @@ def query_page(store: Store, cache: Cache, qid: str, grade_set: GradeSet | None,
     grades = store.query_grades(grade_set.id, grade_set.step, qid) if grade_set else []
     rows = [(qid, p, k, g) for p, k, g, _ in grades]
     judged = store.judgments().get(qid, {})
-    hits, non_rel = spurious_counts(rows, {qid: judged}, t.min_grade, t.judged_relevant)
+    rates = question_rates(rows, {qid: judged}, t.min_grade, t.judged_relevant)
     uncovered = {p for _, p, *_ in uncovered_passages(rows, {qid: judged}, t.min_grade, t.judged_relevant)}
     labels = exam_labels(rows).get(qid, {})
     cells: dict[str, dict[str, tuple[int | None, str]]] = defaultdict(dict)
@@ -160,9 +160,12 @@ def query_page(store: Store, cache: Cache, qid: str, grade_set: GradeSet | None,
     columns = [q for q in questions if q["question_id"] in graded_ids] + \
               [q for q in questions if q["question_id"] not in graded_ids]
     for q in questions:
-        q["answering_non_relevant"] = hits.get((qid, q["question_id"]), 0)
-        q["non_relevant_graded"] = non_rel.get((qid, q["question_id"]), 0)
-        q["flagged"] = q["answering_non_relevant"] > 0
+        rate = rates.get((qid, q["question_id"]))
+        q["answering_non_relevant"] = rate.non_relevant_answering if rate else 0
+        q["non_relevant_graded"] = rate.non_relevant_graded if rate else 0
+        q["answering_relevant"] = rate.relevant_answering if rate else 0
+        q["relevant_graded"] = rate.relevant_graded if rate else 0
+        q["flagged"] = bool(rate and rate.spurious)
         q["last_change"] = changes.get(q["question_id"])
     reviewed = store.review_judgments(qid).get(qid, {})
     passages = sorted(set(cells) | set(cache.pool_of(store).get(qid, [])),
@@ -170,13 +173,20 @@ def query_page(store: Store, cache: Cache, qid: str, grade_set: GradeSet | None,
     texts = store.passage_texts_of(passages)
     base = f"/cell?gs={quote(grade_set.id) if grade_set else ''}&q={quote(qid, safe='')}"
     keys = [quote(q["question_id"], safe="") for q in columns]
-    matrix = [{"id": p, "text": (texts.get(p) or "")[:300], "label": labels.get(p), "judgment": judged.get(p),
+    matrix = [{"id": p, "text": (texts.get(p) or "")[:300], "first": first_words(texts.get(p) or ""),
+               "label": labels.get(p), "judgment": judged.get(p),
                "reviewed": reviewed.get(p), "uncovered": p in uncovered,
                "cells": _cells(cells[p], columns, f"{base}&p={quote(p, safe='')}&k=", keys)} for p in passages]
     return {"query": {"id": qid, "text": queries[qid]}, "bank": owner, "draft": draft, "questions": questions,
             "columns": columns, "matrix": matrix, "uncovered": len(uncovered),
             "grade_set": grade_set.as_dict() if grade_set else None,
-            "flagged": sum(q["flagged"] for q in questions)}
+            "flagged": sum(q["flagged"] for q in questions), "spurious_rule": SPURIOUS_RULE}
+
+
+def first_words(text: str, words: int = 8) -> str:
+    """The first words of a passage, as the matrix shows it beside the id ("…" when there is more)."""
+    parts = text.split()
+    return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
 
 
 def _cells(row: dict[str, tuple[int | None, str]], columns: list[dict], base: str, keys: list[str]) -> Markup:

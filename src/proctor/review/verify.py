@@ -73,19 +73,55 @@ def _answers(grades, questions, judgments, store, options) -> dict[str, Any]:
     return {"questions": items}
 
 
-def spurious_counts(rows: Iterable[Row], judgments: dict[str, dict[str, int]], min_grade: int,
-                    judged_relevant: int) -> tuple[Counter, Counter]:
-    """Per (query, question): how many passages judged non-relevant answer it (grade >= `min_grade`), and
-    how many such passages were graded. `rows` are (query, passage, question, grade)."""
-    hits, non_relevant = Counter(), Counter()
+@dataclass
+class QuestionRates:
+    """How often one question is answered (grade >= τ) by the passages judged relevant and by those judged
+    non-relevant, among the graded ones."""
+
+    relevant_answering: int = 0
+    relevant_graded: int = 0
+    non_relevant_answering: int = 0
+    non_relevant_graded: int = 0
+
+    @property
+    def relevant_rate(self) -> float | None:
+        """Fraction of the graded relevant passages that answer it (None: none graded)."""
+        return self.relevant_answering / self.relevant_graded if self.relevant_graded else None
+
+    @property
+    def non_relevant_rate(self) -> float | None:
+        """Fraction of the graded non-relevant passages that answer it (None: none graded)."""
+        return self.non_relevant_answering / self.non_relevant_graded if self.non_relevant_graded else None
+
+    @property
+    def spurious(self) -> bool:
+        """SPURIOUS_RULE: answered by non-relevant passages at least as often as by relevant ones."""
+        rel, non = self.relevant_rate, self.non_relevant_rate
+        return rel is not None and non is not None and self.non_relevant_answering > 0 and non >= rel
+
+
+SPURIOUS_RULE = ("spurious: answered (grade >= τ) by a share of the passages judged non-relevant at least as large "
+                 "as its share of the passages judged relevant — it does not tell them apart")
+"""The review app's flag (docs/review.md has its DL19 rates). A question without graded relevant passages
+cannot be compared and is not flagged."""
+
+
+def question_rates(rows: Iterable[Row], judgments: dict[str, dict[str, int]], min_grade: int,
+                   judged_relevant: int) -> dict[tuple[str, str], QuestionRates]:
+    """Per (query, question): its answering rates on judged relevant and judged non-relevant passages."""
+    out: dict[tuple[str, str], QuestionRates] = defaultdict(QuestionRates)
     for qid, pid, question_id, grade in rows:
         judged = judgments.get(qid, {}).get(pid)
-        if judged is None or judged >= judged_relevant:
+        if judged is None or grade is None:
             continue
-        non_relevant[(qid, question_id)] += 1
-        if grade is not None and grade >= min_grade:
-            hits[(qid, question_id)] += 1
-    return hits, non_relevant
+        rates = out[(qid, question_id)]
+        if judged >= judged_relevant:
+            rates.relevant_graded += 1
+            rates.relevant_answering += grade >= min_grade
+        else:
+            rates.non_relevant_graded += 1
+            rates.non_relevant_answering += grade >= min_grade
+    return out
 
 
 def uncovered_passages(rows: Iterable[Row], judgments: dict[str, dict[str, int]], min_grade: int,
@@ -111,17 +147,20 @@ def _rows(grades) -> list[Row]:
 
 
 def _spurious(grades, questions, judgments, store, options) -> dict[str, Any]:
-    hits, non_relevant = spurious_counts(_rows(grades), judgments, options.min_grade, options.judged_relevant)
-    items = [{"query_id": q, "question_id": k, "question": questions.get(k), "non_relevant_answering": n,
-              "non_relevant_graded": non_relevant[(q, k)], "fraction": n / non_relevant[(q, k)]}
-             for (q, k), n in hits.most_common()]
+    rates = question_rates(_rows(grades), judgments, options.min_grade, options.judged_relevant)
+    items = [{"query_id": q, "question_id": k, "question": questions.get(k),
+              "non_relevant_answering": r.non_relevant_answering, "non_relevant_graded": r.non_relevant_graded,
+              "fraction": r.non_relevant_rate, "relevant_answering": r.relevant_answering,
+              "relevant_graded": r.relevant_graded, "relevant_fraction": r.relevant_rate, "spurious": r.spurious}
+             for (q, k), r in rates.items() if r.non_relevant_answering]
     items.sort(key=lambda i: (-i["non_relevant_answering"], -i["fraction"], i["question_id"]))
     per_query: dict[str, list] = defaultdict(list)
     for item in items:
         per_query[item["query_id"]].append(item)
     return {"questions": items[: options.limit * max(1, len(per_query))] if options.query is None else items,
             "most_spurious_per_query": {q: [i["question_id"] for i in rows[: options.limit]]
-                                        for q, rows in sorted(per_query.items())}}
+                                        for q, rows in sorted(per_query.items())},
+            "spurious_rule": SPURIOUS_RULE}
 
 
 def _uncovered(grades, questions, judgments, store, options) -> dict[str, Any]:
@@ -160,11 +199,12 @@ def render_markdown(data: dict[str, Any], e: Callable[[object], str] = escape) -
                       for p in q["passages"]]
             lines.append("")
     elif data["report"] == "spurious":
-        lines += ["| query | question | non-relevant answering | of graded | fraction | text |",
-                  "|---|---|---:|---:|---:|---|"]
+        lines += [f"Flagged {e(data['spurious_rule'])}.", "",
+                  "| query | question | non-relevant answering | of graded | fraction | relevant fraction | "
+                  "spurious | text |", "|---|---|---:|---:|---:|---:|---|---|"]
         lines += [f"| {e(q['query_id'])} | {e(q['question_id'])} | {q['non_relevant_answering']} | "
-                  f"{q['non_relevant_graded']} | {q['fraction']:.2f} | {e(q['question'])} |"
-                  for q in data["questions"]]
+                  f"{q['non_relevant_graded']} | {q['fraction']:.2f} | {_fraction(q['relevant_fraction'])} | "
+                  f"{'yes' if q['spurious'] else 'no'} | {e(q['question'])} |" for q in data["questions"]]
     elif data["report"] == "uncovered":
         lines.append(f"{data['uncovered']} of {data['judged_relevant_passages']} judged relevant passages are "
                      "answered by no question\n")
@@ -196,6 +236,10 @@ def e(text: str | None) -> str:
 
 def _plain(text: object) -> str:
     return str(text if text is not None else "").replace("\n", " ")
+
+
+def _fraction(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
 
 
 def _dash(value: object) -> str:

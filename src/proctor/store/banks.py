@@ -96,6 +96,11 @@ class BankTables:
         return [{"bank": b, "version": v, "seq": s, "source": src, "created": c, "questions": n,
                  "nuggets": k or 0, "latest": bool(latest)} for b, v, s, src, c, n, k, latest in rows]
 
+    def bank_info(self, name: str, version: str) -> dict[str, Any]:
+        """What a bank version's source recorded about it (generator, model, prompt version; {} when none)."""
+        row = self.db.execute("SELECT info FROM banks WHERE bank_id = ? AND version = ?", (name, version)).fetchone()
+        return (json.loads(row[0]) or {}) if row and row[0] else {}
+
     def bank_version(self, spec: str | None) -> tuple[str, str] | None:
         """(name, version) of `NAME` (its latest version) or `NAME@VERSION`; None when no bank is named and
         the store holds none. With no name and several banks, a usage error lists them."""

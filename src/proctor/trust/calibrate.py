@@ -148,7 +148,8 @@ def held_out(pool: Pool, rule: int, held: np.ndarray) -> dict[str, float]:
         import krippendorff
         from sklearn.metrics import cohen_kappa_score
     except ImportError:
-        raise UsageError("calibrate needs scikit-learn and krippendorff: pip install 'proctor[trust]'") from None
+        raise UsageError("calibrate needs scikit-learn and krippendorff (in a Proctor checkout: "
+                         "pip install -e '.[trust]')") from None
     mask = np.isin(pool.topic, np.flatnonzero(held))
     predicted, human = pool.predicted[rule, mask].astype(int), pool.human[mask].astype(int)
     varied = len(np.unique(np.concatenate([predicted, human]))) > 1  # else both are undefined

@@ -18,6 +18,18 @@
       if (link) { link.focus(); event.preventDefault(); }
     });
   }
+  // Hovering a cell names its question (the column's title) and its passage (the row's id and first words);
+  // set on first hover from the headers, so the page carries each text once.
+  function matrixTitles() {
+    var table = document.getElementById("matrix");
+    if (!table) return;
+    table.addEventListener("mouseover", function (event) {
+      var cell = event.target.closest("td.g");
+      if (!cell || cell.title) return;
+      var column = table.tHead.rows[0].cells[cell.cellIndex], passage = cell.parentElement.cells[0];
+      cell.title = column.title + "\n" + passage.textContent.trim();
+    });
+  }
   function jobProgress() {
     var label = document.getElementById("job-progress");
     if (!label) return;
@@ -37,5 +49,5 @@
     }
     poll();
   }
-  document.addEventListener("DOMContentLoaded", function () { matrixKeys(); jobProgress(); });
+  document.addEventListener("DOMContentLoaded", function () { matrixKeys(); matrixTitles(); jobProgress(); });
 })();

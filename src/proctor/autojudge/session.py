@@ -1,0 +1,212 @@
+"""One judge configuration's state: a Proctor store inside `--out-dir` that holds the topics, the responses,
+the bank, the grades and the LLM's replies. Every step goes through `proctor.api`; a second run resumes and
+grades only what is missing, and a pair that has no grade after grading is an error naming it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from proctor import api
+from proctor.autojudge.llm_config import resolve
+from proctor.autojudge.settings import JudgeSettings
+from proctor.errors import UsageError
+from proctor.llm.health import BackendUnavailable
+from proctor.methods import DIRECT
+from proctor.records import GradeSet
+from proctor.store import Store
+
+ANSWER_METHODS = ("nugget-assign", "citation-support")
+NO_BANK_METHODS = (*DIRECT, "four-prompts", "four-prompts-cot", "query-gen", "citation-support")
+"""Methods that grade a passage for its query (or a citation for its passage), not for bank items."""
+
+
+def note(message: str) -> None:
+    """A line for the person running the judge (standard error, as the AutoJudge runner logs)."""
+    print(f"[proctor] {message}", file=sys.stderr)
+
+
+@dataclass
+class Session:
+    """The store of one configuration and the LLM settings it grades with."""
+
+    settings: JudgeSettings
+    store: Store
+    outdir: Path
+    model: str | None
+    base_url: str | None
+    runs: list[str] = field(default_factory=list)
+    """The runs of this run's responses: the only ones its leaderboard and qrels show (the store may hold more)."""
+    sentences: dict[str, str] = field(default_factory=dict)
+    """Passage id (`run/topic/i`) → the sentence's text exactly as the report gives it."""
+
+    @classmethod
+    def open(cls, kwargs: dict[str, Any], llm_config: Any) -> Session:
+        """The store named by the settings inside the runner's `outdir` (created on the first run)."""
+        settings = JudgeSettings.from_kwargs(kwargs)
+        outdir = Path(kwargs.get("outdir") or ".")
+        outdir.mkdir(parents=True, exist_ok=True)
+        model, base_url = resolve(settings.llm_config_file, getattr(llm_config, "model", None),
+                                  getattr(llm_config, "base_url", None),
+                                  outdir / f"{Path(settings.store).name.removesuffix('.db')}.llm-choice.json")
+        store = api.open_store(outdir / settings.store, create=True)
+        return cls(settings, store, outdir, model, base_url)
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.store.close()
+
+    @property
+    def needs_bank(self) -> bool:
+        """Whether the method grades bank items (questions or nuggets)."""
+        return self.settings.method not in NO_BANK_METHODS
+
+    def ensure_bank(self, topics: Sequence[Any], nugget_banks: Any) -> None:
+        """The given banks imported (a changed bank becomes a new version), else the stored bank, else one
+        generated (nuggets with importance for the nugget methods)."""
+        if nugget_banks is not None:
+            self.import_banks(nugget_banks, [t.request_id for t in topics])
+        elif not self.has_bank():
+            note("no bank given or stored: generating one with the LLM")
+            self.generate_bank(topics, nuggets=self.settings.method in ("nugget-rating", "nugget-assign"))
+
+    def graded(self, topics: Sequence[Any], responses: Iterable[Any], nugget_banks: Any, corpus: str | None
+               ) -> GradeSet:
+        """Topics, responses, corpus and bank loaded, every pair graded: the grade set."""
+        self.load(topics, list(responses))
+        self.load_corpus(corpus)
+        if self.needs_bank:
+            self.ensure_bank(topics, nugget_banks)
+        return self.grade()
+
+    @property
+    def stem(self) -> str:
+        """The store's file name without `.db`: the prefix of the files the session writes beside it."""
+        return Path(self.settings.store).name.removesuffix(".db")
+
+    def load(self, topics: Sequence[Any], responses: Iterable[Any] | None) -> None:
+        """Import the topics and the responses (the identical files again change nothing)."""
+        queries = self.outdir / f"{self.stem}.topics.jsonl"
+        _write_lines(queries, ({"query_id": t.request_id, "text": t.title} for t in topics))
+        api.import_into(self.store, "queries", [queries])
+        if responses is None:
+            return
+        responses = list(responses)
+        self.runs = sorted({r.metadata.run_id for r in responses})
+        self.sentences = sentence_texts(responses)
+        reports = self.outdir / f"{self.stem}.responses.jsonl"
+        _write_lines(reports, (r.model_dump(mode="json", exclude_none=True) for r in responses))
+        (report,) = api.import_into(self.store, "responses", [reports], skip_unknown_queries=True)
+        if report.skipped_unknown_queries:
+            note(f"{report.skipped_unknown_queries} responses answer topics not in --rag-topics: not judged")
+
+    def load_corpus(self, corpus: str | None) -> None:
+        """`--corpus`: the cited documents' texts, which citation support judges against (a corpus file Proctor
+        reads: JSONL `{id, text}`, TSV, ...); the other methods grade the response sentences and ignore it."""
+        if self.settings.method != "citation-support":
+            if corpus:
+                note(f"--corpus {corpus}: not used by method {self.settings.method}")
+            return
+        if not corpus or not Path(corpus).is_file():
+            raise UsageError(f"method citation-support judges cited sentences against the cited documents: give "
+                             f"--corpus FILE (JSONL {{id, text}} or TSV), not {corpus!r}")
+        api.import_into(self.store, "corpus", [corpus])
+
+    def has_bank(self) -> bool:
+        """Whether the store holds a bank (given or generated on an earlier run)."""
+        return bool(self.store.banks())
+
+    def import_banks(self, nugget_banks: Any, topic_ids: list[str]) -> None:
+        """Import the given AutoJudge nugget banks of the judged topics (written with AutoJudge's own writer,
+        read with Proctor's AutoJudge bank reader) as the store's bank; the runner's --topic / --limit-topics
+        judge fewer topics than the banks hold, and a bank of other topics would be scored too."""
+        from autojudge_base.nugget_data import write_nugget_banks_generic
+
+        wanted = set(topic_ids)
+        kept = type(nugget_banks)(banks={q: b for q, b in nugget_banks.banks.items() if q in wanted})
+        path = self.outdir / f"{self.stem}.given-bank.jsonl"
+        write_nugget_banks_generic(kept, path)
+        api.import_into(self.store, "bank", [path], bank_name=self.bank_name)
+
+    @property
+    def bank_name(self) -> str:
+        """The name the store gives an imported or generated bank (`bank`'s name, else `autojudge`)."""
+        return (self.settings.bank or "autojudge").split("@")[0]
+
+    def generate_bank(self, topics: Sequence[Any], *, nuggets: bool) -> None:
+        """Generate questions (or nuggets with importance) for the topics with the configured LLM."""
+        outcome = api.generate_bank([(t.request_id, t.title) for t in topics], self.settings.llm_spec(self.model),
+                                    kind="nuggets" if nuggets else "questions", n=self.settings.generate,
+                                    importance=nuggets, **self.settings.backend_options(self.base_url))
+        if outcome.failures:
+            missing = ", ".join(f["query_id"] for f in outcome.failures[:10])
+            raise UsageError(f"bank generation gave no usable reply for {len(outcome.failures)} topics ({missing}): "
+                             f"{outcome.failures[0]['reasons'][-1]}")
+        path = self.outdir / f"{self.stem}.generated-bank.jsonl"
+        _write_lines(path, outcome.lines)
+        api.import_into(self.store, "bank", [path], bank_name=self.bank_name)
+
+    def grade(self) -> GradeSet:
+        """Grade what is missing; a pair left without a grade (not in the cache, the LLM failing) is an error."""
+        s = self.settings
+        llm = s.llm or ("embed:minilm" if s.method == "embedding" else s.llm_spec(self.model))
+        options: dict[str, Any] = {**s.backend_options(self.base_url), "progress": False}
+        if s.method not in ANSWER_METHODS:
+            options.update(depth=s.depth)
+        if s.bank and s.method not in NO_BANK_METHODS:
+            options.update(bank=s.bank)
+        try:
+            grade_set, summaries = api.grade(self.store, s.method, llm, **options)
+        except BackendUnavailable as e:
+            raise UsageError(self.missing(llm, options, str(e))) from None
+        for summary in summaries:
+            left = summary.failures + summary.given_up
+            if left:
+                reasons = "; ".join(f"{reason} ({n})" for reason, n in summary.errors.most_common(3))
+                raise UsageError(
+                    f"{left} of {summary.pairs} pairs of grade set {summary.grade_set} ({summary.method} / "
+                    f"{summary.model}) have no grade: not in the cache of {self.store.path}, and the LLM failed"
+                    f"{': ' + reasons if reasons else ''}. Nothing was written; run again with the endpoint up")
+        done = sum(x.graded for x in summaries)
+        note(f"grade set {grade_set.id}: {done} pairs graded now, "
+             f"{sum(x.already_graded for x in summaries)} from the store")
+        return grade_set
+
+    def missing(self, llm: str, options: dict[str, Any], why: str) -> str:
+        """The error text when the endpoint is down and the store lacks grades."""
+        pairs = api.ungraded(self.store, self.settings.method, llm, **options)
+        return missing_text(self.store, pairs, self.settings.method, llm, why)
+
+
+def sentence_texts(responses: Iterable[Any]) -> dict[str, str]:
+    """Proctor's passage id of every report sentence (`run/topic/i`, sentences without text skipped, as the
+    responses reader numbers them) → its text as given."""
+    out = {}
+    for r in responses:
+        m = r.metadata
+        topic = m.topic_id or m.narrative_id or m.request_id
+        texts = [s.text for s in (r.responses or r.answer or []) if (s.text or "").strip()]
+        out.update({f"{m.run_id}/{topic}/{i}": text for i, text in enumerate(texts)})
+    return out
+
+
+def missing_text(store: Store, pairs: list[tuple[str, str, str]], method: str, llm: str, why: str) -> str:
+    """What a run without the LLM lacks: how many pairs, of which runs and topics, a few of them."""
+    runs = sorted({pid.split("/")[0] for _, pid, _ in pairs})
+    topics = sorted({qid for qid, _, _ in pairs})
+    shown = "; ".join(f"topic {q}, sentence {p}, item {i}" for q, p, i in pairs[:3])
+    return (f"{len(pairs)} pairs ({method} / {llm}) are not in the cache of {store.path} and the LLM cannot be "
+            f"asked ({why}): runs {', '.join(runs[:10])}{' ...' if len(runs) > 10 else ''}, topics "
+            f"{', '.join(topics[:10])}{' ...' if len(topics) > 10 else ''}; e.g. {shown}. Nothing was written")
+
+
+def _write_lines(path: Path, records: Iterable[dict[str, Any]]) -> None:
+    """JSON lines, keys sorted, so the same input always gives the same file (and the same import)."""
+    path.write_text("".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in records),
+                    encoding="utf-8")
