@@ -205,8 +205,9 @@ def test_question_ids_never_move_between_banks_or_queries(demo_store, tmp_path):
     bank = tmp_path / "collection" / "bank.jsonl"
     lines = _bank_lines(bank)
     before = Store.open(demo_store).dump()
-    other = run_process("import", "bank", _write(tmp_path / "other.jsonl", lines[:1]), "--store", demo_store)
-    assert other.code == 2 and "other.jsonl:1:" in other.err and "already belongs to bank 'bank'" in other.err
+    changed = [{**lines[0], "items": [{**lines[0]["items"][0], "question_text": "Another text?"}]}]
+    other = run_process("import", "bank", _write(tmp_path / "other.jsonl", changed), "--store", demo_store)
+    assert other.code == 2 and "other.jsonl:1:" in other.err and "another text in bank 'bank'" in other.err
     moved = [dict(line) for line in lines]
     moved[1] = {**moved[1], "items": moved[1]["items"] + [dict(moved[0]["items"][0], query_id=moved[1]["query_id"])]}
     moved[0] = {**moved[0], "items": moved[0]["items"][1:]}

@@ -29,6 +29,7 @@ from proctor.evaluate.sources import (
     note_flagged,
     official_or_file_qrels,
     resolve_grade_set,
+    with_unjudgeable,
 )
 from proctor.importing import ImportOptions, ImportReport, import_files
 from proctor.io.leaderboards import read_leaderboard
@@ -181,7 +182,7 @@ def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int |
         graded = exam_qrels(store, grade_set)
         board.coverage = leaderboard_coverage(board, ranked, graded, query_counts(store, grade_set, graded),
                                               depth=budget, labelled_by="graded", floor=floor)
-        return note_flagged([board])
+        return note_flagged(with_unjudgeable(store, ranked, not runs, [board]))
     grade_set = None
     if judgments:
         qrels_ = official_or_file_qrels(store, judgments)
@@ -199,7 +200,7 @@ def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int |
     for board, spec in zip(boards, [s for s in specs if s is not None], strict=True):
         board.coverage = leaderboard_coverage(board, ranked, qrels_, counts, depth=getattr(spec, "cutoff", None),
                                               labelled_by="graded" if grade_set else "judged", floor=floor)
-    return boards
+    return with_unjudgeable(store, ranked, not runs, boards)
 
 
 def add_intervals(board: Leaderboard, *, confidence: float = DEFAULT_CONFIDENCE, resamples: int = DEFAULT_RESAMPLES,
@@ -326,7 +327,7 @@ def info_text(counts: dict[str, Any]) -> str:
     """What `proctor info` prints: counts, bank versions, grade sets."""
     lines = [f"{key:<14} {counts[key]}" for key in ("store", "queries", "passages", "runs", "generated_runs",
                                                      "rankings", "judgments", "banks", "questions", "grades",
-                                                     "failures")]
+                                                     "failures", "unjudgeable")]
     for bank in counts["bank_versions"]:
         latest = " (latest)" if bank["latest"] else ""
         lines.append(f"bank           {bank['bank']}@{bank['version']}{latest}: {bank['questions']} items "
@@ -335,6 +336,9 @@ def info_text(counts: dict[str, Any]) -> str:
         hidden = (" (intermediate)" if s.get("intermediate") else "") + (" (empty)" if s.get("empty") else "")
         lines.append(f"grade set      {s['id']}  {s['method']} / {s['model']}  bank {s['bank']}  prompt "
                      f"{s['prompt_version']}  {s['grades']} grades ({s['failures']} failed){hidden}")
+    for grade_set, why in counts["stale_grades"].items():
+        lines.append(f"stale grades   {grade_set}  " + ", ".join(f"{n} ({reason})" for reason, n in why.items())
+                     + ": not counted; the next `grade` grades those pairs again")
     return "\n".join(lines) + "\n"
 
 

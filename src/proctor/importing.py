@@ -2,16 +2,23 @@
 
 Unknown query ids (rankings, judgments or questions for a query the store does not know, once it knows
 some) are errors naming the file and line, unless the caller asks to skip them; skipped lines are counted.
+
+Nothing stored is silently replaced (`store.integrity`): a file that contradicts the store (another text, score,
+judgment or grade for the same key; a run that exists with other rankings) is refused naming its line, what the
+store holds and which import wrote it, unless `replace` is asked; then what it replaced is counted, logged, and
+the grades made from a replaced text are set aside as stale (graded again by the next `grade`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from proctor.errors import InputError, UsageError
+from proctor.import_checks import compare_runs, note_unjudgeable, set_stale
 from proctor.io.background import in_background
 from proctor.io.bank_files import load_bank
 from proctor.io.banks import is_spurious
@@ -24,6 +31,7 @@ from proctor.numeric_options import check_numbers
 from proctor.records import GradeSet
 from proctor.store import Store, now
 from proctor.store.banks import IdConflict
+from proctor.store.integrity import Guard
 
 KINDS = ("queries", "runs", "qrels", "corpus", "bank", "exampp", "responses")
 
@@ -39,6 +47,11 @@ class ImportReport:
     skipped_records: list[InputError] = field(default_factory=list)
     unchanged: bool = False
     bank: str | None = None
+    imported_at: str = ""
+    replaced: dict[str, int] = field(default_factory=dict)
+    """What `--replace` replaced: rows per table, and the grades that became stale."""
+    bookkeeping: int = 0
+    """Changes the import made and undid (not a change of the store)."""
     notes: list[str] = field(default_factory=list)
     """What the reader merged or noticed (printed before the summary)."""
 
@@ -51,6 +64,8 @@ class ImportReport:
             extra += f"; skipped {len(self.skipped_records)} malformed records"
         if self.bank:
             extra += f"; bank {self.bank}"
+        if self.replaced:
+            extra += "; replaced " + ", ".join(f"{n} {what}" for what, n in self.replaced.items())
         same = " (already imported: nothing changed)" if self.unchanged else ""
         return f"{self.path}: {self.kind}: {parts}{extra}{same}"
 
@@ -67,6 +82,8 @@ class ImportOptions:
     on_error: str = "fail"
     grades_bank: str | None = None
     """exampp: attach the imported grades to this bank (`NAME[@VERSION]`), which must hold every graded question."""
+    replace: bool = False
+    """Replace what the store holds where the file contradicts it (otherwise such a file is refused)."""
 
     def __post_init__(self) -> None:
         """`word_budget` is refused out of range, as every numeric option is (`proctor.numeric_options`)."""
@@ -80,17 +97,46 @@ def import_files(
     if kind not in _IMPORTERS:
         raise UsageError(f"unknown import kind {kind!r}; choose one of {', '.join(KINDS)}")
     options = options or ImportOptions()
-    reports = []
     with store.bulk_transaction():
-        for path in map(Path, paths):
-            report = ImportReport(kind, str(path))
-            before = store.db.total_changes
-            _IMPORTERS[kind](store, path, options, report)
-            report.unchanged = store.db.total_changes == before
-            store.record_import(kind, _sha256(path), str(path))
-            reports.append(report)
+        reports = [_import_one(store, kind, path, options) for path in map(Path, paths)]
         store.grade_counts()  # counted once here, inside the import, so that readers find them kept
     return reports
+
+
+def _import_one(store: Store, kind: str, path: Path, options: ImportOptions) -> ImportReport:
+    """Import one file under the guard (inside the caller's transaction); log it when it changed anything."""
+    report = ImportReport(kind, str(path), imported_at=now())
+    digest = _sha256(path) if path.exists() else ""
+    entry = store.begin_import(kind, str(path), digest, report.imported_at)
+    before = store.db.total_changes
+    store.origin = entry
+    try:
+        with store.guarded(options.replace) as guard:
+            try:
+                _IMPORTERS[kind](store, path, options, report, guard)
+            except sqlite3.IntegrityError:
+                if guard.refused is None:
+                    raise
+                raise InputError(str(path), guard.refused.line, f"{store.describe(guard.refused)}; importing it "
+                                 "would replace what the store holds: pass --replace to replace it (the grades "
+                                 "made from a replaced text become stale)") from None
+    finally:
+        store.origin = None
+    set_stale(store, guard, report)
+    stale = report.replaced.pop("stale grades", 0)
+    for table, n in guard.replaced().items():
+        report.replaced[table] = report.replaced.get(table, 0) + n
+    if stale:
+        report.replaced["stale grades"] = stale
+        report.notes.append(f"{report.path}: {report.replaced['stale grades']} grades were made from a text this "
+                            "import replaced: set aside as stale (not counted anywhere; the next `grade` grades "
+                            "those pairs again)")
+    changed = store.db.total_changes - report.bookkeeping != before
+    report.unchanged = not changed
+    store.finish_import(entry, report.counts, report.replaced, changed=changed)
+    store.record_import(kind, digest, str(path))
+    note_unjudgeable(store, report)
+    return report
 
 
 class _QueryCheck:
@@ -111,9 +157,9 @@ class _QueryCheck:
                          "import them first, or pass --skip-unknown-queries)")
 
 
-def _import_queries(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
+def _import_queries(store: Store, path: Path, options: ImportOptions, report: ImportReport, guard: Guard) -> None:
     rows = read_queries(path)
-    store.upsert_queries((qid, text) for _, qid, text in rows)
+    store.upsert_queries(guard.track((line, (qid, text)) for line, qid, text in rows))
     report.counts["queries"] = len(rows)
 
 
@@ -129,31 +175,33 @@ def _refuse_generated_runs(path: Path, runs: dict[str, int], generated: set[str]
                              "the retrieval run a name of its own (its rankings would be merged into them)")
 
 
-def _import_runs(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
+def _import_runs(store: Store, path: Path, options: ImportOptions, report: ImportReport, guard: Guard) -> None:
     check = _QueryCheck(store, path, options, report)
     lines = [r for r in read_run(path) if check.keep(r.line, r.query_id)]
     _refuse_generated_runs(path, {r.run: r.line for r in reversed(lines)}, _generated_runs(store))
-    store.upsert_rankings((r.run, r.query_id, r.passage_id, r.rank, r.score) for r in lines)
+    compare_runs(store, path, lines, options.replace, report)
+    store.upsert_rankings(guard.track((r.line, (r.run, r.query_id, r.passage_id, r.rank, r.score)) for r in lines))
     store.upsert_passages((r.passage_id, None) for r in lines)
     report.counts["runs"] = len({r.run for r in lines})
     report.counts["rankings"] = len(lines)
 
 
-def _import_qrels(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
+def _import_qrels(store: Store, path: Path, options: ImportOptions, report: ImportReport, guard: Guard) -> None:
     check = _QueryCheck(store, path, options, report)
-    rows = [(qid, pid, rel) for line, qid, pid, rel in read_qrels(path) if check.keep(line, qid)]
-    store.upsert_judgments(rows)
+    lines = [(line, (qid, pid, rel)) for line, qid, pid, rel in read_qrels(path) if check.keep(line, qid)]
+    rows = [row for _, row in lines]
+    store.upsert_judgments(guard.track(lines))
     store.upsert_passages((pid, None) for _, pid, _ in rows)
     report.counts["judgments"] = len(rows)
 
 
-def _import_corpus(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
+def _import_corpus(store: Store, path: Path, options: ImportOptions, report: ImportReport, guard: Guard) -> None:
     rows = read_corpus(path)
-    store.upsert_passages((pid, text) for _, pid, text in rows)
+    store.upsert_passages(guard.track((line, (pid, text)) for line, pid, text in rows))
     report.counts["passages"] = len(rows)
 
 
-def _import_bank(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
+def _import_bank(store: Store, path: Path, options: ImportOptions, report: ImportReport, guard: Guard) -> None:
     bank = load_bank(path, options.on_error)
     report.skipped_records.extend(bank.skipped)
     report.notes.extend(bank.notes)
@@ -161,9 +209,14 @@ def _import_bank(store: Store, path: Path, options: ImportOptions, report: Impor
     questions = [q for q in bank.questions if check.keep(bank.lines[q["question_id"]], q["query_id"])]
     bank.questions = questions
     name = options.bank_name or _stem(path)
-    store.upsert_queries((qid, text) for qid, text in bank.query_texts.items() if not check.known or qid in check.known)
+    first = {}
+    for q in questions:
+        first.setdefault(q["query_id"], bank.lines.get(q["question_id"]))
+    store.upsert_queries(guard.track((first.get(qid), (qid, text)) for qid, text in bank.query_texts.items()
+                                     if not check.known or qid in check.known))
     try:
-        added = store.add_bank_version(name, bank.version, str(path), bank.info or None, questions)
+        added = store.add_bank_version(name, bank.version, str(path), bank.info or None, questions,
+                                       replace=options.replace, replaced=guard.replaced_questions)
     except IdConflict as exc:
         raise InputError(str(path), bank.lines.get(exc.question_id), str(exc)) from None
     report.bank = f"{name}@{bank.version}" + ("" if added else " (this version was already stored)")
@@ -177,7 +230,7 @@ def _size(path: Path) -> int:
     return path.stat().st_size if path.is_file() else 0
 
 
-def _import_exampp(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
+def _import_exampp(store: Store, path: Path, options: ImportOptions, report: ImportReport, guard: Guard) -> None:
     counts = dict.fromkeys(("queries", "passages", "query-passage pairs", "judgments", "rankings", "grades"), 0)
     runs: set[str] = set()
     passages: set[str] = set()
@@ -187,13 +240,15 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
     check = _QueryCheck(store, path, options, report)
     generated = _generated_runs(store)
     queries = in_background(lambda: read_exampp(path, with_grades=options.with_grades), size=_size(path))
-    with store.grade_import(now()) as grades:
+    with store.grade_import(report.imported_at) as grades:
         for query in queries:
             if not check.keep(query.line, query.query_id):
                 continue
+            guard.line = query.line
             _refuse_generated_runs(path, {r[0]: query.line for r in query.rankings}, generated)
             store.upsert_queries([(query.query_id, None)])
             store.upsert_passages(query.passages)
+            set_stale(store, guard, report)
             store.upsert_judgments(query.judgments)
             store.upsert_rankings(query.rankings)
             for key, info in query.configs.items():
@@ -212,6 +267,7 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
             counts["judgments"] += len(query.judgments)
             counts["rankings"] += len(query.rankings)
             runs.update(r[0] for r in query.rankings)
+    report.bookkeeping += grades.bookkeeping
     counts["passages"] = len(passages)
     counts["runs"] = len(runs)
     if not options.with_grades:
@@ -229,14 +285,18 @@ def _refuse_non_members(path: Path, line: int, questions: set[str], members: set
                          "(or marked spurious there: such questions are not graded)")
 
 
-def _import_responses(store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
+def _import_responses(store: Store, path: Path, options: ImportOptions, report: ImportReport, guard: Guard) -> None:
     read = read_responses(path, options.response_format, word_budget=options.word_budget, on_error=options.on_error)
     report.skipped_records.extend(read.skipped)
     check = _QueryCheck(store, path, options, report)
     kept = [r for r in read.responses if check.keep(r.line, r.query_id)]
-    _refuse_merging_responses(store, path, kept)
-    store.upsert_queries((r.query_id, r.query_text) for r in kept)
+    _refuse_merging_responses(store, path, kept, options.replace, report)
+    differ = store.fill_query_texts((r.query_id, r.query_text) for r in kept)
+    if differ:  # a RAG record's topic or narrative is context, not the query: the store's text stays
+        report.notes.append(f"{path}: {differ} queries carry another text than the store's (a topic or narrative); "
+                            "the store's query texts are kept")
     for r in kept:
+        guard.line = r.line
         store.upsert_passages((s.passage_id, s.text) for s in r.segments)
         store.upsert_rankings((r.run, r.query_id, s.passage_id, s.position + 1, float(-s.position))
                               for s in r.segments)
@@ -248,10 +308,11 @@ def _import_responses(store: Store, path: Path, options: ImportOptions, report: 
     report.counts["truncated"] = sum(r.truncated for r in kept)
 
 
-def _refuse_merging_responses(store: Store, path: Path, responses: list[Response]) -> None:
+def _refuse_merging_responses(store: Store, path: Path, responses: list[Response], replace: bool,
+                              report: ImportReport) -> None:
     """Generated responses never merge into what the store holds: not into a retrieval run of the same name,
     and not into a different response of the same run to the same query (importing the same responses
-    again changes nothing)."""
+    again changes nothing; under `replace` the stored response is removed first, counted)."""
     segments = store.segments()
     stored: dict[tuple[str, str], dict[str, dict]] = {}
     for pid, segment in segments.items():
@@ -269,12 +330,16 @@ def _refuse_merging_responses(store: Store, path: Path, responses: list[Response
         now = {s.passage_id: (s.position, s.citations, r.truncated, s.text) for s in r.segments}
         then = {pid: (seg["position"], seg["citations"], seg["truncated"], texts.get(pid))
                 for pid, seg in before.items()}
-        if now != then:
+        if now != then and replace:
+            store.delete_response(r.run, r.query_id)
+            report.replaced["responses"] = report.replaced.get("responses", 0) + 1
+        elif now != then:
             raise InputError(str(path), r.line, f"run {r.run!r} already holds a different response to query "
-                             f"{r.query_id!r} (imported before); give the new responses a run id of their own")
+                             f"{r.query_id!r} (imported before); give the new responses a run id of their own, or "
+                             "pass --replace to replace it")
 
 
-_IMPORTERS: dict[str, Callable[[Store, Path, ImportOptions, ImportReport], None]] = {
+_IMPORTERS: dict[str, Callable[[Store, Path, ImportOptions, ImportReport, Guard], None]] = {
     "queries": _import_queries,
     "runs": _import_runs,
     "qrels": _import_qrels,

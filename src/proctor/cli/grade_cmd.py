@@ -266,6 +266,8 @@ def _print_summary(summary) -> None:
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(data["by_status"].items())) or "nothing to do"
     rate = f"{data['pairs_per_second']:.1f} pairs/s" if data["pairs_per_second"] else "-"
     given_up = f", {data['given_up']} failed too often (not retried)" if data["given_up"] else ""
+    if data.get("unjudgeable_passages"):
+        given_up += f", {data['unjudgeable_passages']} pool passages without text left out (unjudgeable)"
     note(f"{data['method']} with {data['model']}: {data['pairs_in_pool']} pairs in the pool, "
          f"{data['already_graded']} already graded{given_up}, {data['graded_now']} graded now ({statuses}); "
          f"{data['failures']} failures; {data['llm_calls']} calls, {data['cache_hits']} cache hits, "

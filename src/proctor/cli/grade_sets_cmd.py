@@ -44,8 +44,10 @@ def run_list(args: argparse.Namespace) -> int:
 
     with readable_store(args.store, args.lock_timeout) as store:
         sets = list_grade_sets(store)
+        stale = store.stale_counts()
     if args.format == "json":
-        print(json.dumps([{**s.as_dict(), "steps": steps} for s, steps in sets], indent=2))
+        print(json.dumps([{**s.as_dict(), "steps": steps, "stale": stale.get(s.id, {})} for s, steps in sets],
+                         indent=2))
         return 0
     if not sets:
         note(f"{args.store}: no grade sets")
@@ -53,6 +55,9 @@ def run_list(args: argparse.Namespace) -> int:
         print(grade_set.describe())
         for step, counts in sorted(steps.items()):
             print(f"    {step}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+        if stale.get(grade_set.id):
+            print("    stale (not counted; graded again by the next `grade`): "
+                  + ", ".join(f"{why} {n}" for why, n in stale[grade_set.id].items()))
     return 0
 
 

@@ -10,7 +10,10 @@ from proctor.importing import KINDS, ImportOptions, import_files
 
 HELP = """\
 Import files into a store (created if missing). All files of one command go in together or not at all;
-importing the same file twice changes nothing.
+importing the same file twice changes nothing. A file that contradicts what the store holds (another query or
+passage text, judgment, grade, or a run that exists with other rankings) is refused, naming its line, what the
+store holds and which import wrote it; --replace replaces it instead (counted on standard error and in the
+store's import log), and the grades made from a replaced text become stale (graded again by the next `grade`).
 
 kinds:
   queries  JSON {id: text}, JSONL {"query_id", "text"}, or TSV id<TAB>text
@@ -46,6 +49,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--on-error", choices=("fail", "skip"), default="fail",
                    help="responses, bank (JSONL): a malformed record fails the import (default) or is skipped and "
                    "reported with its file and line")
+    p.add_argument("--replace", action="store_true",
+                   help="replace what the store holds where the file contradicts it (a run is replaced whole); "
+                   "the grades made from a replaced text become stale")
     p.add_argument("--skip-unknown-queries", action="store_true",
                    help="skip (and count) lines of queries the store does not know instead of failing")
     p.set_defaults(func=run)
@@ -55,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
     """Import and print one summary line per file on standard error."""
     options = ImportOptions(with_grades=not args.no_grades, bank_name=args.name,
                             skip_unknown_queries=args.skip_unknown_queries, response_format=args.response_format,
-                            word_budget=args.word_budget, on_error=args.on_error, grades_bank=args.bank)
+                            word_budget=args.word_budget, on_error=args.on_error, grades_bank=args.bank,
+                            replace=args.replace)
     if args.bank and args.kind != "exampp":
         raise UsageError("--bank applies to `import exampp` only (bank files take --name)")
     with writable_store(args.store, args.lock_timeout) as store:

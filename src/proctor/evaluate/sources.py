@@ -253,6 +253,22 @@ def note_flagged(boards: list[Leaderboard]) -> list[Leaderboard]:
     """Say on every leaderboard how many of its grade set's pool pairs `--guard detect` flagged (no grade)."""
     for board in boards:
         if board.description.get("flagged_pairs"):
+            if board.coverage is not None:
+                board.coverage.add_count("flagged", board.description["flagged_pairs"])
             board.notes.append(f"{board.description['flagged_pairs']} pool pairs flagged by --guard detect have no "
                                "grade (unjudged here); they are listed for review (docs/robustness.md)")
+    return boards
+
+
+def with_unjudgeable(store: Store, ranked: Ranked, stored: bool, boards: list[Leaderboard]) -> list[Leaderboard]:
+    """Say on every leaderboard how many ranked pairs of its runs name a passage without text (`unjudgeable`)."""
+    n = store.unjudgeable_in(ranked, stored=stored)
+    for board in boards:
+        board.description["unjudgeable"] = n
+        if board.coverage is not None:
+            board.coverage.add_count("unjudgeable", n)
+        if n:
+            board.notes.append(f"unjudgeable: {n} ranked (query, passage) pairs name a passage the store has no text "
+                               "for: never graded, not in EXAM-Qrels, unjudged for every measure (as trec_eval "
+                               "treats documents missing from qrels)")
     return boards

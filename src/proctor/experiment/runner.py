@@ -192,13 +192,14 @@ def import_sources(store: Store, plan: Plan) -> list[str]:
     options = experiment.import_options
     for source in experiment.sources:
         kind = import_kind(source)
-        extra: dict[str, Any] = {"skip_unknown_queries": bool(options.get("skip_unknown_queries"))}
+        extra: dict[str, Any] = {"skip_unknown_queries": bool(options.get("skip_unknown_queries")),
+                                 "replace": True}  # the experiment declares its inputs: a changed one replaces
         if kind == "exampp":
             extra["with_grades"] = options.get("exampp_grades", True)
         if kind == "responses":
             extra.update(response_format=options.get("response_format", "auto"), word_budget=options.get("word_budget"))
         for report in api.import_into(store, kind, plan.files[source], **extra):
-            lines.append(report.summary())
+            lines.extend([*report.notes, report.summary()])
     return lines
 
 

@@ -80,6 +80,8 @@ class Summary:
     already_graded: int = 0
     given_up: int = 0
     graded: int = 0
+    unjudgeable: int = 0
+    """Pool passages without text in the store: never graded."""
     by_status: Counter = field(default_factory=Counter)
     failures: int = 0
     calls: int = 0
@@ -97,6 +99,7 @@ class Summary:
         rate = self.graded / self.elapsed if self.elapsed > 0 else None
         return {"grade_set": self.grade_set, "method": self.method, "model": self.model, "pairs_in_pool": self.pairs,
                 "already_graded": self.already_graded, "given_up": self.given_up, "graded_now": self.graded,
+                "unjudgeable_passages": self.unjudgeable,
                 "by_status": dict(self.by_status),
                 "failures": self.failures, "llm_calls": self.calls, "cache_hits": self.cached, "tokens": self.tokens,
                 "truncated_contexts": self.truncated, "seconds": round(self.elapsed, 3),
@@ -123,7 +126,7 @@ class Engine:
     async def arun(self) -> Summary:
         """Grade every planned pair that lacks a grade; the backend stays open for further steps."""
         summary = Summary(self.step, self.backend.model, self.grade_set, self.plan.pairs, self.plan.already,
-                          self.plan.given_up)
+                          self.plan.given_up, unjudgeable=self.plan.unjudgeable)
         progress = Progress(self.plan.pairs - self.plan.already - self.plan.given_up, self.options.progress,
                             f"{self.step} · {self.backend.model}", every=self.options.progress_every)
         stop = asyncio.Event()

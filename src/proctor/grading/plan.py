@@ -45,6 +45,8 @@ class Plan:
     """Only items with gold answers are graded (the prompt shows them)."""
     """Failed pairs tried `max_attempts` times: kept as failed, not sent again."""
     given_up: int = 0
+    unjudgeable: int = 0
+    """Pool passages without text: never graded."""
     only: set[Key] | None = None
     """When set, only these pairs are graded (a batch import grades the pairs its result files answer)."""
     flagged: set[tuple[str, str]] = field(default_factory=set)
@@ -107,8 +109,11 @@ def make_plan(store: Store, items: Items, done: dict[Key, tuple[int | None, str 
     if max_queries is not None:
         queries = queries[:max_queries]
     plan = Plan([], done, 0, 0, variables, exhausted or set(), needs_answer_key, flagged=flagged or set())
+    textless = store.textless_passages()  # unjudgeable: never graded
     for qid in queries:
-        passages = pool[qid][:max_passages] if max_passages else pool[qid]
+        judgeable = [p for p in pool[qid] if p not in textless]
+        plan.unjudgeable += len(pool[qid]) - len(judgeable)
+        passages = judgeable[:max_passages] if max_passages else judgeable
         plan.queries.append((qid, passages, items[qid]))
         pairs = [(p, item[0]) for p in passages for item in items[qid] if (qid, p) not in plan.flagged
                  and (variables is None or variables(qid, p, item[0]) is not None)

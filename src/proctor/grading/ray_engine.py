@@ -40,7 +40,7 @@ class RayEngine(Engine):
             raise UsageError(f"--engine ray works with openai:, hf: and embed: backends, not {self.backend.kind}:")
         ray = _ray(address)
         summary = Summary(self.step, self.backend.model, self.grade_set, self.plan.pairs, self.plan.already,
-                          self.plan.given_up)
+                          self.plan.given_up, unjudgeable=self.plan.unjudgeable)
         progress = Progress(self.plan.pairs - self.plan.already - self.plan.given_up, self.options.progress,
                             f"{self.step} · {self.backend.model} · ray")
         self._buffer, self._cache_buffer, self._last_commit = [], [], time.monotonic()

@@ -27,8 +27,9 @@ from proctor.store.cover_cache import CoverCache
 from proctor.store.derived import DerivedGrades
 from proctor.store.grades import FAILED, GRADES_AS_NAMED, GradeTables
 from proctor.store.probes import ProbeTables
+from proctor.store.integrity import ImportLog
 from proctor.store.review import ReviewTables
-from proctor.store.schema import SCHEMA, SCHEMA_VERSION, migrate_v1, migrate_v2
+from proctor.store.schema import SCHEMA, SCHEMA_VERSION, migrate_v1, migrate_v2, migrate_v3
 from proctor.store.tallies import GradeTallies
 
 BULK_CACHE_KB = 65536
@@ -44,7 +45,7 @@ def now() -> str:
 
 
 class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, ProbeTables, GradeTallies, CoverCache,
-            DerivedGrades):
+            DerivedGrades, ImportLog):
     """A Proctor store: one SQLite file. Use `Store.open` (read) or `Store.create_or_open` (write)."""
 
     def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
@@ -52,6 +53,8 @@ class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, Prob
         self.db = connection
         self.migration_note: str | None = None
         self.read_only = False
+        self.origin: int | None = None
+        """The import log entry the content upserts write as their rows' `origin` (set by an import)."""
 
     # -- opening -------------------------------------------------------------------------------------
     @classmethod
@@ -103,7 +106,8 @@ class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, Prob
         version = int(row[0]) if row is not None and str(row[0]).isdigit() else None
         notes = []
         for old, migrate, which in ((1, lambda: migrate_v1(self.db, now()), "schema 1 (release 0.1.0)"),
-                                    (2, lambda: migrate_v2(self.db), "schema 2")):
+                                    (2, lambda: migrate_v2(self.db), "schema 2"),
+                                    (3, lambda: migrate_v3(self.db, now()), "schema 3")):
             if version == old:
                 try:
                     if self.read_only:
@@ -201,17 +205,19 @@ class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, Prob
 
     # -- content -------------------------------------------------------------------------------------
     def upsert_queries(self, rows: Iterable[tuple[str, str | None]]) -> None:
-        """Add queries; a known query keeps its text unless it had none."""
+        """Add queries; a known query takes the new text when it differs (an import's guard refuses that)."""
         self.db.executemany(
-            "INSERT INTO queries VALUES (?, ?) ON CONFLICT (query_id) DO UPDATE SET text = excluded.text"
+            f"INSERT INTO queries VALUES (?, ?, {self._origin_sql()}) ON CONFLICT (query_id) DO UPDATE SET"
+            " text = excluded.text, origin = excluded.origin"
             " WHERE excluded.text IS NOT NULL AND queries.text IS NOT excluded.text",
             rows,
         )
 
     def upsert_passages(self, rows: Iterable[tuple[str, str | None]]) -> None:
-        """Add passages; a known passage takes the new text when it differs."""
+        """Add passages; a known passage takes the new text when it differs (an import's guard refuses that)."""
         self.db.executemany(
-            "INSERT INTO passages VALUES (?, ?) ON CONFLICT (passage_id) DO UPDATE SET text = excluded.text"
+            f"INSERT INTO passages VALUES (?, ?, {self._origin_sql()}) ON CONFLICT (passage_id) DO UPDATE SET"
+            " text = excluded.text, origin = excluded.origin"
             " WHERE excluded.text IS NOT NULL AND passages.text IS NOT excluded.text",
             rows,
         )
@@ -219,19 +225,24 @@ class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, Prob
     def upsert_rankings(self, rows: Iterable[tuple[str, str, str, int, float]]) -> None:
         """Add (run, query, passage, rank, score) rows."""
         self.db.executemany(
-            "INSERT INTO rankings VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
-            " rank = excluded.rank, score = excluded.score"
+            f"INSERT INTO rankings VALUES (?, ?, ?, ?, ?, {self._origin_sql()}) ON CONFLICT DO UPDATE SET"
+            " rank = excluded.rank, score = excluded.score, origin = excluded.origin"
             " WHERE rankings.rank IS NOT excluded.rank OR rankings.score IS NOT excluded.score",
             rows,
         )
 
     def upsert_judgments(self, rows: Iterable[tuple[str, str, int]]) -> None:
-        """Add (query, passage, relevance) human judgments; a new label replaces an old one."""
+        """Add (query, passage, relevance) human judgments; a new label replaces an old one (an import's guard
+        refuses that)."""
         self.db.executemany(
-            "INSERT INTO judgments VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET relevance = excluded.relevance"
+            f"INSERT INTO judgments VALUES (?, ?, ?, {self._origin_sql()}) ON CONFLICT DO UPDATE SET"
+            " relevance = excluded.relevance, origin = excluded.origin"
             " WHERE judgments.relevance IS NOT excluded.relevance",
             rows,
         )
+
+    def _origin_sql(self) -> str:
+        return "NULL" if self.origin is None else str(int(self.origin))
 
     def upsert_segments(self, rows: Iterable[tuple[str, str, str, int, list[str], bool]]) -> None:
         """Remember where a passage of a generated response came from and what it cites."""
@@ -252,15 +263,6 @@ class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, Prob
             "SELECT passage_id, run, query_id, position, citations, truncated FROM response_segments")
         return {pid: {"run": run, "query_id": qid, "position": pos, "citations": json.loads(c) if c else [],
                       "truncated": bool(t)} for pid, run, qid, pos, c, t in rows}
-
-    def record_import(self, kind: str, sha256: str, path: str) -> None:
-        """Remember that a file was imported (the same file twice is remembered once)."""
-        self.db.execute("INSERT OR IGNORE INTO imports VALUES (?, ?, ?, ?)", (kind, sha256, str(path), now()))
-
-    def was_imported(self, kind: str, sha256: str) -> bool:
-        """Whether a file with this content was imported as `kind` before."""
-        row = self.db.execute("SELECT 1 FROM imports WHERE kind = ? AND sha256 = ?", (kind, sha256)).fetchone()
-        return row is not None
 
     def query_ids(self) -> set[str]:
         """Ids of all known queries."""
@@ -322,6 +324,8 @@ class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, Prob
             "questions": one("SELECT COUNT(DISTINCT question_id) FROM questions"),
             "grades": sum(n for steps in tallies.values() for per in steps.values() for n in per.values()),
             "failures": sum(per.get(FAILED, 0) for steps in tallies.values() for per in steps.values()),
+            "unjudgeable": self.unjudgeable(),
+            "stale_grades": self.stale_counts(),
             "grade_sets": [s.as_dict() for s in self.grade_sets()],
             "bank_versions": self.banks(),
         }
@@ -329,9 +333,12 @@ class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, Prob
     def dump(self) -> dict[str, list[tuple]]:
         """Every row of every content table, sorted (for tests of idempotence and atomicity)."""
         tables = ["queries", "passages", "rankings", "judgments", "banks", "questions", "grade_sets",
-                  "grades", "response_segments", "imports"]
-        return {t: sorted(self.db.execute(GRADES_AS_NAMED if t == "grades" else f"SELECT * FROM {t}"), key=repr)
-                for t in tables}
+                  "grades", "response_segments", "imports", "stale_grades"]  # import_log: provenance
+        def content(table: str) -> str:  # where a row came from (`origin`) is not content
+            return ", ".join(r[1] for r in self.db.execute(f"PRAGMA table_info({table})") if r[1] != "origin")
+
+        return {t: sorted(self.db.execute(GRADES_AS_NAMED if t == "grades" else f"SELECT {content(t)} FROM {t}"),
+                          key=repr) for t in tables}
 
 
 _DISTINCT_RUNS = ("WITH RECURSIVE runs(run) AS (SELECT MIN(run) FROM rankings UNION ALL SELECT (SELECT MIN(run)"

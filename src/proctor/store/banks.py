@@ -1,6 +1,6 @@
 """Banks and their versions. A bank has a name and versions that live side by side: importing a changed
-file under the same name adds a version and never rewrites an old one. A question id belongs to one bank
-and one query for good."""
+file under the same name adds a version and never rewrites an old one. A question id belongs to one query for
+good; the same question (same id and text) may be in several banks."""
 
 from __future__ import annotations
 
@@ -35,17 +35,27 @@ class BankTables:
     db: sqlite3.Connection
 
     def add_bank_version(self, name: str, version: str, source: str, info: dict | None,
-                         questions: list[dict]) -> bool:
-        """Store a bank version; False when this version of this bank is already stored. Refuses (IdConflict)
-        a question id that already belongs to another bank or another query."""
+                         questions: list[dict], *, replace: bool = False, replaced: set[str] | None = None) -> bool:
+        """Store a bank version; False when this version of this bank is already stored. A question id may be in
+        several banks with the same query and text; another query is refused (IdConflict), another text too
+        unless `replace`: then every stored copy takes the new text and its id is added to `replaced`."""
         if self.db.execute("SELECT 1 FROM banks WHERE bank_id = ? AND version = ?", (name, version)).fetchone():
             return False
         owners = self._question_owners([q["question_id"] for q in questions])
         for q in questions:
-            owner = owners.get(q["question_id"])
-            if owner is not None and owner != (name, q["query_id"]):
-                raise IdConflict(q["question_id"], f"question id {q['question_id']!r} already belongs to bank "
-                                 f"{owner[0]!r}, query {owner[1]!r}; ids are never moved (give the item a new id)")
+            for bank, query, text in owners.get(q["question_id"], ()):
+                if query != q["query_id"]:
+                    raise IdConflict(q["question_id"], f"question id {q['question_id']!r} already belongs to query "
+                                     f"{query!r} (bank {bank!r}); ids are never moved (give the item a new id)")
+                if text != q["text"] and bank != name and not replace:
+                    raise IdConflict(q["question_id"], f"question id {q['question_id']!r} is stored with another "
+                                     f"text in bank {bank!r} ({text!r}; this file: {q['text']!r}): give the item a "
+                                     "new id, or pass --replace to change its text everywhere (its grades become "
+                                     "stale)")
+                if text != q["text"] and bank != name and replaced is not None:
+                    self.db.execute("UPDATE questions SET text = ? WHERE question_id = ?",
+                                    (q["text"], q["question_id"]))
+                    replaced.add(q["question_id"])
         seq = self.db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM banks WHERE bank_id = ?", (name,)).fetchone()[0]
         created = datetime.now(UTC).isoformat(timespec="seconds")
         self.db.execute("INSERT INTO banks VALUES (?, ?, ?, ?, ?, ?)",
@@ -59,20 +69,22 @@ class BankTables:
                             [(name, version, q["question_id"], n) for n, q in enumerate(questions)])
         return True
 
-    def _question_owners(self, ids: list[str]) -> dict[str, tuple[str, str]]:
-        out: dict[str, tuple[str, str]] = {}
+    def _question_owners(self, ids: list[str]) -> dict[str, list[tuple[str, str, str]]]:
+        """`{question_id: [(bank, query, text), ...]}` of the stored copies of these ids (one per bank and text)."""
+        out: dict[str, list[tuple[str, str, str]]] = {}
         for start in range(0, len(ids), 500):
             chunk = ids[start:start + 500]
             marks = ",".join("?" * len(chunk))
-            for qid, bank, query in self.db.execute(
-                    f"SELECT DISTINCT question_id, bank_id, query_id FROM questions WHERE question_id IN ({marks})",
-                    chunk):
-                out[qid] = (bank, query)
+            for qid, bank, query, text in self.db.execute(
+                    "SELECT DISTINCT question_id, bank_id, query_id, text FROM questions"
+                    f" WHERE question_id IN ({marks})", chunk):
+                out.setdefault(qid, []).append((bank, query, text))
         return out
 
     def question_owner(self, question_id: str) -> tuple[str, str] | None:
-        """(bank, query) a question id belongs to, if any."""
-        return self._question_owners([question_id]).get(question_id)
+        """(bank, query) a question id belongs to (its first bank), if any."""
+        owners = self._question_owners([question_id]).get(question_id)
+        return (owners[0][0], owners[0][1]) if owners else None
 
     def banks(self) -> list[dict[str, Any]]:
         """Every stored bank version with its question counts, oldest first per bank."""

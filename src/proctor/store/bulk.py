@@ -39,6 +39,10 @@ class GradeImport:
         self.db, self._numbers, self.created = db, numbers, created
         self.changed: set[int] = set()
         self._batch: int | None = None
+        self.new_batch = False
+        """Whether this import numbered its writing time itself (dropped again when it wrote no grade)."""
+        self.bookkeeping = 0
+        """Rows written and deleted again (that number): changes of the store's counter that changed nothing."""
 
     def write(self, grade_set_id: str, step: str, rows: Sequence[tuple]) -> None:
         """Upsert (query, passage, question, raw reply, grade, parse status, answer, correct) rows into a step of
@@ -47,6 +51,8 @@ class GradeImport:
             return
         series = self._numbers("grade_series", "series", ("grade_set_id", "step"), {(grade_set_id, step)})
         if self._batch is None:
+            self.new_batch = self.db.execute("SELECT 1 FROM grade_batches WHERE created = ?",
+                                             (self.created,)).fetchone() is None
             self._batch = self._numbers("grade_batches", "batch", ("created",), {(self.created,)})[(self.created,)]
         self.db.executemany("INSERT OR IGNORE INTO grade_items (question_id) VALUES (?)",
                             sorted({(row[2],) for row in rows}))
@@ -80,6 +86,9 @@ class BulkGrades:
         finally:  # after an error too, unless the transaction is gone already (its rollback restored them)
             if self.db.in_transaction:
                 self._release(held, writer.changed)
+                if writer.new_batch and not writer.changed:  # an identical file again leaves no trace
+                    self.db.execute("DELETE FROM grade_batches WHERE batch = ?", (writer._batch,))
+                    writer.bookkeeping = 2
 
     def _release(self, held: list[tuple[str, str]], changed: set[int]) -> None:
         """Drop the kept results of the series written to, then make the held triggers again."""

@@ -1,9 +1,13 @@
-"""The store's schema (version 3) and the migrations of stores of schema 1 (release 0.1.0) and schema 2.
+"""The store's schema (version 4) and the migrations of stores of schema 1 (release 0.1.0), 2 and 3.
 
 Schema 3 keeps grade rows compact: a grade names its (grade set, step) by a small integer (`grade_series`), its
 question by one (`grade_items`) and the second it was written by one (`grade_batches`), so a row holds little
 more than the query, the passage and the grade. Only `store/` reads these integers: every method of `Store`
-takes and returns the grade set ids, steps, question ids and timestamps themselves."""
+takes and returns the grade set ids, steps, question ids and timestamps themselves.
+
+Schema 4 records where content came from: `import_log` has one entry per imported file (kind, path, digest, time,
+counts, what `--replace` replaced), and the rows of queries, passages, rankings and judgments name the entry that
+wrote them (`origin`). Grades made from a text that was since replaced are moved to `stale_grades`."""
 
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ from proctor.records import grade_set_id
 from proctor.store.caches import CACHE_SCHEMA
 from proctor.store.tallies import COUNTS_SCHEMA
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 QUESTION_POSITIONS = """CREATE TABLE IF NOT EXISTS question_positions (
     bank_id TEXT NOT NULL, version TEXT NOT NULL, question_id TEXT NOT NULL, position INTEGER NOT NULL,
@@ -26,14 +30,14 @@ banks' items go by id (`BankTables.bank_items`)."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS queries (query_id TEXT PRIMARY KEY, text TEXT);
-CREATE TABLE IF NOT EXISTS passages (passage_id TEXT PRIMARY KEY, text TEXT);
+CREATE TABLE IF NOT EXISTS queries (query_id TEXT PRIMARY KEY, text TEXT, origin INTEGER);
+CREATE TABLE IF NOT EXISTS passages (passage_id TEXT PRIMARY KEY, text TEXT, origin INTEGER);
 CREATE TABLE IF NOT EXISTS rankings (
     run TEXT NOT NULL, query_id TEXT NOT NULL, passage_id TEXT NOT NULL,
-    rank INTEGER NOT NULL, score REAL NOT NULL,
+    rank INTEGER NOT NULL, score REAL NOT NULL, origin INTEGER,
     PRIMARY KEY (run, query_id, passage_id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS judgments (
-    query_id TEXT NOT NULL, passage_id TEXT NOT NULL, relevance INTEGER NOT NULL,
+    query_id TEXT NOT NULL, passage_id TEXT NOT NULL, relevance INTEGER NOT NULL, origin INTEGER,
     PRIMARY KEY (query_id, passage_id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS banks (
     bank_id TEXT NOT NULL, version TEXT NOT NULL, seq INTEGER NOT NULL, source TEXT, info TEXT,
@@ -67,6 +71,13 @@ CREATE TABLE IF NOT EXISTS response_segments (
 CREATE TABLE IF NOT EXISTS imports (
     kind TEXT NOT NULL, sha256 TEXT NOT NULL, path TEXT NOT NULL, imported_at TEXT NOT NULL,
     PRIMARY KEY (kind, sha256)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS import_log (
+    entry INTEGER PRIMARY KEY, kind TEXT NOT NULL, path TEXT NOT NULL, sha256 TEXT NOT NULL,
+    imported_at TEXT NOT NULL, counts TEXT, replaced TEXT);
+CREATE TABLE IF NOT EXISTS stale_grades (
+    series INTEGER NOT NULL, query_id TEXT NOT NULL, passage_id TEXT NOT NULL, item INTEGER NOT NULL,
+    raw_reply TEXT, grade INTEGER, parse_status TEXT NOT NULL, answer TEXT, correct INTEGER, extra TEXT,
+    batch INTEGER NOT NULL, attempts INTEGER NOT NULL, why TEXT NOT NULL, staled_at TEXT NOT NULL);
 """ + QUESTION_POSITIONS + ";\n"
 
 GRADES_V2 = """CREATE TABLE IF NOT EXISTS grades (
@@ -164,6 +175,33 @@ def migrate_v2(db: sqlite3.Connection) -> str | None:
             db.execute(statement)
         db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
     return f"migrated the store from schema 2 to 3: {moved} grades in compact rows"
+
+
+ORIGIN_TABLES = ("queries", "passages", "rankings", "judgments")
+"""Tables whose rows name the import that wrote them (`origin`, an `import_log` entry; NULL before schema 4)."""
+
+
+def migrate_v3(db: sqlite3.Connection, staled_at: str) -> str | None:
+    """Give a schema-3 store the columns and tables of schema 4 inside one transaction; returns a one-line note
+    (None when another process migrated it first). Grades of passages that have no text (made from an empty
+    passage before schema 4) are moved to `stale_grades`: a passage without text is never graded."""
+    if not _begin_at(db, 3):
+        return None
+    with _committed(db):
+        for table in ORIGIN_TABLES:
+            columns = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+            if "origin" not in columns:  # stores migrated from schema 1 or 2 have it already
+                db.execute(f"ALTER TABLE {table} ADD COLUMN origin INTEGER")
+        for statement in SCHEMA.split(";"):
+            if statement.strip():
+                db.execute(statement)
+        textless = "passage_id IN (SELECT passage_id FROM passages WHERE text IS NULL)"
+        moved = db.execute(f"INSERT INTO stale_grades SELECT *, 'no passage text', ? FROM grades WHERE {textless}",
+                           (staled_at,)).rowcount
+        db.execute(f"DELETE FROM grades WHERE {textless}")
+        db.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    extra = f"; {moved} grades of passages without text set aside as stale" if moved else ""
+    return f"migrated the store from schema 3 to 4 (import log, provenance){extra}"
 
 
 @contextmanager

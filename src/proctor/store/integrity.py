@@ -1,0 +1,268 @@
+"""Nothing in the store is silently replaced (mixed into `Store`): the import log, the guard that refuses an
+import contradicting what the store holds, and grades set aside when a text they were made from is replaced.
+
+The guard is one set of temporary triggers for every import kind: an upsert that would change a stored value
+(another text, score, rank, judgment or grade for the same key) fires a BEFORE UPDATE trigger that records the
+change through a Python function and aborts the statement; the importer names the file's line it was writing.
+Writes that change nothing fire nothing, so the guard costs nothing on the bulk path (millions of new grades are
+inserts, and an identical file again updates no row). Under `--replace` the triggers only record what changed.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+GUARDED: dict[str, tuple[tuple[str, ...], tuple[str, ...], str, str]] = {
+    "queries": (("query_id",), ("text",), "OLD.text IS NOT NULL", "origin"),
+    "passages": (("passage_id",), ("text",), "OLD.text IS NOT NULL", "origin"),
+    "rankings": (("run", "query_id", "passage_id"), ("rank", "score"), "1", "origin"),
+    "judgments": (("query_id", "passage_id"), ("relevance",), "1", "origin"),
+    "grades": (("series", "query_id", "passage_id", "item"), ("grade", "parse_status", "raw_reply"), "1", "batch"),
+}
+"""Per guarded table: key columns, the values shown, when an update replaces stored content (filling a missing
+text does not), and the column naming where the stored row came from."""
+
+_FUNCTION = "proctor_changed"
+
+
+@dataclass
+class Change:
+    """One stored row an import would change (refused) or changed (`--replace`)."""
+
+    table: str
+    key: tuple
+    old: tuple
+    new: tuple
+    origin: int | None
+    line: int | None
+
+
+@dataclass
+class Guard:
+    """What an import changed, and the change it was refused for; `line` is the file's line being written."""
+
+    replace: bool
+    line: int | None = None
+    refused: Change | None = None
+    changes: list[Change] = field(default_factory=list)
+    replaced_questions: set[str] = field(default_factory=set)
+    """Question ids whose text a bank import replaced (`--replace`)."""
+    staled: set[tuple[str, str]] = field(default_factory=set)
+    """(column, id) whose grades were set aside already."""
+
+    def track(self, rows: Iterable[tuple[int, Any]]) -> Iterator[Any]:
+        """The rows of `(line, row)` pairs, noting each row's line as the store consumes it."""
+        for line, row in rows:
+            self.line = line
+            yield row
+
+    def replaced(self) -> dict[str, int]:
+        """`{table: rows replaced}` (a missing text filled in replaces nothing)."""
+        counts: dict[str, int] = {}
+        for change in self.changes:
+            if change.old[0] is not None or change.table not in ("queries", "passages"):
+                counts[change.table] = counts.get(change.table, 0) + 1
+        return counts
+
+    def replaced_ids(self, table: str) -> set[str]:
+        """Ids of the queries or passages whose stored text this import replaced."""
+        return {c.key[0] for c in self.changes if c.table == table and c.old[0] is not None}
+
+    def _record(self, table: str, refuse: int, key: str, old: str, new: str, origin: int | None) -> None:
+        change = Change(table, tuple(json.loads(key)), tuple(json.loads(old)), tuple(json.loads(new)), origin,
+                        self.line)
+        if refuse:
+            self.refused = change
+        else:
+            self.changes.append(change)
+
+
+class ImportLog:
+    """The `import_log` table, the guard and `stale_grades`."""
+
+    db: sqlite3.Connection
+
+    def record_import(self, kind: str, sha256: str, path: str) -> None:
+        """Remember that a file was imported (the same file twice is remembered once)."""
+        self.db.execute("INSERT OR IGNORE INTO imports VALUES (?, ?, ?, ?)", (kind, sha256, str(path), _now()))
+
+    def was_imported(self, kind: str, sha256: str) -> bool:
+        """Whether a file with this content was imported as `kind` before."""
+        row = self.db.execute("SELECT 1 FROM imports WHERE kind = ? AND sha256 = ?", (kind, sha256)).fetchone()
+        return row is not None
+
+    def begin_import(self, kind: str, path: str, sha256: str, at: str) -> int:
+        """Add an entry to the import log (its counts come with `finish_import`); returns its number."""
+        sql = "INSERT INTO import_log (kind, path, sha256, imported_at) VALUES (?, ?, ?, ?)"
+        return self.db.execute(sql, (kind, path, sha256, at)).lastrowid  # type: ignore[return-value]
+
+    def finish_import(self, entry: int, counts: dict[str, int], replaced: dict[str, int] | None, *,
+                      changed: bool) -> None:
+        """Record what an import read and what it replaced; an import that changed nothing leaves no entry."""
+        if not changed:
+            self.db.execute("DELETE FROM import_log WHERE entry = ?", (entry,))
+            return
+        self.db.execute("UPDATE import_log SET counts = ?, replaced = ? WHERE entry = ?",
+                        (json.dumps(counts), json.dumps(replaced) if replaced else None, entry))
+
+    def import_log(self) -> list[dict[str, Any]]:
+        """Every entry of the import log, oldest first."""
+        rows = self.db.execute("SELECT entry, kind, path, sha256, imported_at, counts, replaced FROM import_log"
+                               " ORDER BY entry")
+        return [{"entry": e, "kind": k, "path": p, "sha256": s, "imported_at": t,
+                 "counts": json.loads(c) if c else {}, "replaced": json.loads(r) if r else {}}
+                for e, k, p, s, t, c, r in rows]
+
+    def origin_of(self, change: Change) -> str:
+        """Where a stored row came from, in words (the import that wrote it)."""
+        if change.origin is None:
+            return "an import before the store kept an import log"
+        if change.table == "grades":
+            row = self.db.execute("SELECT created FROM grade_batches WHERE batch = ?", (change.origin,)).fetchone()
+            entry = self.db.execute("SELECT kind, path, imported_at FROM import_log WHERE imported_at = ?"
+                                    " AND kind = 'exampp' ORDER BY entry DESC", (row[0],)).fetchone() if row else None
+            return _entry_words(entry) if entry else f"graded at {row[0] if row else '?'}"
+        return self.origin_words(change.origin)
+
+    def origin_words(self, origin: int | None) -> str:
+        """The import log entry `origin` in words."""
+        if origin is None:
+            return "an import before the store kept an import log"
+        entry = self.db.execute("SELECT kind, path, imported_at FROM import_log WHERE entry = ?", (origin,)).fetchone()
+        return _entry_words(entry) if entry else f"import #{origin}"
+
+    def describe(self, change: Change) -> str:
+        """A change in words: what row, what the store holds (and where it came from), what the file has."""
+        keys, values = GUARDED[change.table][:2]
+        key = dict(zip(keys, change.key, strict=True))
+        if change.table == "grades":
+            series = self.db.execute("SELECT grade_set_id, step FROM grade_series WHERE series = ?",
+                                     (key.pop("series"),)).fetchone()
+            item = self.db.execute("SELECT question_id FROM grade_items WHERE item = ?", (key.pop("item"),)).fetchone()
+            key = {"grade set": f"{series[0]} step {series[1]}", **key, "question_id": item[0]}
+        what = ", ".join(f"{k} {v!r}" for k, v in key.items())
+        old = ", ".join(f"{v} {_short(x)}" for v, x in zip(values, change.old, strict=True))
+        new = ", ".join(f"{v} {_short(x)}" for v, x in zip(values, change.new, strict=True))
+        return f"{change.table[:-1].replace('querie', 'query')} ({what}): the store holds {old} (from " \
+               f"{self.origin_of(change)}), this file has {new}"
+
+    @contextmanager
+    def guarded(self, replace: bool) -> Iterator[Guard]:
+        """A `Guard` over every content table for the writes inside (which must be in a transaction)."""
+        guard = Guard(replace)
+        self.db.create_function(_FUNCTION, 6, guard._record)
+        names = []
+        for table, (keys, values, replaces, origin) in GUARDED.items():
+            args = ", ".join([*(f"json_array({', '.join(row + c for c in columns)})" for row, columns in
+                                (("OLD.", keys), ("OLD.", values), ("NEW.", values))), f"OLD.{origin}"])
+            if not replace:
+                names.append(f"proctor_refuse_{table}")
+                self.db.execute(f"CREATE TEMP TRIGGER {names[-1]} BEFORE UPDATE ON main.{table} WHEN {replaces} BEGIN"
+                                f" SELECT {_FUNCTION}('{table}', 1, {args});"
+                                " SELECT RAISE(ABORT, 'proctor: the import contradicts the store'); END")
+            names.append(f"proctor_record_{table}")
+            self.db.execute(f"CREATE TEMP TRIGGER {names[-1]} AFTER UPDATE ON main.{table} BEGIN"
+                            f" SELECT {_FUNCTION}('{table}', 0, {args}); END")
+        try:
+            yield guard
+        finally:
+            for name in names:
+                self.db.execute(f"DROP TRIGGER IF EXISTS temp.{name}")
+
+    def delete_run_rankings(self, runs: Iterable[str]) -> int:
+        """Remove every ranking of these runs (`--replace` of a run); returns how many went."""
+        return sum(self.db.execute("DELETE FROM rankings WHERE run = ?", (run,)).rowcount for run in runs)
+
+    def fill_query_texts(self, rows: Iterable[tuple[str, str | None]]) -> int:
+        """Add queries, giving a text only to those without one (a known text is kept); returns how many of the
+        given texts differ from a stored one."""
+        rows = list(rows)
+        stored = self.queries()
+        self.db.executemany(f"INSERT INTO queries VALUES (?, ?, {self._origin_sql()}) ON CONFLICT (query_id) DO"
+                            " UPDATE SET text = excluded.text, origin = excluded.origin WHERE queries.text IS NULL",
+                            rows)
+        return sum(1 for qid, text in set(rows) if text is not None and stored.get(qid) not in (None, text))
+
+    def delete_response(self, run: str, query_id: str) -> None:
+        """Remove one generated response (its rankings and segments; `--replace`)."""
+        for table in ("rankings", "response_segments"):
+            self.db.execute(f"DELETE FROM {table} WHERE run = ? AND query_id = ?", (run, query_id))
+
+    def run_rankings(self, run: str) -> dict[tuple[str, str], tuple[int, float, int | None]]:
+        """`{(query, passage): (rank, score, origin)}` of one run's stored rankings."""
+        return {(q, p): (r, s, o) for q, p, r, s, o in self.db.execute(
+            "SELECT query_id, passage_id, rank, score, origin FROM rankings WHERE run = ?", (run,))}
+
+    def stale_grades_of(self, column: str, ids: set[str], why: str, at: str) -> int:
+        """Move the grades whose `column` (passage_id, query_id or question_id) is one of `ids` to `stale_grades`
+        (in the caller's transaction; the triggers on `grades` drop the kept labels and counts). Returns how many
+        moved."""
+        if not ids:
+            return 0
+        self.db.execute("CREATE TEMP TABLE IF NOT EXISTS stale_keys (id TEXT PRIMARY KEY)")
+        self.db.execute("DELETE FROM temp.stale_keys")
+        self.db.executemany("INSERT OR IGNORE INTO temp.stale_keys VALUES (?)", ((i,) for i in ids))
+        which = ("item IN (SELECT item FROM grade_items WHERE question_id IN (SELECT id FROM temp.stale_keys))"
+                 if column == "question_id" else f"{column} IN (SELECT id FROM temp.stale_keys)")
+        moved = self.db.execute(f"INSERT INTO stale_grades SELECT *, ?, ? FROM grades WHERE {which}",
+                                (why, at)).rowcount
+        self.db.execute(f"DELETE FROM grades WHERE {which}")
+        return moved
+
+    def stale_counts(self) -> dict[str, dict[str, int]]:
+        """`{grade_set_id: {why: n}}` of the grades set aside as stale."""
+        out: dict[str, dict[str, int]] = {}
+        for gid, why, n in self.db.execute(
+                "SELECT s.grade_set_id, g.why, COUNT(*) FROM stale_grades g JOIN grade_series s USING (series)"
+                " GROUP BY s.grade_set_id, g.why ORDER BY s.grade_set_id, g.why"):
+            out.setdefault(gid, {})[why] = n
+        return out
+
+    def unjudgeable(self) -> int:
+        """How many ranked (query, passage) pairs of the stored runs name a passage without text."""
+        return self.db.execute("SELECT COUNT(*) FROM (SELECT DISTINCT r.query_id, r.passage_id FROM rankings r JOIN"
+                               " passages p USING (passage_id) WHERE p.text IS NULL)").fetchone()[0]
+
+    def unjudgeable_in(self, ranked: dict[str, dict[str, list[str]]], *, stored: bool) -> int:
+        """How many (query, passage) pairs of ranked lists name a passage the store has no text for (`stored`:
+        the lists are the store's own, whose passages it all knows; else a passage it lacks counts too)."""
+        textless = self.textless_passages()
+        if not stored:
+            ids = sorted({pid for per in ranked.values() for lst in per.values() for pid in lst})
+            known: set[str] = set()
+            for start in range(0, len(ids), 500):
+                chunk = ids[start:start + 500]
+                known.update(row[0] for row in self.db.execute(
+                    f"SELECT passage_id FROM passages WHERE passage_id IN ({', '.join('?' * len(chunk))})", chunk))
+            textless |= set(ids) - known
+        if not textless:
+            return 0
+        return len({(qid, pid) for per in ranked.values() for qid, lst in per.items() for pid in lst
+                    if pid in textless})
+
+    def textless_passages(self) -> set[str]:
+        """Ids of the passages the store holds no text for (never graded: unjudgeable)."""
+        return {row[0] for row in self.db.execute("SELECT passage_id FROM passages WHERE text IS NULL")}
+
+
+def _entry_words(entry: tuple[str, str, str]) -> str:
+    kind, path, at = entry
+    return f"`import {kind} {path}` at {at}"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "...'"
+
+
+__all__ = ["GUARDED", "Change", "Guard", "ImportLog"]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -1,0 +1,251 @@
+"""Nothing in the store is silently replaced: an import that contradicts what the store holds is refused (FILE:LINE,
+what is stored and which import wrote it, the store byte-identical), the identical file again changes nothing,
+and `--replace` replaces, says what it replaced and logs it."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from conftest import seed_demo
+
+
+def dump(store: Path) -> list[str]:
+    """The store as `sqlite3 .dump` writes it."""
+    db = sqlite3.connect(store)
+    try:
+        return list(db.iterdump())
+    finally:
+        db.close()
+
+
+def _edit(source: Path, target: Path, line: int, change) -> Path:
+    """A copy of `source` with line `line` (1-based) changed by `change(text) -> text` (None drops it)."""
+    lines = source.read_text().splitlines()
+    new = change(lines[line - 1])
+    lines[line - 1:line] = [] if new is None else [new]
+    target.write_text("\n".join(lines) + "\n")
+    return target
+
+
+def _json(change):
+    """An edit of one JSON line by `change(obj)`, which changes it in place."""
+
+    def edit(text: str) -> str:
+        obj = json.loads(text)
+        change(obj)
+        return json.dumps(obj)
+    return edit
+
+
+def _first_entry(obj):
+    return obj[1][0]["exam_grades"][0]
+
+
+def _rate(obj, rating=2):
+    _first_entry(obj)["self_ratings"][0]["self_rating"] = rating
+
+
+def _no_ratings(obj):
+    del _first_entry(obj)["self_ratings"]
+
+
+def _retext(obj):
+    obj[1][0]["text"] = "Bees make honey from nectar (a different text)."
+
+
+def _judge(obj):
+    obj[1][0]["paragraph_data"]["judgments"] = [{"query": "q1", "relevance": 0}]
+
+
+def _bank_question(obj):
+    obj["items"][0]["question_text"] = "What do bees bring home?"
+
+
+def _bank_query(obj):
+    obj["query_text"] = "how do wasps make honey"
+
+
+CONTRADICTIONS = {
+    # case: (kind, file in the collection, line, edit, the new file's name, what the message names)
+    "query text": ("queries", "queries.tsv", 2, lambda t: "q2\twhy is the sea blue", None,
+                   ["why is the sky blue", "why is the sea blue", "import queries"]),
+    "passage text": ("corpus", "corpus.jsonl", 2, _json(lambda o: o.update(text="other")), None,
+                     ["'d102'", "'other'", "import corpus"]),
+    "judgment": ("qrels", "qrels.txt", 1, lambda t: "q1 0 d101 0", None,
+                 ["relevance 3", "relevance 0", "import qrels"]),
+    "run score": ("runs", "runs/middling.run", 2, lambda t: t.replace("8.0", "8.5"), None,
+                  ["score 8.0", "score 8.5", "import runs"]),
+    "run rank": ("runs", "runs/middling.run", 2, lambda t: t.replace(" 2 8.0", " 7 8.0"), None,
+                 ["rank 2", "rank 7"]),
+    "run other passage": ("runs", "runs/middling.run", 2, lambda t: t.replace("d103", "d199"), None,
+                          ["does not rank this passage", "import runs"]),
+    "run lacks a ranking": ("runs", "runs/middling.run", 1, lambda t: None, None,
+                            ["which this file lacks", "import runs"]),
+    "bank question text": ("bank", "bank.jsonl", 1, _json(_bank_question), "other-bank.jsonl",
+                           ["another text in bank 'bank'", "What do bees bring home?"]),
+    "bank query text": ("bank", "bank.jsonl", 1, _json(_bank_query), None,
+                        ["how do bees make honey", "how do wasps make honey", "import queries"]),
+    "exampp grade": ("exampp", "grades.jsonl", 1, _json(_rate), None,
+                     ["grade 5", "grade 2", "import exampp"]),
+    "exampp entry without self_ratings": ("exampp", "grades.jsonl", 1, _json(_no_ratings), None,
+                                          ["grade 5", "grade None", "'failed'", "import exampp"]),
+    "exampp passage text": ("exampp", "grades.jsonl", 1, _json(_retext), None,
+                            ["'d101'", "a different text", "import"]),
+    "exampp judgment": ("exampp", "grades.jsonl", 1, _json(_judge), None, ["relevance 3", "relevance 0"]),
+}
+
+
+@pytest.fixture
+def graded(tmp_path, cli) -> tuple[Path, Path]:
+    """The demo store with the demo's exam_pp grades imported; the collection's folder."""
+    store = seed_demo(tmp_path)
+    assert cli("import", "exampp", tmp_path / "collection" / "grades.jsonl", "--store", store).code == 0
+    return store, tmp_path / "collection"
+
+
+@pytest.mark.parametrize("case", CONTRADICTIONS)
+def test_an_import_contradicting_the_store_is_refused_and_changes_nothing(graded, cli, tmp_path, case):
+    store, folder = graded
+    kind, name, line, edit, new_name, named = CONTRADICTIONS[case]
+    changed = _edit(folder / name, tmp_path / (new_name or Path(name).name), line, edit)
+    before = dump(store)
+    result = cli("import", kind, changed, "--store", store)
+    assert result.code == 2, result.err
+    assert f"{changed}:{line}:" in result.err and "Traceback" not in result.err
+    assert all(part in result.err for part in named), result.err
+    assert "--replace" in result.err
+    assert dump(store) == before
+
+
+@pytest.mark.parametrize("kind, name", [("queries", "queries.tsv"), ("corpus", "corpus.jsonl"),
+                                        ("qrels", "qrels.txt"), ("runs", "runs/middling.run"),
+                                        ("bank", "bank.jsonl"), ("exampp", "grades.jsonl")])
+def test_the_identical_file_again_changes_nothing(graded, cli, kind, name):
+    store, folder = graded
+    before = dump(store)
+    result = cli("import", kind, folder / name, "--store", store)
+    assert result.code == 0, result.err
+    assert dump(store) == before
+
+
+REPLACED = {
+    # case: (kind, file, line, edit, what the summary counts, the column and value the store then holds)
+    "passage text": ("corpus", "corpus.jsonl", 2, _json(lambda o: o.update(text="other")), "1 passages",
+                     ("SELECT text FROM passages WHERE passage_id = 'd102'", "other")),
+    "query text": ("queries", "queries.tsv", 2, lambda t: "q2\twhy is the sea blue", "1 queries",
+                   ("SELECT text FROM queries WHERE query_id = 'q2'", "why is the sea blue")),
+    "judgment": ("qrels", "qrels.txt", 1, lambda t: "q1 0 d101 0", "1 judgments",
+                 ("SELECT relevance FROM judgments WHERE query_id = 'q1' AND passage_id = 'd101'", 0)),
+    "run": ("runs", "runs/middling.run", 24, lambda t: None, "24 rankings",
+            ("SELECT COUNT(*) FROM rankings WHERE run = 'middling'", 23)),
+    "exampp grade": ("exampp", "grades.jsonl", 1, _json(_rate), "1 grades",
+                     ("SELECT COUNT(*) FROM grades WHERE grade = 2 AND passage_id = 'd101'", 1)),
+}
+
+
+@pytest.mark.parametrize("case", REPLACED)
+def test_replace_replaces_and_says_what(graded, cli, tmp_path, case):
+    store, folder = graded
+    kind, name, line, edit, counted, (sql, value) = REPLACED[case]
+    changed = _edit(folder / name, tmp_path / Path(name).name, line, edit)
+    result = cli("import", kind, changed, "--store", store, "--replace")
+    assert result.code == 0, result.err
+    assert f"replaced {counted}" in result.err
+    db = sqlite3.connect(store)
+    assert db.execute(sql).fetchone()[0] == value
+    kind_, path, replaced = db.execute("SELECT kind, path, replaced FROM import_log ORDER BY entry DESC").fetchone()
+    assert (kind_, path) == (kind, str(changed)) and int(counted.split()[0]) == json.loads(replaced)[counted.split()[1]]
+    again = cli("import", kind, changed, "--store", store)  # now the stored content: the same file is a no-op
+    assert again.code == 0 and "nothing changed" in again.err
+
+
+def test_the_import_log_names_every_file_that_changed_the_store(graded, cli):
+    store, folder = graded
+    rows = sqlite3.connect(store).execute("SELECT kind, path, counts FROM import_log ORDER BY entry").fetchall()
+    assert [r[0] for r in rows] == ["queries", "corpus", "qrels", "bank", "runs", "runs", "runs", "runs", "exampp"]
+    assert json.loads(rows[0][2]) == {"queries": 4} and rows[-1][1] == str(folder / "grades.jsonl")
+
+
+def _same(obj):
+    pass
+
+
+def _other_query(obj):
+    obj["query_id"] = "q2"
+    obj.pop("query_text", None)
+    for item in obj["items"]:
+        item["query_id"] = "q2"
+
+
+SHARED_QUESTIONS = {
+    # case: (edit of the bank's first record, extra options, exit status, what the message says)
+    "same id and text in another bank": (_same, (), 0, "bank other@"),
+    "same id, another text": (_bank_question, (), 2, "is stored with another text in bank 'bank'"),
+    "same id, another query": (_other_query, (), 2, "already belongs to query 'q1'"),
+    "same id, another text, --replace": (_bank_question, ("--replace",), 0, "replaced"),
+    "same id, another query, --replace": (_other_query, ("--replace",), 2, "ids are never moved"),
+}
+
+
+@pytest.mark.parametrize("case", SHARED_QUESTIONS)
+def test_a_question_may_be_in_several_banks_with_its_one_text(graded, cli, tmp_path, case):
+    store, folder = graded
+    edit, options, code, said = SHARED_QUESTIONS[case]
+    other = _edit(folder / "bank.jsonl", tmp_path / "other.jsonl", 1, _json(edit))
+    before = dump(store)
+    result = cli("import", "bank", other, "--store", store, *options)
+    assert result.code == code and said in result.err, result.err
+    if code == 2:
+        assert dump(store) == before and f"{other}:1:" in result.err
+    else:
+        texts = sqlite3.connect(store).execute("SELECT DISTINCT text FROM questions WHERE question_id ="
+                                               " (SELECT question_id FROM questions WHERE bank_id = 'other' LIMIT 1)")
+        assert len(texts.fetchall()) == 1  # one question: one text, whichever bank holds it
+
+
+def test_the_two_dl19_banks_share_six_questions(dl19_pool, tmp_path, cli):
+    banks = [dl19_pool.parent / "dl19-questions-graded.jsonl.gz", dl19_pool.parent / "dl19-questions-v2.jsonl.gz"]
+    store = tmp_path / "s.db"
+    for bank in banks:
+        result = cli("import", "bank", bank, "--store", store)
+        assert result.code == 0, result.err
+    db = sqlite3.connect(store)
+    shared = db.execute("SELECT COUNT(*) FROM (SELECT question_id FROM questions GROUP BY question_id"
+                        " HAVING COUNT(DISTINCT bank_id) = 2 AND COUNT(DISTINCT text) = 1)").fetchone()[0]
+    assert shared == 6
+    info = json.loads(cli("info", "--store", store, "--format", "json").out)
+    assert info["questions"] == 430 + 430 - 6
+
+
+def test_a_different_response_is_refused_then_replaced(graded, cli, tmp_path):
+    store, _ = graded
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text(json.dumps({"run_id": "rag", "query_id": "q1", "text": "Bees make honey from nectar."}) + "\n")
+    second.write_text(json.dumps({"run_id": "rag", "query_id": "q2", "text": "Light scatters."}) + "\n"
+                      + json.dumps({"run_id": "rag", "query_id": "q1", "text": "Bees fan nectar dry."}) + "\n")
+    assert cli("import", "responses", first, "--store", store).code == 0
+    before = dump(store)
+    refused = cli("import", "responses", second, "--store", store)
+    assert refused.code == 2 and f"{second}:2:" in refused.err and "--replace" in refused.err
+    assert dump(store) == before
+    replaced = cli("import", "responses", second, "--store", store, "--replace")
+    assert replaced.code == 0 and "replaced 1 responses" in replaced.err, replaced.err
+    texts = sqlite3.connect(store).execute("SELECT p.text FROM rankings r JOIN passages p USING (passage_id)"
+                                           " WHERE r.run = 'rag' AND r.query_id = 'q1'").fetchall()
+    assert texts == [("Bees fan nectar dry.",)]
+
+
+def test_a_response_topic_text_never_replaces_the_query_text(graded, cli, tmp_path):
+    store, _ = graded
+    path = tmp_path / "rag.jsonl"
+    record = {"run_id": "rag", "topic_id": "q1", "topic": "a long narrative about bees", "references": ["d101"],
+              "response_length": 3, "answer": [{"text": "Bees make honey.", "citations": [0]}]}
+    path.write_text(json.dumps(record) + "\n")
+    result = cli("import", "responses", path, "--store", store, "--format", "rag24")
+    assert result.code == 0 and "1 queries carry another text than the store's" in result.err, result.err
+    stored = sqlite3.connect(store).execute("SELECT text FROM queries WHERE query_id = 'q1'").fetchone()[0]
+    assert stored == "how do bees make honey"
