@@ -26,8 +26,8 @@ from proctor.store.bulk import BulkGrades
 from proctor.store.cover_cache import CoverCache
 from proctor.store.derived import DerivedGrades
 from proctor.store.grades import FAILED, GRADES_AS_NAMED, GradeTables
-from proctor.store.probes import ProbeTables
 from proctor.store.integrity import ImportLog
+from proctor.store.probes import ProbeTables
 from proctor.store.review import ReviewTables
 from proctor.store.schema import SCHEMA, SCHEMA_VERSION, migrate_v1, migrate_v2, migrate_v3
 from proctor.store.tallies import GradeTallies
