@@ -2,8 +2,7 @@
 their versions in `banks`, grade sets, grades and the response cache in `grades`.
 
 Every import runs in one transaction (under a rollback journal when it can: `Store.bulk_transaction`), so a
-failed or interrupted import leaves the store as it was, and every upsert
-only writes rows whose content differs, so importing the same file twice changes nothing.
+failed or interrupted import leaves the store as it was; upserts write only rows whose content differs.
 """
 
 from __future__ import annotations
