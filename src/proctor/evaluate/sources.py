@@ -265,7 +265,7 @@ def with_unjudgeable(store: Store, ranked: Ranked, stored: bool, boards: list[Le
     n = store.unjudgeable_in(ranked, stored=stored)
     for board in boards:
         board.description["unjudgeable"] = n
-        if board.coverage is not None:
+        if n and board.coverage is not None:
             board.coverage.add_count("unjudgeable", n)
         if n:
             board.notes.append(f"unjudgeable: {n} ranked (query, passage) pairs name a passage the store has no text "
