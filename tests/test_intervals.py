@@ -47,20 +47,21 @@ def _by_hand(resamples: int, seed: int, confidence: float) -> dict[str, tuple[fl
     return out
 
 
-def test_intervals_match_a_bootstrap_computed_by_hand(cli, store):
+@pytest.mark.parametrize("resamples, seed, confidence", [(300, 11, 0.9), (2500, 5, 0.95)])  # 2500: drawn in chunks
+def test_intervals_match_a_bootstrap_computed_by_hand(cli, store, resamples, seed, confidence):
     r = cli("leaderboard", "--store", store, "--measure", "P@1", "--min-grade", "3", "--intervals",
-            "--resamples", "300", "--seed", "11", "--confidence", "0.9", "--format", "json")
+            "--resamples", str(resamples), "--seed", str(seed), "--confidence", str(confidence), "--format", "json")
     assert r.code == 0, r.err
     data = json.loads(r.out)
-    expected = _by_hand(300, 11, 0.9)
+    expected = _by_hand(resamples, seed, confidence)
     for row in data["systems"]:
         low, high, rank_low, rank_high = expected[row["system"]]
         assert row["ci_low"] == pytest.approx(low) and row["ci_high"] == pytest.approx(high)
         assert (row["rank_low"], row["rank_high"]) == (rank_low, rank_high)
     c = next(row for row in data["systems"] if row["system"] == "C")
     assert (c["ci_low"], c["ci_high"], c["rank_low"], c["rank_high"]) == (1.0, 1.0, 1, 1)  # best on every topic
-    assert data["intervals"]["confidence"] == 0.9 and data["intervals"]["resamples"] == 300
-    assert data["intervals"]["seed"] == 11 and data["intervals"]["topics"] == 4
+    assert data["intervals"]["confidence"] == confidence and data["intervals"]["resamples"] == resamples
+    assert data["intervals"]["seed"] == seed and data["intervals"]["topics"] == 4
 
 
 def test_intervals_in_tsv_and_markdown(cli, store):
@@ -86,6 +87,8 @@ def test_the_same_seed_gives_the_same_intervals_and_another_seed_may_not(cli, st
     (["--intervals", "--confidence", "nan"], "--confidence must be a finite number in (0, 1) (got nan)"),
     (["--confidence", "0.9"], "apply to --intervals only"),
     (["--intervals", "--format", "trec"], "--intervals needs --format tsv, json or md"),
+    (["--intervals", "--seed", "-1"], "--seed must be 0 or more (got -1)"),
+    (["--intervals", "--resamples", "100000000000"], "--resamples must be 1..100000 (got 100000000000)"),
 ])
 def test_bad_interval_options_are_refused(cli, store, args, message):
     r = cli("leaderboard", "--store", store, "--measure", "P@1", "--min-grade", "3", *args)

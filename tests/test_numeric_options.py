@@ -63,6 +63,9 @@ OTHER_CASES = [  # (arguments, the message)
     (("run", "EXP", "--dry-run", "--price-out=-inf"), "--price-out must be a finite number, 0 or more (got -inf)"),
     (("leaderboard", "--measure", "P@1", "--min-grade", "3", "--intervals", "--confidence", "inf"),
      "--confidence must be a finite number in (0, 1) (got inf)"),
+    (("calibrate", "--budget", "1", "--seed", "-3"), "--seed must be 0 or more (got -3)"),
+    (("probe", "--grade-set", "x", "--attack", "injection", "--seed", "-3"), "--seed must be 0 or more (got -3)"),
+    (("compare", "LB", "--seed", "-3"), "--seed must be 0 or more (got -3)"),
     (("grade", "--method", "self-rating", "--llm", "openai-batch:m", "--batch-poll", "nan"),
      "--batch-poll must be a finite positive number of seconds (got nan)"),
 ]
@@ -86,6 +89,8 @@ def test_other_commands_refuse_numbers_out_of_range(cli, demo_store, tmp_path, a
     (lambda: api.compare_file("absent.json", alpha=math.nan), "--alpha must be a finite number in (0, 1) (got nan)"),
     (lambda: api.correlate("absent.tsv", {}, bootstrap=-1), "--bootstrap must be 0 or more (got -1)"),
     (lambda: api.add_intervals(None, confidence=math.nan), "--confidence must be a finite number in (0, 1) (got nan)"),
+    (lambda: api.add_intervals(None, seed=-1), "--seed must be 0 or more (got -1)"),
+    (lambda: api.add_intervals(None, resamples=10**9), "--resamples must be 1..100000 (got 1000000000)"),
     (lambda: api.import_into(None, "queries", [], word_budget=0), "--word-budget must be 1 or more (got 0)"),
     (lambda: api.grade(None, "self-rating", "openai:m", depth=0), "--depth must be 1 or more (got 0)"),
     (lambda: api.grade(None, "self-rating", "openai:m", timeout="5"),

@@ -207,7 +207,7 @@ def add_intervals(board: Leaderboard, *, confidence: float = DEFAULT_CONFIDENCE,
                   seed: int = 0) -> Leaderboard:
     """Give a leaderboard bootstrap intervals over topics: each system's score interval and rank interval
     (`proctor.trust.intervals`); returns the same leaderboard."""
-    check_numbers({"confidence": confidence, "resamples": resamples})
+    check_numbers({"confidence": confidence, "resamples": resamples, "seed": seed})
     board.intervals = bootstrap({e.system: e.per_query for e in board.entries}, [e.system for e in board.entries],
                                 confidence=confidence, resamples=resamples, seed=seed)
     return board
