@@ -44,11 +44,14 @@ def to_review(store: Store, grade_set: str | None = None, *, min_grade: int = 4,
               limit: int = 50) -> dict[str, Any]:
     """The review app's "to review" queue: labelled passages ordered by how much a human verdict would change
     (pairs of systems it alone decides on P@depth, ensemble members' spread, label at `min_grade`)."""
+    from proctor.trust.ensemble import check_min_grade
     from proctor.trust.review_queue import review_queue
 
     if limit < 1 or depth < 1:
         raise UsageError("limit and depth must be at least 1")
-    return review_queue(store, resolve_grade_set(store, grade_set), min_grade=min_grade, depth=depth, limit=limit)
+    chosen = resolve_grade_set(store, grade_set)
+    check_min_grade(chosen, min_grade)
+    return review_queue(store, chosen, min_grade=min_grade, depth=depth, limit=limit)
 
 def probe(store: Store, grade_set: str, attacks: Sequence[str], *, guards: Sequence[str] = (), sample: int = 20,
           seed: int = 0, llm: str | None = None, **backend: Any) -> dict[str, Any]:
