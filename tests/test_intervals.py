@@ -129,3 +129,19 @@ def test_dl19_p20_intervals_of_the_37_systems(dl19_store, cli):
     top, last = systems[0], systems[-1]
     assert (top["system"], top["rank_low"], top["rank_high"]) == ("p_exp_rm3_bert", 1, 11)
     assert (last["system"], last["rank_low"], last["rank_high"]) == ("UNH_exDL_bm25", 37, 37)
+
+
+def test_a_leaderboard_of_no_system_gets_empty_intervals_not_a_traceback(cli, tmp_path):
+    """The only run answers a query without grades: no system is scored, and --intervals says so in every
+    format."""
+    store = tiny_store(tmp_path, {"q1": {"good": 4}}, {"A": {"q2": ["other"]}})
+    out = {}
+    for fmt in ("tsv", "json", "md"):
+        r = cli("leaderboard", "--store", store, "--measure", "P@1", "--min-grade", "3", "--intervals", "--format", fmt)
+        assert r.code == 0 and "Traceback" not in r.err, r.err
+        out[fmt] = r.out
+    data = json.loads(out["json"])
+    assert data["systems"] == [] and data["intervals"]["topics"] == 0
+    assert data["intervals"]["pairs_not_separated"] == 0
+    assert out["tsv"].splitlines() == ["system\tscore\tstderr\tn_queries\tmeasure\tlabels\tci_low\tci_high\trank_low"
+                                       "\trank_high"]

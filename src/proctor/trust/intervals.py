@@ -66,7 +66,8 @@ def bootstrap(per_query: dict[str, dict[str, float]], order: list[str], *, confi
 
     check_settings(confidence, resamples, seed)
     topics = sorted({q for s in order for q in per_query[s]})
-    matrix = np.array([[per_query[s].get(q, np.nan) for q in topics] for s in order], dtype=float)
+    matrix = np.array([[per_query[s].get(q, np.nan) for q in topics] for s in order], dtype=float).reshape(
+        len(order), len(topics))  # no system (a leaderboard of nothing) is an empty matrix, not a 1-d one
     means = _sample_means(matrix, resamples, seed)
     ranks = _ranks(means)
     low, high = (1 - confidence) / 2 * 100, (1 + confidence) / 2 * 100
