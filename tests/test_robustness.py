@@ -266,3 +266,16 @@ def test_an_ensemble_is_refused_with_its_members_named(graded, cli):
     assert ensemble, made.out
     result = cli("probe", "--store", store, "--grade-set", ensemble, "--attack", "injection", *backend(server))
     assert result.code == 2 and "is an ensemble" in result.err and second in result.err
+
+
+def test_the_api_refuses_a_negative_seed(graded):
+    from proctor import api
+    from proctor.errors import UsageError
+
+    store, grade_set, server = graded
+    opened = api.open_store(store)
+    try:
+        with pytest.raises(UsageError, match="--seed must be 0 or more"):
+            api.probe(opened, grade_set, ["injection"], seed=-1, llm="openai:fake-model", base_url=server.base_url)
+    finally:
+        opened.close()

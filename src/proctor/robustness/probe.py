@@ -22,6 +22,7 @@ from proctor.llm.config import BackendConfig
 from proctor.llm.health import check_endpoint
 from proctor.methods import Method
 from proctor.methods.base import FAILED
+from proctor.numeric_options import check_numbers
 from proctor.records import GradeSet
 from proctor.robustness.attacks import ATTACKS, parse_attacks
 from proctor.robustness.guards import detect, harden, parse_guards
@@ -188,6 +189,7 @@ async def probe_grade_set(store: Store, grade_set: GradeSet, attacks: Sequence[s
     guard_names = parse_guards(",".join(guards)) if guards else []
     if sample < 1:
         raise UsageError(f"--sample must be at least 1 (got {sample})")
+    check_numbers({"seed": seed})
     config = BackendConfig(spec=llm or f"{grade_set.params.get('backend', 'openai')}:{grade_set.model}", **backend)
     config.check()
     return await run_probe(store, grade_set, config, ProbeOptions(tuple(names), tuple(guard_names), sample, seed))

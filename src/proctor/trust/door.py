@@ -34,8 +34,9 @@ def calibrate(store: Store, grade_set: str | None = None, *, qrels: str = "offic
     """Calibration on a few human labels: per budget N, `repeats` samples of N judged topics choose the labelling
     rule; held-out Cohen's kappa, Krippendorff's alpha and leaderboard Kendall tau (`curve`, one point per
     budget). `qrels`: official, reviewers, official+reviewers or a qrels file."""
-    from proctor.trust.calibration import calibration
+    from proctor.trust.calibration import calibration, check_options
 
+    check_options(budgets, repeats, judged_relevant, measure, seed)  # before the store is read
     chosen = resolve_grade_set(store, grade_set)
     return calibration(store, chosen, qrels=qrels, budgets=budgets, repeats=repeats, seed=seed,
                        judged_relevant=judged_relevant, measure=measure)
