@@ -145,3 +145,13 @@ def test_a_leaderboard_of_no_system_gets_empty_intervals_not_a_traceback(cli, tm
     assert data["intervals"]["pairs_not_separated"] == 0
     assert out["tsv"].splitlines() == ["system\tscore\tstderr\tn_queries\tmeasure\tlabels\tci_low\tci_high\trank_low"
                                        "\trank_high"]
+
+
+def test_markdown_rows_keep_the_table_width_with_a_reference_row(cli, store):
+    """EXAM-Cover's `_overall_` reference row is not resampled: its interval cells say so, and every row of the
+    table has as many cells as its header."""
+    r = cli("leaderboard", "--store", store, "--metric", "cover", "--min-grade", "3", "--intervals", "--format", "md")
+    assert r.code == 0, r.err
+    table = [line for line in r.out.splitlines() if line.startswith("|")]
+    assert any("(reference)" in line for line in table)
+    assert {line.count("|") for line in table} == {table[0].count("|")}
