@@ -69,3 +69,17 @@ def test_the_review_queue_refuses_a_threshold_off_the_scale(thomas, min_grade):
         assert api.to_review(s, grade_set, min_grade=2)["items"]
     finally:
         s.close()
+
+
+def test_the_review_apps_queue_refuses_its_threshold_off_the_scale(thomas):
+    """The app's threshold (4 by default) on a 0-2 grade set: a refusal naming the scale, not a nonsense queue."""
+    from test_review import Server
+
+    store, grade_set = thomas
+    server = Server(store)
+    try:
+        code, page = server.get(f"/to-review?gs={grade_set}")
+    finally:
+        server.proc.terminate()
+        server.proc.wait()
+    assert code == 400 and "grades 0-2, so the threshold must be 1..2" in page
