@@ -144,12 +144,9 @@ def choose(pool: Pool, sample: np.ndarray) -> int | None:
 
 def held_out(pool: Pool, rule: int, held: np.ndarray) -> dict[str, float]:
     """Held-out Cohen's kappa (scikit-learn), Krippendorff's alpha and the leaderboard's Kendall tau of a rule."""
-    try:
-        import krippendorff
-        from sklearn.metrics import cohen_kappa_score
-    except ImportError:
-        raise UsageError("calibrate needs scikit-learn and krippendorff (in a Proctor checkout: "
-                         "pip install -e '.[trust]')") from None
+    import krippendorff
+    from sklearn.metrics import cohen_kappa_score
+
     mask = np.isin(pool.topic, np.flatnonzero(held))
     predicted, human = pool.predicted[rule, mask].astype(int), pool.human[mask].astype(int)
     varied = len(np.unique(np.concatenate([predicted, human]))) > 1  # else both are undefined
