@@ -25,11 +25,13 @@ def kappa_of_counts(pairs: Counter, weights: str | None = None) -> float:
     pairs = +pairs  # pairs counted 0 or less are no pairs
     if len({label for pair in pairs for label in pair}) < 2:
         return math.nan
+    from sklearn import config_context
     from sklearn.metrics import cohen_kappa_score
 
     keys = list(pairs)
-    return float(cohen_kappa_score([x for x, _ in keys], [y for _, y in keys], weights=weights,
-                                   sample_weight=[pairs[k] for k in keys]))
+    with config_context(skip_parameter_validation=True):  # the arguments are made here; checking them cost most
+        return float(cohen_kappa_score([x for x, _ in keys], [y for _, y in keys], weights=weights,
+                                       sample_weight=[pairs[k] for k in keys]))
 
 
 def krippendorff_alpha_ordinal(a: Sequence[int], b: Sequence[int]) -> float:

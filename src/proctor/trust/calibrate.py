@@ -127,10 +127,15 @@ def _run_hits(topics: list[str], runs: list[str], ranked: dict[str, dict[str, li
 
 
 def agreement_by_counts(counts: np.ndarray) -> np.ndarray:
-    """Cohen's kappa of each row of summed (0,0), (0,1), (1,0), (1,1) counts (the shared `kappa_of_counts`)."""
+    """Cohen's kappa of each row of summed (0,0), (0,1), (1,0), (1,1) counts (the shared `kappa_of_counts`, once
+    per distinct row: rules often label a sample alike)."""
     pairs = ((0, 0), (0, 1), (1, 0), (1, 1))
-    return np.array([kappa_of_counts(Counter({pair: int(n) for pair, n in zip(pairs, row, strict=True) if n}))
-                     for row in counts])
+    if not len(counts):
+        return np.zeros(0)
+    distinct, where = np.unique(counts, axis=0, return_inverse=True)
+    kappas = np.array([kappa_of_counts(Counter({pair: int(n) for pair, n in zip(pairs, row, strict=True) if n}))
+                       for row in distinct])
+    return kappas[where.reshape(-1)]
 
 
 def choose(pool: Pool, sample: np.ndarray) -> int | None:
