@@ -116,7 +116,8 @@ def _close(a, b) -> bool:
     return a == b
 
 
-ADDED_LATER = {"labels_id", "measure_id", "trec_eval_output", "computed_by", "coverage"}
+ADDED_LATER = {"labels_id", "measure_id", "trec_eval_output", "computed_by", "coverage", "label_rule",
+               "scale", "unjudgeable", "stale_grades"}
 """Description keys added after the recording, among them what a number rests on (every number is still
 compared)."""
 
