@@ -1,11 +1,14 @@
-"""Tests that need the shared DL19 data skip when it is absent on a developer's machine, but fail on CI, where
-a skip would silently drop the checks against DL19."""
+"""How the suite selects and guards its tests: tests that need the shared DL19 data skip when it is absent on a
+developer's machine but fail on CI, where a skip would silently drop the checks against DL19; slow tests carry
+a registered marker."""
 
 from __future__ import annotations
 
+import tomllib
+
 import pytest
 
-from conftest import on_ci, require_shared
+from conftest import ROOT, on_ci, require_shared
 
 
 def test_absent_shared_data_skips_off_ci(tmp_path, monkeypatch):
@@ -34,3 +37,9 @@ def test_present_shared_data_is_returned(tmp_path, monkeypatch):
     present.write_bytes(b"")
     assert require_shared(present) == present
 
+
+
+def test_the_slow_marker_is_registered_and_unknown_markers_are_refused():
+    options = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]["ini_options"]
+    assert any(marker.startswith("slow:") for marker in options["markers"])
+    assert "--strict-markers" in options["addopts"].split()
