@@ -15,17 +15,8 @@ from proctor import api
 from proctor.evaluate.leaderboard import measure_leaderboard
 from proctor.evaluate.measures import parse_measure
 from proctor.trust.review_queue import deciding_passages, review_queue
+from test_ensembles import V2  # the second wording
 from test_review import Server, _follow, _page, browser  # noqa: F401  (the module's chromium fixture)
-
-V2 = """\
-name: self-rating
-version: v2
-source: a second wording (a test)
-template: |-
-  Rate from 0 to 5 how well the context answers the question.
-  Question: {question}
-  Context: {context}
-"""
 
 
 def _order(scores: dict[str, float], a: str, b: str) -> int:
