@@ -126,6 +126,8 @@ def _import_one(store: Store, kind: str, path: Path, options: ImportOptions) -> 
     stale = report.replaced.pop("stale grades", 0)
     for table, n in guard.replaced().items():
         report.replaced[table] = report.replaced.get(table, 0) + n
+    if guard.replaced_questions:  # a bank's --replace: the question texts it changed (everywhere they are held)
+        report.replaced["questions"] = len(guard.replaced_questions)
     if stale:
         report.replaced["stale grades"] = stale
         report.notes.append(f"{report.path}: {report.replaced['stale grades']} grades were made from a text this "
@@ -134,7 +136,8 @@ def _import_one(store: Store, kind: str, path: Path, options: ImportOptions) -> 
     changed = store.db.total_changes - report.bookkeeping != before
     report.unchanged = not changed
     store.finish_import(entry, report.counts, report.replaced, changed=changed)
-    store.record_import(kind, digest, str(path))
+    if changed:  # the same content again (gzipped, CRLF, another path) leaves no trace either
+        store.record_import(kind, digest, str(path))
     note_unjudgeable(store, report)
     return report
 

@@ -1,0 +1,136 @@
+"""Borderline input to `proctor import` and `proctor correlate`: the same content in another coat (gzipped,
+CRLF, exported and re-imported) changes nothing at all, an empty passage text is refused (it would be graded as
+the passage), and the messages say exactly what they count."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from conftest import seed_demo
+
+
+def dump(store: Path) -> list[str]:
+    """The store as `sqlite3 .dump` writes it."""
+    db = sqlite3.connect(store)
+    try:
+        return list(db.iterdump())
+    finally:
+        db.close()
+
+
+def _gz(path: Path, target: Path) -> Path:
+    target.write_bytes(gzip.compress(path.read_bytes()))
+    return target
+
+
+def _crlf(path: Path, target: Path) -> Path:
+    target.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    return target
+
+
+COATS = {"gzip": _gz, "crlf": _crlf}
+FILES = {"queries": "queries.tsv", "corpus": "corpus.jsonl", "qrels": "qrels.txt", "bank": "bank.jsonl",
+         "runs": "runs/weak.run"}
+
+
+@pytest.mark.parametrize("coat", sorted(COATS))
+@pytest.mark.parametrize("kind", sorted(FILES))
+def test_the_same_content_in_another_coat_changes_nothing(cli, tmp_path, kind, coat):
+    """A gzipped or CRLF copy of an imported file: 'nothing changed', and the dump is the same."""
+    store = seed_demo(tmp_path)
+    source = tmp_path / "collection" / FILES[kind]
+    copy = COATS[coat](source, tmp_path / f"copy-{source.name}")
+    before = dump(store)
+    extra = ["--name", "bank"] if kind == "bank" else []
+    result = cli("import", kind, str(copy), "--store", str(store), *extra)
+    assert result.code == 0 and "already imported: nothing changed" in result.err, result.err
+    assert dump(store) == before
+
+
+def test_export_then_import_is_a_no_op(cli, tmp_path):
+    """Runs, judgments and the exam_pp file exported from a store import back into it changing nothing."""
+    store = seed_demo(tmp_path)
+    assert cli("import", "exampp", str(tmp_path / "collection" / "grades.jsonl"), "--store", str(store)).code == 0
+    out = tmp_path / "out"
+    assert cli("export", "runs", "--store", str(store), "--out", str(out / "runs")).code == 0
+    assert cli("export", "judgments", "--store", str(store), "--out", str(out / "j.qrels")).code == 0
+    assert cli("export", "exampp", "--store", str(store), "--out", str(out / "all.jsonl.gz")).code == 0
+    before = dump(store)
+    for kind, files in (("runs", sorted((out / "runs").iterdir())), ("qrels", [out / "j.qrels"]),
+                        ("exampp", [out / "all.jsonl.gz"])):
+        result = cli("import", kind, *map(str, files), "--store", str(store))
+        assert result.code == 0 and result.err.count("nothing changed") == len(files), result.err
+    assert dump(store) == before
+
+
+def _corpus_line(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "more.jsonl"
+    path.write_text(json.dumps({"id": "d999", "text": text}) + "\n")
+    return path
+
+
+def _corpus_tsv(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "more.tsv"
+    path.write_text(f"d999\t{text}\n")
+    return path
+
+
+def _exampp_line(tmp_path: Path, text: str) -> Path:
+    line = json.loads((tmp_path / "collection" / "grades.jsonl").read_text().splitlines()[0])
+    line[1][0].update(paragraph_id="d999", text=text)
+    path = tmp_path / "more-exampp.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(("kind", "write"), [("corpus", _corpus_line), ("corpus", _corpus_tsv),
+                                             ("exampp", _exampp_line)])
+@pytest.mark.parametrize("text", ["", "   "])
+def test_an_empty_passage_text_is_refused(cli, tmp_path, kind, write, text):
+    """A passage with an empty text would be graded as if it were the passage: refused, FILE:1, store unchanged."""
+    store = seed_demo(tmp_path)
+    path = write(tmp_path, text)
+    before = dump(store)
+    result = cli("import", kind, str(path), "--store", str(store))
+    assert result.code == 2 and f"{path}:1:" in result.err and "the text is empty" in result.err, result.err
+    assert "Traceback" not in result.err
+    assert dump(store) == before
+
+
+def test_the_unjudgeable_note_counts_the_store_not_the_file(cli, tmp_path):
+    """A run file that ranks no textless passage is not said to rank one: the note counts the store's runs."""
+    store = seed_demo(tmp_path, runs=["weak"])
+    (tmp_path / "unknown.run").write_text("q1 Q0 d999 1 9.0 unknown\n")
+    assert cli("import", "runs", str(tmp_path / "unknown.run"), "--store", str(store)).code == 0
+    result = cli("import", "runs", str(tmp_path / "collection" / "runs" / "strong.run"), "--store", str(store))
+    assert result.code == 0 and "the store's runs now rank 1 (query, passage) pairs" in result.err, result.err
+
+
+def test_a_bank_replace_counts_the_questions_it_replaced(cli, tmp_path):
+    """`import bank --replace` says how many question texts it replaced, beside the grades that became stale."""
+    store = seed_demo(tmp_path)
+    collection = tmp_path / "collection"
+    assert cli("import", "exampp", str(collection / "grades.jsonl"), "--store", str(store)).code == 0
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text((collection / "bank.jsonl").read_text().replace("reduce the water", "lower the water"))
+    result = cli("import", "bank", str(edited), "--name", "other", "--store", str(store), "--replace")
+    assert result.code == 0 and "replaced 1 questions, 6 stale grades" in result.err, result.err
+
+
+def test_a_coverage_warning_without_the_number_of_queries_never_says_none(cli, tmp_path):
+    """A per-topic leaderboard does not say how many queries there are: the warning leaves the count out."""
+    store = seed_demo(tmp_path)
+    assert cli("import", "exampp", str(tmp_path / "collection" / "grades.jsonl"), "--store", str(store)).code == 0
+    official = cli("leaderboard", "--store", str(store), "--qrels", "official", "--measure", "nDCG@10")
+    trec = cli("leaderboard", "--store", str(store), "--measure", "nDCG@10", "--format", "trec")
+    (tmp_path / "official.tsv").write_text(official.out)
+    (tmp_path / "lb.trec").write_text(trec.out)
+    result = cli("correlate", str(tmp_path / "lb.trec"), "--official", str(tmp_path / "official.tsv"),
+                 "--bootstrap", "0")
+    assert result.code == 0 and "rests on 4 queries (fewer than 10)" in result.err, result.err
+    assert "None" not in result.err
