@@ -134,3 +134,19 @@ def test_a_coverage_warning_without_the_number_of_queries_never_says_none(cli, t
                  "--bootstrap", "0")
     assert result.code == 0 and "rests on 4 queries (fewer than 10)" in result.err, result.err
     assert "None" not in result.err
+
+
+@pytest.mark.parametrize(("kind", "edit", "stale"), [
+    ("qrels", lambda text: text.replace("q1 0 d103 1", "q1 0 d103 2"), False),
+    ("queries", lambda text: text.replace("how do bees", "how bees"), True),
+    ("corpus", lambda text: text.replace("late summer", "early summer"), True),
+])
+def test_a_refusal_speaks_of_stale_grades_only_where_a_text_is_replaced(cli, tmp_path, kind, edit, stale):
+    """A judgment is no text that grades are made from: its refusal does not promise stale grades."""
+    store = seed_demo(tmp_path)
+    source = tmp_path / "collection" / {"qrels": "qrels.txt", "queries": "queries.tsv", "corpus": "corpus.jsonl"}[kind]
+    changed = tmp_path / f"changed-{source.name}"
+    changed.write_text(edit(source.read_text()))
+    result = cli("import", kind, str(changed), "--store", str(store))
+    assert result.code == 2 and "pass --replace" in result.err, result.err
+    assert ("become stale" in result.err) == stale

@@ -117,9 +117,10 @@ def _import_one(store: Store, kind: str, path: Path, options: ImportOptions) -> 
             except sqlite3.IntegrityError:
                 if guard.refused is None:
                     raise
+                stale = (" (the grades made from a replaced text become stale)"
+                         if guard.refused.table in ("queries", "passages") else "")
                 raise InputError(str(path), guard.refused.line, f"{store.describe(guard.refused)}; importing it "
-                                 "would replace what the store holds: pass --replace to replace it (the grades "
-                                 "made from a replaced text become stale)") from None
+                                 f"would replace what the store holds: pass --replace to replace it{stale}") from None
     finally:
         store.origin = None
     set_stale(store, guard, report)
