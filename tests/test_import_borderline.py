@@ -150,3 +150,17 @@ def test_a_refusal_speaks_of_stale_grades_only_where_a_text_is_replaced(cli, tmp
     result = cli("import", kind, str(changed), "--store", str(store))
     assert result.code == 2 and "pass --replace" in result.err, result.err
     assert ("become stale" in result.err) == stale
+
+
+@pytest.mark.parametrize("command", ["correlate", "compare"])
+@pytest.mark.parametrize("rows", ["a\tP_5\tq1\t0.5\na\tP_5\tq2\t0.7\nb\tP_5\tq1\t0.2\n",
+                                  "a\tq1\tP_5\t0.5\nb\tq1\tP_5\t0.2\n"])
+def test_per_topic_rows_without_all_rows_are_named_as_such(cli, tmp_path, command, rows):
+    """A trec/ir-measures file of per-topic rows only is read as one, and refused for its missing `all` rows
+    (not misread as a `system<TAB>score` TSV whose 'score' is a measure name)."""
+    (tmp_path / "topics.trec").write_text(rows)
+    (tmp_path / "official.tsv").write_text("a\t0.9\nb\t0.1\n")
+    extra = ["--official", str(tmp_path / "official.tsv")] if command == "correlate" else []
+    result = cli(command, str(tmp_path / "topics.trec"), *extra)
+    assert result.code == 2 and f"{tmp_path / 'topics.trec'}:1:" in result.err, result.err
+    assert "`all` rows" in result.err and "is not a number" not in result.err

@@ -236,7 +236,17 @@ def row_format(path: str | Path) -> str | None:
             return "trec_eval"
         if len(parts) == 4 and ALL in (parts[1], parts[2]):
             return "rows"
+    if first is not None and len(first) == 4 and _is_number(first[3]) and not _is_number(first[1]):
+        return "rows"  # per-topic rows without `all` rows: read as such, to be refused for what they lack
     return None
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _json_row(text: str) -> bool:
