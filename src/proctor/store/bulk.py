@@ -19,10 +19,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from proctor.store.grades import upsert_sql
-
-KEPT_PER_GRADE_SET = ("grade_set_counts", "label_cache", "cover_cache")
-"""Tables of results kept per grade set (column `grade_set_id`) and dropped by triggers when its grades change."""
+from proctor.store.grades import KEPT_PER_GRADE_SET, upsert_sql
 
 _KEPT_TRIGGER = re.compile(rf"({'|'.join(KEPT_PER_GRADE_SET)})_(insert|update|delete)")
 
