@@ -1,6 +1,6 @@
-"""Borderline input to `proctor import` and `proctor correlate`: the same content in another coat (gzipped,
-CRLF, exported and re-imported) changes nothing at all, an empty passage text is refused (it would be graded as
-the passage), and the messages say exactly what they count."""
+"""Borderline input to `proctor import`, `leaderboard`, `correlate` and `compare`: the same content in another
+coat (gzipped, CRLF, exported and re-imported) changes nothing at all, an empty passage text is refused (it would
+be graded as the passage), and the messages and counts say exactly what they count."""
 
 from __future__ import annotations
 
@@ -164,3 +164,16 @@ def test_per_topic_rows_without_all_rows_are_named_as_such(cli, tmp_path, comman
     result = cli(command, str(tmp_path / "topics.trec"), *extra)
     assert result.code == 2 and f"{tmp_path / 'topics.trec'}:1:" in result.err, result.err
     assert "`all` rows" in result.err and "is not a number" not in result.err
+
+
+def test_a_qrels_file_leaderboard_counts_the_files_judged_queries(cli, tmp_path):
+    """`--qrels FILE`: "with judgments" counts the queries the file judges, not the store's imported ones."""
+    store = seed_demo(tmp_path)
+    (tmp_path / "two.qrels").write_text("q1 0 d101 1\nq2 0 d201 1\n")
+    result = cli("leaderboard", "--store", str(store), "--qrels", str(tmp_path / "two.qrels"), "--measure", "P@3",
+                 "--format", "json")
+    assert result.code == 0, result.err
+    queries = json.loads(result.out)["coverage"]["queries"]
+    assert queries["with_judgments"] == 2 and queries["in_store"] == 4
+    official = cli("leaderboard", "--store", str(store), "--qrels", "official", "--measure", "P@3", "--format", "json")
+    assert json.loads(official.out)["coverage"]["queries"]["with_judgments"] == 4
