@@ -177,3 +177,16 @@ def test_a_qrels_file_leaderboard_counts_the_files_judged_queries(cli, tmp_path)
     assert queries["with_judgments"] == 2 and queries["in_store"] == 4
     official = cli("leaderboard", "--store", str(store), "--qrels", "official", "--measure", "P@3", "--format", "json")
     assert json.loads(official.out)["coverage"]["queries"]["with_judgments"] == 4
+
+
+@pytest.mark.parametrize("wanted", [None, "P@9"])
+def test_an_official_file_of_several_measures_names_the_official_option(cli, tmp_path, wanted):
+    """The official file's measure is chosen with --official-measure: the message names that option."""
+    (tmp_path / "lb.tsv").write_text("a\t0.9\nb\t0.1\n")
+    (tmp_path / "official.tsv").write_text("system\tscore\tstderr\tn_queries\tmeasure\tlabels\n"
+                                           "a\t0.5\t0\t2\tnDCG@10\tofficial\na\t0.4\t0\t2\tP@3\tofficial\n"
+                                           "b\t0.2\t0\t2\tnDCG@10\tofficial\nb\t0.1\t0\t2\tP@3\tofficial\n")
+    extra = ["--official-measure", wanted] if wanted else []
+    result = cli("correlate", str(tmp_path / "lb.tsv"), "--official", str(tmp_path / "official.tsv"), *extra)
+    assert result.code == 2 and "--official-measure" in result.err, result.err
+    assert "--measure" not in result.err.replace("--official-measure", "")
