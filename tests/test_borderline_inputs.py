@@ -190,3 +190,34 @@ def test_an_official_file_of_several_measures_names_the_official_option(cli, tmp
     result = cli("correlate", str(tmp_path / "lb.tsv"), "--official", str(tmp_path / "official.tsv"), *extra)
     assert result.code == 2 and "--official-measure" in result.err, result.err
     assert "--measure" not in result.err.replace("--official-measure", "")
+
+
+def _replace_query(collection: Path, tmp_path: Path) -> list[str]:
+    (tmp_path / "queries.tsv").write_text("q1\thow bees make honey\n")
+    return ["queries", str(tmp_path / "queries.tsv")]
+
+
+def _replace_question(collection: Path, tmp_path: Path) -> list[str]:
+    edited = tmp_path / "bank.jsonl"
+    edited.write_text((collection / "bank.jsonl").read_text().replace("reduce the water", "lower the water"))
+    return ["bank", str(edited), "--name", "other"]  # under its own name a changed item is a new version
+
+
+@pytest.mark.parametrize("replace", [_replace_query, _replace_question], ids=["query text", "question text"])
+def test_stale_grades_are_not_brought_back_by_an_older_exampp_file(cli, tmp_path, replace):
+    """The exam_pp file the grades came from, imported again after their text was replaced, would make them
+    count again: refused (FILE:LINE, store unchanged); --replace imports them, says so and un-stales them."""
+    store = seed_demo(tmp_path)
+    grades = tmp_path / "collection" / "grades.jsonl"
+    assert cli("import", "exampp", str(grades), "--store", str(store)).code == 0
+    replaced = cli("import", *replace(tmp_path / "collection", tmp_path), "--store", str(store), "--replace")
+    assert replaced.code == 0 and "stale grades" in replaced.err, replaced.err
+    stale = sum(json.loads(cli("info", "--store", str(store), "--format", "json").out)["stale_grades"]
+                ["2b31198db5"].values())
+    before = dump(store)
+    result = cli("import", "exampp", str(grades), "--store", str(store))
+    assert result.code == 2 and f"{grades}:1:" in result.err and "set aside as stale" in result.err, result.err
+    assert dump(store) == before
+    forced = cli("import", "exampp", str(grades), "--store", str(store), "--replace")
+    assert forced.code == 0 and f"replaced {stale} stale grades made valid again" in forced.err, forced.err
+    assert json.loads(cli("info", "--store", str(store), "--format", "json").out)["stale_grades"] == {}

@@ -244,10 +244,12 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
     check = _QueryCheck(store, path, options, report)
     generated = _generated_runs(store)
     queries = in_background(lambda: read_exampp(path, with_grades=options.with_grades), size=_size(path))
+    mark, lines = store.stale_mark(), {}
     with store.grade_import(report.imported_at) as grades:
         for query in queries:
             if not check.keep(query.line, query.query_id):
                 continue
+            lines[query.query_id] = query.line
             guard.line = query.line
             _refuse_generated_runs(path, {r[0]: query.line for r in query.rankings}, generated)
             store.upsert_queries([(query.query_id, None)])
@@ -272,6 +274,10 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
             counts["rankings"] += len(query.rankings)
             runs.update(r[0] for r in query.rankings)
     report.bookkeeping += grades.bookkeeping
+    if grades.batch is not None and not options.replace:
+        _refuse_revived(path, store.revived_grade(grades.batch, mark), lines)
+    elif grades.batch is not None and (revived := store.forget_revived(grades.batch, mark)):
+        report.replaced["stale grades made valid again"] = revived
     counts["passages"] = len(passages)
     counts["runs"] = len(runs)
     if not options.with_grades:
@@ -279,6 +285,16 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
     else:
         counts["grade sets"] = len(sets)
     report.counts.update(counts)
+
+
+def _refuse_revived(path: Path, revived: tuple | None, lines: dict[str, int]) -> None:
+    """A grade set aside as stale (its text was replaced) is not brought back by a file made before that."""
+    if revived is not None:
+        gid, qid, pid, question, why = revived
+        raise InputError(str(path), lines.get(qid), f"grade (grade set {gid}, query_id {qid!r}, passage_id {pid!r}, "
+                         f"question_id {question!r}) was set aside as stale ({why}): the text it was made from is "
+                         "gone, and this file would make it count again; pass --replace to import this file's "
+                         "grades as valid for the texts the store holds now")
 
 
 def _refuse_non_members(path: Path, line: int, questions: set[str], members: set[str], bank: str | None) -> None:

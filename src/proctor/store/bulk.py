@@ -41,6 +41,11 @@ class GradeImport:
         self.bookkeeping = 0
         """Rows written and deleted again (that number): changes of the store's counter that changed nothing."""
 
+    @property
+    def batch(self) -> int | None:
+        """The `grade_batches` entry of the grades written (None before the first)."""
+        return self._batch
+
     def write(self, grade_set_id: str, step: str, rows: Sequence[tuple]) -> None:
         """Upsert (query, passage, question, raw reply, grade, parse status, answer, correct) rows into a step of
         a grade set (the grade set is recorded already)."""

@@ -215,6 +215,26 @@ class ImportLog:
         self.db.execute(f"DELETE FROM grades WHERE {which}")
         return moved
 
+    def stale_mark(self) -> int:
+        """The last row of `stale_grades` now (the rows after it are set aside later)."""
+        return self.db.execute("SELECT COALESCE(MAX(rowid), 0) FROM stale_grades").fetchone()[0]
+
+    def revived_grade(self, batch: int, mark: int) -> tuple[str, str, str, str, str] | None:
+        """A grade written in `batch` whose key was set aside as stale (in a row up to `mark`): its grade set,
+        query, passage, question and why it went stale; None when there is none."""
+        return self.db.execute(
+            "SELECT s.grade_set_id, g.query_id, g.passage_id, i.question_id, st.why FROM stale_grades st JOIN grades g"
+            " ON g.series = st.series AND g.query_id = st.query_id AND g.passage_id = st.passage_id"
+            " AND g.item = st.item JOIN grade_series s ON s.series = g.series JOIN grade_items i ON i.item = g.item"
+            " WHERE st.rowid <= ? AND g.batch = ? LIMIT 1", (mark, batch)).fetchone()
+
+    def forget_revived(self, batch: int, mark: int) -> int:
+        """Drop the stale rows (up to `mark`) whose grade `batch` wrote again (`--replace`); returns how many."""
+        return self.db.execute(
+            "DELETE FROM stale_grades WHERE rowid <= ? AND EXISTS (SELECT 1 FROM grades g WHERE g.batch = ? AND"
+            " g.series = stale_grades.series AND g.query_id = stale_grades.query_id AND g.passage_id ="
+            " stale_grades.passage_id AND g.item = stale_grades.item)", (mark, batch)).rowcount
+
     def stale_counts(self) -> dict[str, dict[str, int]]:
         """`{grade_set_id: {why: n}}` of the grades set aside as stale."""
         out: dict[str, dict[str, int]] = {}
