@@ -221,3 +221,16 @@ def test_stale_grades_are_not_brought_back_by_an_older_exampp_file(cli, tmp_path
     forced = cli("import", "exampp", str(grades), "--store", str(store), "--replace")
     assert forced.code == 0 and f"replaced {stale} stale grades made valid again" in forced.err, forced.err
     assert json.loads(cli("info", "--store", str(store), "--format", "json").out)["stale_grades"] == {}
+
+
+@pytest.mark.parametrize("kind", ["exampp", "runs", "judgments"])
+def test_exporting_an_empty_store_is_refused_and_writes_nothing(cli, tmp_path, kind):
+    """A store with queries only: every export says there is nothing to export (an empty exam_pp file would be
+    refused by `import` anyway) and leaves no file behind."""
+    store = tmp_path / "s.db"
+    (tmp_path / "q.tsv").write_text("q1\thow do bees make honey\n")
+    assert cli("import", "queries", str(tmp_path / "q.tsv"), "--store", str(store)).code == 0
+    out = tmp_path / ("out.jsonl" if kind == "exampp" else "out")
+    result = cli("export", kind, "--store", str(store), "--out", str(out))
+    assert result.code == 2 and "no " in result.err and "Traceback" not in result.err, result.err
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["q.tsv", "s.db"]
