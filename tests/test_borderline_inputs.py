@@ -234,3 +234,20 @@ def test_exporting_an_empty_store_is_refused_and_writes_nothing(cli, tmp_path, k
     result = cli("export", kind, "--store", str(store), "--out", str(out))
     assert result.code == 2 and "no " in result.err and "Traceback" not in result.err, result.err
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["q.tsv", "s.db"]
+
+
+@pytest.mark.parametrize(("kind", "name", "said"), [
+    ("qrels", "qrels.txt", "skipped 18 lines of unknown queries"),
+    ("exampp", "grades.jsonl", "skipped 3 lines of unknown queries"),
+    ("bank", "bank.jsonl", "skipped 9 bank items of unknown queries"),
+])
+def test_skipped_unknown_queries_are_counted_in_what_was_skipped(cli, tmp_path, kind, name, said):
+    """--skip-unknown-queries counts lines, except in a bank, whose lines hold several items: it counts items."""
+    from proctor.demo.write import write_collection
+
+    collection = write_collection(tmp_path / "collection")["queries"].parent
+    store = tmp_path / "s.db"
+    (tmp_path / "q1.tsv").write_text("q1\thow do bees make honey\n")
+    assert cli("import", "queries", str(tmp_path / "q1.tsv"), "--store", str(store)).code == 0
+    result = cli("import", kind, str(collection / name), "--store", str(store), "--skip-unknown-queries")
+    assert result.code == 0 and said in result.err, result.err

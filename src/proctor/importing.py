@@ -44,6 +44,8 @@ class ImportReport:
     path: str
     counts: dict[str, int] = field(default_factory=dict)
     skipped_unknown_queries: int = 0
+    skipped_what: str = "lines"
+    """What `skipped_unknown_queries` counts: lines, or a bank's items (several to a line)."""
     skipped_records: list[InputError] = field(default_factory=list)
     unchanged: bool = False
     bank: str | None = None
@@ -59,7 +61,7 @@ class ImportReport:
         """One line for the terminal."""
         parts = ", ".join(f"{n} {what}" for what, n in self.counts.items())
         skipped = self.skipped_unknown_queries
-        extra = f"; skipped {skipped} lines of unknown queries" if skipped else ""
+        extra = f"; skipped {skipped} {self.skipped_what} of unknown queries" if skipped else ""
         if self.skipped_records:
             extra += f"; skipped {len(self.skipped_records)} malformed records"
         if self.bank:
@@ -210,6 +212,7 @@ def _import_bank(store: Store, path: Path, options: ImportOptions, report: Impor
     report.skipped_records.extend(bank.skipped)
     report.notes.extend(bank.notes)
     check = _QueryCheck(store, path, options, report)
+    report.skipped_what = "bank items"
     questions = [q for q in bank.questions if check.keep(bank.lines[q["question_id"]], q["query_id"])]
     bank.questions = questions
     name = options.bank_name or _stem(path)
