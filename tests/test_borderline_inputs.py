@@ -251,3 +251,19 @@ def test_skipped_unknown_queries_are_counted_in_what_was_skipped(cli, tmp_path, 
     assert cli("import", "queries", str(tmp_path / "q1.tsv"), "--store", str(store)).code == 0
     result = cli("import", kind, str(collection / name), "--store", str(store), "--skip-unknown-queries")
     assert result.code == 0 and said in result.err, result.err
+
+
+def test_two_files_of_one_command_that_contradict_name_the_earlier_file_as_such(cli, tmp_path):
+    """The first file of the same command is not yet in the store: the refusal says it was given earlier in
+    this command (and nothing of either file is kept)."""
+    store = seed_demo(tmp_path)
+    (tmp_path / "a.tsv").write_text("q5\tnew one\n")
+    (tmp_path / "b.tsv").write_text("q5\tnew two\n")
+    before = dump(store)
+    result = cli("import", "queries", str(tmp_path / "a.tsv"), str(tmp_path / "b.tsv"), "--store", str(store))
+    assert result.code == 2 and f"{tmp_path / 'b.tsv'}:1:" in result.err, result.err
+    assert "a file given earlier in this same command" in result.err
+    assert dump(store) == before
+    assert cli("import", "queries", str(tmp_path / "a.tsv"), "--store", str(store)).code == 0
+    later = cli("import", "queries", str(tmp_path / "b.tsv"), "--store", str(store))
+    assert later.code == 2 and "this same command" not in later.err

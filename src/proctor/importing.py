@@ -99,6 +99,7 @@ def import_files(
     if kind not in _IMPORTERS:
         raise UsageError(f"unknown import kind {kind!r}; choose one of {', '.join(KINDS)}")
     options = options or ImportOptions()
+    store.command_entries = frozenset()
     with store.bulk_transaction():
         reports = [_import_one(store, kind, path, options) for path in map(Path, paths)]
         store.grade_counts()  # counted once here, inside the import, so that readers find them kept

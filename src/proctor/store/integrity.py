@@ -87,6 +87,8 @@ class ImportLog:
     """The `import_log` table, the guard and `stale_grades`."""
 
     db: sqlite3.Connection
+    command_entries: frozenset[int] = frozenset()
+    """The import log entries of the command under way (their rows go in, or not, with it)."""
 
     def record_import(self, kind: str, sha256: str, path: str) -> None:
         """Remember that a file was imported (the same file twice is remembered once)."""
@@ -100,7 +102,9 @@ class ImportLog:
     def begin_import(self, kind: str, path: str, sha256: str, at: str) -> int:
         """Add an entry to the import log (its counts come with `finish_import`); returns its number."""
         sql = "INSERT INTO import_log (kind, path, sha256, imported_at) VALUES (?, ?, ?, ?)"
-        return self.db.execute(sql, (kind, path, sha256, at)).lastrowid  # type: ignore[return-value]
+        entry: int = self.db.execute(sql, (kind, path, sha256, at)).lastrowid  # type: ignore[assignment]
+        self.command_entries = self.command_entries | {entry}
+        return entry
 
     def finish_import(self, entry: int, counts: dict[str, int], replaced: dict[str, int] | None, *,
                       changed: bool) -> None:
@@ -135,7 +139,8 @@ class ImportLog:
         if origin is None:
             return "an import before the store kept an import log"
         entry = self.db.execute("SELECT kind, path, imported_at FROM import_log WHERE entry = ?", (origin,)).fetchone()
-        return _entry_words(entry) if entry else f"import #{origin}"
+        same = ", a file given earlier in this same command" if origin in self.command_entries else ""
+        return (_entry_words(entry) if entry else f"import #{origin}") + same
 
     def describe(self, change: Change) -> str:
         """A change in words: what row, what the store holds (and where it came from), what the file has."""
