@@ -21,6 +21,7 @@ from proctor.methods import Method, get_method
 from proctor.methods.aggregate import SUM_THRESHOLDS
 from proctor.methods.base import CORRECT, FAILED
 from proctor.methods.steps import Results, Step, declared_steps
+from proctor.papers import FLAN_T5_EXAM
 from proctor.records import Grade, GradeSet
 from proctor.store import Store
 
@@ -93,7 +94,7 @@ def _require_answer_keys(store: Store, bank: tuple[str, str]) -> None:
     lacking = sum(1 for _, _, answers in items if not answers)
     if lacking:
         raise UsageError(f"bank {bank[0]}@{bank[1]}: {lacking} of {len(items)} questions have no answer key; "
-                         "--method qa grades answers against answer keys (004 §3.1.1) — without one every "
+                         f"--method qa grades answers against answer keys ({FLAN_T5_EXAM}, §3.1.1) — without one every "
                          "well-formed answer would count as correct. Add gold answers, or grade with self-rating")
 
 
