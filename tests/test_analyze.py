@@ -37,6 +37,7 @@ def demo_report(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_analyze_writes_every_part(demo_report):
     for name in ("report.md", "report.html", "correlations.tsv", "correlations.json", "agreement.md",
                  "agreement.json"):
@@ -72,6 +73,7 @@ def test_bold_only_where_values_differ_and_the_page_escapes_and_folds():
     assert page.count("<details>") == 1 and "40 rows" in page
 
 
+@pytest.mark.slow
 def test_html_report_renders_its_plots_in_chromium(demo_report, tmp_path):
     if not os.path.exists(CHROMIUM):
         if os.environ.get("CI"):
@@ -100,6 +102,7 @@ def test_html_report_renders_its_plots_in_chromium(demo_report, tmp_path):
     assert shot.read_bytes()[:4] == b"\x89PNG" and shot.stat().st_size > 10_000
 
 
+@pytest.mark.slow
 def test_analyze_dl19(dl19_store, tmp_path):
     out = tmp_path / "dl19-report"
     result = run_process("analyze", "--store", dl19_store, "--official", DL19 / "dl19-official-leaderboard.json",
@@ -126,6 +129,7 @@ def test_the_same_data_gives_the_same_plot_files(tmp_path):
     assert files[0].keys() == {".png", ".pdf", ".svg"} and files[0] == files[1]
 
 
+@pytest.mark.slow
 def test_outputs_are_0644_titles_name_the_metric_once_and_text_columns_align_left(demo_report):
     files = [p for p in demo_report.rglob("*") if p.is_file()]
     assert files and {p.name: oct(p.stat().st_mode & 0o777) for p in files} == {p.name: "0o644" for p in files}

@@ -89,6 +89,7 @@ def all_rows(board) -> dict[tuple[str, str], float]:
             for m, v in e.values.items()}
 
 
+@pytest.mark.slow
 def test_embedded_variant_in_the_track_runner(embedded, tmp_path, nltk_stub):
     from autojudge_base import Leaderboard, NuggetBanks
     from autojudge_base.nugget_data import load_nugget_banks_generic
@@ -114,6 +115,7 @@ def test_embedded_variant_in_the_track_runner(embedded, tmp_path, nltk_stub):
     assert cover and all(abs(r["kendall"] - 1.0) < 1e-9 for r in cover if "kendall" in r)
 
 
+@pytest.mark.slow
 def test_the_store_matches_the_leaderboard(embedded):
     """The `all` rows AutoJudge wrote are Proctor's own scores from the store the judge left in --out-dir."""
     from autojudge_base import Leaderboard
@@ -132,6 +134,7 @@ def test_the_store_matches_the_leaderboard(embedded):
         assert board[(entry.system, "P@20")] == pytest.approx(entry.score, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_llm_variant_resumes_and_replays_without_the_endpoint(task, tmp_path, nltk_stub):
     from autojudge_base import Leaderboard
 
@@ -164,6 +167,7 @@ def generating(prompt: str) -> str:
     return str(prompt_grade(prompt))
 
 
+@pytest.mark.slow
 def test_without_banks_create_nuggets_generates_them(task, tmp_path, nltk_stub):
     from autojudge_base import NuggetBanks
     from autojudge_base.nugget_data import load_nugget_banks_generic
@@ -181,6 +185,7 @@ def test_without_banks_create_nuggets_generates_them(task, tmp_path, nltk_stub):
     assert "judge-model" in creator and "authors-2" in creator  # who made the bank, with which prompt
 
 
+@pytest.mark.slow
 def test_a_pair_missing_from_the_cache_is_an_error(task, tmp_path, nltk_stub):
     out = tmp_path / "out"
     with FakeOpenAI() as server:
@@ -253,6 +258,7 @@ def test_every_variant_maps_to_known_settings(nltk_stub):
     JudgeSettings.from_kwargs(resolve_variant(nuggetizer, "nuggets").judge_settings)
 
 
+@pytest.mark.slow
 def test_model_preferences_pick_the_first_served_model(task, tmp_path, nltk_stub):
     """The starter kit's llm-config.yml: the first preferred model the endpoint lists is graded with; the replay
     without the endpoint uses the model chosen then and writes the same leaderboard."""
@@ -294,6 +300,7 @@ def nuggetizing(prompt: str) -> str:
     ("nuggets", ["nuggets:all", "nuggets:vital", "nuggets:strict_all", "nuggets:weighted"]),
     ("umbrela", ["P@20", "nDCG@10"]),
 ])
+@pytest.mark.slow
 def test_nuggets_and_umbrela_variants(task, tmp_path, nltk_stub, variant, measures):
     from autojudge_base import Leaderboard
 
@@ -309,6 +316,7 @@ def test_nuggets_and_umbrela_variants(task, tmp_path, nltk_stub, variant, measur
     assert (out / f"{variant}.qrels.txt").exists() == (variant == "umbrela")  # nuggets judge whole answers
 
 
+@pytest.mark.slow
 def test_failed_replies_are_an_error_not_a_zero(task, tmp_path, nltk_stub):
     """Server errors on some pairs: the run ends naming them; no leaderboard with those pairs as 0."""
     out = tmp_path / "out"
@@ -320,6 +328,7 @@ def test_failed_replies_are_an_error_not_a_zero(task, tmp_path, nltk_stub):
     assert not (out / "llm.eval.txt").exists() and not (out / "llm.qrels.txt").exists()
 
 
+@pytest.mark.slow
 def test_threshold_sweep_grades_once(task, tmp_path, nltk_stub):
     """One leaderboard per τ from one store: binary measures fall as τ rises, nDCG (graded labels) stays."""
     from autojudge_base import Leaderboard
@@ -340,6 +349,7 @@ def test_threshold_sweep_grades_once(task, tmp_path, nltk_stub):
         assert len({boards[t][(run, "nDCG@10")] for t in range(1, 6)}) == 1
 
 
+@pytest.mark.slow
 def test_nuggetizer_banks_in_and_out(task, tmp_path, nltk_stub):
     """workflow-nuggetizer.yml: nuggets given as AutoJudge NuggetizerNuggetBanks come back in that type."""
     from autojudge_base import Leaderboard
@@ -362,6 +372,7 @@ def test_nuggetizer_banks_in_and_out(task, tmp_path, nltk_stub):
     assert "nuggets:strict_vital" in board.measures
 
 
+@pytest.mark.slow
 def test_a_topic_a_run_did_not_answer_follows_on_missing(task, tmp_path, nltk_stub):
     """gen-bad gives no answer for q4: AutoJudge's on_missing decides (error names the pair; default writes a
     0 row; fix_aggregate writes none), and the `all` row counts it 0 in every mode, as Proctor does."""
@@ -387,6 +398,7 @@ def test_a_topic_a_run_did_not_answer_follows_on_missing(task, tmp_path, nltk_st
     assert alls["default"] == alls["fix_aggregate"]
 
 
+@pytest.mark.slow
 def test_a_run_shows_only_its_own_responses(task, tmp_path, nltk_stub):
     """The store keeps what earlier runs imported; a run limited to two systems (--run) shows only them, and a
     sentence's qrels document id is the md5 of its text exactly as the report gives it (spaces included)."""
@@ -414,6 +426,7 @@ def test_a_run_shows_only_its_own_responses(task, tmp_path, nltk_stub):
     assert docs == expected
 
 
+@pytest.mark.slow
 def test_citations_variant_reads_the_corpus(task, tmp_path, nltk_stub):
     """Citation support judges every cited sentence against the cited document's text from --corpus; without
     a corpus file the run is refused before any request."""
@@ -436,6 +449,7 @@ def test_citations_variant_reads_the_corpus(task, tmp_path, nltk_stub):
     assert values[("gen-good", "citations:support_precision")] > values[("gen-bad", "citations:support_precision")]
 
 
+@pytest.mark.slow
 def test_fewer_topics_than_the_banks(task, tmp_path, nltk_stub):
     """--limit-topics / --topic judge fewer topics than the given banks hold: only those are imported, graded
     and scored (n-EXAM over them too); a later full run grades only the rest."""

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import DL19
+from conftest import DL19, require_shared
 from proctor.errors import InputError
 from proctor.io.banks import read_bank
 
@@ -40,9 +40,7 @@ def test_conflicting_or_cross_line_repeats_stay_errors(tmp_path, lines, message)
 
 
 def test_the_shared_dl19_nugget_file_imports(tmp_path, cli):
-    path = DL19 / "dl19-nuggets.jsonl.gz"
-    if not path.exists():
-        pytest.skip("../shared/data/dl19 is not present")
+    path = require_shared(DL19 / "dl19-nuggets.jsonl.gz")
     result = cli("import", "bank", path, "--store", tmp_path / "s.db")
     assert result.code == 0, result.err
     assert "appears 3 times with identical content; kept once" in result.err

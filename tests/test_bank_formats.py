@@ -106,7 +106,8 @@ def test_malformed_lines_name_file_and_line_or_are_skipped(tmp_path, cli, lines,
 
 def write_queries(tmp_path):
     path = tmp_path / "q.tsv"
-    path.write_text("t1\tbees\nt2\tsky\nt3\tq\nt4\tq\n9\tq\n1054\tcoffee\n")
+    # the texts the bank files state (another text would be refused as a contradiction)
+    path.write_text("t1\thow do bees make honey\nt2\twhy is the sky blue\nt3\tq\nt4\tq\n9\tq\n1054\tCoffee prices\n")
     return path
 
 

@@ -8,7 +8,7 @@ import random
 import pytest
 from scipy import stats
 
-from proctor.analyze.correlation import average_ranks, bootstrap_intervals, kendall_tau_b, spearman, tau_ap
+from proctor.analyze.correlation import average_ranks, bootstrap_intervals, kendall_tau_b, pearson, spearman, tau_ap
 
 HAND_BUILT = [
     ([1, 2, 3, 4, 5], [1, 2, 3, 4, 5]),
@@ -38,6 +38,20 @@ def test_random_vectors_with_ties_equal_scipy(seed):
 
 def test_constant_side_is_undefined():
     assert math.isnan(spearman([1, 1, 1], [1, 2, 3])) and math.isnan(kendall_tau_b([1, 1, 1], [1, 2, 3]))
+
+
+@pytest.mark.parametrize("value", [0.1, 0.2, 0.7])
+def test_constant_side_is_undefined_whatever_its_mean_rounds_to(value):
+    # three equal scores of 0.1 have a mean that rounds away from 0.1: r was 0.0, not undefined
+    assert math.isnan(pearson([value] * 3, [0.0, 1.0, 2.0]))
+    assert math.isnan(pearson([0.0, 1.0, 2.0], [value] * 3))
+
+
+def test_pearson_equals_scipy():
+    rng = random.Random(5)
+    x, y = [rng.random() for _ in range(30)], [rng.random() for _ in range(30)]
+    assert pearson(x, y) == pytest.approx(stats.pearsonr(x, y).statistic, abs=1e-12)
+    assert math.isnan(pearson([1.0], [2.0])) and math.isnan(pearson([], []))
 
 
 def test_tau_ap_extremes_and_top_weighting():

@@ -124,6 +124,7 @@ def test_cover_matches_definition_on_hand_checked_queries(dl19_store, raw, query
                 assert got == (0.0 if missing == "zero" else None)
 
 
+@pytest.mark.slow
 def test_export_import_round_trip(dl19_store, dl19_pool, tmp_path):
     out = tmp_path / "export.jsonl.gz"
     result = run_process("export", "exampp", "--store", dl19_store, "--out", out)

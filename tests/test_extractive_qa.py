@@ -51,6 +51,7 @@ def test_spans_and_the_no_answer_score(nectar_model):
     assert backend.params()["decoding"] == "extractive-span"
 
 
+@pytest.mark.slow
 def test_grade_qa_with_an_extractive_model(demo_store, nectar_model):
     result = run_process("grade", "--store", demo_store, "--method", "qa", "--llm", f"hf-qa:{nectar_model}",
                          "--format", "json")

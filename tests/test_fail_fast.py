@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from conftest import grades_of, run_process
 from fake_openai import FakeOpenAI
 from proctor.llm.base import Reply
 from proctor.llm.health import CONSECUTIVE_FATAL, Breaker, is_fatal
+from proctor.store import Store
 
 
 def test_nothing_listening_exits_fast_with_the_connection_error(demo_store):
@@ -19,7 +22,9 @@ def test_nothing_listening_exits_fast_with_the_connection_error(demo_store):
     assert result.code != 0
     assert "cannot reach the server" in result.err and "Connection" in result.err and "127.0.0.1:9" in result.err
     assert "Traceback" not in result.err
-    assert list(grades_of(demo_store, "self-rating", "m")) == []
+    store = Store.open(demo_store)
+    assert store.grade_sets() == []  # nothing was sent: not even an empty grade set is left
+    store.close()
 
 
 def test_model_not_listed_and_refused_key(demo_store, monkeypatch):
@@ -83,3 +88,29 @@ def test_a_fleet_passes_the_check_when_one_server_answers(demo_store):
     result = run_process("grade", "--store", demo_store, "--method", "self-rating", "--llm", "openai:m2",
                          "--base-url", "http://127.0.0.1:9/v1,http://127.0.0.1:7/v1")
     assert result.code == 2 and "none of the 2 servers can grade" in result.err and "Traceback" not in result.err
+
+
+def _dump(store) -> list[str]:
+    import sqlite3
+
+    db = sqlite3.connect(store)
+    try:
+        return list(db.iterdump())
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("refusal", ["unreachable", "model not served", "key refused"])
+def test_a_refused_endpoint_leaves_the_store_as_it_was(cli, demo_store, monkeypatch, refusal):
+    """Nothing was sent: no empty grade set (nor its kept counts) is left behind; the dump is the same."""
+    before = _dump(demo_store)
+    server = FakeOpenAI(models=["served-model"] if refusal == "model not served" else None,
+                        key="right" if refusal == "key refused" else None)
+    monkeypatch.setenv("OPENAI_API_KEY", "wrong")
+    with server:
+        url = "http://127.0.0.1:9/v1" if refusal == "unreachable" else server.base_url
+        result = cli("grade", "--store", demo_store, "--method", "self-rating", "--llm", "openai:m", "--base-url", url,
+                     "--no-progress")
+    assert result.code == 2 and "Traceback" not in result.err, result.err
+    assert _dump(demo_store) == before
+    assert "grade set" not in cli("info", "--store", demo_store).out

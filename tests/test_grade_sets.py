@@ -40,6 +40,7 @@ def _first_columns(tsv: str) -> str:
 
 
 # -- a store written by release 0.1.0 ------------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_store_of_the_previous_release_migrates_and_gives_the_same_results(tmp_path):
     store = tmp_path / "old.db"
     shutil.copy(V1 / "store-v1.sqlite", store)
@@ -248,6 +249,7 @@ def test_a_refused_impact_writes_nothing(demo_store, tmp_path):
 
 
 # -- the DL19 must-show -------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_dl19_leaderboard_is_unchanged_by_a_bank_impact_run(dl19_pool, tmp_path):
     from conftest import DL19
 

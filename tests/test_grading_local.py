@@ -11,6 +11,7 @@ from conftest import grades_of, run_process
 from proctor.io.exampp import read_exampp
 
 
+@pytest.mark.slow
 def test_replay_reproduces_every_recorded_dl19_grade(dl19_pool, tmp_path):
     from conftest import DL19
 
@@ -47,6 +48,7 @@ def test_replay_pairs_without_a_recorded_grade_are_failures(demo_store, tmp_path
     assert summary["failure_reasons"] == {"no recorded grade for this pair": 72}
 
 
+@pytest.mark.slow
 def test_embedding_grader_orders_the_demo_systems(demo_store):
     result = run_process("grade", "--store", demo_store, "--method", "embedding", "--format", "json")
     assert result.code == 0, result.err
@@ -58,6 +60,7 @@ def test_embedding_grader_orders_the_demo_systems(demo_store):
     assert order == ["strong", "middling", "weak"]
 
 
+@pytest.mark.slow
 def test_prefilter_skips_the_llm_for_dissimilar_pairs(demo_store):
     from fake_openai import FakeOpenAI
 
@@ -106,6 +109,7 @@ def tiny_models(tmp_path_factory):
     return paths
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["tiny-t5", "tiny-gpt2"])
 def test_hf_backend_grades_with_real_models(demo_store, tiny_models, name):
     result = run_process("grade", "--store", demo_store, "--method", "self-rating", "--llm", f"hf:{tiny_models[name]}",
@@ -121,6 +125,7 @@ def test_hf_backend_grades_with_real_models(demo_store, tiny_models, name):
         assert summary["truncated_contexts"] == 9 and all(g.extra.get("truncated") for g in grades)
 
 
+@pytest.mark.slow
 def test_hf_backend_reads_grade_probabilities(demo_store, tiny_models):
     result = run_process("grade", "--store", demo_store, "--method", "self-rating", "--llm",
                          f"hf:{tiny_models['tiny-t5']}", "--grade-probabilities", "--max-queries", "1",

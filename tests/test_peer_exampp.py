@@ -33,6 +33,7 @@ def exampp_n_exam(dl19_pool, peer_nltk) -> dict[int, dict[str, float]]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tau", range(1, 6))
 def test_pool_per_query_is_exampp_n_exam(dl19_store, exampp_n_exam, tau):
     store = Store.open(dl19_store)

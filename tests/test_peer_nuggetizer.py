@@ -191,7 +191,8 @@ def test_bank_order_is_kept_and_a_store_made_before_goes_by_id(assigned, cli, tm
     finally:
         store.close()
     other = tmp_path / "more.jsonl"
-    other.write_text(json.dumps({"query": "q", "qid": "t1", "nuggets": [{"text": "Zeta"}, {"text": "Alpha"}]}) + "\n")
+    other.write_text(json.dumps({"query": "how do bees make honey", "qid": "t1",  # the stored text: no contradiction
+                                 "nuggets": [{"text": "Zeta"}, {"text": "Alpha"}]}) + "\n")
     assert cli("import", "bank", other, "--store", store_path, "--name", "more").code == 0
     store = Store.open(store_path)
     try:

@@ -1,28 +1,43 @@
-"""Progress when standard error is not a terminal (issue 18 item 11): a log line every N seconds with pairs
+"""Progress when standard error is not a terminal: a log line every N seconds with pairs
 done, rate, failures and ETA; none with --no-progress."""
 
 from __future__ import annotations
 
 import io
 import re
-import time
 
 from conftest import run_process
 from fake_openai import FakeOpenAI
 from proctor.grading.progress import Progress
 
 
+class Clock:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def test_log_lines_instead_of_a_bar_off_a_terminal():
-    stream = io.StringIO()
-    progress = Progress(10, None, "self-rating · m", every=0.05, stream=stream)
+    stream, clock = io.StringIO(), Clock()
+    progress = Progress(10, None, "self-rating · m", every=30.0, stream=stream, clock=clock)
     assert progress.bar is None
+    clock.now += 29.9
     progress.update(2, failures=1)
     assert stream.getvalue() == ""  # not yet N seconds
-    time.sleep(0.06)
+    clock.now += 0.1
     progress.update(3)
-    line = stream.getvalue().strip()
-    assert re.fullmatch(r"proctor: self-rating · m: 5/10 pairs \(50\.0%\), [\d.]+ pairs/s, 1 failed, 0 from the "
-                        r"cache, elapsed 0m00s, ETA 0m00s", line), line
+    assert stream.getvalue() == ("proctor: self-rating · m: 5/10 pairs (50.0%), 0.2 pairs/s, 1 failed, 0 from the "
+                                 "cache, elapsed 0m30s, ETA 0m30s\n")
+    clock.now += 29.0
+    progress.update(1)
+    assert stream.getvalue().count("\n") == 1  # the next line only N seconds after the last one
+    clock.now += 1.0
+    progress.close()
+    assert stream.getvalue().splitlines()[-1].startswith("proctor: self-rating · m: 6/10 pairs (60.0%), 0.1 pairs/s")
     quiet = io.StringIO()
     off = Progress(10, False, every=0.0, stream=quiet)
     off.update(10)

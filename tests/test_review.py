@@ -94,6 +94,7 @@ def demo(tmp_path_factory):
             server.stop()
 
 
+@pytest.mark.slow
 def test_other_hosts_need_a_token_and_requests_without_it_are_refused(demo, browser, cli):
     refused = cli("review", "--store", demo["store"], "--host", "0.0.0.0")
     assert refused.code == 2 and "--token" in refused.err and "Traceback" not in refused.err
@@ -205,6 +206,7 @@ def _safe(page) -> None:
     assert page.locator("img[src=x]").count() == 0 and page.locator("a[href^='javascript:']").count() == 0
 
 
+@pytest.mark.slow
 def test_review_edit_publish_grade_impact_and_judge_in_a_browser(demo, browser):
     server, store = demo["server"], demo["store"]
     alice, bob = _page(browser, server, "alice"), _page(browser, server, "bob <b>")
@@ -292,6 +294,7 @@ def _until(condition, timeout: float = 10.0) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_a_grading_job_can_be_cancelled_and_resumed_without_grading_twice(tmp_path, browser):
     from proctor.review import editing
 
@@ -328,6 +331,7 @@ def test_a_grading_job_can_be_cancelled_and_resumed_without_grading_twice(tmp_pa
         assert 18 <= llm.requests - sent <= 18 + 1  # at most the one request in flight at the cancel is sent again
 
 
+@pytest.mark.slow
 def test_dl19_query_page_edit_publish_grade_and_impact(dl19_pool, tmp_path, browser):
     from conftest import DL19
 

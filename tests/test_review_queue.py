@@ -15,17 +15,8 @@ from proctor import api
 from proctor.evaluate.leaderboard import measure_leaderboard
 from proctor.evaluate.measures import parse_measure
 from proctor.trust.review_queue import deciding_passages, review_queue
+from test_ensembles import V2  # the second wording
 from test_review import Server, _follow, _page, browser  # noqa: F401  (the module's chromium fixture)
-
-V2 = """\
-name: self-rating
-version: v2
-source: a second wording (a test)
-template: |-
-  Rate from 0 to 5 how well the context answers the question.
-  Question: {question}
-  Context: {context}
-"""
 
 
 def _order(scores: dict[str, float], a: str, b: str) -> int:
@@ -106,6 +97,7 @@ def test_the_queue_puts_disagreeing_members_first_and_leaves_reviewed_passages_o
     store.close()
 
 
+@pytest.mark.slow
 def test_a_verdict_from_the_queue_page_is_a_reviewer_judgment_that_feeds_calibrate(served_store, browser,  # noqa: F811
                                                                                    tmp_path):
     path, eid = served_store

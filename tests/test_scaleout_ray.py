@@ -16,6 +16,7 @@ from proctor.llm.config import BackendConfig
 from proctor.store import Store
 
 ray = pytest.importorskip("ray")
+pytestmark = pytest.mark.slow  # a local Ray cluster starts per module (~10 s), each test ~8-10 s
 
 
 @pytest.fixture(scope="module", autouse=True)

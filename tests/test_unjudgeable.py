@@ -43,7 +43,8 @@ def test_import_counts_unjudgeable_pairs(tmp_path, cli):
     store = seed_demo(tmp_path)
     (tmp_path / "x.run").write_text("q1 Q0 d99 1 5.0 x\nq1 Q0 d101 2 4.0 x\nq2 Q0 d98 1 3.0 x\n")
     result = cli("import", "runs", tmp_path / "x.run", "--store", store)
-    assert result.code == 0 and "2 ranked (query, passage) pairs name a passage the store has no text" in result.err
+    assert result.code == 0
+    assert "runs now rank 2 (query, passage) pairs that name a passage the store has no text" in result.err
     assert json.loads(cli("info", "--store", store, "--format", "json").out)["unjudgeable"] == 2
     assert "unjudgeable    2" in cli("info", "--store", store).out
 

@@ -22,6 +22,7 @@ import pytest
 from conftest import ROOT
 
 PACKAGE = ROOT / "src" / "proctor"
+pytestmark = pytest.mark.slow  # builds the wheel; one test installs it into a fresh virtualenv (~20 s)
 
 
 def _data_files() -> set[str]:

@@ -200,7 +200,8 @@ def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int |
         description = describe(store, grade_set)
         description["label_rule"] = ("max grade over questions" if labels.min_questions == 1
                                      else f"{labels.min_questions}-th largest grade")
-    counts = query_counts(store, grade_set, qrels_ if grade_set else None)
+    judged = qrels_ if judgments not in (None, "official") else None  # a qrels file: its own judged queries
+    counts = query_counts(store, grade_set, qrels_ if grade_set else None, judged)
     boards = [measure_leaderboard(ranked, qrels_, spec, min_grade, missing=missing or "skip", description=description)
               for spec in specs if spec is not None]
     note_flagged(boards)

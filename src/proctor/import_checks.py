@@ -41,8 +41,9 @@ def note_unjudgeable(store: Store, report: ImportReport) -> None:
         return
     n = store.unjudgeable()
     if n:
-        report.notes.append(f"{report.path}: {n} ranked (query, passage) pairs name a passage the store has no text "
-                            "for: unjudgeable (never graded, left out of EXAM-Qrels, unjudged for every measure) "
+        report.notes.append(f"{report.path}: the store's runs now rank {n} (query, passage) pairs that name a "
+                            "passage the store has no text for (this file's and the earlier ones'): unjudgeable "
+                            "(never graded, left out of EXAM-Qrels, unjudged for every measure) "
                             "until a corpus gives their text")
 
 

@@ -44,6 +44,8 @@ class ImportReport:
     path: str
     counts: dict[str, int] = field(default_factory=dict)
     skipped_unknown_queries: int = 0
+    skipped_what: str = "lines"
+    """What `skipped_unknown_queries` counts: lines, or a bank's items (several to a line)."""
     skipped_records: list[InputError] = field(default_factory=list)
     unchanged: bool = False
     bank: str | None = None
@@ -59,7 +61,7 @@ class ImportReport:
         """One line for the terminal."""
         parts = ", ".join(f"{n} {what}" for what, n in self.counts.items())
         skipped = self.skipped_unknown_queries
-        extra = f"; skipped {skipped} lines of unknown queries" if skipped else ""
+        extra = f"; skipped {skipped} {self.skipped_what} of unknown queries" if skipped else ""
         if self.skipped_records:
             extra += f"; skipped {len(self.skipped_records)} malformed records"
         if self.bank:
@@ -97,6 +99,7 @@ def import_files(
     if kind not in _IMPORTERS:
         raise UsageError(f"unknown import kind {kind!r}; choose one of {', '.join(KINDS)}")
     options = options or ImportOptions()
+    store.command_entries = frozenset()
     with store.bulk_transaction():
         reports = [_import_one(store, kind, path, options) for path in map(Path, paths)]
         store.grade_counts()  # counted once here, inside the import, so that readers find them kept
@@ -117,15 +120,18 @@ def _import_one(store: Store, kind: str, path: Path, options: ImportOptions) -> 
             except sqlite3.IntegrityError:
                 if guard.refused is None:
                     raise
+                stale = (" (the grades made from a replaced text become stale)"
+                         if guard.refused.table in ("queries", "passages") else "")
                 raise InputError(str(path), guard.refused.line, f"{store.describe(guard.refused)}; importing it "
-                                 "would replace what the store holds: pass --replace to replace it (the grades "
-                                 "made from a replaced text become stale)") from None
+                                 f"would replace what the store holds: pass --replace to replace it{stale}") from None
     finally:
         store.origin = None
     set_stale(store, guard, report)
     stale = report.replaced.pop("stale grades", 0)
     for table, n in guard.replaced().items():
         report.replaced[table] = report.replaced.get(table, 0) + n
+    if guard.replaced_questions:  # a bank's --replace: the question texts it changed (everywhere they are held)
+        report.replaced["questions"] = len(guard.replaced_questions)
     if stale:
         report.replaced["stale grades"] = stale
         report.notes.append(f"{report.path}: {report.replaced['stale grades']} grades were made from a text this "
@@ -134,7 +140,8 @@ def _import_one(store: Store, kind: str, path: Path, options: ImportOptions) -> 
     changed = store.db.total_changes - report.bookkeeping != before
     report.unchanged = not changed
     store.finish_import(entry, report.counts, report.replaced, changed=changed)
-    store.record_import(kind, digest, str(path))
+    if changed:  # the same content again (gzipped, CRLF, another path) leaves no trace either
+        store.record_import(kind, digest, str(path))
     note_unjudgeable(store, report)
     return report
 
@@ -206,6 +213,7 @@ def _import_bank(store: Store, path: Path, options: ImportOptions, report: Impor
     report.skipped_records.extend(bank.skipped)
     report.notes.extend(bank.notes)
     check = _QueryCheck(store, path, options, report)
+    report.skipped_what = "bank items"
     questions = [q for q in bank.questions if check.keep(bank.lines[q["question_id"]], q["query_id"])]
     bank.questions = questions
     name = options.bank_name or _stem(path)
@@ -240,10 +248,12 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
     check = _QueryCheck(store, path, options, report)
     generated = _generated_runs(store)
     queries = in_background(lambda: read_exampp(path, with_grades=options.with_grades), size=_size(path))
+    mark, lines = store.stale_mark(), {}
     with store.grade_import(report.imported_at) as grades:
         for query in queries:
             if not check.keep(query.line, query.query_id):
                 continue
+            lines[query.query_id] = query.line
             guard.line = query.line
             _refuse_generated_runs(path, {r[0]: query.line for r in query.rankings}, generated)
             store.upsert_queries([(query.query_id, None)])
@@ -268,6 +278,10 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
             counts["rankings"] += len(query.rankings)
             runs.update(r[0] for r in query.rankings)
     report.bookkeeping += grades.bookkeeping
+    if grades.batch is not None and not options.replace:
+        _refuse_revived(path, store.revived_grade(grades.batch, mark), lines)
+    elif grades.batch is not None and (revived := store.forget_revived(grades.batch, mark)):
+        report.replaced["stale grades made valid again"] = revived
     counts["passages"] = len(passages)
     counts["runs"] = len(runs)
     if not options.with_grades:
@@ -275,6 +289,16 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
     else:
         counts["grade sets"] = len(sets)
     report.counts.update(counts)
+
+
+def _refuse_revived(path: Path, revived: tuple | None, lines: dict[str, int]) -> None:
+    """A grade set aside as stale (its text was replaced) is not brought back by a file made before that."""
+    if revived is not None:
+        gid, qid, pid, question, why = revived
+        raise InputError(str(path), lines.get(qid), f"grade (grade set {gid}, query_id {qid!r}, passage_id {pid!r}, "
+                         f"question_id {question!r}) was set aside as stale ({why}): the text it was made from is "
+                         "gone, and this file would make it count again; pass --replace to import this file's "
+                         "grades as valid for the texts the store holds now")
 
 
 def _refuse_non_members(path: Path, line: int, questions: set[str], members: set[str], bank: str | None) -> None:

@@ -1,8 +1,9 @@
 """Agreement of predicted relevance labels with human judgments (004 §4, 002 §4): Cohen's κ on binary
 merges, linearly weighted κ, Krippendorff's α (ordinal), and the graded confusion table.
 
-κ follows scikit-learn's `cohen_kappa_score` (weights over the positions of the sorted label values);
-α follows the `krippendorff` package (two coders, ordinal metric over the values that occur)."""
+κ is scikit-learn's `cohen_kappa_score` (weights over the positions of the sorted label values); α is the
+`krippendorff` package's (two coders, ordinal metric over the values that occur). Both are computed from the
+counts of the distinct (label a, label b) pairs."""
 
 from __future__ import annotations
 
@@ -19,26 +20,18 @@ def cohen_kappa(a: Sequence[int], b: Sequence[int], weights: str | None = None) 
 
 
 def kappa_of_counts(pairs: Counter, weights: str | None = None) -> float:
-    """`cohen_kappa` from the counts of (label a, label b) pairs (the same figure: counts are whole numbers)."""
-    labels = sorted({x for x, _ in pairs} | {y for _, y in pairs})
-    index = {label: i for i, label in enumerate(labels)}
-    k, n = len(labels), sum(pairs.values())
-    if n == 0:
+    """`cohen_kappa` from the counts of (label a, label b) pairs: scikit-learn's `cohen_kappa_score` of the
+    distinct pairs weighted by their counts. NaN without pairs or when both sides use one same label."""
+    pairs = +pairs  # pairs counted 0 or less are no pairs
+    if len({label for pair in pairs for label in pair}) < 2:
         return math.nan
-    observed = [[0.0] * k for _ in range(k)]
-    for (x, y), count in pairs.items():
-        observed[index[x]][index[y]] += count
-    rows = [sum(r) for r in observed]
-    cols = [sum(observed[i][j] for i in range(k)) for j in range(k)]
+    from sklearn import config_context
+    from sklearn.metrics import cohen_kappa_score
 
-    def weight(i: int, j: int) -> float:
-        if weights == "linear":
-            return abs(i - j)
-        return 0.0 if i == j else 1.0
-
-    numerator = math.fsum(weight(i, j) * observed[i][j] for i in range(k) for j in range(k))
-    denominator = math.fsum(weight(i, j) * rows[i] * cols[j] / n for i in range(k) for j in range(k))
-    return 1 - numerator / denominator if denominator else math.nan
+    keys = list(pairs)
+    with config_context(skip_parameter_validation=True):  # the arguments are made here; checking them cost most
+        return float(cohen_kappa_score([x for x, _ in keys], [y for _, y in keys], weights=weights,
+                                       sample_weight=[pairs[k] for k in keys]))
 
 
 def krippendorff_alpha_ordinal(a: Sequence[int], b: Sequence[int]) -> float:
@@ -47,26 +40,19 @@ def krippendorff_alpha_ordinal(a: Sequence[int], b: Sequence[int]) -> float:
 
 
 def alpha_of_counts(pairs: Counter) -> float:
-    """`krippendorff_alpha_ordinal` from the counts of (label a, label b) pairs."""
-    values = sorted({x for x, _ in pairs} | {y for _, y in pairs})
-    index = {v: i for i, v in enumerate(values)}
-    k = len(values)
-    coincidence = [[0.0] * k for _ in range(k)]
-    for (x, y), count in pairs.items():
-        coincidence[index[x]][index[y]] += count
-        coincidence[index[y]][index[x]] += count
-    n_c = [sum(row) for row in coincidence]
-    n = sum(n_c)
-    if n < 2 or k < 2:
+    """`krippendorff_alpha_ordinal` from the counts of (label a, label b) pairs: the `krippendorff` package's α
+    of one unit per pair counted. NaN without pairs or below 2 values."""
+    import krippendorff
+    import numpy as np
+
+    pairs = +pairs
+    values = sorted({label for pair in pairs for label in pair})
+    if not pairs or len(values) < 2:
         return math.nan
-
-    def delta(c: int, d: int) -> float:
-        lo, hi = min(c, d), max(c, d)
-        return (sum(n_c[lo:hi + 1]) - (n_c[c] + n_c[d]) / 2) ** 2
-
-    observed = math.fsum(coincidence[c][d] * delta(c, d) for c in range(k) for d in range(k))
-    expected = math.fsum(n_c[c] * n_c[d] * delta(c, d) for c in range(k) for d in range(k))
-    return 1 - (n - 1) * observed / expected if expected else math.nan
+    keys = list(pairs)
+    counts = [pairs[k] for k in keys]
+    units = np.array([np.repeat([x for x, _ in keys], counts), np.repeat([y for _, y in keys], counts)], dtype=float)
+    return float(krippendorff.alpha(reliability_data=units, value_domain=values, level_of_measurement="ordinal"))
 
 
 def confusion(predicted: Sequence[int], judged: Sequence[int]) -> dict:

@@ -1,5 +1,5 @@
-"""Rank correlation of leaderboards: Spearman's ρ and Kendall's τ-b exactly as scipy computes them (values
-ranked with average ranks), τ_AP (Yilmaz, Aslam & Robertson 2008, top-weighted), TREC AutoJudge's `tauap_b`
+"""Rank correlation of leaderboards: Spearman's ρ and Kendall's τ-b computed by scipy (values ranked with
+average ranks), τ_AP (Yilmaz, Aslam & Robertson 2008, top-weighted), TREC AutoJudge's `tauap_b`
 (τ_AP-b, Moffat's tie-aware variant as autojudge-evaluate computes it) and top-heavy `kendall@10` (τ-b over
 the official top 10), and bootstrap confidence intervals over queries."""
 
@@ -12,57 +12,35 @@ from dataclasses import dataclass
 
 def average_ranks(values: Sequence[float]) -> list[float]:
     """Ranks 1..n, ties sharing the average of their positions (scipy's `rankdata(method="average")`)."""
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    ranks = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            ranks[order[k]] = (i + j) / 2 + 1
-        i = j + 1
-    return ranks
+    from scipy.stats import rankdata
+
+    return rankdata(values).tolist() if len(values) else []
+
+
+def _varied(x: Sequence[float], y: Sequence[float]) -> bool:
+    """At least 2 values on each side and neither side constant (else every coefficient is undefined)."""
+    return len(x) >= 2 and len(set(x)) > 1 and len(set(y)) > 1
 
 
 def pearson(x: Sequence[float], y: Sequence[float]) -> float:
-    """Pearson's r; NaN when either side is constant or fewer than 2 values."""
-    n = len(x)
-    if n < 2:
-        return math.nan
-    mx, my = math.fsum(x) / n, math.fsum(y) / n
-    sxy = math.fsum((a - mx) * (b - my) for a, b in zip(x, y, strict=True))
-    sxx = math.fsum((a - mx) ** 2 for a in x)
-    syy = math.fsum((b - my) ** 2 for b in y)
-    if sxx == 0 or syy == 0:
-        return math.nan
-    return max(-1.0, min(1.0, sxy / math.sqrt(sxx * syy)))
+    """Pearson's r (scipy.stats.pearsonr); NaN when either side is constant or fewer than 2 values."""
+    from scipy.stats import pearsonr
+
+    return float(pearsonr(x, y).statistic) if _varied(x, y) else math.nan
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> float:
-    """Spearman's ρ: Pearson's r of the average ranks."""
-    return pearson(average_ranks(x), average_ranks(y))
+    """Spearman's ρ (scipy.stats.spearmanr: Pearson's r of the average ranks); NaN as `pearson`."""
+    from scipy.stats import spearmanr
+
+    return float(spearmanr(x, y).statistic) if _varied(x, y) else math.nan
 
 
 def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float:
-    """Kendall's τ-b (ties in either ranking handled as scipy's `kendalltau`)."""
-    n = len(x)
-    concordant = discordant = ties_x = ties_y = 0
-    for i in range(n):
-        for j in range(i + 1, n):
-            dx, dy = x[i] - x[j], y[i] - y[j]
-            if dx == 0 and dy == 0:
-                continue
-            if dx == 0:
-                ties_x += 1
-            elif dy == 0:
-                ties_y += 1
-            elif (dx > 0) == (dy > 0):
-                concordant += 1
-            else:
-                discordant += 1
-    denominator = math.sqrt((concordant + discordant + ties_x) * (concordant + discordant + ties_y))
-    return (concordant - discordant) / denominator if denominator else math.nan
+    """Kendall's τ-b (scipy.stats.kendalltau, ties in either ranking); NaN as `pearson`."""
+    from scipy.stats import kendalltau
+
+    return float(kendalltau(x, y, variant="b").statistic) if _varied(x, y) else math.nan
 
 
 def tau_ap(predicted: Sequence[float], truth: Sequence[float]) -> float:

@@ -13,6 +13,7 @@ from proctor.evaluate.runs import order_runs
 from proctor.io.leaderboards import LeaderboardFile, read_official
 from proctor.io.trec import qrels_dict, read_qrels, read_runs
 from proctor.markdown import escape
+from proctor.papers import EXAM
 
 DESCRIPTION = """\
 Correlate a leaderboard with the official one: Spearman's rho and Kendall's tau-b exactly as scipy computes
@@ -51,7 +52,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and of random tie-breaking (default 0)")
     p.add_argument("--ties", choices=("average", "random"), default="average",
                    help="tied predicted scores: average ranks as scipy (default), or broken at random and the "
-                   "correlations averaged over --repeats repetitions (001 §4.1.1)")
+                   f"correlations averaged over --repeats repetitions ({EXAM}, §4.1.1)")
     p.add_argument("--repeats", type=int_in(1), default=10, help="--ties random: repetitions (default 10)")
     add_format(p, ("json", "tsv", "md"), "json")
     add_floor_options(p)

@@ -55,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
             sets = []
         try:
             n = write_exampp(store, tmp, sets)
+            if n == 0:  # an empty file, which `import exampp` refuses: say so instead, as runs and judgments do
+                raise UsageError(f"{store.path}: no passages in the store: nothing to export")
             os.replace(tmp, out)
         finally:
             tmp.unlink(missing_ok=True)

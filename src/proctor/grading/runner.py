@@ -16,11 +16,12 @@ from proctor.grading.engine import Engine, GradeOptions, Summary
 from proctor.grading.flagging import flag_pool
 from proctor.grading.plan import Plan, items_of, make_plan
 from proctor.llm.base import Backend
-from proctor.llm.health import check_endpoint
+from proctor.llm.health import BackendUnavailable, check_endpoint
 from proctor.methods import Method, get_method
 from proctor.methods.aggregate import SUM_THRESHOLDS
 from proctor.methods.base import CORRECT, FAILED
 from proctor.methods.steps import Results, Step, declared_steps
+from proctor.papers import FLAN_T5_EXAM
 from proctor.records import Grade, GradeSet
 from proctor.store import Store
 
@@ -93,7 +94,7 @@ def _require_answer_keys(store: Store, bank: tuple[str, str]) -> None:
     lacking = sum(1 for _, _, answers in items if not answers)
     if lacking:
         raise UsageError(f"bank {bank[0]}@{bank[1]}: {lacking} of {len(items)} questions have no answer key; "
-                         "--method qa grades answers against answer keys (004 §3.1.1) — without one every "
+                         f"--method qa grades answers against answer keys ({FLAN_T5_EXAM}, §3.1.1) — without one every "
                          "well-formed answer would count as correct. Add gold answers, or grade with self-rating")
 
 
@@ -135,11 +136,18 @@ async def run_grade_set(store: Store, choice: MethodChoice, backend: Backend, op
     """Grade one grade set: every declared step in order; one summary per step (the backend stays open).
     `narrow` may restrict or stop each step (batch export and import)."""
     grade_set = grade_set or grade_set_for(store, choice, backend, options)
+    new = not store.is_grade_set(grade_set.id)
     with store.transaction():
         store.ensure_grade_set(grade_set)
         carried = carry_over(store, grade_set)
-    with grading_lock(store, grade_set):
-        summaries = await _run_steps(store, choice, backend, options, grade_set, narrow)
+    try:
+        with grading_lock(store, grade_set):
+            summaries = await _run_steps(store, choice, backend, options, grade_set, narrow)
+    except BackendUnavailable:
+        if new:  # refused before anything was sent: the store stays as it was
+            with store.transaction():
+                store.discard_if_empty(grade_set.id)
+        raise
     if carried and summaries:
         summaries[0].by_status["carried over"] = carried
     return stored_grade_set(store, grade_set), summaries

@@ -20,6 +20,9 @@ def read_corpus(path: str | Path) -> list[tuple[int, str, str]]:
     seen: dict[str, tuple[int, str]] = {}
     out = []
     for line, pid, text in rows:
+        if not text.strip():  # an empty text would be graded as if it were the passage: give none instead
+            raise InputError(str(path), line, f"passage {pid!r}: the text is empty (leave the passage out: a "
+                             "passage without text is unjudgeable, never graded)")
         if pid in seen:
             if seen[pid][1] != text:
                 raise InputError(str(path), line, f"passage {pid!r} given again with another text (first on line "

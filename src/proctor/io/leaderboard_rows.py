@@ -48,19 +48,19 @@ def same_measure(wanted: str, name: str) -> bool:
     return a == b
 
 
-def choose_measure(path: str | Path, measures: Iterable[str], wanted: str | None) -> str:
-    """The one measure to read: the only one, or the one `wanted` (`--measure`) names."""
+def choose_measure(path: str | Path, measures: Iterable[str], wanted: str | None, option: str = "--measure") -> str:
+    """The one measure to read: the only one, or the one `wanted` (the command's `option`) names."""
     names = list(dict.fromkeys(measures))
     if not names:
         raise InputError(str(path), None, "holds no leaderboard rows")
     if wanted is None:
         if len(names) > 1:
-            raise UsageError(f"{path}: holds {len(names)} measures ({_listed(names)}); choose one with --measure")
+            raise UsageError(f"{path}: holds {len(names)} measures ({_listed(names)}); choose one with {option}")
         return names[0]
     found = [n for n in names if same_measure(wanted, n)]
     if len(found) != 1:
         what = "no measure" if not found else f"{len(found)} measures ({_listed(found)})"
-        raise UsageError(f"--measure {wanted}: {path} holds {what} of that name (it holds {_listed(names)})")
+        raise UsageError(f"{option} {wanted}: {path} holds {what} of that name (it holds {_listed(names)})")
     return found[0]
 
 
@@ -78,11 +78,11 @@ def _value(path: str | Path, line: int, text: str) -> float:
     return value
 
 
-def scores_of(path: str | Path, rows: list[Row], wanted: str | None
+def scores_of(path: str | Path, rows: list[Row], wanted: str | None, option: str = "--measure"
               ) -> tuple[dict[str, float], dict[str, dict[str, float]], str]:
     """Scores (`all` rows) and per-query scores of the chosen measure; repeats and runs without an `all`
     row are errors naming the line."""
-    measure = choose_measure(path, (r.measure for r in rows), wanted)
+    measure = choose_measure(path, (r.measure for r in rows), wanted, option)
     scores: dict[str, float] = {}
     per_query: dict[str, dict[str, float]] = {}
     seen: dict[tuple[str, str], int] = {}
@@ -236,7 +236,17 @@ def row_format(path: str | Path) -> str | None:
             return "trec_eval"
         if len(parts) == 4 and ALL in (parts[1], parts[2]):
             return "rows"
+    if first is not None and len(first) == 4 and _is_number(first[3]) and not _is_number(first[1]):
+        return "rows"  # per-topic rows without `all` rows: read as such, to be refused for what they lack
     return None
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _json_row(text: str) -> bool:

@@ -31,40 +31,40 @@ class LeaderboardFile:
     """`scores`, or `ranks` when the file gave ranks (then scores are the negated ranks)."""
 
 
-def read_leaderboard(path: str | Path, measure: str | None = None) -> LeaderboardFile:
+def read_leaderboard(path: str | Path, measure: str | None = None, option: str = "--measure") -> LeaderboardFile:
     """A leaderboard in any format `proctor leaderboard` writes (TSV, JSON, Markdown, trec/tot, ir-measures,
     jsonl), trec_eval's output (`-q` or not, one run or several) or any `system<TAB>score` TSV; `measure`
-    chooses one when the file holds several (`--measure`)."""
+    chooses one when the file holds several (`option` names it in messages)."""
     fmt = row_format(path)
     if fmt is not None:
-        scores, per_query, name = scores_of(path, READERS[fmt](path), measure)
+        scores, per_query, name = scores_of(path, READERS[fmt](path), measure, option)
         return LeaderboardFile(scores, per_query or None, {"measure_id": name, "format": fmt})
     if looks_like_json(path):
         data = parse_json_document(path)
         if isinstance(data, dict) and isinstance(data.get("leaderboards"), list):
-            data = _one_board(path, data["leaderboards"], measure)
+            data = _one_board(path, data["leaderboards"], measure, option)
         if isinstance(data, dict) and isinstance(data.get("systems"), list):
             return _from_proctor_json(path, data)
         if isinstance(data, dict):
             return LeaderboardFile(_numbers(path, data, "score"))
         raise InputError(str(path), 1, "expected a Proctor leaderboard JSON (with `systems`) or {system: score}")
-    scores, chosen = _read_tsv(path, measure)
+    scores, chosen = _read_tsv(path, measure, option)
     return LeaderboardFile(scores, description={"measure_id": chosen} if chosen else {})
 
 
-def _one_board(path: str | Path, boards: list, measure: str | None) -> dict:
+def _one_board(path: str | Path, boards: list, measure: str | None, option: str) -> dict:
     """The leaderboard of a `{"leaderboards": [...]}` JSON that `measure` names (or its only one)."""
     from proctor.evaluate.render import measure_of_description
 
     names = [measure_of_description(b) if isinstance(b, dict) else "?" for b in boards]
-    return boards[names.index(choose_measure(path, names, measure))]
+    return boards[names.index(choose_measure(path, names, measure, option))]
 
 
 def read_official(path: str | Path, measure: str | None = None) -> LeaderboardFile:
     """An official leaderboard: JSON `{run: rank}` (rank 1 is best), a TSV of scores, or any leaderboard
     `read_leaderboard` reads (trec_eval's output of the official runs, ...; `measure` chooses among several)."""
     if row_format(path) is not None:
-        return read_leaderboard(path, measure)
+        return read_leaderboard(path, measure, "--official-measure")
     if looks_like_json(path):
         data = parse_json_document(path)
         if isinstance(data, dict) and isinstance(data.get("systems"), list):
@@ -73,7 +73,7 @@ def read_official(path: str | Path, measure: str | None = None) -> LeaderboardFi
             raise InputError(str(path), 1, "expected a JSON object {run: rank}")
         ranks = _numbers(path, data, "rank")
         return LeaderboardFile({run: -rank for run, rank in ranks.items()}, kind="ranks")
-    return LeaderboardFile(_read_tsv(path, measure)[0])
+    return LeaderboardFile(_read_tsv(path, measure, "--official-measure")[0])
 
 
 def _from_proctor_json(path: str | Path, data: dict) -> LeaderboardFile:
@@ -99,7 +99,8 @@ def _numbers(path: str | Path, data: dict, what: str) -> dict[str, float]:
     return out
 
 
-def _read_tsv(path: str | Path, measure: str | None = None) -> tuple[dict[str, float], str | None]:
+def _read_tsv(path: str | Path, measure: str | None = None, option: str = "--measure"
+              ) -> tuple[dict[str, float], str | None]:
     """Scores of a `system<TAB>score` TSV (of the chosen measure when a `measure` column says), and that
     measure."""
     scores: dict[str, float] = {}
@@ -114,7 +115,7 @@ def _read_tsv(path: str | Path, measure: str | None = None) -> tuple[dict[str, f
         if line == 1 and parts[0] == "system":
             measure_column = parts.index("measure") if "measure" in parts else None
             if measure_column is not None:
-                chosen = choose_measure(path, _column(path, measure_column), measure)
+                chosen = choose_measure(path, _column(path, measure_column), measure, option)
             continue
         if measure_column is not None and len(parts) > measure_column and parts[measure_column] != chosen:
             continue

@@ -40,12 +40,17 @@ def parse_guards(text: str | None) -> list[str]:
     """`--guard G[,G...]`: known guard names without repeats; anything else is a usage error."""
     if text is None:
         return []
+    return parse_names("--guard", "guard", text, GUARDS)
+
+
+def parse_names(option: str, kind: str, text: str, known) -> list[str]:
+    """`OPTION A[,B...]`: names from `known`, in order, without repeats; anything else is a usage error."""
     names = [n.strip() for n in text.split(",")]
     for name in names:
-        if name not in GUARDS:
-            raise UsageError(f"--guard {name!r}: unknown guard; choose from {', '.join(GUARDS)}")
+        if name not in known:
+            raise UsageError(f"{option} {name!r}: unknown {kind}; choose from {', '.join(known)}")
     if len(set(names)) != len(names):
-        raise UsageError(f"--guard {text!r}: a guard is named twice")
+        raise UsageError(f"{option} {text!r}: {'an' if kind[0] in 'aeiou' else 'a'} {kind} is named twice")
     return names
 
 

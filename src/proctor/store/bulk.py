@@ -19,10 +19,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from proctor.store.grades import upsert_sql
-
-KEPT_PER_GRADE_SET = ("grade_set_counts", "label_cache", "cover_cache")
-"""Tables of results kept per grade set (column `grade_set_id`) and dropped by triggers when its grades change."""
+from proctor.store.grades import KEPT_PER_GRADE_SET, upsert_sql
 
 _KEPT_TRIGGER = re.compile(rf"({'|'.join(KEPT_PER_GRADE_SET)})_(insert|update|delete)")
 
@@ -43,6 +40,11 @@ class GradeImport:
         """Whether this import numbered its writing time itself (dropped again when it wrote no grade)."""
         self.bookkeeping = 0
         """Rows written and deleted again (that number): changes of the store's counter that changed nothing."""
+
+    @property
+    def batch(self) -> int | None:
+        """The `grade_batches` entry of the grades written (None before the first)."""
+        return self._batch
 
     def write(self, grade_set_id: str, step: str, rows: Sequence[tuple]) -> None:
         """Upsert (query, passage, question, raw reply, grade, parse status, answer, correct) rows into a step of

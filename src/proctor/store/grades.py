@@ -21,6 +21,8 @@ FAILED = "failed"
 _SET_COLUMNS = "method, model, prompt_version, bank_id, bank_version, params, label_step, info, created"
 SERIES = "(SELECT series FROM grade_series WHERE grade_set_id = ? AND step = ?)"
 """The series of (grade set, step), a constant inside a statement (NULL, matching no grade, when it has none)."""
+KEPT_PER_GRADE_SET = ("grade_set_counts", "label_cache", "cover_cache")
+"""Tables of results kept per grade set (column `grade_set_id`) and dropped by triggers when its grades change."""
 SERIES_OF_SET = "(SELECT series FROM grade_series WHERE grade_set_id = ?)"
 """The series of every step of a grade set."""
 QUESTION = "(SELECT question_id FROM grade_items WHERE grade_items.item = grades.item)"
@@ -89,7 +91,21 @@ class GradeTables:
         self.db.execute("DELETE FROM grade_series WHERE grade_set_id = ?", (grade_set_id,))  # after its grades
         self.db.execute("DELETE FROM grading_locks WHERE grade_set_id = ?", (grade_set_id,))
         self.db.execute("DELETE FROM grade_sets WHERE grade_set_id = ?", (grade_set_id,))
+        for table in KEPT_PER_GRADE_SET:  # a set without grades fires no trigger: its kept rows go here
+            self.db.execute(f"DELETE FROM {table} WHERE grade_set_id = ?", (grade_set_id,))
         return grades
+
+    def is_grade_set(self, grade_set_id: str) -> bool:
+        """Whether the store records this grade set."""
+        sql = "SELECT 1 FROM grade_sets WHERE grade_set_id = ?"
+        return self.db.execute(sql, (grade_set_id,)).fetchone() is not None
+
+    def discard_if_empty(self, grade_set_id: str) -> bool:
+        """Delete a grade set that holds nothing (no grade, no failure, of any step); True when it did."""
+        if self.db.execute(f"SELECT 1 FROM grades WHERE series IN {SERIES_OF_SET} LIMIT 1", (grade_set_id,)).fetchone():
+            return False
+        self.drop_grade_set(grade_set_id)
+        return True
 
     def forget_failed(self, grade_set_id: str) -> dict[str, int]:
         """Delete the failed grades of a grade set (so the next `grade` sends those pairs again, also those

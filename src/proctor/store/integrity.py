@@ -87,6 +87,8 @@ class ImportLog:
     """The `import_log` table, the guard and `stale_grades`."""
 
     db: sqlite3.Connection
+    command_entries: frozenset[int] = frozenset()
+    """The import log entries of the command under way (their rows go in, or not, with it)."""
 
     def record_import(self, kind: str, sha256: str, path: str) -> None:
         """Remember that a file was imported (the same file twice is remembered once)."""
@@ -100,7 +102,9 @@ class ImportLog:
     def begin_import(self, kind: str, path: str, sha256: str, at: str) -> int:
         """Add an entry to the import log (its counts come with `finish_import`); returns its number."""
         sql = "INSERT INTO import_log (kind, path, sha256, imported_at) VALUES (?, ?, ?, ?)"
-        return self.db.execute(sql, (kind, path, sha256, at)).lastrowid  # type: ignore[return-value]
+        entry: int = self.db.execute(sql, (kind, path, sha256, at)).lastrowid  # type: ignore[assignment]
+        self.command_entries = self.command_entries | {entry}
+        return entry
 
     def finish_import(self, entry: int, counts: dict[str, int], replaced: dict[str, int] | None, *,
                       changed: bool) -> None:
@@ -135,7 +139,8 @@ class ImportLog:
         if origin is None:
             return "an import before the store kept an import log"
         entry = self.db.execute("SELECT kind, path, imported_at FROM import_log WHERE entry = ?", (origin,)).fetchone()
-        return _entry_words(entry) if entry else f"import #{origin}"
+        same = ", a file given earlier in this same command" if origin in self.command_entries else ""
+        return (_entry_words(entry) if entry else f"import #{origin}") + same
 
     def describe(self, change: Change) -> str:
         """A change in words: what row, what the store holds (and where it came from), what the file has."""
@@ -214,6 +219,26 @@ class ImportLog:
                                 (why, at)).rowcount
         self.db.execute(f"DELETE FROM grades WHERE {which}")
         return moved
+
+    def stale_mark(self) -> int:
+        """The last row of `stale_grades` now (the rows after it are set aside later)."""
+        return self.db.execute("SELECT COALESCE(MAX(rowid), 0) FROM stale_grades").fetchone()[0]
+
+    def revived_grade(self, batch: int, mark: int) -> tuple[str, str, str, str, str] | None:
+        """A grade written in `batch` whose key was set aside as stale (in a row up to `mark`): its grade set,
+        query, passage, question and why it went stale; None when there is none."""
+        return self.db.execute(
+            "SELECT s.grade_set_id, g.query_id, g.passage_id, i.question_id, st.why FROM stale_grades st JOIN grades g"
+            " ON g.series = st.series AND g.query_id = st.query_id AND g.passage_id = st.passage_id"
+            " AND g.item = st.item JOIN grade_series s ON s.series = g.series JOIN grade_items i ON i.item = g.item"
+            " WHERE st.rowid <= ? AND g.batch = ? LIMIT 1", (mark, batch)).fetchone()
+
+    def forget_revived(self, batch: int, mark: int) -> int:
+        """Drop the stale rows (up to `mark`) whose grade `batch` wrote again (`--replace`); returns how many."""
+        return self.db.execute(
+            "DELETE FROM stale_grades WHERE rowid <= ? AND EXISTS (SELECT 1 FROM grades g WHERE g.batch = ? AND"
+            " g.series = stale_grades.series AND g.query_id = stale_grades.query_id AND g.passage_id ="
+            " stale_grades.passage_id AND g.item = stale_grades.item)", (mark, batch)).rowcount
 
     def stale_counts(self) -> dict[str, dict[str, int]]:
         """`{grade_set_id: {why: n}}` of the grades set aside as stale."""

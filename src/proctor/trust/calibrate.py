@@ -127,10 +127,15 @@ def _run_hits(topics: list[str], runs: list[str], ranked: dict[str, dict[str, li
 
 
 def agreement_by_counts(counts: np.ndarray) -> np.ndarray:
-    """Cohen's kappa of each row of summed (0,0), (0,1), (1,0), (1,1) counts (the shared `kappa_of_counts`)."""
+    """Cohen's kappa of each row of summed (0,0), (0,1), (1,0), (1,1) counts (the shared `kappa_of_counts`, once
+    per distinct row: rules often label a sample alike)."""
     pairs = ((0, 0), (0, 1), (1, 0), (1, 1))
-    return np.array([kappa_of_counts(Counter({pair: int(n) for pair, n in zip(pairs, row, strict=True) if n}))
-                     for row in counts])
+    if not len(counts):
+        return np.zeros(0)
+    distinct, where = np.unique(counts, axis=0, return_inverse=True)
+    kappas = np.array([kappa_of_counts(Counter({pair: int(n) for pair, n in zip(pairs, row, strict=True) if n}))
+                       for row in distinct])
+    return kappas[where.reshape(-1)]
 
 
 def choose(pool: Pool, sample: np.ndarray) -> int | None:
@@ -144,12 +149,9 @@ def choose(pool: Pool, sample: np.ndarray) -> int | None:
 
 def held_out(pool: Pool, rule: int, held: np.ndarray) -> dict[str, float]:
     """Held-out Cohen's kappa (scikit-learn), Krippendorff's alpha and the leaderboard's Kendall tau of a rule."""
-    try:
-        import krippendorff
-        from sklearn.metrics import cohen_kappa_score
-    except ImportError:
-        raise UsageError("calibrate needs scikit-learn and krippendorff (in a Proctor checkout: "
-                         "pip install -e '.[trust]')") from None
+    import krippendorff
+    from sklearn.metrics import cohen_kappa_score
+
     mask = np.isin(pool.topic, np.flatnonzero(held))
     predicted, human = pool.predicted[rule, mask].astype(int), pool.human[mask].astype(int)
     varied = len(np.unique(np.concatenate([predicted, human]))) > 1  # else both are undefined

@@ -116,7 +116,8 @@ class Coverage:
         rests_on = min((v for v in (self.queries.get("scored"), self.queries.get("with_grades")) if v is not None),
                        default=None)
         if rests_on is not None and rests_on < self.floor.min_queries:
-            self.warnings.append(f"rests on {rests_on} of {self.of()} queries (fewer than {self.floor.min_queries})")
+            of = f" of {self.of()}" if self.of() is not None else ""
+            self.warnings.append(f"rests on {rests_on}{of} queries (fewer than {self.floor.min_queries})")
         pool, graded = self.pairs.get("pool"), self.pairs.get("graded")
         if pool and graded / pool < self.floor.min_graded:
             self.warnings.append(f"only {graded} of {pool} pool pairs {self.pairs['labelled_by']} "

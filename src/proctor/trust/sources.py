@@ -10,13 +10,15 @@ from proctor.store import Store
 from proctor.trust.coverage import DEFAULT_FLOOR, Coverage, Floor, pool_counts
 
 
-def query_counts(store: Store, grade_set: GradeSet | None, graded: Mapping | None) -> dict[str, int | None]:
-    """Queries with grades (`graded`'s queries; None for judgments), in the grade set's bank, with judgments,
-    in the store (SQLite counts on its keys)."""
+def query_counts(store: Store, grade_set: GradeSet | None, graded: Mapping | None,
+                 judged: Mapping | None = None) -> dict[str, int | None]:
+    """Queries with grades (`graded`'s queries; None for judgments), in the grade set's bank, with judgments
+    (`judged`'s queries when the judgments are a qrels file, else the store's), in the store."""
     counts = (store.query_counts(grade_set.bank, grade_set.bank_version) if grade_set and grade_set.bank
               else store.query_counts())
     return {"with_grades": len(graded) if graded is not None else None, "in_bank": counts["in_bank"],
-            "with_judgments": counts["with_judgments"], "in_store": counts["in_store"]}
+            "with_judgments": len(judged) if judged is not None else counts["with_judgments"],
+            "in_store": counts["in_store"]}
 
 
 def labels_coverage(store: Store, grade_set: GradeSet | None, labels: Mapping[str, Collection[str]],
