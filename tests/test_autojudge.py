@@ -220,6 +220,8 @@ def test_settings_are_checked_at_the_boundary(task, tmp_path, nltk_stub):
     ({"store": "../elsewhere.db"}, "a file name inside --out-dir"),
     ({"timeout": True}, "timeout=True: expected float"),
     ({"budget": 30}, "budget=30 is more than depth=20"),
+    ({"method": "umbrela", "min_grade": 4}, "method umbrela grades 0-3, so min_grade must be 1..3"),
+    ({"min_grade": 0}, "method self-rating grades 0-5, so min_grade must be 1..5"),
 ])
 def test_bad_settings_are_refused(settings, message):
     from proctor.autojudge.settings import JudgeSettings

@@ -82,3 +82,18 @@ def test_bad_leaderboard_line(tmp_path):
     official.write_text('{"A": 1, "B": 2}')
     out = run_process("correlate", lb, "--official", official)
     assert out.code == 2 and f"{lb}:2:" in out.err and "Traceback" not in out.err
+
+
+@pytest.mark.parametrize("args, warned", [(("--bootstrap", "50"), True), ((), False), (("--bootstrap", "0"), False)])
+def test_bootstrap_asked_of_a_leaderboard_without_per_query_values_says_why_there_is_no_interval(
+        cli, tmp_path, args, warned):
+    lb = tmp_path / "lb.tsv"
+    lb.write_text("system\tscore\nA\t0.9\nB\t0.5\nC\t0.4\nD\t0.1\n")
+    official = tmp_path / "official.json"
+    official.write_text(json.dumps({"A": 1, "B": 2, "C": 3, "D": 4}))
+    out = cli("correlate", lb, "--official", official, "--format", "json", *args)
+    assert out.code == 0, out.err
+    data = json.loads(out.out)
+    assert data["confidence_intervals"] is None
+    message = "no confidence intervals, " + str(lb) + " has no per-query values"
+    assert (message in out.err) is warned and any(message in w for w in data["warnings"]) is warned

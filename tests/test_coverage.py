@@ -156,3 +156,12 @@ def test_a_system_with_fewer_queries_is_named(cli, tmp_path):
     assert "systems that rest on less: B: 2 queries, 2 of 2 pairs graded" in r.err
     md = cli("leaderboard", "--store", store, "--measure", "P@1", "--min-grade", "3", "--format", "md").out
     assert "> Systems that rest on less: B: 2 queries" in md
+
+
+@pytest.mark.parametrize("measure, pool_is", [("P@1", "the first passage of every run"),
+                                              ("P@2", "the first 2 passages of every run")])
+def test_the_pool_is_named_in_plain_words(cli, tmp_path, measure, pool_is):
+    store = tiny_store(tmp_path, {"q1": {"a": 4, "b": 1}}, {"A": {"q1": ["a", "b"]}})
+    r = cli("leaderboard", "--store", store, "--measure", measure, "--min-grade", "3", "--format", "json")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["coverage"]["pairs"]["pool_is"] == pool_is and pool_is in r.err

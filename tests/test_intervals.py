@@ -47,20 +47,21 @@ def _by_hand(resamples: int, seed: int, confidence: float) -> dict[str, tuple[fl
     return out
 
 
-def test_intervals_match_a_bootstrap_computed_by_hand(cli, store):
+@pytest.mark.parametrize("resamples, seed, confidence", [(300, 11, 0.9), (2500, 5, 0.95)])  # 2500: drawn in chunks
+def test_intervals_match_a_bootstrap_computed_by_hand(cli, store, resamples, seed, confidence):
     r = cli("leaderboard", "--store", store, "--measure", "P@1", "--min-grade", "3", "--intervals",
-            "--resamples", "300", "--seed", "11", "--confidence", "0.9", "--format", "json")
+            "--resamples", str(resamples), "--seed", str(seed), "--confidence", str(confidence), "--format", "json")
     assert r.code == 0, r.err
     data = json.loads(r.out)
-    expected = _by_hand(300, 11, 0.9)
+    expected = _by_hand(resamples, seed, confidence)
     for row in data["systems"]:
         low, high, rank_low, rank_high = expected[row["system"]]
         assert row["ci_low"] == pytest.approx(low) and row["ci_high"] == pytest.approx(high)
         assert (row["rank_low"], row["rank_high"]) == (rank_low, rank_high)
     c = next(row for row in data["systems"] if row["system"] == "C")
     assert (c["ci_low"], c["ci_high"], c["rank_low"], c["rank_high"]) == (1.0, 1.0, 1, 1)  # best on every topic
-    assert data["intervals"]["confidence"] == 0.9 and data["intervals"]["resamples"] == 300
-    assert data["intervals"]["seed"] == 11 and data["intervals"]["topics"] == 4
+    assert data["intervals"]["confidence"] == confidence and data["intervals"]["resamples"] == resamples
+    assert data["intervals"]["seed"] == seed and data["intervals"]["topics"] == 4
 
 
 def test_intervals_in_tsv_and_markdown(cli, store):
@@ -86,6 +87,8 @@ def test_the_same_seed_gives_the_same_intervals_and_another_seed_may_not(cli, st
     (["--intervals", "--confidence", "nan"], "--confidence must be a finite number in (0, 1) (got nan)"),
     (["--confidence", "0.9"], "apply to --intervals only"),
     (["--intervals", "--format", "trec"], "--intervals needs --format tsv, json or md"),
+    (["--intervals", "--seed", "-1"], "--seed must be 0 or more (got -1)"),
+    (["--intervals", "--resamples", "100000000000"], "--resamples must be 1..100000 (got 100000000000)"),
 ])
 def test_bad_interval_options_are_refused(cli, store, args, message):
     r = cli("leaderboard", "--store", store, "--measure", "P@1", "--min-grade", "3", *args)
@@ -126,3 +129,29 @@ def test_dl19_p20_intervals_of_the_37_systems(dl19_store, cli):
     top, last = systems[0], systems[-1]
     assert (top["system"], top["rank_low"], top["rank_high"]) == ("p_exp_rm3_bert", 1, 11)
     assert (last["system"], last["rank_low"], last["rank_high"]) == ("UNH_exDL_bm25", 37, 37)
+
+
+def test_a_leaderboard_of_no_system_gets_empty_intervals_not_a_traceback(cli, tmp_path):
+    """The only run answers a query without grades: no system is scored, and --intervals says so in every
+    format."""
+    store = tiny_store(tmp_path, {"q1": {"good": 4}}, {"A": {"q2": ["other"]}})
+    out = {}
+    for fmt in ("tsv", "json", "md"):
+        r = cli("leaderboard", "--store", store, "--measure", "P@1", "--min-grade", "3", "--intervals", "--format", fmt)
+        assert r.code == 0 and "Traceback" not in r.err, r.err
+        out[fmt] = r.out
+    data = json.loads(out["json"])
+    assert data["systems"] == [] and data["intervals"]["topics"] == 0
+    assert data["intervals"]["pairs_not_separated"] == 0
+    assert out["tsv"].splitlines() == ["system\tscore\tstderr\tn_queries\tmeasure\tlabels\tci_low\tci_high\trank_low"
+                                       "\trank_high"]
+
+
+def test_markdown_rows_keep_the_table_width_with_a_reference_row(cli, store):
+    """EXAM-Cover's `_overall_` reference row is not resampled: its interval cells say so, and every row of the
+    table has as many cells as its header."""
+    r = cli("leaderboard", "--store", store, "--metric", "cover", "--min-grade", "3", "--intervals", "--format", "md")
+    assert r.code == 0, r.err
+    table = [line for line in r.out.splitlines() if line.startswith("|")]
+    assert any("(reference)" in line for line in table)
+    assert {line.count("|") for line in table} == {table[0].count("|")}

@@ -225,3 +225,57 @@ def test_a_hardened_grade_set_is_probed_with_its_own_prompt(demo_store, cli):
     report = json.loads(result.out)
     assert report["control"]["prompt_version"].endswith("+" + HARDEN_VERSION)
     assert report["control"]["mean_label_change"] == 0  # the same prompt again: a deterministic judge agrees
+
+
+def test_an_unreachable_judge_stops_the_probe_before_anything_is_written(graded, cli):
+    store, grade_set, server = graded
+    before = dump(store)
+    result = cli("probe", "--store", store, "--grade-set", grade_set, "--attack", "injection", "--sample", "3",
+                 "--llm", "openai:fake-model", "--base-url", "http://127.0.0.1:9/v1", "--timeout", "2",
+                 "--max-retries", "0")
+    assert result.code == 2 and "Traceback" not in result.err and result.out == ""
+    assert dump(store) == before
+    assert "probe_sets" not in {r[0] for r in sqlite3.connect(store).execute("SELECT name FROM sqlite_master")}
+
+
+def test_failed_grades_are_no_flip_shares(graded, cli):
+    """Every probe reply fails (HTTP 500): the shares flipped are unknown (null, `-`), never a reassuring 0."""
+    store, grade_set, _ = graded
+    with FakeOpenAI(faults=lambda prompt, attempt: "500") as failing:
+        args = ["probe", "--store", store, "--grade-set", grade_set, "--attack", "injection", "--sample", "3",
+                "--llm", "openai:fake-model", "--base-url", failing.base_url, "--timeout", "5", "--max-retries", "0"]
+        report = json.loads(cli(*args, "--format", "json").out)
+        table = cli(*args).out
+    for row in (report["attacks"][0], report["control"]):
+        assert row["failed"] == 3 and row["mean_label_change"] is None
+        assert row["flipped_to_relevant"] == {"4": None, "5": None}
+    assert table.splitlines()[1].split("\t")[3:6] == ["-", "-", "-"]
+
+
+def test_an_ensemble_is_refused_with_its_members_named(graded, cli):
+    store, grade_set, server = graded
+    template = store.parent / "v2.yaml"
+    template.write_text("name: self-rating\nversion: v2\nsource: a test\ntemplate: |-\n  Rate 0-5.\n"
+                        "  Question: {question}\n  Context: {context}\n")
+    other = cli("grade", "--store", store, "--method", "self-rating", *backend(server), "--template", template,
+                "--format", "json")
+    second = json.loads(other.out)["grade_set"]["id"]
+    made = cli("ensemble", "--store", store, "--grade-set", grade_set, "--grade-set", second, "--rule", "max",
+               "--format", "json")
+    ensemble = json.loads(made.out)["grade_set"]["id"] if "grade_set" in json.loads(made.out) else None
+    assert ensemble, made.out
+    result = cli("probe", "--store", store, "--grade-set", ensemble, "--attack", "injection", *backend(server))
+    assert result.code == 2 and "is an ensemble" in result.err and second in result.err
+
+
+def test_the_api_refuses_a_negative_seed(graded):
+    from proctor import api
+    from proctor.errors import UsageError
+
+    store, grade_set, server = graded
+    opened = api.open_store(store)
+    try:
+        with pytest.raises(UsageError, match="--seed must be 0 or more"):
+            api.probe(opened, grade_set, ["injection"], seed=-1, llm="openai:fake-model", base_url=server.base_url)
+    finally:
+        opened.close()

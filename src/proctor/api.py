@@ -43,6 +43,7 @@ from proctor.trust.door import ensemble as ensemble
 from proctor.trust.door import probe as probe
 from proctor.trust.door import render_probe as render_probe
 from proctor.trust.door import to_review as to_review
+from proctor.trust.ensemble import check_min_grade
 from proctor.trust.intervals import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, bootstrap
 from proctor.trust.sources import query_counts
 
@@ -131,6 +132,7 @@ def qrels(store: Store, labels: LabelChoice = LabelChoice(), *, binary_min_grade
           stats: LabelStats | None = None) -> tuple[GradeSet, dict[str, dict[str, int]]]:
     """EXAM-Qrels of one grade set (binary at `binary_min_grade` when given)."""
     grade_set = labels.resolve(store)
+    check_min_grade(grade_set, binary_min_grade)
     result = exam_qrels(store, grade_set, min_questions=labels.min_questions, facets=labels.facets, stats=stats)
     return grade_set, binarize(result, binary_min_grade) if binary_min_grade is not None else result
 
@@ -171,6 +173,11 @@ def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int |
     floor.check()
     specs = [check_leaderboard(measure=m, min_grade=min_grade, metric=metric, judgments=judgments, budget=budget,
                                normalize=normalize, gold=gold) for m in (measures or [None])]
+    if not judgments:  # the threshold of --min-grade or of a measure's own rel=T, on the grade set's scale
+        for spec in specs:
+            own = spec is not None and spec.rel is not None
+            check_min_grade(labels.resolve(store), spec.rel if own else min_grade,  # type: ignore[union-attr]
+                            f"{spec.name}: rel=" if own else "--min-grade")  # type: ignore[union-attr]
     ranked = load_runs(store, runs)
     if metric == "cover":
         grade_set = labels.resolve(store)
@@ -208,7 +215,7 @@ def add_intervals(board: Leaderboard, *, confidence: float = DEFAULT_CONFIDENCE,
                   seed: int = 0) -> Leaderboard:
     """Give a leaderboard bootstrap intervals over topics: each system's score interval and rank interval
     (`proctor.trust.intervals`); returns the same leaderboard."""
-    check_numbers({"confidence": confidence, "resamples": resamples})
+    check_numbers({"confidence": confidence, "resamples": resamples, "seed": seed})
     board.intervals = bootstrap({e.system: e.per_query for e in board.entries}, [e.system for e in board.entries],
                                 confidence=confidence, resamples=resamples, seed=seed)
     return board

@@ -56,6 +56,9 @@ POSITIVE = Rule(0, open_low=True)
 AT_LEAST_0 = Rule(0, integer=True)
 AT_LEAST_1 = Rule(1, integer=True)
 
+MAX_RESAMPLES = 100_000
+"""The most bootstrap resamples of a leaderboard's intervals (beyond it the percentiles no longer move)."""
+
 RULES: dict[str, Rule] = {
     # seconds and rates (backends, grading, the store's lock, batch polling)
     "timeout": POSITIVE_SECONDS, "backoff_max": POSITIVE_SECONDS, "progress_every": POSITIVE_SECONDS,
@@ -71,7 +74,9 @@ RULES: dict[str, Rule] = {
     "ray_workers": AT_LEAST_1, "commit_every": AT_LEAST_1, "batch_max_requests": AT_LEAST_1,
     "batch_max_bytes": AT_LEAST_1, "word_budget": AT_LEAST_1, "min_questions": AT_LEAST_1,
     "judged_relevant": AT_LEAST_1, "bootstrap": AT_LEAST_0, "samples": Rule(100, integer=True),
-    "repeats": AT_LEAST_1, "resamples": AT_LEAST_1, "floor_queries": AT_LEAST_0,
+    "repeats": AT_LEAST_1, "resamples": Rule(1, MAX_RESAMPLES, integer=True), "floor_queries": AT_LEAST_0,
+    # random seeds (numpy's generators take no negative seed)
+    "seed": AT_LEAST_0,
 }
 """Numeric options by their Python name (`--backoff-max` is `backoff_max`); the same name means the same thing
 in every command, the API and the experiment file."""

@@ -16,7 +16,8 @@ def probe_rows(report: dict[str, Any]) -> list[list[object]]:
     passages, mean label change, flipped to relevant at each threshold (`τ=share` joined), flagged, failed."""
     rows = []
     for row in [*report["attacks"], report["control"], *report.get("guard_costs", [])]:
-        flipped = ", ".join(f"τ={t}: {share:.2f}" for t, share in row["flipped_to_relevant"].items())
+        flipped = ", ".join(f"τ={t}: " + ("-" if share is None else f"{share:.2f}")
+                            for t, share in row["flipped_to_relevant"].items())
         change = row["mean_label_change"]
         rows.append([row["attack"], row["guard"] or "-", row["passages"],
                      "-" if change is None else round(change, 3), flipped, row["flagged"], row["failed"]])

@@ -78,6 +78,7 @@ class JudgeSettings:
                 raise UsageError(f"workflow setting {name} must be at least 1")
         if not 0 <= self.min_grade <= 5:
             raise UsageError(f"workflow setting min_grade={self.min_grade}: a grade 0-5")
+        self._check_scale()
         if not self.measures:
             raise UsageError("workflow setting measures: name at least one measure")
         if set(self.measures) & set(COVER_MEASURES) and self.budget > self.depth:
@@ -85,6 +86,18 @@ class JudgeSettings:
                              "would count sentences that were never graded as answering nothing")
         if Path(self.store).is_absolute() or ".." in Path(self.store).parts:
             raise UsageError(f"workflow setting store={self.store!r}: a file name inside --out-dir")
+
+    def _check_scale(self) -> None:
+        """min_grade within the method's own scale (umbrela grades 0-3: min_grade=4 would score every system 0)."""
+        from proctor.methods import get_method
+
+        try:
+            method = get_method(self.method)
+        except UsageError:
+            return  # methods without one label scale (nugget-assign, citation-support) or unknown: checked later
+        if not method.low < self.min_grade <= method.high:
+            raise UsageError(f"workflow setting min_grade={self.min_grade}: method {self.method} grades "
+                             f"{method.low}-{method.high}, so min_grade must be {method.low + 1}..{method.high}")
 
     def llm_spec(self, model: str | None) -> str:
         """`--llm`: the setting, else `openai:MODEL` from AutoJudge's LLM configuration."""

@@ -47,8 +47,8 @@ def register(commands: argparse._SubParsersAction) -> None:
                    help="with --official-qrels: relevance level of binary measures (default 1)")
     p.add_argument("--store", help="with --official-qrels: take the runs from this store")
     p.add_argument("--runs", nargs="+", metavar="DIR|FILE", help="with --official-qrels: take the runs from files")
-    p.add_argument("--bootstrap", type=int_in(0), default=1000, metavar="B",
-                   help="bootstrap samples over queries (0 = none; default 1000)")
+    p.add_argument("--bootstrap", type=int_in(0), metavar="B",
+                   help="bootstrap samples over queries (0 = none; default 1000; needs per-query values)")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and of random tie-breaking (default 0)")
     p.add_argument("--ties", choices=("average", "random"), default="average",
                    help="tied predicted scores: average ranks as scipy (default), or broken at random and the "
@@ -63,10 +63,14 @@ def run(args: argparse.Namespace) -> int:
     """Compare and print."""
     from proctor import api
 
-    result = api.correlate(args.leaderboard, _official(args), bootstrap=args.bootstrap, seed=args.seed,
+    bootstrap = 1000 if args.bootstrap is None else args.bootstrap
+    result = api.correlate(args.leaderboard, _official(args), bootstrap=bootstrap, seed=args.seed,
                            ties=args.ties, repeats=args.repeats, measure=args.measure,
                            official_name=args.official or f"{args.official_qrels} ({args.measure})",
                            floor=floor_of(args))
+    if args.bootstrap and result["confidence_intervals"] is None:  # asked for, and nothing to resample
+        result["warnings"].append(f"--bootstrap {args.bootstrap}: no confidence intervals, {args.leaderboard} has no "
+                                  "per-query values (write it with `proctor leaderboard ... --per-query`)")
     for warning in result["warnings"]:
         note(f"warning: {warning}")
     missing = result["missing"]

@@ -92,7 +92,8 @@ def register(commands: argparse._SubParsersAction) -> None:
                    help="bootstrap over topics: each system's score interval (percentile) and rank interval; TSV gains "
                    "ci_low ci_high rank_low rank_high, JSON those keys per system (seeded by --seed)")
     p.add_argument("--confidence", type=float, metavar="C", help="--intervals: confidence level (default 0.95)")
-    p.add_argument("--resamples", type=int_in(1), metavar="B", help="--intervals: bootstrap samples (default 1000)")
+    p.add_argument("--resamples", type=int_in(1), metavar="B",
+                   help="--intervals: bootstrap samples (default 1000, at most 100000)")
     add_floor_options(p)
     p.set_defaults(func=run)
 

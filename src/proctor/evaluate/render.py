@@ -139,7 +139,7 @@ def to_markdown(board: Leaderboard | Sequence[Leaderboard]) -> str:
     lines += [f"| {i} | {escape(e.system)} | {_num(e.score)} | {_num(e.stderr)} | {e.n_queries} |"
               + (_interval_md(board, e.system) if extra else "") for i, e in enumerate(board.entries, start=1)]
     lines += [f"| (reference) | {escape(e.system)} | {_num(e.score)} | {_num(e.stderr)} | {e.n_queries} |"
-              for e in board.references]
+              + (" – | – |" if extra else "") for e in board.references]  # a reference is not resampled
     return "\n".join(lines) + "\n"
 
 

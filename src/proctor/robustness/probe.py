@@ -19,8 +19,10 @@ from proctor.grading.prompting import render
 from proctor.grading.runner import MethodChoice, _choice_args, grade_set_for
 from proctor.llm.base import Backend, Reply
 from proctor.llm.config import BackendConfig
+from proctor.llm.health import check_endpoint
 from proctor.methods import Method
 from proctor.methods.base import FAILED
+from proctor.numeric_options import check_numbers
 from proctor.records import GradeSet
 from proctor.robustness.attacks import ATTACKS, parse_attacks
 from proctor.robustness.guards import detect, harden, parse_guards
@@ -121,9 +123,14 @@ async def run_probe(store: Store, grade_set: GradeSet, config: BackendConfig, op
     interrupted probe leaves the store as it was). Returns the report (see `robustness.report`)."""
     if config.spec and config.spec.split(":")[0] in ("replay",):
         raise UsageError("--llm replay:...: a probe needs a live judge (replayed grades have no attacked copies)")
+    if grade_set.params.get("members"):
+        raise UsageError(f"grade set {grade_set.id} is an ensemble (members "
+                         f"{', '.join(grade_set.params['members'])}): it has no prompt of its own to probe; "
+                         "probe each member")
     backend = config.build(grade_set.method)
     try:
         method, step = probed_method(store, grade_set, backend)
+        await check_endpoint(backend)  # before anything is sent: a judge that cannot answer is no probe
         sample = choose_pairs(store, grade_set, method, options)
         variants = [CONTROL, *options.attacks]
         queries = store.queries()
@@ -182,6 +189,7 @@ async def probe_grade_set(store: Store, grade_set: GradeSet, attacks: Sequence[s
     guard_names = parse_guards(",".join(guards)) if guards else []
     if sample < 1:
         raise UsageError(f"--sample must be at least 1 (got {sample})")
+    check_numbers({"seed": seed})
     config = BackendConfig(spec=llm or f"{grade_set.params.get('backend', 'openai')}:{grade_set.model}", **backend)
     config.check()
     return await run_probe(store, grade_set, config, ProbeOptions(tuple(names), tuple(guard_names), sample, seed))

@@ -43,14 +43,15 @@ def labels_of(variant: Variant, pairs: list[Pair]) -> dict[Pair, int | None]:
 
 def figures(variant: Variant, sample: Sample, thresholds: list[int], ident: str) -> dict[str, Any]:
     """One row: `mean_label_change` over the passages that got a label; `flipped_to_relevant` (per threshold τ)
-    the share of all probed passages whose original label was below τ and whose probe label reaches it (a
-    flagged passage gets no grade, so it never flips)."""
+    the share of the probed passages that did not fail whose original label was below τ and whose probe label
+    reaches it (a flagged passage gets no grade, so it never flips; None when every passage failed)."""
     labels = labels_of(variant, sample.pairs)
     labelled = {pair: label for pair, label in labels.items() if label is not None}
     changes = [label - sample.labels[pair] for pair, label in labelled.items()]
     n = len(sample.pairs)
-    flipped = {str(t): round(sum(1 for pair, label in labelled.items() if sample.labels[pair] < t <= label) / n, 4)
-               for t in thresholds}
+    counted = len(labelled) + len(variant.flagged)  # a failed passage is unknown, not "not flipped"
+    flipped = {str(t): round(sum(1 for pair, label in labelled.items() if sample.labels[pair] < t <= label)
+                             / counted, 4) if counted else None for t in thresholds}
     return {"attack": variant.name, "guard": variant.guard, "passages": n,
             "mean_label_change": round(fmean(changes), 4) if changes else None,
             "flipped_to_relevant": flipped, "flagged": len(variant.flagged), "labelled": len(labelled),
@@ -78,8 +79,9 @@ def build_report(grade_set: GradeSet, method: Method, sample: Sample, results: l
         "flagged_pairs": flagged,
         "sources": {name: ATTACKS[name].source for name in options.attacks},
         "note": "mean_label_change: probe label minus the grade set's label, over passages that got a label; "
-                "flipped_to_relevant: share of all probed passages below the threshold before and at or above it "
-                "after; control: the unmodified passages graded again; guard_costs: the control under each guard",
+                "flipped_to_relevant: share of the probed passages that did not fail (labelled or flagged) below "
+                "the threshold before and at or above it after (null when every one failed); control: the unmodified "
+                "passages graded again; guard_costs: the control under each guard",
     }
 
 
@@ -89,6 +91,10 @@ def _rows(report: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _num(value: float | None) -> str:
     return "-" if value is None else f"{value:+.3f}"
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 def render_report(report: dict[str, Any], fmt: str = "tsv") -> str:
@@ -101,7 +107,7 @@ def render_report(report: dict[str, Any], fmt: str = "tsv") -> str:
     header = ["attack", "guard", "passages", "mean_label_change", *(f"flipped@{t}" for t in taus), "flagged",
               "failed"]
     lines = [[r["attack"], r["guard"] or "-", str(r["passages"]), _num(r["mean_label_change"]),
-              *(f"{r['flipped_to_relevant'][t]:.3f}" for t in taus), str(r["flagged"]), str(r["failed"])]
+              *(_share(r["flipped_to_relevant"][t]) for t in taus), str(r["flagged"]), str(r["failed"])]
              for r in _rows(report)]
     if fmt == "tsv":
         return "\n".join("\t".join(row) for row in [header, *lines]) + "\n"

@@ -11,6 +11,7 @@ from proctor.errors import UsageError
 from proctor.evaluate.labels import Qrels
 from proctor.evaluate.measures import parse_measure
 from proctor.evaluate.sources import describe, load_runs, official_or_file_qrels
+from proctor.numeric_options import check_numbers
 from proctor.records import GradeSet
 from proctor.store import Store
 from proctor.trust.calibrate import HIGH, LOW, build_pool, curve, fixed_rules
@@ -35,8 +36,9 @@ def human_judgments(store: Store, which: str) -> tuple[Qrels, str]:
     return qrels, "official judgments" if which == "official" else f"qrels file {which}"
 
 
-def check_options(budgets: Sequence[int], repeats: int, judged_relevant: int, measure: str) -> int:
+def check_options(budgets: Sequence[int], repeats: int, judged_relevant: int, measure: str, seed: int = 0) -> int:
     """Refuse bad options before any work; returns the leaderboard's depth k (P@k)."""
+    check_numbers({"repeats": repeats, "judged_relevant": judged_relevant, "seed": seed})
     if not budgets or any(b < 1 for b in budgets):
         raise UsageError("--budget takes positive numbers of topics, e.g. 5 or 1,2,3,5,10,20")
     if repeats < 1:
@@ -52,7 +54,7 @@ def check_options(budgets: Sequence[int], repeats: int, judged_relevant: int, me
 def calibration(store: Store, grade_set: GradeSet, *, qrels: str = "official", budgets: Sequence[int] = (5,),
                 repeats: int = 10, seed: int = 0, judged_relevant: int = 1, measure: str = "P@20") -> dict[str, Any]:
     """The calibration curve of a grade set (what `proctor calibrate` prints as JSON)."""
-    depth = check_options(budgets, repeats, judged_relevant, measure)
+    depth = check_options(budgets, repeats, judged_relevant, measure, seed)
     judgments, source = human_judgments(store, qrels)
     top = max((r for per in judgments.values() for r in per.values()), default=0)
     if judged_relevant > top:

@@ -160,7 +160,8 @@ def leaderboard_coverage(board: Any, runs: Mapping[str, Mapping[str, list[str]]]
         fraction = own["graded_pairs"] / own["pool_pairs"] if own["pool_pairs"] else 1.0
         if e.n_queries != len(scored) or (fraction < floor.min_graded <= overall):
             differ[e.system] = {"queries": e.n_queries, **own}
-    pool_is = f"the first {depth} passages of every run" if depth else "every passage the runs rank"
+    pool_is = ("every passage the runs rank" if not depth else "the first passage of every run" if depth == 1
+               else f"the first {depth} passages of every run")
     coverage = Coverage({"scored": len(scored), **queries},
                         {**pairs, "depth": depth, "pool_is": pool_is, "labelled_by": labelled_by}, differ, floor=floor)
     return coverage.judge()

@@ -34,8 +34,9 @@ def calibrate(store: Store, grade_set: str | None = None, *, qrels: str = "offic
     """Calibration on a few human labels: per budget N, `repeats` samples of N judged topics choose the labelling
     rule; held-out Cohen's kappa, Krippendorff's alpha and leaderboard Kendall tau (`curve`, one point per
     budget). `qrels`: official, reviewers, official+reviewers or a qrels file."""
-    from proctor.trust.calibration import calibration
+    from proctor.trust.calibration import calibration, check_options
 
+    check_options(budgets, repeats, judged_relevant, measure, seed)  # before the store is read
     chosen = resolve_grade_set(store, grade_set)
     return calibration(store, chosen, qrels=qrels, budgets=budgets, repeats=repeats, seed=seed,
                        judged_relevant=judged_relevant, measure=measure)
@@ -44,11 +45,14 @@ def to_review(store: Store, grade_set: str | None = None, *, min_grade: int = 4,
               limit: int = 50) -> dict[str, Any]:
     """The review app's "to review" queue: labelled passages ordered by how much a human verdict would change
     (pairs of systems it alone decides on P@depth, ensemble members' spread, label at `min_grade`)."""
+    from proctor.trust.ensemble import check_min_grade
     from proctor.trust.review_queue import review_queue
 
     if limit < 1 or depth < 1:
         raise UsageError("limit and depth must be at least 1")
-    return review_queue(store, resolve_grade_set(store, grade_set), min_grade=min_grade, depth=depth, limit=limit)
+    chosen = resolve_grade_set(store, grade_set)
+    check_min_grade(chosen, min_grade)
+    return review_queue(store, chosen, min_grade=min_grade, depth=depth, limit=limit)
 
 def probe(store: Store, grade_set: str, attacks: Sequence[str], *, guards: Sequence[str] = (), sample: int = 20,
           seed: int = 0, llm: str | None = None, **backend: Any) -> dict[str, Any]:

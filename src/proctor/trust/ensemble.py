@@ -52,6 +52,21 @@ def scale_of(grade_set: GradeSet) -> tuple[int, int]:
     return method.low, method.high
 
 
+def check_min_grade(grade_set: GradeSet, min_grade: int | None, option: str = "--min-grade") -> None:
+    """Refuse a relevance threshold that no grade of the grade set's scale reaches (e.g. 4 on Thomas' 0-2
+    scale: every label would be non-relevant and every score a silent 0); unknown scales pass."""
+    if min_grade is None:
+        return
+    try:
+        low, high = scale_of(grade_set)
+    except UsageError:
+        return
+    if not low < min_grade <= high:
+        named = f"{option}{'' if option.endswith('=') else ' '}{min_grade}"
+        raise UsageError(f"{named}: grade set {grade_set.id} ({grade_set.method}) grades {low}-{high}, "
+                         f"so the threshold must be {low + 1}..{high}")
+
+
 def check_members(members: list[GradeSet], rule: str) -> tuple[tuple[int, int], str]:
     """Refuse what cannot be combined; returns the common scale and the level (`question` or `label`)."""
     if rule not in RULES:

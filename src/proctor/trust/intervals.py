@@ -51,11 +51,12 @@ class Intervals:
                 "pairs_rank_intervals_overlap": len(rank_overlaps(self.by_system))}
 
 
-def check_settings(confidence: float, resamples: int) -> None:
-    """Refuse a confidence outside (0, 1) or fewer than one resample (`proctor.numeric_options`)."""
+def check_settings(confidence: float, resamples: int, seed: int = 0) -> None:
+    """Refuse a confidence outside (0, 1), a number of resamples or a seed out of range
+    (`proctor.numeric_options`)."""
     from proctor.numeric_options import check_numbers
 
-    check_numbers({"confidence": confidence, "resamples": resamples})
+    check_numbers({"confidence": confidence, "resamples": resamples, "seed": seed})
 
 
 def bootstrap(per_query: dict[str, dict[str, float]], order: list[str], *, confidence: float = DEFAULT_CONFIDENCE,
@@ -63,15 +64,11 @@ def bootstrap(per_query: dict[str, dict[str, float]], order: list[str], *, confi
     """Score and rank intervals of the systems `order` (best first) from their per-topic values."""
     import numpy as np
 
-    check_settings(confidence, resamples)
+    check_settings(confidence, resamples, seed)
     topics = sorted({q for s in order for q in per_query[s]})
-    matrix = np.array([[per_query[s].get(q, np.nan) for q in topics] for s in order], dtype=float)
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(topics), size=(resamples, len(topics))) if topics else np.zeros((resamples, 0), int)
-    sampled = matrix[:, picks]  # systems × resamples × topics
-    with np.errstate(invalid="ignore", divide="ignore"):
-        counts = np.sum(~np.isnan(sampled), axis=2)
-        means = np.where(counts > 0, np.nansum(sampled, axis=2) / np.maximum(counts, 1), np.nan)
+    matrix = np.array([[per_query[s].get(q, np.nan) for q in topics] for s in order], dtype=float).reshape(
+        len(order), len(topics))  # no system (a leaderboard of nothing) is an empty matrix, not a 1-d one
+    means = _sample_means(matrix, resamples, seed)
     ranks = _ranks(means)
     low, high = (1 - confidence) / 2 * 100, (1 + confidence) / 2 * 100
     by_system = {}
@@ -84,6 +81,29 @@ def bootstrap(per_query: dict[str, dict[str, float]], order: list[str], *, confi
                                      int(np.percentile(places, low, method="lower")),
                                      int(np.percentile(places, high, method="higher")))
     return Intervals(by_system, confidence, resamples, seed, len(topics), overlapping_pairs(order, by_system))
+
+
+CHUNK = 1000
+"""Resamples drawn at a time (an even number, so that the draws equal one draw of them all): memory stays
+systems × CHUNK × topics whatever --resamples is."""
+
+
+def _sample_means(matrix: Any, resamples: int, seed: int) -> Any:
+    """Per system and bootstrap sample, the mean of its values over the drawn topics it has (NaN when none)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    systems, topics = matrix.shape
+    means = np.full((systems, resamples), np.nan)
+    for start in range(0, resamples, CHUNK):
+        size = min(CHUNK, resamples - start)
+        picks = rng.integers(0, topics, size=(size, topics)) if topics else np.zeros((size, 0), int)
+        sampled = matrix[:, picks]  # systems × size × topics
+        with np.errstate(invalid="ignore", divide="ignore"):
+            counts = np.sum(~np.isnan(sampled), axis=2)
+            means[:, start:start + size] = np.where(counts > 0, np.nansum(sampled, axis=2) / np.maximum(counts, 1),
+                                                    np.nan)
+    return means
 
 
 def _ranks(means: Any) -> Any:
