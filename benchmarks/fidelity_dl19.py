@@ -8,13 +8,16 @@ The published values below are copied from the papers in ../shared/papers (table
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DL19 = ROOT.parent / "shared" / "data" / "dl19"
+DL19 = Path(os.environ.get("PROCTOR_SHARED", ROOT.parent / "shared")) / "data" / "dl19"
 OFFICIAL = DL19 / "dl19-official-leaderboard.json"
 
 # 004 (FLAN-T5-EXAM), the DL19 agreement table (TREC DL 2019, 9,260 passages): label x judgment counts, kappa.
@@ -99,8 +102,9 @@ def official_order(store: str, tmp: Path) -> None:
     row("official nDCG@10 vs official ranks, Kendall (data README)", 0.997, corr["kendall"])
 
 
-def main() -> None:
-    """Import DL19 once and print every comparison as a Markdown table."""
+@contextmanager
+def dl19_store() -> Iterator[tuple[Path, str]]:
+    """A temporary folder and the store in it (`dl19.db`) holding DL19's graded pool."""
     pool = DL19 / "dl19-pool-graded-flan-t5-large.jsonl.gz"
     if not pool.exists():
         raise SystemExit(f"{pool} is missing: the script needs the DL19 data")
@@ -108,6 +112,12 @@ def main() -> None:
         tmp = Path(folder)
         store = str(tmp / "dl19.db")
         proctor("import", "exampp", str(pool), "--store", store)
+        yield tmp, store
+
+
+def main() -> None:
+    """Import DL19 once and print every comparison as a Markdown table."""
+    with dl19_store() as (tmp, store):
         print("| check | published | Proctor | verdict |\n|---|---|---|---|")
         agreement(store)
         n_exam(store)

@@ -15,7 +15,6 @@ import math
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,13 +104,10 @@ def functions(boards: dict) -> dict:
 
 def dump(target: Path) -> None:
     """Import DL19 once, compute everything, write it as JSON."""
-    pool = DL19 / "dl19-pool-graded-flan-t5-large.jsonl.gz"
-    if not pool.exists():
-        raise SystemExit(f"{pool} is missing: the script needs the DL19 data")
-    with tempfile.TemporaryDirectory() as folder:
-        tmp = Path(folder)
-        store = str(tmp / "dl19.db")
-        proctor("import", "exampp", str(pool), "--store", store)
+    from fidelity_dl19 import dl19_store  # the same DL19 store as the fidelity benchmark
+
+    with dl19_store() as (tmp, store):
+        folder = str(tmp)
         out = commands(store, tmp)
         boards = {name: json.loads((tmp / f"{name}.json").read_text()) for name in ("p20", "ndcg", "official")}
         out["functions"] = functions(boards)

@@ -6,21 +6,11 @@ from __future__ import annotations
 
 import gzip
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
 
-from conftest import seed_demo
-
-
-def dump(store: Path) -> list[str]:
-    """The store as `sqlite3 .dump` writes it."""
-    db = sqlite3.connect(store)
-    try:
-        return list(db.iterdump())
-    finally:
-        db.close()
+from conftest import seed_demo, store_dump
 
 
 def _gz(path: Path, target: Path) -> Path:
@@ -45,11 +35,11 @@ def test_the_same_content_in_another_coat_changes_nothing(cli, tmp_path, kind, c
     store = seed_demo(tmp_path)
     source = tmp_path / "collection" / FILES[kind]
     copy = COATS[coat](source, tmp_path / f"copy-{source.name}")
-    before = dump(store)
+    before = store_dump(store)
     extra = ["--name", "bank"] if kind == "bank" else []
     result = cli("import", kind, str(copy), "--store", str(store), *extra)
     assert result.code == 0 and "already imported: nothing changed" in result.err, result.err
-    assert dump(store) == before
+    assert store_dump(store) == before
 
 
 def test_export_then_import_is_a_no_op(cli, tmp_path):
@@ -60,12 +50,12 @@ def test_export_then_import_is_a_no_op(cli, tmp_path):
     assert cli("export", "runs", "--store", str(store), "--out", str(out / "runs")).code == 0
     assert cli("export", "judgments", "--store", str(store), "--out", str(out / "j.qrels")).code == 0
     assert cli("export", "exampp", "--store", str(store), "--out", str(out / "all.jsonl.gz")).code == 0
-    before = dump(store)
+    before = store_dump(store)
     for kind, files in (("runs", sorted((out / "runs").iterdir())), ("qrels", [out / "j.qrels"]),
                         ("exampp", [out / "all.jsonl.gz"])):
         result = cli("import", kind, *map(str, files), "--store", str(store))
         assert result.code == 0 and result.err.count("nothing changed") == len(files), result.err
-    assert dump(store) == before
+    assert store_dump(store) == before
 
 
 def _corpus_line(tmp_path: Path, text: str) -> Path:
@@ -95,11 +85,11 @@ def test_an_empty_passage_text_is_refused(cli, tmp_path, kind, write, text):
     """A passage with an empty text would be graded as if it were the passage: refused, FILE:1, store unchanged."""
     store = seed_demo(tmp_path)
     path = write(tmp_path, text)
-    before = dump(store)
+    before = store_dump(store)
     result = cli("import", kind, str(path), "--store", str(store))
     assert result.code == 2 and f"{path}:1:" in result.err and "the text is empty" in result.err, result.err
     assert "Traceback" not in result.err
-    assert dump(store) == before
+    assert store_dump(store) == before
 
 
 def test_the_unjudgeable_note_counts_the_store_not_the_file(cli, tmp_path):
@@ -214,10 +204,10 @@ def test_stale_grades_are_not_brought_back_by_an_older_exampp_file(cli, tmp_path
     assert replaced.code == 0 and "stale grades" in replaced.err, replaced.err
     stale = sum(json.loads(cli("info", "--store", str(store), "--format", "json").out)["stale_grades"]
                 ["2b31198db5"].values())
-    before = dump(store)
+    before = store_dump(store)
     result = cli("import", "exampp", str(grades), "--store", str(store))
     assert result.code == 2 and f"{grades}:1:" in result.err and "set aside as stale" in result.err, result.err
-    assert dump(store) == before
+    assert store_dump(store) == before
     forced = cli("import", "exampp", str(grades), "--store", str(store), "--replace")
     assert forced.code == 0 and f"replaced {stale} stale grades made valid again" in forced.err, forced.err
     assert json.loads(cli("info", "--store", str(store), "--format", "json").out)["stale_grades"] == {}
@@ -259,11 +249,11 @@ def test_two_files_of_one_command_that_contradict_name_the_earlier_file_as_such(
     store = seed_demo(tmp_path)
     (tmp_path / "a.tsv").write_text("q5\tnew one\n")
     (tmp_path / "b.tsv").write_text("q5\tnew two\n")
-    before = dump(store)
+    before = store_dump(store)
     result = cli("import", "queries", str(tmp_path / "a.tsv"), str(tmp_path / "b.tsv"), "--store", str(store))
     assert result.code == 2 and f"{tmp_path / 'b.tsv'}:1:" in result.err, result.err
     assert "a file given earlier in this same command" in result.err
-    assert dump(store) == before
+    assert store_dump(store) == before
     assert cli("import", "queries", str(tmp_path / "a.tsv"), "--store", str(store)).code == 0
     later = cli("import", "queries", str(tmp_path / "b.tsv"), "--store", str(store))
     assert later.code == 2 and "this same command" not in later.err

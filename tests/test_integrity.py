@@ -10,16 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import seed_demo
-
-
-def dump(store: Path) -> list[str]:
-    """The store as `sqlite3 .dump` writes it."""
-    db = sqlite3.connect(store)
-    try:
-        return list(db.iterdump())
-    finally:
-        db.close()
+from conftest import seed_demo, store_dump
 
 
 def _edit(source: Path, target: Path, line: int, change) -> Path:
@@ -112,13 +103,13 @@ def test_an_import_contradicting_the_store_is_refused_and_changes_nothing(graded
     store, folder = graded
     kind, name, line, edit, new_name, named = CONTRADICTIONS[case]
     changed = _edit(folder / name, tmp_path / (new_name or Path(name).name), line, edit)
-    before = dump(store)
+    before = store_dump(store)
     result = cli("import", kind, changed, "--store", store)
     assert result.code == 2, result.err
     assert f"{changed}:{line}:" in result.err and "Traceback" not in result.err
     assert all(part in result.err for part in named), result.err
     assert "--replace" in result.err
-    assert dump(store) == before
+    assert store_dump(store) == before
 
 
 @pytest.mark.parametrize("kind, name", [("queries", "queries.tsv"), ("corpus", "corpus.jsonl"),
@@ -126,10 +117,10 @@ def test_an_import_contradicting_the_store_is_refused_and_changes_nothing(graded
                                         ("bank", "bank.jsonl"), ("exampp", "grades.jsonl")])
 def test_the_identical_file_again_changes_nothing(graded, cli, kind, name):
     store, folder = graded
-    before = dump(store)
+    before = store_dump(store)
     result = cli("import", kind, folder / name, "--store", store)
     assert result.code == 0, result.err
-    assert dump(store) == before
+    assert store_dump(store) == before
 
 
 REPLACED = {
@@ -196,11 +187,11 @@ def test_a_question_may_be_in_several_banks_with_its_one_text(graded, cli, tmp_p
     store, folder = graded
     edit, options, code, said = SHARED_QUESTIONS[case]
     other = _edit(folder / "bank.jsonl", tmp_path / "other.jsonl", 1, _json(edit))
-    before = dump(store)
+    before = store_dump(store)
     result = cli("import", "bank", other, "--store", store, *options)
     assert result.code == code and said in result.err, result.err
     if code == 2:
-        assert dump(store) == before and f"{other}:1:" in result.err
+        assert store_dump(store) == before and f"{other}:1:" in result.err
     else:
         texts = sqlite3.connect(store).execute("SELECT DISTINCT text FROM questions WHERE question_id ="
                                                " (SELECT question_id FROM questions WHERE bank_id = 'other' LIMIT 1)")
@@ -228,10 +219,10 @@ def test_a_different_response_is_refused_then_replaced(graded, cli, tmp_path):
     second.write_text(json.dumps({"run_id": "rag", "query_id": "q2", "text": "Light scatters."}) + "\n"
                       + json.dumps({"run_id": "rag", "query_id": "q1", "text": "Bees fan nectar dry."}) + "\n")
     assert cli("import", "responses", first, "--store", store).code == 0
-    before = dump(store)
+    before = store_dump(store)
     refused = cli("import", "responses", second, "--store", store)
     assert refused.code == 2 and f"{second}:2:" in refused.err and "--replace" in refused.err
-    assert dump(store) == before
+    assert store_dump(store) == before
     replaced = cli("import", "responses", second, "--store", store, "--replace")
     assert replaced.code == 0 and "replaced 1 responses" in replaced.err, replaced.err
     texts = sqlite3.connect(store).execute("SELECT p.text FROM rankings r JOIN passages p USING (passage_id)"
