@@ -88,8 +88,8 @@ async def cell(request: Request) -> Response:
 
 async def to_review(request: Request) -> Response:
     """GET /to-review: passages ordered by how much a human verdict would change (docs/trust.md)."""
+    from proctor import api
     from proctor.trust.ensemble import check_min_grade, refreshed
-    from proctor.trust.review_queue import review_queue
 
     state, params = _state(request), request.query_params
     sets = pages.visible_sets(state.store)
@@ -101,8 +101,8 @@ async def to_review(request: Request) -> Response:
     if not limit.isdigit() or not 1 <= int(limit) <= 1000:
         raise UsageError("limit must be a number from 1 to 1000")
     check_min_grade(grade_set, state.thresholds.min_grade, "the threshold")  # e.g. 4 on a 0-2 grade set
-    data = review_queue(state.store, grade_set, min_grade=state.thresholds.min_grade, depth=state.cache.depth,
-                        limit=int(limit))
+    data = api.to_review(state.store, grade_set.id, min_grade=state.thresholds.min_grade, depth=state.cache.depth,
+                         limit=int(limit))
     return render(request, "to_review.html", data=data, sets=sets)
 
 

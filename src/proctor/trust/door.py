@@ -54,6 +54,7 @@ def to_review(store: Store, grade_set: str | None = None, *, min_grade: int = 4,
     check_min_grade(chosen, min_grade)
     return review_queue(store, chosen, min_grade=min_grade, depth=depth, limit=limit)
 
+
 def probe(store: Store, grade_set: str, attacks: Sequence[str], *, guards: Sequence[str] = (), sample: int = 20,
           seed: int = 0, llm: str | None = None, **backend: Any) -> dict[str, Any]:
     """Probe a grade set's judge with attacked copies of non-relevant pool passages (`attacks`), without and with
