@@ -1,4 +1,4 @@
-"""Issue 16, import side: a large exam_pp file is read in a forked child while the parent writes the store. The
+"""A large exam_pp file is read in a forked child while the parent writes the store. The
 store must hold exactly what an in-process import writes; an error in the child stops the import at the same
 line with the same message and leaves the store as it was; a reader closed early leaves no child behind."""
 

@@ -1,7 +1,7 @@
-"""Issue 16, import speed: `Store.grade_import` holds the kept results' triggers on `grades` during a bulk write
+"""Import speed: `Store.grade_import` holds the kept results' triggers on `grades` during a bulk write
 and drops the kept results of every grade set it wrote to once at the end. The kept results never give an
 older answer than the grades, other grade sets keep theirs, the triggers come back exactly (also after an error
-or a crash: see test_import16), another connection never sees the store without them, and a trigger of the
+or a crash: see test_large_import), another connection never sees the store without them, and a trigger of the
 user's own keeps every trigger in place. The exam_pp reader merges an entry given again question by question."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 16: the label and ranked-list caches never give an older answer than the tables — every write path
+"""The label and ranked-list caches never give an older answer than the tables — every write path
 drops what it changes (triggers), a read-only store computes, and the numbers equal the uncached ones."""
 
 from __future__ import annotations

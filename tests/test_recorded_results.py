@@ -1,7 +1,7 @@
-"""Issue 16: the faster store paths give exactly the numbers the 0.1/0.2 code gave.
+"""The faster store paths give exactly the numbers the 0.1/0.2 code gave.
 
-`tests/data/scale16/expected.json` was recorded with the code before issue 16 (`PROCTOR_RECORD=1`) on the
-synthetic store `_build` makes (random grades with failures, two grade sets, one of two steps, facets in the
+`tests/data/recorded-results/expected.json` was recorded with the code before compact grade rows and the caches
+(`PROCTOR_RECORD=1`) on the synthetic store `_build` makes (random grades with failures, two grade sets, one of two steps, facets in the
 question ids); every figure is compared exactly (floats by their repr), but the agreement figures, which
 scikit-learn and krippendorff compute since (to 1e-12 of the recorded values, summed in another order)."""
 
@@ -23,7 +23,7 @@ from proctor.evaluate.sweep import sweep
 from proctor.records import Grade, GradeSet
 from proctor.store import Store
 
-EXPECTED = Path(__file__).parent / "data" / "scale16" / "expected.json"
+EXPECTED = Path(__file__).parent / "data" / "recorded-results" / "expected.json"
 
 
 def _build(path: Path) -> Store:
@@ -166,7 +166,7 @@ def test_stores_without_kept_counts_open_read_only_and_writable(tmp_path: Path) 
     expected = [(s.id, s.grades, s.failures) for s in store.grade_sets()]
     for name in ("grade_set_counts_insert", "grade_set_counts_update", "grade_set_counts_delete"):
         store.db.execute(f"DROP TRIGGER {name}")
-    store.db.execute("DROP TABLE grade_set_counts")  # as a schema-2 store written before issue 16
+    store.db.execute("DROP TABLE grade_set_counts")  # as a schema-2 store written before the kept counts
     store.close()
     read_only = Store.open(path, read_only=True)
     assert [(s.id, s.grades, s.failures) for s in read_only.grade_sets()] == expected

@@ -1,4 +1,4 @@
-"""Issue 16, import side: the exam_pp reader keeps one line's keys (not the file's) yet still refuses a conflicting
+"""The exam_pp reader keeps one line's keys (not the file's) yet still refuses a conflicting
 repeat on another line of the same query or of a facet of it; the import holds the store under a rollback
 journal (no WAL as large as the store) and stays all-or-nothing."""
 

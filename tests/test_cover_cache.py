@@ -1,4 +1,4 @@
-"""Issue 16: the EXAM-Cover cache gives exactly the numbers computed from every grade, is dropped by every write
+"""The EXAM-Cover cache gives exactly the numbers computed from every grade, is dropped by every write
 to a grade set's grades (triggers), and a read-only or busy store, or grades it cannot hold, compute as before."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 16: compact grade rows (store schema 3). A grade row names its (grade set, step), question and writing
+"""Compact grade rows (store schema 3). A grade row names its (grade set, step), question and writing
 time by small integers; a store of schema 2 migrates on first open with every grade, count, label and
 leaderboard unchanged, and every write keeps its meaning and keeps the caches valid."""
 
