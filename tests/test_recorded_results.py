@@ -3,7 +3,8 @@
 `tests/data/recorded-results/expected.json` was recorded with the code before compact grade rows and the caches
 (`PROCTOR_RECORD=1`) on the synthetic store `_build` makes (random grades with failures, two grade sets, one of
 two steps, facets in the question ids); every figure is compared exactly (floats by their repr), but the
-agreement figures, which scikit-learn and krippendorff compute since (to 1e-12 of the recorded values, summed in another order)."""
+agreement figures, which scikit-learn and krippendorff compute since (to 1e-12 of the recorded values, summed
+in another order)."""
 
 from __future__ import annotations
 
