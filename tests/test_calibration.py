@@ -103,12 +103,18 @@ def test_bad_options_exit_2_with_one_clear_message(cli, dl19_store, args, messag
     assert refused.out == ""
 
 
-def test_reviewer_verdicts_feed_calibration(cli, tmp_path):
+def _graded_demo(cli, tmp_path, method: str) -> Path:
+    """The demo collection graded by the test server with `method`."""
     store = seed_demo(tmp_path)
     with FakeOpenAI() as server:
-        graded = cli("grade", "--store", store, "--method", "self-rating", "--llm", "openai:judge", "--base-url",
+        graded = cli("grade", "--store", store, "--method", method, "--llm", "openai:judge", "--base-url",
                      server.base_url)
     assert graded.code == 0, graded.err
+    return store
+
+
+def test_reviewer_verdicts_feed_calibration(cli, tmp_path):
+    store = _graded_demo(cli, tmp_path, "self-rating")
     opened = api.open_store(store)
     official = opened.judgments()
     opened.ensure_review_tables()
@@ -139,11 +145,7 @@ def test_a_store_without_judgments_is_refused(cli, tmp_path):
 
 
 def test_a_direct_method_has_one_grade_per_passage_so_only_its_cut_is_chosen(cli, tmp_path):
-    store = seed_demo(tmp_path)
-    with FakeOpenAI() as server:
-        graded = cli("grade", "--store", store, "--method", "umbrela", "--llm", "openai:judge", "--base-url",
-                     server.base_url)
-    assert graded.code == 0, graded.err
+    store = _graded_demo(cli, tmp_path, "umbrela")
     done = cli("calibrate", "--store", store, "--budget", "1,2", "--repeats", "3")
     assert done.code == 0, done.err
     result = json.loads(done.out)
