@@ -101,3 +101,15 @@ def test_import_proctor_is_lazy():
             "from proctor import api; assert proctor.leaderboard is api.leaderboard; "
             "from proctor.experiment import run_experiment; assert proctor.run_experiment is run_experiment")
     subprocess.run([sys.executable, "-c", code], check=True, env={"PYTHONPATH": str(ROOT / "src")})
+
+
+def test_api_and_cli_refuse_with_the_same_words(graded, cli):
+    """An API error names parameters; the CLI spells the same message with its flags."""
+    store = api.open_store(graded)
+    with pytest.raises(api.UsageError) as refused:
+        api.leaderboard(store, score="recall")
+    store.close()
+    assert str(refused.value) == "score applies to metric nuggets and metric citations only"
+    result = cli("leaderboard", "--store", graded, "--score", "recall")
+    assert result.code == 2
+    assert result.err.strip() == "proctor: error: --score applies to --metric nuggets and --metric citations only"

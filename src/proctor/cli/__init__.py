@@ -29,7 +29,7 @@ from proctor.cli import (
     run_cmd,
     verify_cmd,
 )
-from proctor.errors import ProctorError
+from proctor.errors import ProctorError, UsageError
 from proctor.numeric_options import check_numbers
 from proctor.store import StoreError
 
@@ -51,7 +51,26 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMANDS:
         module.register(commands)
+    _record_flags(parser)
     return parser
+
+
+def _record_flags(parser: argparse.ArgumentParser) -> None:
+    """Give every (sub)command's namespace `flags`: parameter name → the flag that sets it, so that an API error
+    naming parameters (`UsageError.params`) reads in the words of the shell (`--min-grade`, `STORE`). A command
+    whose API parameter has another name than its option's `dest` adds `param_flags={"judgments": "--qrels"}`
+    to its own defaults."""
+    flags = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in set(action.choices.values()):
+                _record_flags(sub)
+        elif action.option_strings:
+            longs = [o for o in action.option_strings if o.startswith("--")]
+            flags[action.dest] = (longs or action.option_strings)[0]
+        elif action.dest != argparse.SUPPRESS:
+            flags[action.dest] = action.metavar if isinstance(action.metavar, str) else action.dest.upper()
+    parser.set_defaults(flags=flags)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -66,6 +85,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.func(args)
     except sqlite3.OperationalError as exc:  # locked beyond --lock-timeout, disk full, read-only
         print(f"proctor: error: {StoreError(getattr(args, 'store', None) or 'store', exc)}", file=sys.stderr)
+        return 2
+    except UsageError as exc:
+        names = {**getattr(args, "flags", {}), **getattr(args, "param_flags", {})}  # a command's own aliases win
+        print(f"proctor: error: {exc.spelled(names)}", file=sys.stderr)
         return 2
     except ProctorError as exc:
         print(f"proctor: error: {exc}", file=sys.stderr)

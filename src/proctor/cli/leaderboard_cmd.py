@@ -95,7 +95,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--resamples", type=int_in(1), metavar="B",
                    help="--intervals: bootstrap samples (default 1000, at most 100000)")
     add_floor_options(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, param_flags={"judgments": "--qrels"})
 
 
 def run(args: argparse.Namespace) -> int:

@@ -158,7 +158,7 @@ def leaderboard(store: Store, *, measure: str | None = None, min_grade: int | No
                                   conflicting={"--measure": measure, "--min-grade": min_grade, "--qrels": judgments,
                                                "--normalize": normalize, "--gold": gold, "--runs": runs})
     if score is not None:
-        raise UsageError("--score applies to --metric nuggets and --metric citations only")
+        raise UsageError("{score} applies to {metric} nuggets and {metric} citations only", params=("score", "metric"))
     return leaderboards(store, measures=[measure] if measure else [], min_grade=min_grade, metric=metric,
                         labels=labels, judgments=judgments, budget=budget, missing=missing, normalize=normalize,
                         gold=gold, runs=runs, floor=floor)[0]
