@@ -18,9 +18,10 @@ from pathlib import Path
 from proctor.analyze.compare import compare
 from proctor.evaluate.labels import exam_labels
 from proctor.evaluate.leaderboard import measure_leaderboard
+from proctor.evaluate.leaderboard_files import LeaderboardFile, read_official
 from proctor.evaluate.measures import parse_measure
-from proctor.evaluate.sources import load_runs, resolve_grade_set
-from proctor.io.leaderboards import LeaderboardFile, read_official
+from proctor.evaluate.sources import load_runs
+from proctor.gradesets.resolve import resolve_grade_set
 from proctor.store import Store
 
 OFFICIAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "dl19" / "dl19-official-leaderboard.json"

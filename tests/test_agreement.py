@@ -12,7 +12,8 @@ from sklearn.metrics import cohen_kappa_score
 
 from conftest import run_process
 from proctor.analyze.agreement import agreement_report, cohen_kappa, confusion, krippendorff_alpha_ordinal
-from proctor.evaluate.sources import exam_qrels, resolve_grade_set
+from proctor.evaluate.sources import exam_qrels
+from proctor.gradesets.resolve import resolve_grade_set
 from proctor.store import Store
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import seed_demo
 from fake_openai import FakeOpenAI
-from proctor.evaluate.sources import resolve_grade_set
+from proctor.gradesets.resolve import resolve_grade_set
 from proctor.store import Store
 
 LEADERBOARD = ("leaderboard", "--measure", "P@3", "--min-grade", "1", "--format", "json")

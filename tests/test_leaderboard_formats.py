@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from proctor.io.leaderboards import read_leaderboard
+from proctor.evaluate.leaderboard_files import read_leaderboard
 
 OFFICIAL = {"strong": 1, "middling": 2, "weak": 3, "partial": 4}
 FORMATS = ("tsv", "json", "md", "trec", "tot", "ir-measures", "jsonl")

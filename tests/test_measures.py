@@ -10,7 +10,7 @@ import pytrec_eval
 from proctor.errors import UsageError
 from proctor.evaluate.leaderboard import measure_per_query
 from proctor.evaluate.measures import parse_measure
-from proctor.evaluate.runs import order, order_runs
+from proctor.io.runs import order, order_runs
 
 
 @pytest.mark.parametrize(("name", "canonical", "trec"), [

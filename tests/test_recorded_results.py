@@ -193,7 +193,7 @@ def test_release_010_fixture_still_opens(tmp_path: Path) -> None:
 
 
 def test_trec_eval_order_by_two_stable_sorts_equals_the_pairwise_order() -> None:
-    from proctor.evaluate.runs import _Desc, order
+    from proctor.io.runs import _Desc, order
     rnd = random.Random(7)
     for _ in range(2000):
         scores = {f"{rnd.choice(['', 'd', 'D', '1', '10'])}{rnd.randint(0, 40)}":
@@ -206,7 +206,7 @@ def test_trec_eval_order_by_two_stable_sorts_equals_the_pairwise_order() -> None
 
 
 def test_rankings_sorted_by_sqlite_equal_trec_eval_order(tmp_path: Path) -> None:
-    from proctor.evaluate.runs import order_runs
+    from proctor.io.runs import order_runs
     rnd = random.Random(3)
     store = Store.create_or_open(tmp_path / "r.db")
     ids = ["a", "B", "b", "10", "9", "ä", "é", "z\u00e9", "\u4e2d", "😀", "a~1", "a/2"]

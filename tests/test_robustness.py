@@ -10,8 +10,8 @@ import sqlite3
 import pytest
 
 from fake_openai import FakeOpenAI, gullible_judge
+from proctor.grading.guards import HARDEN_VERSION, detect
 from proctor.robustness.attacks import ATTACKS, INJECTION, foreign_texts, other_language, query_terms
-from proctor.robustness.guards import HARDEN_VERSION, detect
 
 
 def backend(server: FakeOpenAI) -> list[str]:

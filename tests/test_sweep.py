@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 
 from conftest import run_process
-from proctor.evaluate.sources import load_runs, resolve_grade_set
+from proctor.evaluate.sources import load_runs
 from proctor.evaluate.sweep import sweep
+from proctor.gradesets.resolve import resolve_grade_set
 from proctor.store import Store
 
 

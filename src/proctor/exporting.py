@@ -87,7 +87,7 @@ def _exam_grades_entry(method: str, model: str, version: str, config: dict, grad
 def run_lines(store: Store) -> dict[str, list[str]]:
     """Every stored run as TREC run lines `qid Q0 docid rank score run`: queries sorted, passages in trec_eval's
     order (score descending, ties by passage id descending), the rank and score as imported."""
-    from proctor.evaluate.runs import order
+    from proctor.io.runs import order
 
     rows: dict[str, dict[str, dict[str, tuple[int, float]]]] = {}
     for run, qid, pid, rank, score in store.ranking_rows():

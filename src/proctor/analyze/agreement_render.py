@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from proctor.analyze.judges import PASSAGE_RULE
 from proctor.analyze.tables import Table
+from proctor.evaluate.coverage import Coverage
 from proctor.markdown import escape
-from proctor.trust.coverage import Coverage
 
 
 def rows(result: dict) -> list[tuple]:

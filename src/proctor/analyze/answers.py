@@ -9,8 +9,8 @@ from typing import Any
 from proctor.analyze.compare import compare
 from proctor.analyze.tables import Table
 from proctor.evaluate.citations import CITATION_SCORES, citation_leaderboard, citation_table
+from proctor.evaluate.leaderboard_files import LeaderboardFile
 from proctor.evaluate.nuggets import SCORES, nugget_leaderboard, nugget_table
-from proctor.io.leaderboards import LeaderboardFile
 from proctor.methods import ANSWER_METHODS
 from proctor.records import GradeSet
 from proctor.store import Store

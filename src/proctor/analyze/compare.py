@@ -14,8 +14,8 @@ from proctor.analyze.correlation import (
     discordant_pairs,
     random_ties,
 )
-from proctor.io.leaderboards import LeaderboardFile
-from proctor.trust.coverage import DEFAULT_FLOOR, Floor, file_coverage
+from proctor.evaluate.coverage import DEFAULT_FLOOR, Floor, file_coverage
+from proctor.evaluate.leaderboard_files import LeaderboardFile
 
 
 def compare(

@@ -8,14 +8,15 @@ from typing import Any
 
 from proctor.analyze.agreement import agreement_report, merge_threshold, merges_for_scale
 from proctor.errors import UsageError
+from proctor.evaluate.coverage import DEFAULT_FLOOR, Floor
 from proctor.evaluate.labels import Qrels
-from proctor.evaluate.sources import describe, exam_qrels_each, grade_sets_matching
+from proctor.evaluate.sources import exam_qrels_each
+from proctor.evaluate.stored_coverage import labels_coverage
+from proctor.gradesets.ensemble import fresh_grade_sets
+from proctor.gradesets.resolve import describe, grade_sets_matching
 from proctor.methods import ANSWER_METHODS, get_method
 from proctor.records import GradeSet
 from proctor.store import Store
-from proctor.trust.coverage import DEFAULT_FLOOR, Floor
-from proctor.trust.ensemble import fresh_grade_sets
-from proctor.trust.sources import labels_coverage
 
 QUESTION_RULE = "label = m-th largest grade over the query's questions"
 PASSAGE_RULE = "label = the method's grade of the passage (one per passage)"

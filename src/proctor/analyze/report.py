@@ -22,17 +22,17 @@ from proctor.analyze.robustness import probe_section
 from proctor.analyze.tables import Table
 from proctor.analyze.trust_section import coverage_cells, grade_set_coverage, intervals_part, warnings_section
 from proctor.errors import UsageError
+from proctor.evaluate.coverage import DEFAULT_FLOOR, Coverage, Floor
 from proctor.evaluate.leaderboard import Leaderboard, measure_leaderboard
+from proctor.evaluate.leaderboard_files import LeaderboardFile
 from proctor.evaluate.measures import parse_measure
 from proctor.evaluate.sources import exam_qrels, load_runs
 from proctor.evaluate.sweep import sweep_boards
-from proctor.io.leaderboards import LeaderboardFile
+from proctor.gradesets.ensemble import fresh_grade_sets
 from proctor.markdown import escape
 from proctor.outputs import folder_target, write_text
 from proctor.records import GradeSet
 from proctor.store import Store
-from proctor.trust.coverage import DEFAULT_FLOOR, Coverage, Floor
-from proctor.trust.ensemble import fresh_grade_sets
 
 MEASURES = ("P@20", "nDCG@10", "RR", "AP", "Rprec")
 TAUS = (1, 2, 3, 4, 5)

@@ -9,14 +9,14 @@ from typing import Any
 from proctor.analyze import plots
 from proctor.analyze.html_report import Figure, Section
 from proctor.analyze.tables import Table
+from proctor.evaluate.coverage import Coverage, Floor
+from proctor.evaluate.intervals import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, bootstrap
 from proctor.evaluate.leaderboard import measure_leaderboard
 from proctor.evaluate.measures import parse_measure
+from proctor.evaluate.stored_coverage import labels_coverage
 from proctor.markdown import escape
 from proctor.records import GradeSet
 from proctor.store import Store
-from proctor.trust.coverage import Coverage, Floor
-from proctor.trust.intervals import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, bootstrap
-from proctor.trust.sources import labels_coverage
 
 INTERVAL_SEED = 0
 

@@ -17,35 +17,34 @@ from typing import TYPE_CHECKING, Any
 
 from proctor.bank.generate import generate_bank as generate_bank  # `proctor bank generate` for (query_id, text)
 from proctor.errors import UsageError
+from proctor.evaluate import stored_coverage as trust_sources
 from proctor.evaluate.boards import answer_leaderboard, check_leaderboard
+from proctor.evaluate.coverage import DEFAULT_FLOOR, Coverage, Floor, leaderboard_coverage
+from proctor.evaluate.intervals import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, bootstrap
 from proctor.evaluate.labels import LabelStats, binarize
 from proctor.evaluate.leaderboard import Leaderboard, cover_leaderboard, measure_leaderboard
+from proctor.evaluate.leaderboard_files import read_leaderboard
 from proctor.evaluate.render import to_ir_measures, to_json, to_jsonl, to_markdown, to_trec, to_tsv
 from proctor.evaluate.sources import (
     cover_table,
-    describe,
     exam_qrels,
     load_runs,
     note_flagged,
     official_or_file_qrels,
-    resolve_grade_set,
     with_unjudgeable,
 )
+from proctor.evaluate.stored_coverage import query_counts
+from proctor.gradesets.ensemble import check_min_grade
+from proctor.gradesets.resolve import describe, resolve_grade_set
 from proctor.importing import ImportOptions, ImportReport, import_files
-from proctor.io.leaderboards import read_leaderboard
 from proctor.numeric_options import check_numbers
 from proctor.records import GradeSet
 from proctor.store import Store
-from proctor.trust import sources as trust_sources
-from proctor.trust.coverage import DEFAULT_FLOOR, Coverage, Floor, leaderboard_coverage
 from proctor.trust.door import calibrate as calibrate
 from proctor.trust.door import ensemble as ensemble
 from proctor.trust.door import probe as probe
 from proctor.trust.door import render_probe as render_probe
 from proctor.trust.door import to_review as to_review
-from proctor.trust.ensemble import check_min_grade
-from proctor.trust.intervals import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, bootstrap
-from proctor.trust.sources import query_counts
 
 if TYPE_CHECKING:  # numpy (the randomization test) loads only when a comparison is made
     from proctor.stats.pairs import Comparison
@@ -214,7 +213,7 @@ def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int |
 def add_intervals(board: Leaderboard, *, confidence: float = DEFAULT_CONFIDENCE, resamples: int = DEFAULT_RESAMPLES,
                   seed: int = 0) -> Leaderboard:
     """Give a leaderboard bootstrap intervals over topics: each system's score interval and rank interval
-    (`proctor.trust.intervals`); returns the same leaderboard."""
+    (`proctor.evaluate.intervals`); returns the same leaderboard."""
     check_numbers({"confidence": confidence, "resamples": resamples, "seed": seed})
     board.intervals = bootstrap({e.system: e.per_query for e in board.entries}, [e.system for e in board.entries],
                                 confidence=confidence, resamples=resamples, seed=seed)
@@ -288,7 +287,7 @@ def correlate(board: Leaderboard | str | Path, official: Any, *, bootstrap: int 
     `LeaderboardFile`), with bootstrap intervals over queries, the pairs of systems ordered against the official
     order, and what it rests on (judged against `floor`); what `proctor correlate` prints as JSON."""
     from proctor.analyze.compare import compare, per_query_correlation
-    from proctor.io.leaderboards import LeaderboardFile, read_leaderboard, read_official
+    from proctor.evaluate.leaderboard_files import LeaderboardFile, read_leaderboard, read_official
 
     check_numbers({"bootstrap": bootstrap, "repeats": repeats})
     if isinstance(board, Leaderboard):

@@ -56,7 +56,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Analyse and write the report."""
     from proctor.analyze.report import AnalyzeOptions, analyze
-    from proctor.io.leaderboards import read_official
+    from proctor.evaluate.leaderboard_files import read_official
     from proctor.outputs import folder_target
 
     measures = tuple(m.strip() for m in args.measures.split(",") if m.strip())

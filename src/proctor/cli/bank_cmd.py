@@ -230,9 +230,10 @@ def run_diff(args: argparse.Namespace) -> int:
 
 def run_impact(args: argparse.Namespace) -> int:
     """Grade what is new (a grade set for bank B beside A's), then compare labels and leaderboards."""
-    from proctor.bank.impact import bank_impact, prepare_impact, render_impact
-    from proctor.evaluate.sources import load_runs, resolve_grade_set
-    from proctor.io.leaderboards import read_official
+    from proctor.analyze.bank_impact import bank_impact, prepare_impact, render_impact
+    from proctor.evaluate.leaderboard_files import read_official
+    from proctor.evaluate.sources import load_runs
+    from proctor.gradesets.resolve import resolve_grade_set
 
     old, new = _load(args.old), _load(args.new)
     official = read_official(args.official) if args.official else None

@@ -123,7 +123,7 @@ def fraction(text: str) -> float:
 
 def add_floor_options(parser: argparse.ArgumentParser) -> None:
     """Add `--floor-queries N` and `--floor-graded F`: below them a number is flagged (docs/trust.md)."""
-    from proctor.trust.coverage import DEFAULT_MIN_GRADED, DEFAULT_MIN_QUERIES
+    from proctor.evaluate.coverage import DEFAULT_MIN_GRADED, DEFAULT_MIN_QUERIES
 
     parser.add_argument("--floor-queries", type=int_in(0), default=DEFAULT_MIN_QUERIES, metavar="N",
                         help="warn when a number rests on fewer than N queries (default "
@@ -135,7 +135,7 @@ def add_floor_options(parser: argparse.ArgumentParser) -> None:
 
 def floor_of(args: argparse.Namespace) -> Any:
     """The coverage floor the options name."""
-    from proctor.trust.coverage import Floor
+    from proctor.evaluate.coverage import Floor
 
     return Floor(args.floor_queries, args.floor_graded)
 

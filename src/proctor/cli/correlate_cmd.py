@@ -8,9 +8,9 @@ import json
 from proctor.cli.common import add_floor_options, add_format, emit, floor_of, int_in, note, readable_store
 from proctor.errors import UsageError
 from proctor.evaluate.leaderboard import measure_leaderboard
+from proctor.evaluate.leaderboard_files import LeaderboardFile, read_official
 from proctor.evaluate.measures import parse_measure
-from proctor.evaluate.runs import order_runs
-from proctor.io.leaderboards import LeaderboardFile, read_official
+from proctor.io.runs import order_runs
 from proctor.io.trec import qrels_dict, read_qrels, read_runs
 from proctor.markdown import escape
 from proctor.papers import EXAM

@@ -10,8 +10,8 @@ import sys
 
 from proctor.cli.common import add_store, note, readable_store
 from proctor.errors import UsageError
-from proctor.evaluate.sources import resolve_grade_set
 from proctor.exporting import write_exampp
+from proctor.gradesets.resolve import resolve_grade_set
 from proctor.outputs import file_target, temporary_path
 
 

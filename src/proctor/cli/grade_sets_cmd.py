@@ -40,7 +40,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run_list(args: argparse.Namespace) -> int:
     """Print every grade set."""
-    from proctor.grading.manage import list_grade_sets
+    from proctor.gradesets.manage import list_grade_sets
 
     with readable_store(args.store, args.lock_timeout) as store:
         sets = list_grade_sets(store)
@@ -63,8 +63,8 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_drop(args: argparse.Namespace) -> int:
     """Delete one grade set."""
-    from proctor.evaluate.sources import resolve_grade_set
-    from proctor.grading.manage import drop
+    from proctor.gradesets.manage import drop
+    from proctor.gradesets.resolve import resolve_grade_set
 
     if not args.yes:
         with readable_store(args.store, args.lock_timeout) as store:
@@ -80,7 +80,7 @@ def run_drop(args: argparse.Namespace) -> int:
 
 def run_retry(args: argparse.Namespace) -> int:
     """Forget the failed grades of one grade set."""
-    from proctor.grading.manage import retry_failed
+    from proctor.gradesets.manage import retry_failed
 
     with writable_store(args.store, args.lock_timeout) as store:
         change = retry_failed(store, args.grade_set)

@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
 
 def interval_settings(args: argparse.Namespace) -> dict | None:
     """`--intervals` settings (confidence, resamples, seed), checked before any work; None without it."""
-    from proctor.trust.intervals import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, check_settings
+    from proctor.evaluate.intervals import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, check_settings
 
     if not args.intervals:
         if args.confidence is not None or args.resamples is not None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 
 from proctor.cli.common import add_format, add_store, int_in, note
+from proctor.grading.guards import GUARDS
 from proctor.llm.config import add_backend_options
 from proctor.robustness.attacks import ATTACKS
-from proctor.robustness.guards import GUARDS
 
 DESCRIPTION = f"""\
 Sample --sample N pool passages the humans judged non-relevant (judgment 0; without judgments: those the grade
@@ -45,9 +45,9 @@ def register(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Probe and print the report."""
     from proctor import api
+    from proctor.grading.guards import parse_guards
     from proctor.llm.config import _OPTIONS
     from proctor.robustness.attacks import parse_attacks
-    from proctor.robustness.guards import parse_guards
     from proctor.store import Store
 
     attacks = parse_attacks(args.attack)

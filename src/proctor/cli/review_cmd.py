@@ -32,7 +32,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Check the options, then serve until interrupted."""
-    from proctor.io.leaderboards import read_official
+    from proctor.evaluate.leaderboard_files import read_official
     from proctor.review.app import check_bind, serve
     from proctor.review.pages import Thresholds
 

@@ -7,7 +7,7 @@ import json
 import sys
 
 from proctor.cli.common import GRADE, add_format, add_store, check_judged_relevant, emit, int_in, readable_store
-from proctor.evaluate.sources import resolve_grade_set
+from proctor.gradesets.resolve import resolve_grade_set
 from proctor.review.verify import REPORTS, VerifyOptions, build_report, render_markdown, render_text
 
 DESCRIPTION = """\

@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from proctor.errors import UsageError
+from proctor.evaluate.coverage import DEFAULT_FLOOR, Coverage, Floor
 from proctor.evaluate.leaderboard import Leaderboard
 from proctor.evaluate.measures import AnySpec, parse_measure
-from proctor.evaluate.sources import describe, resolve_grade_set
+from proctor.evaluate.stored_coverage import query_counts
+from proctor.gradesets.resolve import describe, resolve_grade_set
 from proctor.store import Store
-from proctor.trust.coverage import DEFAULT_FLOOR, Coverage, Floor
-from proctor.trust.sources import query_counts
 
 ANSWER_METHOD = {"nuggets": "nugget-assign", "citations": "citation-support"}
 """The method whose grade sets `--metric nuggets|citations` read."""

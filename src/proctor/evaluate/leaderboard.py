@@ -12,11 +12,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from proctor.evaluate.cover import CoverTable, cover_per_query, covered_counts, n_exam, reference_cover
+from proctor.evaluate.coverage import Coverage
+from proctor.evaluate.intervals import Intervals
 from proctor.evaluate.measures import AnySpec, ExternalSpec, MeasureSpec
 from proctor.evaluate.measures.base import QueryLabels
-from proctor.evaluate.runs import Ranked
-from proctor.trust.coverage import Coverage
-from proctor.trust.intervals import Intervals
+from proctor.io.runs import Ranked
 
 
 @dataclass(frozen=True)

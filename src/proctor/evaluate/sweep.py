@@ -13,8 +13,9 @@ from proctor.evaluate.labels import Qrels
 from proctor.evaluate.leaderboard import Leaderboard, cover_leaderboard, measure_leaderboard
 from proctor.evaluate.measures import parse_measure
 from proctor.evaluate.measures.base import QueryLabels
-from proctor.evaluate.runs import Ranked
-from proctor.evaluate.sources import cover_tables, describe, exam_qrels
+from proctor.evaluate.sources import cover_tables, exam_qrels
+from proctor.gradesets.resolve import describe
+from proctor.io.runs import Ranked
 from proctor.records import GradeSet
 from proctor.store import Store
 

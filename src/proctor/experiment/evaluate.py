@@ -127,7 +127,7 @@ def _number(value: float | None) -> str:
 
 def _report(store: Store, experiment: Experiment, result: Outputs) -> None:
     from proctor.analyze.report import AnalyzeOptions, analyze
-    from proctor.io.leaderboards import read_official
+    from proctor.evaluate.leaderboard_files import read_official
 
     evaluation, folder = experiment.evaluation, experiment.out / "report"
     options = AnalyzeOptions(official_name=str(evaluation.official), judged_relevant=evaluation.judged_relevant,

@@ -10,13 +10,13 @@ from dataclasses import dataclass, field, replace
 from proctor.errors import UsageError
 from proctor.grading.answers import ANSWER_METHODS, run_answer_method
 from proctor.grading.engine import GradeOptions, Summary
+from proctor.grading.guards import harden
 from proctor.grading.recorded import load_recorded
 from proctor.grading.runner import MethodChoice, grade_set_for, run_grade_set
 from proctor.llm.config import BackendConfig
 from proctor.methods import user_method
 from proctor.methods.aggregate import SUM_THRESHOLDS
 from proctor.records import GradeSet
-from proctor.robustness.guards import harden
 from proctor.store import Store
 
 

@@ -62,7 +62,7 @@ class GradeOptions:
     method_name: str | None = None
     guard: str | None = None
     """`detect`: pool passages that address the judge are flagged and not graded; `harden`: the prompts fence the
-    passage as data (`proctor.robustness.guards`)."""
+    passage as data (`proctor.grading.guards`)."""
 
     def __post_init__(self) -> None:
         """Numbers out of range (NaN, infinities, 0 passages, ...) are refused here, before any work."""

@@ -1,12 +1,12 @@
 """`grade --guard detect`: before grading, pool passages that address the judge (or copy their query's rubric
-text verbatim) are flagged (`proctor.robustness.guards.detect`), recorded with why, and left ungraded."""
+text verbatim) are flagged (`proctor.grading.guards.detect`), recorded with why, and left ungraded."""
 
 from __future__ import annotations
 
+from proctor.grading.guards import detect
 from proctor.grading.plan import items_of
 from proctor.grading.pool import judgment_pool
 from proctor.methods import Method
-from proctor.robustness.guards import detect
 from proctor.store import Store, now
 
 

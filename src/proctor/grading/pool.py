@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from proctor.evaluate.runs import order
+from proctor.io.runs import order
 from proctor.store import Store
 
 

@@ -1,7 +1,7 @@
 """TREC run and qrels files, read and written as trec_eval reads and writes them.
 
 Run: `qid Q0 docid rank score tag` (whitespace separated; the rank column is kept but trec_eval ignores
-it: order comes from the score, see `proctor.evaluate.runs`). Qrels: `qid iter docid rel`.
+it: order comes from the score, see `proctor.io.runs`). Qrels: `qid iter docid rel`.
 
 Ids and the run tag are checked as every reader checks ids (`proctor.io.records.as_id`: no control
 characters). Numbers are written in ASCII as trec_eval reads them: a rank is a whole number from 0 (TREC

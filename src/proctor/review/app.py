@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from proctor.errors import UsageError
-from proctor.io.leaderboards import LeaderboardFile
+from proctor.evaluate.leaderboard_files import LeaderboardFile
 from proctor.llm.config import BackendConfig
 from proctor.review.jobs import Jobs
 from proctor.review.pages import Cache, Thresholds

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from proctor.analyze.bank_impact import bank_impact
 from proctor.analyze.compare import compare
-from proctor.bank.impact import bank_impact
 from proctor.errors import UsageError
+from proctor.evaluate.leaderboard_files import LeaderboardFile
 from proctor.evaluate.sources import load_runs
-from proctor.io.leaderboards import LeaderboardFile
 from proctor.store import Store
 
 

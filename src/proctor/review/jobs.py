@@ -94,7 +94,7 @@ class Jobs:
         return job
 
     def _run(self, job: GradeJob) -> None:
-        from proctor.bank.impact import impact_request
+        from proctor.analyze.bank_impact import impact_request
         from proctor.grading import grade
 
         store = Store.open(self.store_path)

@@ -12,7 +12,8 @@ from markupsafe import Markup, escape
 
 from proctor.errors import UsageError
 from proctor.evaluate.labels import exam_labels
-from proctor.evaluate.sources import resolve_grade_set
+from proctor.evaluate.stored_coverage import labels_coverage
+from proctor.gradesets.resolve import resolve_grade_set
 from proctor.grading.pool import judgment_pool
 from proctor.io.banks import is_spurious
 from proctor.records import GradeSet
@@ -20,7 +21,6 @@ from proctor.review.editing import bank_of_query, draft_questions
 from proctor.review.robustness_view import probe_view
 from proctor.review.verify import SPURIOUS_RULE, question_rates, uncovered_passages
 from proctor.store import Store
-from proctor.trust.sources import labels_coverage
 
 
 @dataclass

@@ -89,7 +89,7 @@ async def cell(request: Request) -> Response:
 async def to_review(request: Request) -> Response:
     """GET /to-review: passages ordered by how much a human verdict would change (docs/trust.md)."""
     from proctor import api
-    from proctor.trust.ensemble import check_min_grade, refreshed
+    from proctor.gradesets.ensemble import check_min_grade, refreshed
 
     state, params = _state(request), request.query_params
     sets = pages.visible_sets(state.store)

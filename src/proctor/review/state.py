@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from proctor.io.leaderboards import LeaderboardFile
+from proctor.evaluate.leaderboard_files import LeaderboardFile
 from proctor.llm.config import BackendConfig
 from proctor.review.jobs import Jobs
 from proctor.review.pages import Cache, Thresholds

@@ -14,6 +14,7 @@ from typing import Any
 
 from proctor.errors import UsageError
 from proctor.grading.engine import GradeOptions
+from proctor.grading.guards import detect, harden, parse_guards
 from proctor.grading.plan import WorkItem, items_of
 from proctor.grading.prompting import render
 from proctor.grading.runner import MethodChoice, _choice_args, grade_set_for
@@ -25,7 +26,6 @@ from proctor.methods.base import FAILED
 from proctor.numeric_options import check_numbers
 from proctor.records import GradeSet
 from proctor.robustness.attacks import ATTACKS, parse_attacks
-from proctor.robustness.guards import detect, harden, parse_guards
 from proctor.robustness.report import build_report, probe_set_id
 from proctor.robustness.sample import CONTROL, Key, ProbeOptions, Sample, Variant
 from proctor.store import Store, now

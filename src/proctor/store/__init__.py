@@ -280,7 +280,7 @@ class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, Prob
         return [row[0] for row in self.db.execute(_DISTINCT_RUNS + " SELECT run FROM runs WHERE run IS NOT NULL")]
 
     def rankings(self) -> dict[str, dict[str, dict[str, float]]]:
-        """`{run: {query_id: {passage_id: score}}}` (the form `proctor.evaluate.runs` orders)."""
+        """`{run: {query_id: {passage_id: score}}}` (the form `proctor.io.runs` orders)."""
         out: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
         for run, qid, pid, score in self.db.execute("SELECT run, query_id, passage_id, score FROM rankings"):
             out[run][qid][pid] = score
@@ -288,7 +288,7 @@ class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, Prob
 
     def ranked_lists(self) -> dict[str, dict[str, list[str]]]:
         """`{run: {query_id: [passage_id, ...]}}` in trec_eval order (score descending, ties by passage id
-        descending: what `proctor.evaluate.runs.order` gives; SQLite compares UTF-8 bytes, which orders as code
+        descending: what `proctor.io.runs.order` gives; SQLite compares UTF-8 bytes, which orders as code
         points do, and stores no NaN), sorted by SQLite and kept per run (`ResultCaches`)."""
         return self.cached_ranked_lists()
 

@@ -10,7 +10,8 @@ from typing import Any
 from proctor.errors import UsageError
 from proctor.evaluate.labels import Qrels
 from proctor.evaluate.measures import parse_measure
-from proctor.evaluate.sources import describe, load_runs, official_or_file_qrels
+from proctor.evaluate.sources import load_runs, official_or_file_qrels
+from proctor.gradesets.resolve import describe
 from proctor.numeric_options import check_numbers
 from proctor.records import GradeSet
 from proctor.store import Store

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from proctor.errors import UsageError
-from proctor.evaluate.sources import resolve_grade_set
+from proctor.gradesets.resolve import resolve_grade_set
 from proctor.store import Store
 
 
@@ -17,7 +17,7 @@ def ensemble(store: Store, grade_sets: Sequence[str], rule: str, *, name: str | 
     """Make (or derive again) the ensemble of grade sets (ids or unique prefixes) combined by `rule` (mean,
     median, max, min, majority): a grade set like any other. Returns it with its members, the counts of cells
     where members disagree, and the `show` cells of largest spread."""
-    from proctor.trust.ensemble import derive, disagreements
+    from proctor.gradesets.ensemble import derive, disagreements
 
     members = [resolve_grade_set(store, g) for g in grade_sets]
     if store.read_only:
@@ -45,7 +45,7 @@ def to_review(store: Store, grade_set: str | None = None, *, min_grade: int = 4,
               limit: int = 50) -> dict[str, Any]:
     """The review app's "to review" queue: labelled passages ordered by how much a human verdict would change
     (pairs of systems it alone decides on P@depth, ensemble members' spread, label at `min_grade`)."""
-    from proctor.trust.ensemble import check_min_grade
+    from proctor.gradesets.ensemble import check_min_grade
     from proctor.trust.review_queue import review_queue
 
     if limit < 1 or depth < 1:

@@ -19,9 +19,9 @@ import numpy as np
 
 from proctor.evaluate.labels import Qrels
 from proctor.evaluate.sources import exam_qrels
+from proctor.gradesets.ensemble import METHOD, STEP
 from proctor.records import GradeSet
 from proctor.store import Store
-from proctor.trust.ensemble import METHOD, STEP
 
 
 @dataclass

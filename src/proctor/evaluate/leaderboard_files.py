@@ -1,7 +1,7 @@
 """Read leaderboards: Proctor's TSV (`system<TAB>score<TAB>stderr<TAB>n_queries<TAB>measure<TAB>labels`; a
 file with several measures is read for the one chosen) or JSON output (with per-query scores when written with
 --per-query; several leaderboards: the one chosen), the one-value-per-line formats and Markdown
-(`proctor.io.leaderboard_rows`), any
+(`proctor.evaluate.leaderboard_rows`), any
 `system<TAB>score` TSV, and official leaderboards given as JSON `{run: rank}` (ties and fractional ranks
 allowed) or a TSV of scores."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import InputError
-from proctor.io.leaderboard_rows import READERS, choose_measure, row_format, scores_of
+from proctor.evaluate.leaderboard_rows import READERS, choose_measure, row_format, scores_of
 from proctor.io.textfile import looks_like_json, parse_json_document, read_lines
 
 REFERENCE = "_overall_"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from proctor.evaluate.sources import resolve_grade_set
+from proctor.gradesets.resolve import resolve_grade_set
 from proctor.grading.runner import grading_lock
 from proctor.records import GradeSet
 from proctor.store import Store

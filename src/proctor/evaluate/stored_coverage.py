@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 
+from proctor.evaluate.coverage import DEFAULT_FLOOR, Coverage, Floor, pool_counts
 from proctor.records import GradeSet
 from proctor.store import Store
-from proctor.trust.coverage import DEFAULT_FLOOR, Coverage, Floor, pool_counts
 
 
 def query_counts(store: Store, grade_set: GradeSet | None, graded: Mapping | None,

@@ -14,10 +14,10 @@ from proctor.analyze.compare import compare
 from proctor.errors import UsageError
 from proctor.evaluate.labels import exam_labels
 from proctor.evaluate.leaderboard import measure_leaderboard
+from proctor.evaluate.leaderboard_files import LeaderboardFile
 from proctor.evaluate.measures import parse_measure
-from proctor.evaluate.runs import Ranked
 from proctor.io.banks import Bank
-from proctor.io.leaderboards import LeaderboardFile
+from proctor.io.runs import Ranked
 from proctor.llm.config import BackendConfig
 from proctor.markdown import escape
 from proctor.records import GradeSet
