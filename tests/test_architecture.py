@@ -46,9 +46,8 @@ def test_no_module_over_400_lines_and_no_function_over_60():
     assert too_long == []
 
 
-def test_no_import_circles():
-    modules = _modules()
-    graph = {name: _imports(tree, set(modules)) - {name} for name, (_, tree) in modules.items()}
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The circles a depth-first walk of `graph` meets (none when the graph has no circle)."""
     state: dict[str, int] = {}
     cycles: list[list[str]] = []
 
@@ -66,7 +65,72 @@ def test_no_import_circles():
     for name in sorted(graph):
         if name not in state:
             visit(name, [])
-    assert cycles == []
+    return cycles
+
+
+def test_no_import_circles():
+    modules = _modules()
+    graph = {name: _imports(tree, set(modules)) - {name} for name, (_, tree) in modules.items()}
+    assert _cycles(graph) == []
+
+
+LAYERS = (
+    ("errors", "papers", "markdown"),  # plain helpers
+    ("records", "outputs", "numeric_options"),  # plain records, file writing, the numeric check
+    ("io", "llm", "store"),  # readers and writers of files, LLM backends, the SQLite store
+    ("methods", "import_checks", "exporting"),  # prompts and parsers; what an import may change; exports
+    ("importing", "grading", "bank"),  # inputs -> store; store -> grades; question banks (phase 1)
+    ("gradesets",),  # which grade set a command reads, derived grade sets (ensembles), management
+    ("evaluate",),  # grade set -> labels -> leaderboards (with coverage and intervals)
+    ("stats", "analyze", "robustness"),  # meta-evaluation: significance, correlation and agreement, probes
+    ("trust",),  # calibration on a few human labels, the review queue, the door to ensembles and probes
+    ("api",),  # the door
+    ("review", "experiment"),  # built on the door: the human in the loop (new bank versions), experiment files
+    ("autojudge", "demo"),  # built on the door: the TREC AutoJudge judge, the bundled example
+    ("cli",),  # the shell's door
+    ("__main__",),  # `python -m proctor`
+)
+"""The package layers, lowest first (docs/architecture.md, "Import rules"): a package (or top-level module)
+imports only packages of lower layers, so data flows one way and no two packages import each other. `proctor`
+itself (`__version__`, and the API's names loaded on first use) stands outside the layers."""
+
+
+def _unit(module: str) -> str:
+    """The package a module belongs to (`proctor.evaluate.labels` -> `evaluate`); a top-level module is its own."""
+    return module.split(".")[1] if "." in module else module
+
+
+def _package_graph() -> dict[str, dict[str, set[str]]]:
+    """{package: {imported package: the module imports behind the edge}} (imports inside functions count)."""
+    modules = _modules()
+    graph: dict[str, dict[str, set[str]]] = {_unit(name): {} for name in modules if name != "proctor"}
+    for name, (_, tree) in modules.items():
+        for target in _imports(tree, set(modules)) - {"proctor"}:
+            if name != "proctor" and _unit(target) != _unit(name):
+                graph[_unit(name)].setdefault(_unit(target), set()).add(f"{name} imports {target}")
+    return graph
+
+
+def test_every_package_has_a_layer():
+    declared = [unit for layer in LAYERS for unit in layer]
+    assert len(declared) == len(set(declared))
+    assert sorted(set(_package_graph()) - set(declared)) == []  # a new package or module: give it a layer
+    assert sorted(set(declared) - set(_package_graph())) == []
+
+
+def test_no_package_import_circles():
+    graph = _package_graph()
+    assert _cycles({unit: set(targets) for unit, targets in graph.items()}) == []
+
+
+def test_packages_import_only_lower_layers():
+    layer = {unit: level for level, units in enumerate(LAYERS) for unit in units}
+    upward = []
+    for unit, targets in sorted(_package_graph().items()):
+        for target, why in sorted(targets.items()):
+            if layer.get(target, len(LAYERS)) >= layer.get(unit, -1):
+                upward += sorted(why)
+    assert upward == []
 
 
 FORBIDDEN = {
