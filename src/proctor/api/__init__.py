@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from proctor.bank.generate import generate_bank as generate_bank  # `proctor bank generate` for (query_id, text)
 from proctor.errors import UsageError
-from proctor.evaluate import stored_coverage as trust_sources
+from proctor.evaluate import stored_coverage
 from proctor.evaluate.boards import answer_leaderboard, check_leaderboard
 from proctor.evaluate.coverage import DEFAULT_FLOOR, Coverage, Floor, leaderboard_coverage
 from proctor.evaluate.intervals import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, bootstrap
@@ -140,7 +140,7 @@ def labels_coverage(store: Store, grade_set: GradeSet | None, labels: dict, pool
                     floor: Floor = DEFAULT_FLOOR) -> Coverage:
     """What labels (qrels of a grade set, or judgments) rest on: their queries, and the pool pairs (`pool`,
     default: every passage the stored runs rank) that have a label, judged against `floor`."""
-    return trust_sources.labels_coverage(store, grade_set, labels, pool, floor=floor)
+    return stored_coverage.labels_coverage(store, grade_set, labels, pool, floor=floor)
 
 
 def leaderboard(store: Store, *, measure: str | None = None, min_grade: int | None = None, metric: str = "qrels",

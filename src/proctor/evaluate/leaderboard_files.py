@@ -1,9 +1,8 @@
 """Read leaderboards: Proctor's TSV (`system<TAB>score<TAB>stderr<TAB>n_queries<TAB>measure<TAB>labels`; a
 file with several measures is read for the one chosen) or JSON output (with per-query scores when written with
 --per-query; several leaderboards: the one chosen), the one-value-per-line formats and Markdown
-(`proctor.evaluate.leaderboard_rows`), any
-`system<TAB>score` TSV, and official leaderboards given as JSON `{run: rank}` (ties and fractional ranks
-allowed) or a TSV of scores."""
+(`proctor.evaluate.leaderboard_rows`), any `system<TAB>score` TSV, and official leaderboards given as JSON
+`{run: rank}` (ties and fractional ranks allowed) or a TSV of scores."""
 
 from __future__ import annotations
 
