@@ -9,7 +9,7 @@ import json
 import pytest
 
 from conftest import run_process, seed_demo
-from proctor.io.records import as_id
+from proctor.io.fields import as_id
 from proctor.store import Store
 
 

@@ -11,7 +11,7 @@ import yaml
 
 from fake_openai import FakeOpenAI
 from proctor.io.bank_files import load_bank
-from proctor.methods.labels import parse_labels
+from proctor.methods.label_lists import parse_labels
 
 NUGGETS = ["Bees collect nectar from flowers", "Bees evaporate water from nectar", "Honey is stored in combs"]
 

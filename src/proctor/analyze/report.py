@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from proctor.analyze import agreement_render, plots
-from proctor.analyze.answers import answer_correlations, is_answer_set
+from proctor.analyze.answers_section import answer_correlations, is_answer_set
 from proctor.analyze.compare import compare, per_query_correlation
 from proctor.analyze.html_report import Figure, Section, render
 from proctor.analyze.judges import store_agreement
-from proctor.analyze.robustness import probe_section
+from proctor.analyze.robustness_section import probe_section
 from proctor.analyze.tables import Table
 from proctor.analyze.trust_section import coverage_cells, grade_set_coverage, intervals_part, warnings_section
 from proctor.errors import UsageError

@@ -15,7 +15,7 @@ import yaml
 
 from proctor.io.banks import IMPORTANCE
 from proctor.llm.base import Backend, Request
-from proctor.methods.labels import parse_labels, python_list
+from proctor.methods.label_lists import parse_labels, python_list
 
 
 @cache

@@ -18,7 +18,7 @@ from proctor.bank.generate import Outcome
 from proctor.bank.importance import fill, nuggetizer_prompts, provenance, score_importance
 from proctor.io.ids import item_id
 from proctor.llm.base import Backend, Request
-from proctor.methods.labels import parse_text_list, python_list
+from proctor.methods.label_lists import parse_text_list, python_list
 from proctor.store import now
 
 

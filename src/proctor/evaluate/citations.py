@@ -16,7 +16,7 @@ from typing import Any
 
 from proctor.errors import UsageError
 from proctor.evaluate.leaderboard import Leaderboard, ranked_entries
-from proctor.grading.citations import answer_sentences
+from proctor.grading.citation_support import answer_sentences
 from proctor.records import GradeSet
 from proctor.store import Store
 

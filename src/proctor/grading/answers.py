@@ -4,7 +4,7 @@ pool passages.
 - `nugget-assign` (AutoNuggetizer): for every (whole answer of a run for a topic, nugget) a 3-level label
   with nuggetizer's assignment prompt, 10 nuggets per prompt as nuggetizer sends them; grades support 2,
   partial_support 1, not_support 0, on passage `RUN/QUERY` (the answer; its sentences are `RUN/QUERY/i`).
-- `citation-support` (`proctor.grading.citations`): every cited answer sentence against its cited passages.
+- `citation-support` (`proctor.grading.citation_support`): every cited answer sentence against its cited passages.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from collections import defaultdict
 from typing import Any
 
 from proctor.errors import UsageError
+from proctor.grading.answer_jobs import Job, LabelRunner
 from proctor.grading.engine import GradeOptions, Summary
-from proctor.grading.labelled import Job, LabelRunner
 from proctor.llm.base import Backend
 from proctor.methods import ANSWER_METHODS
 from proctor.methods.base import Template, load_template
-from proctor.methods.labels import parse_labels, python_list
+from proctor.methods.label_lists import parse_labels, python_list
 from proctor.records import GradeSet
 from proctor.store import Store
 
@@ -95,7 +95,7 @@ async def run_answer_method(store: Store, method: str, backend: Backend, options
                             ) -> tuple[GradeSet, list[Summary]]:
     """Grade what `method` still lacks on the store's generated answers into its grade set (one process at a
     time per grade set, as for every grade set)."""
-    from proctor.grading.citations import citation_grade_set, citation_jobs, parse_support
+    from proctor.grading.citation_support import citation_grade_set, citation_jobs, parse_support
     from proctor.grading.runner import carry_over, grading_lock
 
     if method == "nugget-assign":

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import InputError
-from proctor.io.records import optional_text, record_id
+from proctor.io.fields import optional_text, record_id
 from proctor.io.textfile import jsonl_records
 
 ANSWER_KEYS = ("gold_answers", "answers", "answer", "gold_answer")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from proctor.errors import InputError
-from proctor.io.records import id_and_text, read_id_text_tsv
+from proctor.io.fields import id_and_text, read_id_text_tsv
 from proctor.io.textfile import iter_jsonl, looks_like_json
 
 ID_KEYS = ("id", "passage_id", "paragraph_id", "docid", "pid", "_id", "doc_id")

@@ -19,7 +19,7 @@ from pathlib import Path
 from proctor.errors import InputError
 from proctor.io.exampp_grades import direct_grade, exam_grades
 from proctor.io.exampp_rows import CHECKED, ExamppQuery, Refused, Seen, as_list, as_mapping, check_id
-from proctor.io.records import as_id, record_id
+from proctor.io.fields import as_id, record_id
 from proctor.io.textfile import iter_jsonl, line_heads
 from proctor.io.trec import MAX_RANK, MAX_RELEVANCE, parse_rank, parse_relevance, parse_score
 

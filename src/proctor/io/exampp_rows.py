@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from proctor.io.records import as_id
+from proctor.io.fields import as_id
 from proctor.records import Grade
 
 GradeKey = tuple[str, str, str]

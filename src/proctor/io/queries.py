@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from proctor.errors import InputError
-from proctor.io.records import as_id, id_and_text, read_id_text_tsv, record_id
+from proctor.io.fields import as_id, id_and_text, read_id_text_tsv, record_id
 from proctor.io.textfile import JsonLines, iter_jsonl, looks_like_json, parse_json_document_located
 
 ID_KEYS = ("query_id", "qid", "id", "_id", "topic_id")

@@ -14,7 +14,7 @@ file and line; with `on_error="skip"` the bad record is skipped and reported ins
 
 Passage ids are `RUN/QUERY/i`. So that two responses can never get the same ids (run `a/b` with query `c`
 and run `a` with query `b/c` would both give `a/b/c/0`), run and query ids of responses are ids as every
-reader checks them (`proctor.io.records.as_id`) that moreover contain no `/`: such a record is refused with
+reader checks them (`proctor.io.fields.as_id`) that moreover contain no `/`: such a record is refused with
 its file and line, never renamed. Cited document ids are checked as ids too. (Importing refuses, besides,
 a response run named like a retrieval run in the store, and a different response of a run to a query that
 the store already holds: see `proctor.importing`.)
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import InputError
-from proctor.io.records import as_id, optional_text
+from proctor.io.fields import as_id, optional_text
 from proctor.io.segment import segment, truncate_words
 from proctor.io.textfile import iter_jsonl, parse_json_line, read_lines, read_text
 

@@ -3,7 +3,7 @@
 Run: `qid Q0 docid rank score tag` (whitespace separated; the rank column is kept but trec_eval ignores
 it: order comes from the score, see `proctor.io.runs`). Qrels: `qid iter docid rel`.
 
-Ids and the run tag are checked as every reader checks ids (`proctor.io.records.as_id`: no control
+Ids and the run tag are checked as every reader checks ids (`proctor.io.fields.as_id`: no control
 characters). Numbers are written in ASCII as trec_eval reads them: a rank is a whole number from 0 (TREC
 submissions count from 0 or 1) to 2^63 - 1, a score a finite decimal number, a relevance a whole number in
 -1000..1000; `1_000`, `１` or `0x10`, which Python would read differently from trec_eval, are refused.
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TextIO
 
 from proctor.errors import InputError
-from proctor.io.records import record_id
+from proctor.io.fields import record_id
 from proctor.io.textfile import read_lines
 
 MAX_RELEVANCE = 1000

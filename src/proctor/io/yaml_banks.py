@@ -30,8 +30,8 @@ import yaml
 
 from proctor.errors import InputError
 from proctor.io.banks import Bank, check_importance
+from proctor.io.fields import optional_text, record_id
 from proctor.io.ids import item_id
-from proctor.io.records import optional_text, record_id
 from proctor.io.textfile import read_text
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from proctor.analyze.robustness import HEADER, probe_rows
+from proctor.analyze.robustness_section import HEADER, probe_rows
 from proctor.records import GradeSet
 from proctor.store import Store
 

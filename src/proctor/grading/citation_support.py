@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from proctor.grading.answer_jobs import Job
 from proctor.grading.engine import GradeOptions
-from proctor.grading.labelled import Job
 from proctor.llm.base import Backend
 from proctor.methods.base import Template, load_template
 from proctor.records import GradeSet
