@@ -1,5 +1,5 @@
 """docs/architecture.md names real things: every file it names exists, every `file.py:name` is defined there,
-and every dotted name (`evaluate.sources.resolve_grade_set`) imports — so the map breaks a test when the code
+and every dotted name (`gradesets.resolve.resolve_grade_set`) imports — so the map breaks a test when the code
 moves."""
 
 from __future__ import annotations
@@ -64,3 +64,11 @@ def test_every_dotted_name_the_map_names_imports():
               and n.removeprefix("proctor.").split(".")[0] in PACKAGES | MODULES]
     assert len(dotted) > 20
     assert [n for n in dotted if not _resolves(n)] == []
+
+
+def test_the_layer_table_mirrors_the_architecture_test():
+    from test_architecture import LAYERS
+
+    rows = re.findall(r"^\| (\d+) \| ([^|]+) \|", DOC.read_text(encoding="utf-8"), re.M)
+    assert [tuple(CODE.findall(names)) for _, names in rows] == list(LAYERS)
+    assert [int(level) for level, _ in rows] == list(range(len(LAYERS)))
