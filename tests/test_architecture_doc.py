@@ -69,6 +69,7 @@ def test_every_dotted_name_the_map_names_imports():
 def test_the_layer_table_mirrors_the_architecture_test():
     from test_architecture import LAYERS
 
-    rows = re.findall(r"^\| (\d+) \| ([^|]+) \|", DOC.read_text(encoding="utf-8"), re.M)
-    assert [tuple(CODE.findall(names)) for _, names in rows] == list(LAYERS)
-    assert [int(level) for level, _ in rows] == list(range(len(LAYERS)))
+    text = DOC.read_text(encoding="utf-8")
+    table = text[text.index("| packages and top-level modules | holds |"):].split("\n\n")[0]
+    rows = [line.split(" | ")[0] for line in table.splitlines()[2:]]
+    assert [tuple(CODE.findall(row)) for row in rows] == list(LAYERS)

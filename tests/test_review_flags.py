@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from conftest import seed_demo
+from proctor.analyze.verify import question_rates
 from proctor.cli import main
 from proctor.demo.collection import PASSAGES, QUESTIONS
 from proctor.review.pages import Cache, Thresholds, choose_grade_set, query_page
-from proctor.review.verify import question_rates
 from proctor.store import Store
 
 

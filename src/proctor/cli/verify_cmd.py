@@ -6,9 +6,9 @@ import argparse
 import json
 import sys
 
+from proctor.analyze.verify import REPORTS, VerifyOptions, build_report, render_markdown, render_text
 from proctor.cli.common import GRADE, add_format, add_store, check_judged_relevant, emit, int_in, readable_store
 from proctor.gradesets.resolve import resolve_grade_set
-from proctor.review.verify import REPORTS, VerifyOptions, build_report, render_markdown, render_text
 
 DESCRIPTION = """\
 Human verification of the rubric (RUBRIC 6.7):

@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 from markupsafe import Markup, escape
 
+from proctor.analyze.verify import SPURIOUS_RULE, question_rates, uncovered_passages
 from proctor.errors import UsageError
 from proctor.evaluate.labels import exam_labels
 from proctor.evaluate.stored_coverage import labels_coverage
@@ -19,7 +20,6 @@ from proctor.io.banks import is_spurious
 from proctor.records import GradeSet
 from proctor.review.editing import bank_of_query, draft_questions
 from proctor.review.robustness_view import probe_view
-from proctor.review.verify import SPURIOUS_RULE, question_rates, uncovered_passages
 from proctor.store import Store
 
 
