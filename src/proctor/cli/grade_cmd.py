@@ -10,7 +10,7 @@ from pathlib import Path
 
 from proctor.cli.common import add_format, add_store, int_in, note
 from proctor.errors import UsageError
-from proctor.llm.config import add_backend_options
+from proctor.options.backend import add_backend_options
 from proctor.methods import ANSWER_METHODS, METHOD_NAMES
 from proctor.papers import EXAM_PP, FOUR_PROMPTS, RUBRIC
 
