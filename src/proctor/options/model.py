@@ -35,7 +35,8 @@ class Option:
     default the field's type), `action` (`store_true` for a flag without value, `append`), `metavar`, `choices`,
     `toml` (the experiment file's type when it is not the field's: `PATHS`, `INTS`, ..., or `NOT_IN_TOML`),
     `toml_key` (its key there when it is not the field's name), `applies` (the backends or methods that use it),
-    `cli_default` (the argparse default when it is not the field's: the text form of a list)."""
+    `cli_default` (the argparse default when it is not the field's: the text form of a list). Braces in `help`
+    other than `{default}` are doubled."""
 
     help: str = ""
     flag: str | None = None
@@ -152,6 +153,12 @@ def toml_keys(model: type) -> dict[str, Any]:
         if kind is not None:
             keys[spec(model, name).toml_key or name] = kind
     return keys
+
+
+def choices(model: type) -> dict[str, tuple[str, ...]]:
+    """{key: the words it takes} for the experiment file's keys of the model that take one of a few words."""
+    return {spec(model, n).toml_key or n: spec(model, n).choices or () for n in names(model)
+            if spec(model, n).choices and toml_type(model, n) is str}
 
 
 def toml_value(value: Any, expected: Any) -> Any:
