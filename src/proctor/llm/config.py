@@ -26,7 +26,7 @@ class BackendConfig(BackendOptions):
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, spec: str | None = None) -> BackendConfig:
-        """The configuration the backend options of a command give (see `add_backend_options`)."""
+        """The configuration the backend options of a command give (`proctor.options.backend.add_backend_options`)."""
         config = cls(spec=spec if spec is not None else getattr(args, "llm", None), **given(args))
         config.check()
         return config
