@@ -148,7 +148,7 @@ def _declarations(tree: ast.Module, options: set[str]) -> list[str]:
                      if isinstance(k, ast.Constant) and isinstance(k.value, str)}
             if len(words & options) >= 3:
                 found.append(f"line {node.lineno}: {sorted(words & options)}")
-        elif isinstance(node, ast.Constant) and node.value in {"--" + o.replace("_", "-") for o in options}:
+        elif isinstance(node, ast.Constant) and node.value in {flag(BackendOptions, o) for o in options}:
             found.append(f"line {node.lineno}: {node.value}")
     return found
 
