@@ -17,9 +17,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src" / "proctor"
-ALLOWED_FROM_CLI = {"proctor.api", "proctor.cli", "proctor.errors", "proctor.papers"}
+ALLOWED_FROM_CLI = {"proctor.api", "proctor.cli", "proctor.errors", "proctor.papers", "proctor.options"}
 """What a CLI module may import: the door (also as `proctor`, whose names are the API's), the CLI itself, the
-error types and the citations of `--help`."""
+error types, the citations of `--help` and the options models its flags are derived from."""
 
 
 def _modules() -> dict[str, ast.Module]:

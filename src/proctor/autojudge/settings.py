@@ -9,6 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import UsageError
+from proctor.options.backend import BackendOptions
+from proctor.options.evaluation import EvaluationOptions
+from proctor.options.grading import GradingOptions
+from proctor.options.model import borrow, setting_value
 
 ON_MISSING = ("default", "warn", "fix_aggregate", "error")
 COVER_MEASURES = ("EXAM-Cover", "n-EXAM")
@@ -18,28 +22,29 @@ RUNNER_KEYS = ("outdir", "filebase", "description")
 
 @dataclass(frozen=True)
 class JudgeSettings:
-    """One configuration of the judge (a variant or a sweep point), each field a Proctor option."""
+    """One configuration of the judge (a variant or a sweep point), each field a Proctor option: those of
+    `proctor.options` are borrowed from their model (default, help, flag), the judge's own are declared here."""
 
     method: str = "self-rating"
     """`proctor grade --method`: self-rating, nugget-rating, qa, embedding, umbrela, nugget-assign, ..."""
-    llm: str | None = None
+    llm: str | None = borrow(GradingOptions, "llm")
     """`--llm`; default `openai:MODEL` from AutoJudge's LLM configuration (`OPENAI_MODEL`, `OPENAI_BASE_URL`)."""
-    base_url: str | None = None
+    base_url: str | None = borrow(BackendOptions, "base_url")
     """`--base-url`; default AutoJudge's `OPENAI_BASE_URL`."""
     llm_config_file: str | None = None
     """An LLM configuration as the starter kit's `llm-config.yml` (`proctor.autojudge.llm_config`)."""
     measures: tuple[str, ...] = ("EXAM-Cover",)
     """Leaderboard measures: `EXAM-Cover`, `n-EXAM`, any `proctor leaderboard --measure` (EXAM-Qrels),
     `nuggets:SCORE` or `citations:SCORE`."""
-    min_grade: int = 4
+    min_grade: int = borrow(EvaluationOptions, "min_grade")
     """`--min-grade`: the smallest grade that answers a question / makes a passage relevant."""
-    budget: int = 20
+    budget: int = borrow(EvaluationOptions, "budget")
     """`--budget`: EXAM-Cover looks at each response's first k sentences."""
-    min_questions: int = 1
+    min_questions: int = borrow(EvaluationOptions, "min_questions")
     """`--min-questions`: the label is the grade reached by at least m questions."""
-    depth: int = 20
+    depth: int = borrow(GradingOptions, "depth")
     """`--depth`: sentences of each response graded."""
-    bank: str | None = None
+    bank: str | None = borrow(GradingOptions, "bank")
     """`--bank NAME[@VERSION]` (default: the store's only bank)."""
     store: str = "proctor.db"
     """The Proctor store, relative to `--out-dir` (the judge's state and its LLM cache)."""
@@ -47,11 +52,11 @@ class JudgeSettings:
     """AutoJudge's `on_missing` for topics without a score: default, warn, fix_aggregate, error."""
     generate: int = 10
     """Items per topic when `create_nuggets` generates a bank (`bank generate --n`)."""
-    concurrency: int = 8
+    concurrency: int = borrow(BackendOptions, "concurrency")
     """`--concurrency`"""
-    max_retries: int = 6
+    max_retries: int = borrow(BackendOptions, "max_retries")
     """`--max-retries`"""
-    timeout: float = 60.0
+    timeout: float = borrow(BackendOptions, "timeout")
     """`--timeout`"""
 
     @classmethod
@@ -64,7 +69,7 @@ class JudgeSettings:
                 continue
             if key not in known:
                 raise UsageError(f"workflow setting {key!r}: unknown (known: {', '.join(sorted(known))})")
-            values[key] = _coerce(key, value, known[key].type)
+            values[key] = setting_value(key, value, known[key].type)
         settings = cls(**values)
         settings.check()
         return settings
@@ -110,8 +115,8 @@ class JudgeSettings:
 
     def backend_options(self, base_url: str | None) -> dict[str, Any]:
         """`BackendConfig` fields for `api.grade` (only openai: backends take a URL)."""
-        options: dict[str, Any] = {"concurrency": self.concurrency, "max_retries": self.max_retries,
-                                   "timeout": self.timeout}
+        options: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)
+                                   if f.metadata.get("from") is BackendOptions and f.name != "base_url"}
         url = self.base_url or base_url
         if url and self.llm_spec_is_openai():
             options["base_url"] = url
@@ -121,20 +126,3 @@ class JudgeSettings:
         """Whether the backend is an OpenAI-compatible endpoint (the default)."""
         return self.llm is None or self.llm.startswith("openai:")
 
-
-def _coerce(key: str, value: Any, kind: Any) -> Any:
-    """A YAML value as the field's type (`--set k=v` gives strings and numbers)."""
-    kind = str(kind)
-    if kind.startswith("tuple"):
-        items = [value] if isinstance(value, str) else value
-        if not isinstance(items, list | tuple) or not all(isinstance(v, str) for v in items):
-            raise UsageError(f"workflow setting {key}: a measure name or a list of them, not {value!r}")
-        return tuple(items)
-    if kind == "int" and not isinstance(value, bool):
-        if isinstance(value, int):
-            return value
-    elif kind == "float" and isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    elif kind.startswith("str") and (isinstance(value, str) or (value is None and "None" in kind)):
-        return value
-    raise UsageError(f"workflow setting {key}={value!r}: expected {kind.replace(' | None', '')}")

@@ -8,7 +8,8 @@ import json
 
 from proctor.cli.common import GRADE, add_format, add_store, emit, note, readable_store, writable_store
 from proctor.errors import UsageError
-from proctor.llm.config import BackendConfig, add_backend_options
+from proctor.llm.config import BackendConfig
+from proctor.options.backend import add_backend_options
 
 GENERATE = """\
 Generate a bank with an LLM: 10 questions per query (--per-query) with the prompts of RUBRIC Table 1 (DL:

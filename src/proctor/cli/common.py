@@ -1,4 +1,5 @@
-"""Pieces every command shares: the --store option, opening stores, atomic creation, output helpers."""
+"""Pieces every command shares: the --store option, opening stores, atomic creation, output helpers; the option
+groups and argparse types of `proctor.options` every command takes (`add_format`, `int_in`, `GRADE`)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import UsageError
-from proctor.numeric_options import range_words
+from proctor.options.evaluation import EvaluationOptions
+from proctor.options.model import GRADE, add_options, int_in
+from proctor.options.output import add_format
 from proctor.store import DEFAULT_LOCK_TIMEOUT, Store
+
+__all__ = ["GRADE", "add_format", "int_in"]
 
 
 def add_store(parser: argparse.ArgumentParser) -> None:
@@ -20,13 +25,6 @@ def add_store(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lock-timeout", type=float, default=DEFAULT_LOCK_TIMEOUT, metavar="SECONDS",
                         help="how long to wait while another process writes to the store before giving up with "
                         f"exit status 2 (default {DEFAULT_LOCK_TIMEOUT:g})")
-
-
-def add_format(parser: argparse.ArgumentParser, choices: tuple[str, ...], default: str) -> None:
-    """Add `--format` with the given choices."""
-    extra = "; md on a terminal: aligned tables, escaped Markdown to a file or pipe" if "md" in choices else ""
-    parser.add_argument("--format", choices=choices, default=default,
-                        help=f"output format (default: {default}{extra})")
 
 
 def emit(text: str, fmt: str) -> None:
@@ -76,28 +74,6 @@ def _timeout(value: float | None) -> float:
     return DEFAULT_LOCK_TIMEOUT if value is None else value
 
 
-MAX_GRADE = 5
-"""Grades and labels are 0-5 (direct relevance methods use part of that range)."""
-
-
-def int_in(low: int, high: int | None = None):
-    """An argparse type: an integer within [low, high]; anything else exits 2 naming the option and range."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < low or (high is not None and value > high):
-            raise argparse.ArgumentTypeError(f"must be {range_words(low, high)} (got {value})")
-        return value
-    parse.__name__ = "integer"
-    return parse
-
-
-GRADE = int_in(1, MAX_GRADE)
-"""A threshold τ on grades: 1..5."""
-
-
 def check_judged_relevant(store: Store, value: int) -> None:
     """`--judged-relevant J` must be reachable by the store's judgments (else every passage is non-relevant)."""
     top = store.max_judgment()
@@ -110,27 +86,9 @@ def note(message: str) -> None:
     print(f"proctor: {message}", file=sys.stderr)
 
 
-def fraction(text: str) -> float:
-    """An argparse type: a number between 0 and 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}")
-    return value
-
-
 def add_floor_options(parser: argparse.ArgumentParser) -> None:
     """Add `--floor-queries N` and `--floor-graded F`: below them a number is flagged (docs/trust.md)."""
-    from proctor.evaluate.coverage import DEFAULT_MIN_GRADED, DEFAULT_MIN_QUERIES
-
-    parser.add_argument("--floor-queries", type=int_in(0), default=DEFAULT_MIN_QUERIES, metavar="N",
-                        help="warn when a number rests on fewer than N queries (default "
-                        f"{DEFAULT_MIN_QUERIES}; 0: never)")
-    parser.add_argument("--floor-graded", type=fraction, default=DEFAULT_MIN_GRADED, metavar="F",
-                        help="warn when less than this fraction of the pool pairs has a label (default "
-                        f"{DEFAULT_MIN_GRADED}; 0: never)")
+    add_options(parser, EvaluationOptions, "floor_queries", "floor_graded")
 
 
 def floor_of(args: argparse.Namespace) -> Any:

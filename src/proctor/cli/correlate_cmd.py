@@ -13,6 +13,8 @@ from proctor.evaluate.measures import parse_measure
 from proctor.io.runs import order_runs
 from proctor.io.trec import qrels_dict, read_qrels, read_runs
 from proctor.markdown import escape
+from proctor.options.evaluation import EvaluationOptions
+from proctor.options.model import add_options
 from proctor.papers import EXAM
 
 DESCRIPTION = """\
@@ -36,7 +38,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser("correlate", help="rank correlation of a leaderboard with the official one",
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("leaderboard", metavar="LEADERBOARD", help="leaderboard file (TSV or JSON)")
-    p.add_argument("--official", metavar="FILE", help="official leaderboard: JSON {run: rank} or TSV of scores")
+    add_options(p, EvaluationOptions, "official")
     p.add_argument("--official-measure", metavar="M",
                    help="with --official: the measure read from the official file when it holds several "
                    "(e.g. trec_eval's output of the official runs)")
@@ -47,8 +49,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                    help="with --official-qrels: relevance level of binary measures (default 1)")
     p.add_argument("--store", help="with --official-qrels: take the runs from this store")
     p.add_argument("--runs", nargs="+", metavar="DIR|FILE", help="with --official-qrels: take the runs from files")
-    p.add_argument("--bootstrap", type=int_in(0), metavar="B",
-                   help="bootstrap samples over queries (0 = none; default 1000; needs per-query values)")
+    add_options(p, EvaluationOptions, "bootstrap", bootstrap=None)
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and of random tie-breaking (default 0)")
     p.add_argument("--ties", choices=("average", "random"), default="average",
                    help="tied predicted scores: average ranks as scipy (default), or broken at random and the "

@@ -10,8 +10,10 @@ from pathlib import Path
 
 from proctor.cli.common import add_format, add_store, int_in, note
 from proctor.errors import UsageError
-from proctor.llm.config import add_backend_options
 from proctor.methods import ANSWER_METHODS, METHOD_NAMES
+from proctor.options.backend import add_backend_options
+from proctor.options.grading import GradingOptions
+from proctor.options.model import add_options
 from proctor.papers import EXAM_PP, FOUR_PROMPTS, RUBRIC
 
 DESCRIPTION = f"""\
@@ -56,36 +58,14 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_store(p)
     p.add_argument("--method", required=True, metavar="METHOD",
                    help=f"one of: {', '.join(METHOD_NAMES + ANSWER_METHODS)}")
-    p.add_argument("--llm", help="backend spec (default for --method embedding: embed:minilm)")
-    p.add_argument("--template", action="append", metavar="FILE.yaml",
-                   help="your variant of a step's template (repeat for several steps)")
+    add_options(p, GradingOptions, "llm", "template")
     add_backend_options(p)
-    p.add_argument("--aggregate", choices=("prompt", "sum", "naive-bayes"), default="prompt",
-                   help="four-prompts: how the criterion grades become a label "
-                   f"(default prompt, {FOUR_PROMPTS}, Table 3)")
-    p.add_argument("--sum-thresholds", default="10,7,5", metavar="A,B,C",
-                   help="four-prompts --aggregate sum: minimum sums for labels 3, 2, 1 (default 10,7,5)")
-    p.add_argument("--verify", choices=("edit-distance", "llm"), default="edit-distance",
-                   help="qa: check answers against the answer key by normalised edit distance (default) or by "
-                   "asking the same LLM whether they are equivalent")
-    _add_guard(p)
-    p.add_argument("--depth", type=int_in(1), default=20, help="pool: top-k of every run (default 20)")
-    p.add_argument("--max-queries", type=int_in(1), help="trial runs: only the first N queries")
-    p.add_argument("--max-passages", type=int_in(1), help="trial runs: only the first N pool passages per query")
-    p.add_argument("--bank", metavar="NAME[@VERSION]",
-                   help="grade this bank's questions (its latest version unless named; default: the only bank)")
-    p.add_argument("--prefilter", metavar="SPEC", help="embedding pre-filter, e.g. embed:minilm")
-    p.add_argument("--prefilter-below", type=float, metavar="S",
-                   help="pairs with similarity below S get grade 0 without an LLM call (recorded as such)")
-    p.add_argument("--max-attempts", type=int_in(1), default=3, metavar="N",
-                   help="a pair whose reply failed (error, empty, unparseable) is tried again by later runs until it "
-                   "has failed N times in all; then it stays failed with its last reason (default 3)")
+    add_options(p, GradingOptions, "aggregate", "sum_thresholds", "verify", "guard", "depth", "max_queries",
+                "max_passages", "bank", "prefilter", "prefilter_below", "max_attempts")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="show a progress bar (default: when standard error is a terminal; otherwise a log line "
                    "every --progress-every seconds)")
-    p.add_argument("--progress-every", type=float, default=30.0, metavar="S",
-                   help="when standard error is not a terminal: a progress line (pairs done, rate, failures, ETA) "
-                   "every S seconds (default 30)")
+    add_options(p, GradingOptions, "progress_every")
     p.add_argument("--engine", choices=("local", "ray"), default="local",
                    help="local: requests from this process (default); ray: Ray Data workers render prompts and call "
                    "the backend, this process alone writes the store (extra ray: pip install -e '.[ray]' in a "
@@ -116,13 +96,6 @@ def _add_batch_options(p: argparse.ArgumentParser) -> None:
                    help="--batch-export: at most N requests per shard (default 50000)")
     b.add_argument("--batch-max-bytes", type=int_in(1), default=190_000_000, metavar="B",
                    help="--batch-export: at most B bytes per shard (default 190000000)")
-
-
-def _add_guard(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--guard", choices=("detect", "harden"),
-                   help="detect: pool passages that address the judge or copy rubric text verbatim are flagged, not "
-                   "graded (listed, counted on leaderboards); harden: prompts fence the passage as data (a prompt "
-                   "version of ours); either makes a grade set of its own (docs/robustness.md)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 
 from proctor.cli.common import (
-    GRADE,
     add_floor_options,
     add_format,
     add_store,
@@ -21,6 +20,8 @@ from proctor.cli.compare_cmd import add_significance_options, significance_setti
 from proctor.cli.qrels_cmd import add_label_options
 from proctor.errors import UsageError
 from proctor.evaluate.measures import known_measures
+from proctor.options.evaluation import EvaluationOptions
+from proctor.options.model import add_options
 from proctor.papers import EXAM
 
 DESCRIPTION = f"""\
@@ -62,19 +63,11 @@ def register(commands: argparse._SubParsersAction) -> None:
                    "AutoNuggetizer scores; citations: citation support of generated answers")
     p.add_argument("--score", help="nuggets: all, vital, strict_all, strict_vital or weighted; citations: "
                    "support_precision, support_precision_partial or citation_coverage")
-    p.add_argument("--measure", action="append", metavar="M",
-                   help="retrieval measure for --metric qrels (repeatable), e.g. P@20, nDCG@10, RR, AP, Rprec, "
-                   "R@100, bpref, infAP, Judged@10 — any ir_measures or trec_eval name")
-    p.add_argument("--min-grade", type=GRADE, metavar="T",
-                   help="τ: smallest grade that counts (relevance level of binary measures; cover threshold)")
+    add_options(p, EvaluationOptions, "measure", "min_grade", min_grade=None)
     p.add_argument("--qrels", metavar="official|FILE",
                    help="score with human judgments (`official`) or a qrels file instead of grades")
     add_label_options(p)
-    p.add_argument("--budget", type=int_in(1), default=20, metavar="K",
-                   help="cover: passages per query read (default 20)")
-    p.add_argument("--missing", choices=("zero", "skip"),
-                   help="a query a system did not answer: counts 0 or is skipped (default: zero for cover, "
-                   "as the papers; skip for measures, as trec_eval without -c)")
+    add_options(p, EvaluationOptions, "budget", "missing", missing=None)
     p.add_argument("--normalize", choices=("pool", "pool-per-query"),
                    help=f"cover: n-EXAM ({EXAM}, §3.1.3): pool = the sum over queries of the system's cover divided by "
                    "the sum of what the whole pool covers (keeps EXAM's order); pool-per-query = the mean of "

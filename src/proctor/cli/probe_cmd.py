@@ -7,7 +7,7 @@ import argparse
 
 from proctor.cli.common import add_format, add_store, int_in, note
 from proctor.grading.guards import GUARDS
-from proctor.llm.config import add_backend_options
+from proctor.options.backend import add_backend_options, given
 from proctor.robustness.attacks import ATTACKS
 
 DESCRIPTION = f"""\
@@ -46,13 +46,12 @@ def run(args: argparse.Namespace) -> int:
     """Probe and print the report."""
     from proctor import api
     from proctor.grading.guards import parse_guards
-    from proctor.llm.config import _OPTIONS
     from proctor.robustness.attacks import parse_attacks
     from proctor.store import Store
 
     attacks = parse_attacks(args.attack)
     guards = parse_guards(args.guard)
-    backend = {k: getattr(args, k) for k in _OPTIONS if getattr(args, k, None) is not None}
+    backend = given(args)
     store = Store.open(args.store, lock_timeout=args.lock_timeout)
     try:
         report = api.probe(store, args.grade_set, attacks, guards=guards, sample=args.sample, seed=args.seed,

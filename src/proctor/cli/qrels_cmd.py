@@ -10,7 +10,6 @@ from proctor.cli.common import (
     add_floor_options,
     add_store,
     floor_of,
-    int_in,
     note,
     readable_store,
     warn_coverage,
@@ -18,6 +17,8 @@ from proctor.cli.common import (
 from proctor.errors import UsageError
 from proctor.evaluate.labels import LabelStats
 from proctor.io.trec import write_qrels
+from proctor.options.evaluation import EvaluationOptions
+from proctor.options.model import add_options
 
 
 def add_label_options(p: argparse.ArgumentParser) -> None:
@@ -27,8 +28,7 @@ def add_label_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--method", help="narrow to grade sets of this method (needed when the store has several)")
     p.add_argument("--model", help="narrow to grade sets of this model")
     p.add_argument("--bank", metavar="NAME[@VERSION]", help="narrow to grade sets of this bank (version)")
-    p.add_argument("--min-questions", type=int_in(1), default=1, metavar="M",
-                   help="label = the grade reached by at least M questions (the M-th largest; default 1: max)")
+    add_options(p, EvaluationOptions, "min_questions")
     p.add_argument("--facets", action="store_true",
                    help="one label per query facet (query_id/facet_id), for banks with facets (CAR)")
 

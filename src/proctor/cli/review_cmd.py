@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from proctor.cli.common import GRADE, add_store, int_in
-from proctor.llm.config import BackendConfig, add_backend_options
+from proctor.llm.config import BackendConfig
+from proctor.options.backend import add_backend_options
 
 
 def register(commands: argparse._SubParsersAction) -> None:

@@ -16,8 +16,11 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-DEFAULT_MIN_QUERIES = 10
-DEFAULT_MIN_GRADED = 0.9
+from proctor.options.evaluation import EvaluationOptions
+from proctor.options.model import default
+
+DEFAULT_MIN_QUERIES: int = default(EvaluationOptions, "floor_queries")
+DEFAULT_MIN_GRADED: float = default(EvaluationOptions, "floor_graded")
 
 
 @dataclass(frozen=True)

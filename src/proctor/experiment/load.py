@@ -20,9 +20,15 @@ from proctor.experiment.schema import (
 )
 from proctor.methods import METHOD_NAMES
 from proctor.numeric_options import number_problem
+from proctor.options.evaluation import EvaluationOptions
+from proctor.options.grading import GradingOptions
+from proctor.options.model import choices, spec
 
-CHOICES = {"aggregate": ("prompt", "sum", "naive-bayes"), "verify": ("edit-distance", "llm"),
-           "missing": ("zero", "skip"), "response_format": ("auto", "jsonl", "rag24", "rag25", "text-dir")}
+FORMATS: tuple[str, ...] = spec(EvaluationOptions, "leaderboards").choices or ()
+
+CHOICES = {**choices(GradingOptions), **choices(EvaluationOptions),
+           "response_format": ("auto", "jsonl", "rag24", "rag25", "text-dir")}
+"""The keys that take one of a few words (the lists of `leaderboards` are checked below)."""
 OPTION_KEYS = ("depth", "max_queries", "max_passages", "bank", "prefilter_below", "verify", "max_attempts")
 
 
@@ -76,8 +82,8 @@ def _check_values(values: dict[str, Any], where, error) -> None:
                     parse_measure(measure)
                 except ProctorError as exc:
                     raise error(where, key, str(exc)) from None
-        if key == "leaderboards" and not set(value) <= {"tsv", "json", "md"}:
-            raise error(where, key, f"formats are tsv, json and md (got {list(value)})")
+        if key == "leaderboards" and not set(value) <= set(FORMATS):
+            raise error(where, key, f"formats are {', '.join(FORMATS[:-1])} and {FORMATS[-1]} (got {list(value)})")
 
 
 def _existing(base: Path, text: str, where, key: str, error) -> Path:
@@ -118,7 +124,7 @@ def _grader(values: dict[str, Any], index: int, base: Path, error) -> Grader:
         raise error(where, "prefilter", "prefilter and prefilter_below go together")
     if values.get("verify") == "llm" and method != "qa":
         raise error(where, "verify", "verify = \"llm\" applies to method qa only")
-    thresholds = values.get("sum_thresholds", (10, 7, 5))
+    thresholds = values.get("sum_thresholds", Grader.thresholds)
     if len(thresholds) != 3 or not thresholds[0] >= thresholds[1] >= thresholds[2]:
         raise error(where, "sum_thresholds", "three decreasing integers, e.g. [10, 7, 5]")
     templates = tuple(_existing(base, t, where, "template", error) for t in values.get("template", ()))
@@ -127,7 +133,7 @@ def _grader(values: dict[str, Any], index: int, base: Path, error) -> Grader:
         raise error(where, "pairs_per_second", "a positive number (pairs graded per second, for dry-run estimates)")
     return Grader(values.get("name", method), method, llm, error(where, None, "").line, templates,
                   {k: values[k] for k in OPTION_KEYS if k in values},
-                  {k: values[k] for k in BACKEND_KEYS if k in values}, values.get("aggregate", "prompt"),
+                  {k: values[k] for k in BACKEND_KEYS if k in values}, values.get("aggregate", Grader.aggregate),
                   tuple(thresholds), values.get("prefilter"), rate)
 
 
@@ -136,7 +142,8 @@ def _evaluation(values: dict[str, Any], base: Path, error) -> Evaluation:
     official = _existing(base, values["official"], ("evaluate",), "official", error) if "official" in values else None
     return Evaluation(values.get("measures", defaults.measures), values.get("min_grade", defaults.min_grades),
                       values.get("cover_budget", defaults.cover_budgets), values.get("missing", defaults.missing),
-                      values.get("min_questions", 1), official, values.get("judged_relevant", 2),
-                      values.get("human", True), values.get("leaderboards", defaults.formats),
-                      values.get("qrels", True), values.get("correlations", official is not None),
-                      values.get("report", False), values.get("bootstrap", 1000), values.get("seed", 0))
+                      values.get("min_questions", defaults.min_questions), official,
+                      values.get("judged_relevant", defaults.judged_relevant), values.get("human", defaults.human),
+                      values.get("leaderboards", defaults.formats), values.get("qrels", defaults.qrels),
+                      values.get("correlations", official is not None), values.get("report", defaults.report),
+                      values.get("bootstrap", defaults.bootstrap), values.get("seed", defaults.seed))

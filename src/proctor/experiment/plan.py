@@ -10,6 +10,9 @@ from typing import Any
 
 from proctor.experiment.hashing import expand, file_digest, step_digest
 from proctor.experiment.schema import Experiment, Grader, Source
+from proctor.options.backend import BackendOptions
+from proctor.options.grading import GradingOptions
+from proctor.options.model import default, flag
 
 IMPORT_KIND = {"banks": "bank"}
 
@@ -95,14 +98,14 @@ def grade_flags(grader: Grader) -> list[str]:
     flags = ["--method", grader.method, "--llm", grader.llm]
     for template in grader.templates:
         flags += ["--template", str(template)]
-    if grader.aggregate != "prompt":
-        flags += ["--aggregate", grader.aggregate]
-    if grader.thresholds != (10, 7, 5):
-        flags += ["--sum-thresholds", ",".join(map(str, grader.thresholds))]
+    if grader.aggregate != default(GradingOptions, "aggregate"):
+        flags += [flag(GradingOptions, "aggregate"), grader.aggregate]
+    if grader.thresholds != default(GradingOptions, "sum_thresholds"):
+        flags += [flag(GradingOptions, "sum_thresholds"), ",".join(map(str, grader.thresholds))]
     if grader.prefilter:
-        flags += ["--prefilter", grader.prefilter]
+        flags += [flag(GradingOptions, "prefilter"), grader.prefilter]
     for key, value in {**grader.options, **grader.backend}.items():
-        option = "--grade-probabilities" if key == "probabilities" else f"--{key.replace('_', '-')}"
+        option = flag(BackendOptions if key in grader.backend else GradingOptions, key)
         if isinstance(value, bool):
             flags += [option] if value else []
         else:

@@ -12,27 +12,19 @@ from typing import Any
 
 from proctor.errors import InputError
 from proctor.experiment.toml_lines import Where, first_line
-
-PATHS = "path or list of paths"
-STRINGS = "string or list of strings"
-INTS = "integer or list of integers"
+from proctor.options.backend import BackendOptions
+from proctor.options.evaluation import EvaluationOptions
+from proctor.options.grading import GradingOptions
+from proctor.options.model import PATHS, default, toml_keys, toml_value, type_name
 
 EXPERIMENT_KEYS: dict[str, Any] = {"name": str, "store": str, "out": str}
 INPUT_KINDS = ("queries", "corpus", "exampp", "qrels", "runs", "banks", "responses")
 """Import order: texts first, then what refers to them."""
 INPUT_KEYS: dict[str, Any] = {**{k: PATHS for k in INPUT_KINDS}, "exampp_grades": bool,
                               "skip_unknown_queries": bool, "response_format": str, "word_budget": int}
-BACKEND_KEYS: dict[str, Any] = {"base_url": str, "concurrency": int, "timeout": float, "max_retries": int,
-                                "backoff_max": float, "rpm": float, "tpm": float, "max_context_chars": int,
-                                "device": str, "batch_size": int, "probabilities": bool}
-GRADE_KEYS: dict[str, Any] = {"name": str, "method": str, "llm": str, "template": PATHS, "prefilter": str,
-                              "prefilter_below": float, "depth": int, "max_queries": int, "max_passages": int,
-                              "bank": str, "aggregate": str, "sum_thresholds": INTS, "verify": str,
-                              "max_attempts": int, "pairs_per_second": float, **BACKEND_KEYS}
-EVALUATE_KEYS: dict[str, Any] = {"measures": STRINGS, "min_grade": INTS, "cover_budget": INTS, "missing": str,
-                                 "min_questions": int, "official": str, "judged_relevant": int, "human": bool,
-                                 "leaderboards": STRINGS, "qrels": bool, "correlations": bool, "report": bool,
-                                 "bootstrap": int, "seed": int}
+BACKEND_KEYS: dict[str, Any] = toml_keys(BackendOptions)
+GRADE_KEYS: dict[str, Any] = {**toml_keys(GradingOptions), **BACKEND_KEYS}
+EVALUATE_KEYS: dict[str, Any] = toml_keys(EvaluationOptions)
 TABLES: dict[str, tuple[dict[str, Any], bool]] = {"experiment": (EXPERIMENT_KEYS, False),
                                                   "inputs": (INPUT_KEYS, False), "grade": (GRADE_KEYS, True),
                                                   "evaluate": (EVALUATE_KEYS, False)}
@@ -64,8 +56,8 @@ class Grader:
     options: dict[str, Any] = field(default_factory=dict)
     """GradeOptions fields (depth, max_queries, max_passages, bank, prefilter_below, verify, max_attempts)."""
     backend: dict[str, Any] = field(default_factory=dict)
-    aggregate: str = "prompt"
-    thresholds: tuple[int, ...] = (10, 7, 5)
+    aggregate: str = default(GradingOptions, "aggregate")
+    thresholds: tuple[int, ...] = default(GradingOptions, "sum_thresholds")
     prefilter: str | None = None
     pairs_per_second: float | None = None
     """The throughput the user states for this grader (dry-run time estimates only; it changes no grade)."""
@@ -75,20 +67,20 @@ class Grader:
 class Evaluation:
     """The `[evaluate]` table."""
 
-    measures: tuple[str, ...] = ("P@20", "nDCG@10")
-    min_grades: tuple[int, ...] = (4,)
-    cover_budgets: tuple[int, ...] = (20,)
-    missing: str = "zero"
-    min_questions: int = 1
+    measures: tuple[str, ...] = default(EvaluationOptions, "measure")
+    min_grades: tuple[int, ...] = (default(EvaluationOptions, "min_grade"),)
+    cover_budgets: tuple[int, ...] = (default(EvaluationOptions, "budget"),)
+    missing: str = default(EvaluationOptions, "missing")
+    min_questions: int = default(EvaluationOptions, "min_questions")
     official: Path | None = None
-    judged_relevant: int = 2
-    human: bool = True
-    formats: tuple[str, ...] = ("tsv", "json")
-    qrels: bool = True
-    correlations: bool = True
-    report: bool = False
-    bootstrap: int = 1000
-    seed: int = 0
+    judged_relevant: int = default(EvaluationOptions, "judged_relevant")
+    human: bool = default(EvaluationOptions, "human")
+    formats: tuple[str, ...] = default(EvaluationOptions, "leaderboards")
+    qrels: bool = default(EvaluationOptions, "qrels")
+    correlations: bool = default(EvaluationOptions, "correlations")
+    report: bool = default(EvaluationOptions, "report")
+    bootstrap: int = default(EvaluationOptions, "bootstrap")
+    seed: int = default(EvaluationOptions, "seed")
 
 
 @dataclass(frozen=True)
@@ -139,31 +131,6 @@ def read_document(path: Path) -> tuple[str, dict[str, Any]]:
         raise InputError(str(path), line, f"not valid TOML: {message}") from None
 
 
-def check_type(value: Any, expected: Any) -> Any:
-    """The value in its canonical form (lists for list types), or None when it has the wrong type."""
-    if expected in (PATHS, STRINGS):
-        values = [value] if isinstance(value, str) else value
-        ok = isinstance(values, list) and all(isinstance(v, str) and v for v in values)
-        return tuple(values) if ok else None
-    if expected == INTS:
-        values = [value] if isinstance(value, int) and not isinstance(value, bool) else value
-        ok = isinstance(values, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in values)
-        return tuple(values) if ok and values else None
-    if expected is float:
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-        return float(value) if ok else None
-    if expected is int:
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
-    return value if isinstance(value, expected) else None
-
-
-def type_name(expected: Any) -> str:
-    """How a type is named in messages."""
-    if isinstance(expected, str):
-        return f"{'an' if expected[0] in 'aeiou' else 'a'} {expected}"
-    return {str: "a string", int: "an integer", float: "a number", bool: "true or false"}[expected]
-
-
 def checked_tables(document: dict[str, Any], error) -> dict[str, list[dict[str, Any]]]:
     """Every table of the document with its keys checked and values canonical: `{table: [values, ...]}`."""
     out: dict[str, list[dict[str, Any]]] = {}
@@ -185,7 +152,7 @@ def _checked(values: dict[str, Any], keys: dict[str, Any], where: Where, error) 
     for key, value in values.items():
         if key not in keys:
             raise error(where, key, f"unknown key; expected one of {', '.join(keys)}")
-        canonical = check_type(value, keys[key])
+        canonical = toml_value(value, keys[key])
         if canonical is None:
             raise error(where, key, f"must be {type_name(keys[key])} (got {value!r})")
         checked[key] = canonical

@@ -25,6 +25,8 @@ from proctor.llm.health import BackendUnavailable, Breaker
 from proctor.methods import Method
 from proctor.methods.base import CORRECT, FAILED, PREFILTERED
 from proctor.numeric_options import check_numbers
+from proctor.options.grading import GradingOptions
+from proctor.options.model import borrow
 from proctor.records import Grade
 from proctor.store import Store
 
@@ -35,7 +37,7 @@ CHUNK = 256
 class GradeOptions:
     """What to grade and how."""
 
-    depth: int = 20
+    depth: int = borrow(GradingOptions, "depth")
     max_queries: int | None = None
     max_passages: int | None = None
     bank: str | None = None
@@ -43,14 +45,14 @@ class GradeOptions:
     commit_every: int = 256
     commit_seconds: float = 0.2
     """Every received reply is committed (with its cache entry) within this many seconds."""
-    max_attempts: int = 3
+    max_attempts: int = borrow(GradingOptions, "max_attempts")
     """A pair that failed this many times (across runs) is kept as failed and no longer retried."""
     prefilter: Backend | None = None
     prefilter_below: float | None = None
     progress: bool | None = None
-    progress_every: float = 30.0
+    progress_every: float = borrow(GradingOptions, "progress_every")
     """Seconds between progress log lines when standard error is not a terminal (and no bar was asked for)."""
-    verify: str = "edit-distance"
+    verify: str = borrow(GradingOptions, "verify")
     """qa: check extracted answers against the answer key by `edit-distance` or by asking the `llm` (declared
     steps, `proctor.methods.steps`)."""
     engine: str = "local"

@@ -24,9 +24,9 @@ def make_backend(spec: str, *, method: str, options: dict[str, Any] | None = Non
         raise UsageError(f"--llm {spec}: the OpenAI Batch API grades through `proctor grade` only")
     if kind == "openai":
         from proctor.llm.openai_backend import OpenAIBackend, OpenAIOptions
+        from proctor.options.backend import applying_to
 
-        known = OpenAIOptions.__dataclass_fields__
-        return OpenAIBackend(rest, OpenAIOptions(**{k: v for k, v in options.items() if k in known and v is not None}))
+        return OpenAIBackend(rest, OpenAIOptions(**applying_to("openai", options)))
     if kind == "hf":
         from proctor.llm.hf import HFBackend
 

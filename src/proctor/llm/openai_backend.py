@@ -17,25 +17,16 @@ from typing import Any
 from proctor.llm.base import Reply, Request, fit_by_chars
 from proctor.llm.fleet import Fleet, Server, split_urls
 from proctor.llm.limits import RateLimiter, backoff_delay
+from proctor.options.backend import BackendOptions
 
 
-@dataclass
-class OpenAIOptions:
-    """Connection and decoding options."""
+@dataclass(frozen=True, kw_only=True)
+class OpenAIOptions(BackendOptions):
+    """Connection and decoding options: the backend options (`proctor.options.backend`; `base_url` may name
+    several servers, a fleet) and two that no flag sets."""
 
-    base_url: str | None = None
-    """One server, or several separated by commas (a fleet)."""
-    concurrency: int = 8
-    timeout: float = 60.0
-    max_retries: int = 6
     backoff_base: float = 0.5
-    backoff_max: float = 30.0
-    rpm: float | None = None
-    tpm: float | None = None
     temperature: float = 0.0
-    max_context_chars: int = 12000
-    probabilities: bool = False
-    """Ask for the log-probabilities of the first token and read a 0-5 grade distribution from them."""
 
 
 PROBABILITY_TOKENS = 1

@@ -1,0 +1,236 @@
+"""The one adapter between an options model and its doors. A model is a frozen dataclass whose fields are
+declared with `option(...)`: the field gives the name, the type and the default, its `Option` the help text,
+the flag's spelling, the argparse type and which backends or methods it applies to; the numeric rule is the
+one of `proctor.numeric_options.RULES` under the same name. From a model this module derives the argparse
+arguments (`add_options`), the keys of an experiment file's table with their types (`toml_keys`, checked by
+`toml_value`), and AutoJudge workflow settings (`borrow`, coerced by `setting_value`)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from proctor.errors import UsageError
+from proctor.numeric_options import range_words
+
+PATHS = "path or list of paths"
+STRINGS = "string or list of strings"
+INTS = "integer or list of integers"
+"""The list types of experiment files: one value or a list of them."""
+
+NOT_IN_TOML = "-"
+"""`Option.toml` for an option the experiment file does not take."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """How one field of a model meets the outside: `help` (`{default}` is replaced by the default), `flag` (the
+    command-line spelling; default `--name-with-dashes`; None with `cli=False`), `parse` (the argparse type;
+    default the field's type), `action` (`store_true` for a flag without value, `append`), `metavar`, `choices`,
+    `toml` (the experiment file's type when it is not the field's: `PATHS`, `INTS`, ..., or `NOT_IN_TOML`),
+    `toml_key` (its key there when it is not the field's name), `applies` (the backends or methods that use it),
+    `cli_default` (the argparse default when it is not the field's: the text form of a list). Braces in `help`
+    other than `{default}` are doubled."""
+
+    help: str = ""
+    flag: str | None = None
+    parse: Callable[[str], Any] | None = None
+    action: str | None = None
+    metavar: str | None = None
+    choices: tuple[str, ...] | None = None
+    toml: Any = None
+    toml_key: str | None = None
+    applies: tuple[str, ...] = ()
+    cli: bool = True
+    cli_default: Any = None
+
+
+def option(default: Any = None, **settings: Any) -> Any:
+    """A model's field: its default, and the `Option` (keyword arguments) that says how it meets the outside."""
+    return dataclasses.field(default=default, metadata={"option": Option(**settings)})
+
+
+def borrow(model: type, name: str) -> Any:
+    """A field declared by another model (its default and `Option`), for a model that takes some of its options
+    (the AutoJudge settings)."""
+    found = fields_of(model)[name]
+    return dataclasses.field(default=found.default, metadata={**found.metadata, "from": model})
+
+
+@cache
+def fields_of(model: type) -> dict[str, dataclasses.Field]:
+    """The model's fields by name, in declaration order."""
+    return {f.name: f for f in dataclasses.fields(model)}
+
+
+@cache
+def _hints(model: type) -> dict[str, Any]:
+    return typing.get_type_hints(model)
+
+
+def type_of(model: type, name: str) -> Any:
+    """The type of a model's field, resolved (`int | None`)."""
+    return _hints(model)[name]
+
+
+def spec(model: type, name: str) -> Option:
+    """The `Option` of a model's field (an empty one for a field declared without `option`)."""
+    return fields_of(model)[name].metadata.get("option", Option())
+
+
+def default(model: type, name: str) -> Any:
+    """The default of a model's field: the one place it is written."""
+    return fields_of(model)[name].default
+
+
+def names(model: type) -> tuple[str, ...]:
+    """The model's option names, in declaration order."""
+    return tuple(fields_of(model))
+
+
+def base_type(kind: Any) -> Any:
+    """`int | None` → int; `tuple[str, ...]` stays itself."""
+    if isinstance(kind, types.UnionType) or typing.get_origin(kind) is typing.Union:
+        kinds = [k for k in typing.get_args(kind) if k is not type(None)]
+        return kinds[0]
+    return kind
+
+
+def flag(model: type, name: str) -> str:
+    """The command-line spelling of an option (`backoff_max` → `--backoff-max` unless declared otherwise)."""
+    return spec(model, name).flag or "--" + name.replace("_", "-")
+
+
+def add_options(parser: Any, model: type, *chosen: str, **defaults: Any) -> None:
+    """Add the model's options `chosen` (every command-line option of the model when none is named), in that
+    order, to an argparse parser or group; `defaults` replace the model's defaults for this command (None: no
+    default). A repeatable option (`append`) has none: the values given replace the model's default."""
+    for name in chosen or [n for n in names(model) if spec(model, n).cli]:
+        opt = spec(model, name)
+        modelled = opt.cli_default if opt.cli_default is not None else default(model, name)
+        value = defaults.get(name, None if opt.action == "append" else modelled)
+        kwargs: dict[str, Any] = {"help": opt.help.format(default=modelled if value is None else value)}
+        if flag(model, name) != "--" + name.replace("_", "-"):
+            kwargs["dest"] = name
+        if opt.action:
+            kwargs["action"] = opt.action
+        if opt.action != "store_true":
+            single = base_type(type_of(model, name))
+            if opt.parse or (opt.action != "append" and single in (int, float)):
+                kwargs["type"] = opt.parse or single
+            if value is not None:
+                kwargs["default"] = value
+            for key in ("metavar", "choices"):
+                if getattr(opt, key) is not None:
+                    kwargs[key] = getattr(opt, key)
+        parser.add_argument(flag(model, name), **kwargs)
+
+
+def toml_type(model: type, name: str) -> Any:
+    """The type an experiment file's key takes (str, int, float, bool or a list type), or None."""
+    opt = spec(model, name)
+    if opt.toml == NOT_IN_TOML:
+        return None
+    if opt.toml is not None:
+        return opt.toml
+    single = base_type(type_of(model, name))
+    if typing.get_origin(single) is tuple:
+        return INTS if typing.get_args(single)[0] is int else STRINGS
+    return single
+
+
+def toml_keys(model: type) -> dict[str, Any]:
+    """{key: type} of the experiment file's table for the model, in declaration order."""
+    keys = {}
+    for name in names(model):
+        kind = toml_type(model, name)
+        if kind is not None:
+            keys[spec(model, name).toml_key or name] = kind
+    return keys
+
+
+def choices(model: type) -> dict[str, tuple[str, ...]]:
+    """{key: the words it takes} for the experiment file's keys of the model that take one of a few words."""
+    return {spec(model, n).toml_key or n: spec(model, n).choices or () for n in names(model)
+            if spec(model, n).choices and toml_type(model, n) is str}
+
+
+def toml_value(value: Any, expected: Any) -> Any:
+    """The value in its canonical form (tuples for list types), or None when it has the wrong type."""
+    if expected in (PATHS, STRINGS):
+        values = [value] if isinstance(value, str) else value
+        ok = isinstance(values, list) and all(isinstance(v, str) and v for v in values)
+        return tuple(values) if ok else None
+    if expected == INTS:
+        values = [value] if isinstance(value, int) and not isinstance(value, bool) else value
+        ok = isinstance(values, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+        return tuple(values) if ok and values else None
+    if expected is float:
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        return float(value) if ok else None
+    if expected is int:
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return value if isinstance(value, expected) else None
+
+
+def type_name(expected: Any) -> str:
+    """How an experiment file's type is named in messages."""
+    if isinstance(expected, str):
+        return f"{'an' if expected[0] in 'aeiou' else 'a'} {expected}"
+    return {str: "a string", int: "an integer", float: "a number", bool: "true or false"}[expected]
+
+
+def setting_value(key: str, value: Any, kind: Any) -> Any:
+    """A workflow setting's YAML value as the field's type (`--set k=v` gives strings and numbers)."""
+    kind = str(kind)
+    if kind.startswith("tuple"):
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list | tuple) or not all(isinstance(v, str) for v in items):
+            raise UsageError(f"workflow setting {key}: a measure name or a list of them, not {value!r}")
+        return tuple(items)
+    if kind == "int" and not isinstance(value, bool):
+        if isinstance(value, int):
+            return value
+    elif kind == "float" and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    elif kind.startswith("str") and (isinstance(value, str) or (value is None and "None" in kind)):
+        return value
+    raise UsageError(f"workflow setting {key}={value!r}: expected {kind.replace(' | None', '')}")
+
+
+def int_in(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse type: an integer within [low, high]; anything else exits 2 naming the option and range."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"must be {range_words(low, high)} (got {value})")
+        return value
+    parse.__name__ = "integer"
+    return parse
+
+
+def fraction(text: str) -> float:
+    """An argparse type: a number between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}")
+    return value
+
+
+MAX_GRADE = 5
+"""Grades and labels are 0-5 (direct relevance methods use part of that range)."""
+
+GRADE = int_in(1, MAX_GRADE)
+"""A threshold τ on grades: 1..5."""
