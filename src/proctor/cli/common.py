@@ -9,7 +9,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from proctor.errors import UsageError
 from proctor.numeric_options import range_words
 from proctor.store import DEFAULT_LOCK_TIMEOUT, Store
 
@@ -100,9 +99,9 @@ GRADE = int_in(1, MAX_GRADE)
 
 def check_judged_relevant(store: Store, value: int) -> None:
     """`--judged-relevant J` must be reachable by the store's judgments (else every passage is non-relevant)."""
-    top = store.max_judgment()
-    if top is not None and value > top:
-        raise UsageError(f"--judged-relevant {value}: no judgment reaches it (the store's judgments go up to {top})")
+    from proctor.api.verification import check_judged_relevant as check  # the API's check, spelled as flags
+
+    check(store, value)
 
 
 def note(message: str) -> None:
