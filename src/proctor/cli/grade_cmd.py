@@ -7,7 +7,7 @@ import argparse
 import json
 from pathlib import Path
 
-from proctor.api import ANSWER_METHODS, METHOD_NAMES
+from proctor import api
 from proctor.cli.common import add_format, add_store, int_in, note
 from proctor.llm.config import BackendConfig, add_backend_options
 from proctor.papers import EXAM_PP, FOUR_PROMPTS, RUBRIC
@@ -24,7 +24,7 @@ An openai endpoint is checked before anything is sent or pre-filtered (reachable
 a run stops with the real error (exit status 2, grades so far kept) when the first request, or 5 in a row,
 fail for a reason no retry fixes (no connection, key refused, no such model).
 
-methods:  {', '.join(METHOD_NAMES)}
+methods:  {', '.join(api.METHOD_NAMES)}
           self-rating (0-5, {RUBRIC}, Table 2), nugget-rating (0-5, key facts),
           qa (answer + verification against gold answers, 0/1), embedding (cosine similarity → 0-5,
           needs --llm embed:minilm)
@@ -53,7 +53,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_store(p)
     p.add_argument("--method", required=True, metavar="METHOD",
-                   help=f"one of: {', '.join(METHOD_NAMES + ANSWER_METHODS)}")
+                   help=f"one of: {', '.join(api.METHOD_NAMES + api.ANSWER_METHODS)}")
     p.add_argument("--llm", help="backend spec (default for --method embedding: embed:minilm)")
     p.add_argument("--template", action="append", metavar="FILE.yaml",
                    help="your variant of a step's template (repeat for several steps)")
@@ -125,7 +125,6 @@ def _add_guard(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Grade (or write or read batch files) and print a summary."""
-    from proctor import api
     from proctor.cli.common import writable_store
 
     job = api.grade_job(args.method, args.llm, backend=BackendConfig.from_args(args), aggregate=args.aggregate,
@@ -146,10 +145,11 @@ def run(args: argparse.Namespace) -> int:
         return _batch_api(args, outcome)
     if outcome.mode == "batch-import":
         _note_import(outcome.report)
+    assert outcome.grade_set is not None  # grading (now or from files) always resolves its grade set
     return _graded(args, outcome.grade_set, outcome.summaries)
 
 
-def _graded(args: argparse.Namespace, grade_set, summaries: list) -> int:
+def _graded(args: argparse.Namespace, grade_set: api.GradeSet, summaries: list) -> int:
     """The summary of grading (now or from batch results) and its exit status."""
     graded = sum(s.graded for s in summaries)
     failures = sum(s.failures for s in summaries)
@@ -177,7 +177,7 @@ def _graded(args: argparse.Namespace, grade_set, summaries: list) -> int:
     return status
 
 
-def _exported(args: argparse.Namespace, outcome) -> int:
+def _exported(args: argparse.Namespace, outcome: api.GradeOutcome) -> int:
     """Say what batch shards were written."""
     grade_set, report = outcome.grade_set, outcome.report
     if args.format == "json":
@@ -191,7 +191,7 @@ def _exported(args: argparse.Namespace, outcome) -> int:
     return 0
 
 
-def _batch_api(args: argparse.Namespace, outcome) -> int:
+def _batch_api(args: argparse.Namespace, outcome: api.GradeOutcome) -> int:
     """What the OpenAI Batch API did: submitted, polled, imported; what is still open."""
     report, summaries = outcome.report, outcome.summaries
     data = {**report.as_dict(), "grade_set": outcome.grade_set.as_dict() if outcome.grade_set else None,
