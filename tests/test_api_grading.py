@@ -200,3 +200,20 @@ def test_typed_results_of_export_and_bank(tmp_path, demo):
     same = api.diff_banks(tmp_path / "bank.yaml", tmp_path / "bank.yaml")
     assert same.result["unchanged"] == exported.items and not same.result["added"] and not same.result["removed"]
     assert same.text("json").startswith("{")
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: api.import_request("queries", ["q.tsv"], response_format="csv"),  # type: ignore[arg-type]
+     "response_format 'csv': choose one of auto, jsonl, rag24, rag25, text-dir"),
+    (lambda: api.import_request("queries", ["q.tsv"], on_error="ignore"),  # type: ignore[arg-type]
+     "on_error 'ignore': choose one of fail, skip"),
+    (lambda: api.export_request("grades"), "kind 'grades': choose one of exampp, runs, judgments"),  # type: ignore[arg-type]
+    (lambda: api.generation_request("openai:m", "b.jsonl", queries="q", style="msmarco"),  # type: ignore[arg-type]
+     "style 'msmarco': choose one of dl, car"),
+    (lambda: api.grade_request("qa", "openai:m", engine="spark"), "engine 'spark': choose one of local, ray"),
+])
+def test_modes_outside_their_literals_are_refused_naming_the_parameter(call, message):
+    """What argparse's `choices` refuse on the command line, the API refuses in its own words."""
+    with pytest.raises(UsageError) as refused:
+        call()
+    assert str(refused.value) == message

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from proctor.api.choices import check_choice
 from proctor.bank.generate import generate_bank as generate_bank  # `(query_id, text)` topics, in memory
 from proctor.errors import UsageError
 from proctor.outputs import file_target
@@ -91,8 +92,7 @@ def generation_request(llm: str, out: str, *, queries: str | None = None, from_p
     file_target(out)  # before any LLM call
     if llm.split(":")[0] not in TEXT_BACKENDS:
         raise UsageError("bank generation needs a text-generating backend: openai:MODEL, hf:PATH, llamacpp:PATH")
-    if style not in ("dl", "car"):
-        raise UsageError(f"{{style}} {style!r}: choose one of dl, car", params=("style",))
+    check_choice("style", style, Style)
     if from_pool:
         if not nuggets or not store or queries:
             raise UsageError("{from_pool} goes with {nuggets} and {store} S (and no {queries})",

@@ -5,16 +5,18 @@ leaderboards, write a stored bank in the formats other tools read."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from proctor.api.bank_generation import Log
+from proctor.api.choices import check_choice
 from proctor.errors import UsageError
 from proctor.store import Store
 
 if TYPE_CHECKING:
     from proctor.evaluate.leaderboard_files import LeaderboardFile
+    from proctor.grading.engine import Summary
     from proctor.io.banks import Bank
     from proctor.llm.config import BackendConfig
     from proctor.records import GradeSet
@@ -22,8 +24,7 @@ if TYPE_CHECKING:
 BankFormat = Literal["items", "questions", "yaml", "nuggetizer", "autojudge"]
 """How `export_bank` writes: the workbench's `items` or older `questions` JSONL, editable YAML, nuggetizer's
 nuggets JSONL (nuggets only), the TREC AutoJudge nugget bank."""
-BANK_FORMATS: tuple[str, ...] = ("items", "questions", "yaml", "nuggetizer", "autojudge")
-Log = Callable[[str], None]
+BANK_FORMATS: tuple[str, ...] = get_args(BankFormat)
 
 
 def load_bank_file(path: str | Path, *, log: Log | None = None) -> Bank:
@@ -64,7 +65,7 @@ class BankImpact:
     nothing needed grading) and the comparison (`result`: changed labels, scores, correlations)."""
 
     grade_set: GradeSet
-    graded: Any
+    graded: Summary | None
     result: dict[str, Any]
 
     def text(self, fmt: Literal["md", "json"] = "md") -> str:
@@ -151,8 +152,7 @@ def export_bank(store: Store, out: str, fmt: BankFormat = "items", *, bank: str 
     from proctor.bank.manual import bank_lines, yaml_text
     from proctor.outputs import file_target, write_text
 
-    if fmt not in BANK_FORMATS:
-        raise UsageError(f"{{fmt}} {fmt!r}: choose one of {', '.join(BANK_FORMATS)}", params=("fmt",))
+    check_choice("fmt", fmt, BankFormat)
     version = store.bank_version(bank) if bank else None
     questions = store.bank_questions(*version) if version else store.bank_questions()
     texts = {k: v for k, v in store.queries().items() if v}

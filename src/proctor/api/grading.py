@@ -8,8 +8,9 @@ import asyncio
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
+from proctor.api.choices import check_choice
 from proctor.errors import UsageError
 from proctor.methods import ANSWER_METHODS, METHOD_NAMES
 from proctor.numeric_options import check_numbers
@@ -116,9 +117,7 @@ def _check_request(method: str, llm: str | None, thresholds: Sequence[int] | str
         raise UsageError(f"{{method}} {method!r}: unknown method; choose one of "
                          f"{', '.join(METHOD_NAMES + ANSWER_METHODS)}", params=("method",))
     for name, value in (("aggregate", aggregate), *((k, options[k]) for k in _CHOICES if k in options)):
-        allowed = get_args(_CHOICES[name])
-        if value is not None and value not in allowed:
-            raise UsageError(f"{{{name}}} {value!r}: choose one of {', '.join(allowed)}", params=(name,))
+        check_choice(name, value, _CHOICES[name])
     limits = _thresholds(thresholds)
     spec = llm or ("embed:minilm" if method == "embedding" else None)
     if spec is None:

@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
+from proctor.api.choices import check_choice
 from proctor.errors import UsageError
 from proctor.importing import KINDS, ImportOptions, ImportReport, import_files
 from proctor.outputs import file_target
@@ -20,7 +21,7 @@ ResponseFormat = Literal["auto", "jsonl", "rag24", "rag25", "text-dir"]
 OnError = Literal["fail", "skip"]
 ExportKind = Literal["exampp", "runs", "judgments"]
 IMPORT_KINDS: tuple[str, ...] = KINDS
-EXPORT_KINDS: tuple[str, ...] = ("exampp", "runs", "judgments")
+EXPORT_KINDS: tuple[str, ...] = get_args(ExportKind)
 
 
 @dataclass(frozen=True)
@@ -36,21 +37,28 @@ class ImportRequest:
         return import_files(store, self.kind, list(self.paths), self.options)
 
 
-def import_request(kind: ImportKind, paths: Sequence[str | Path], **options: Any) -> ImportRequest:
-    """`proctor import KIND FILES`, checked before any store is opened; `options` are `ImportOptions` fields
-    (`with_grades`, `bank_name`, `grades_bank`, `response_format`, `word_budget`, `on_error`, `replace`,
-    `skip_unknown_queries`)."""
-    checked = ImportOptions(**options)
-    if kind not in KINDS:
-        raise UsageError(f"unknown import kind {kind!r}; choose one of {', '.join(KINDS)}")
-    if checked.grades_bank and kind != "exampp":
+def import_request(kind: ImportKind, paths: Sequence[str | Path], *, with_grades: bool = True,
+                   bank_name: str | None = None, grades_bank: str | None = None,
+                   response_format: ResponseFormat = "auto", word_budget: int | None = None, on_error: OnError = "fail",
+                   replace: bool = False, skip_unknown_queries: bool = False) -> ImportRequest:
+    """`proctor import KIND FILES`, checked before any store is opened: `with_grades` (exampp), `bank_name` (bank:
+    its name in the store), `grades_bank` (exampp: the bank its grades graded), `response_format` and `word_budget`
+    (responses), `on_error` (responses, bank: a malformed record fails or is skipped), `replace` (what the store
+    holds where a file contradicts it), `skip_unknown_queries`."""
+    check_choice("kind", kind, ImportKind)
+    check_choice("response_format", response_format, ResponseFormat)
+    check_choice("on_error", on_error, OnError)
+    options = ImportOptions(with_grades=with_grades, bank_name=bank_name, skip_unknown_queries=skip_unknown_queries,
+                            response_format=response_format, word_budget=word_budget, on_error=on_error,
+                            grades_bank=grades_bank, replace=replace)
+    if grades_bank and kind != "exampp":
         raise UsageError("{grades_bank} applies to `import exampp` only (bank files take {bank_name})",
                          params=("grades_bank", "bank_name"))
-    return ImportRequest(kind, tuple(map(Path, paths)), checked)
+    return ImportRequest(kind, tuple(map(Path, paths)), options)
 
 
 def import_into(store: Store, kind: ImportKind, paths: Sequence[str | Path], **options: Any) -> list[ImportReport]:
-    """Import files of one kind (see `import_request` for the options), all or nothing."""
+    """Import files of one kind (`options` as for `import_request`), all or nothing."""
     return import_request(kind, paths, **options).run(store)
 
 
@@ -112,8 +120,7 @@ def export_request(kind: ExportKind, out: str | Path | None = None, *, grade_set
     """`proctor export KIND`, checked before the store is opened: `exampp` (needs `out`, a file: .jsonl or
     .jsonl.gz; the grades of `grade_sets`, or of the one grade set `method`/`model`/`bank` narrow to, unless
     `grades=False`), `runs` (needs `out`, a folder), `judgments` (to `out`, or only as the result's `text`)."""
-    if kind not in EXPORT_KINDS:
-        raise UsageError(f"unknown export kind {kind!r}; choose one of {', '.join(EXPORT_KINDS)}")
+    check_choice("kind", kind, ExportKind)
     if kind == "exampp" and not out:
         raise UsageError("export exampp needs {out} FILE", params=("out",))
     if kind == "runs" and not out:
