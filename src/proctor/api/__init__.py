@@ -9,13 +9,50 @@ layers over it.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from proctor.bank.generate import generate_bank as generate_bank  # `proctor bank generate` for (query_id, text)
+# grading, banks, verification, imports and exports (`proctor grade`, `bank`, `verify`, `import`, `export`)
+from proctor.api.bank_generation import Generated as Generated
+from proctor.api.bank_generation import GenerationRequest as GenerationRequest
+from proctor.api.bank_generation import generate_bank as generate_bank
+from proctor.api.bank_generation import generate_bank_file as generate_bank_file
+from proctor.api.bank_generation import generation_request as generation_request
+from proctor.api.banks import BANK_FORMATS as BANK_FORMATS
+from proctor.api.banks import BankDiff as BankDiff
+from proctor.api.banks import BankExport as BankExport
+from proctor.api.banks import BankImpact as BankImpact
+from proctor.api.banks import ImpactRequest as ImpactRequest
+from proctor.api.banks import diff_banks as diff_banks
+from proctor.api.banks import export_bank as export_bank
+from proctor.api.banks import impact_request as impact_request
+from proctor.api.banks import load_bank_file as load_bank_file
+from proctor.api.grading import ANSWER_METHODS as ANSWER_METHODS
+from proctor.api.grading import METHOD_NAMES as METHOD_NAMES
+from proctor.api.grading import Graded as Graded
+from proctor.api.grading import GradeJob as GradeJob
+from proctor.api.grading import GradeOutcome as GradeOutcome
+from proctor.api.grading import grade as grade
+from proctor.api.grading import grade_job as grade_job
+from proctor.api.grading import grade_request as grade_request
+from proctor.api.grading import run_grade_job as run_grade_job
+from proctor.api.grading import ungraded as ungraded
+from proctor.api.inputs import EXPORT_KINDS as EXPORT_KINDS
+from proctor.api.inputs import IMPORT_KINDS as IMPORT_KINDS
+from proctor.api.inputs import Exported as Exported
+from proctor.api.inputs import ExportRequest as ExportRequest
+from proctor.api.inputs import ImportOptions as ImportOptions
+from proctor.api.inputs import ImportRequest as ImportRequest
+from proctor.api.inputs import export_judgments as export_judgments
+from proctor.api.inputs import export_request as export_request
+from proctor.api.inputs import export_runs as export_runs
+from proctor.api.inputs import import_into as import_into
+from proctor.api.inputs import import_request as import_request
+from proctor.api.verification import VERIFY_REPORTS as VERIFY_REPORTS
+from proctor.api.verification import Verification as Verification
+from proctor.api.verification import verify as verify
 from proctor.errors import UsageError
 from proctor.evaluate import stored_coverage
 from proctor.evaluate.boards import answer_leaderboard, check_leaderboard
@@ -36,7 +73,6 @@ from proctor.evaluate.sources import (
 from proctor.evaluate.stored_coverage import query_counts
 from proctor.gradesets.ensemble import check_min_grade
 from proctor.gradesets.resolve import describe, resolve_grade_set
-from proctor.importing import ImportOptions, ImportReport, import_files
 from proctor.numeric_options import check_numbers
 from proctor.records import GradeSet
 from proctor.store import Store
@@ -53,62 +89,6 @@ if TYPE_CHECKING:  # numpy (the randomization test) loads only when a comparison
 def open_store(path: str | Path, *, create: bool = False) -> Store:
     """Open a store (creating it with `create`)."""
     return Store.create_or_open(path) if create else Store.open(path)
-
-
-def import_into(store: Store, kind: str, paths: Sequence[str | Path], **options: Any) -> list[ImportReport]:
-    """Import files of one kind (see `ImportOptions` for the options), all or nothing."""
-    return import_files(store, kind, list(paths), ImportOptions(**options))
-
-
-def grade(store: Store, method: str, llm: str, **options: Any) -> tuple[GradeSet, list]:
-    """Grade one grade set; `options` are `GradeOptions` fields, `BackendConfig` fields and `aggregate`,
-    `thresholds`, `templates`, `prefilter`. Returns the grade set and one summary per step."""
-    from proctor.grading import grade as grade_async
-
-    request = grade_request(method, llm, **options)
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(grade_async(store, request))
-    return _in_own_thread(store, request)
-
-
-def grade_request(method: str, llm: str, **options: Any):
-    """The `GradeRequest` that `grade` runs (options as for `grade`), checked before any work."""
-    from proctor.grading import GradeOptions, GradeRequest
-    from proctor.llm.config import BackendConfig
-
-    backend = {k: options.pop(k) for k in list(options) if k in BackendConfig.__dataclass_fields__}
-    request_fields = {k: options.pop(k) for k in list(options) if k in ("aggregate", "thresholds", "templates",
-                                                                         "prefilter")}
-    config = BackendConfig(spec=llm, **backend)
-    config.check()
-    return GradeRequest(method, config, GradeOptions(**options), **request_fields)
-
-
-def ungraded(store: Store, method: str, llm: str, **options: Any) -> list[tuple[str, str, str]]:
-    """The (query, passage, item) pairs `grade` (same arguments) would still send to the LLM; sends nothing."""
-    from proctor.grading import ungraded
-
-    return ungraded(store, grade_request(method, llm, **options))
-
-
-def _in_own_thread(store: Store, request) -> tuple[GradeSet, list]:
-    """Inside a running event loop (Jupyter) the grading runs on a thread of its own, with its own loop and
-    its own connection to the same store (SQLite connections stay in the thread that made them)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from proctor.grading import grade as grade_async
-
-    def work() -> tuple[GradeSet, list]:
-        own = Store.open(store.path)
-        try:
-            return asyncio.run(grade_async(own, request))
-        finally:
-            own.close()
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(work).result()
 
 
 @dataclass(frozen=True)
@@ -305,9 +285,6 @@ def correlate(board: Leaderboard | str | Path, official: Any, *, bootstrap: int 
     return result
 
 
-
-
-
 def as_rows(board: Leaderboard) -> list[dict[str, Any]]:
     """A leaderboard as plain rows `{system, score, stderr, n_queries}`, best first."""
     return [{"system": e.system, "score": e.score, "stderr": e.stderr, "n_queries": e.n_queries}
@@ -347,22 +324,3 @@ def info_text(counts: dict[str, Any]) -> str:
         lines.append(f"stale grades   {grade_set}  " + ", ".join(f"{n} ({reason})" for reason, n in why.items())
                      + ": not counted; the next `grade` grades those pairs again")
     return "\n".join(lines) + "\n"
-
-
-def export_runs(store: Store, folder: str | Path) -> dict[str, int]:
-    """Write every stored run as a TREC run file named as the run into `folder` (what `proctor export runs`
-    does); returns the lines written per run."""
-    from proctor.exporting import write_runs
-
-    return write_runs(store, folder)
-
-
-def export_judgments(store: Store) -> str:
-    """The imported human judgments as a qrels text (`qid 0 docid rel`; what `proctor export judgments`
-    prints)."""
-    from proctor.exporting import judgment_lines
-
-    lines = judgment_lines(store)
-    if not lines:
-        raise UsageError(f"{store.path}: no judgments in the store (import them with `proctor import qrels`)")
-    return "".join(lines)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 
+from proctor import api
 from proctor.cli.common import GRADE, add_format, add_store, emit, note, readable_store, writable_store
-from proctor.errors import UsageError
 from proctor.llm.config import BackendConfig
 from proctor.options.backend import add_backend_options
 
@@ -109,7 +108,7 @@ def _register_export(sub: argparse._SubParsersAction) -> None:
     add_store(e)
     e.add_argument("--bank", metavar="NAME[@VERSION]",
                    help="only this bank (its latest version unless named; default: every bank's latest version)")
-    e.add_argument("--as", dest="fmt", choices=("items", "questions", "yaml", "nuggetizer", "autojudge"),
+    e.add_argument("--as", dest="fmt", choices=api.BANK_FORMATS,
                    default="items",
                    help="output format (default items)")
     e.add_argument("--out", required=True, help="file to write")
@@ -118,168 +117,64 @@ def _register_export(sub: argparse._SubParsersAction) -> None:
 
 def run_generate(args: argparse.Namespace) -> int:
     """Generate a bank and report what never succeeded."""
-    from proctor.bank.generate import generate, read_topics
-    from proctor.grading.progress import Progress
-    from proctor.outputs import file_target
-
-    if args.per_query < 1:
-        raise UsageError("--per-query must be at least 1")
-    file_target(args.out)  # before any LLM call
-    if args.llm.split(":")[0] not in ("openai", "hf", "llamacpp"):
-        raise UsageError("bank generation needs a text-generating backend: openai:MODEL, hf:PATH, llamacpp:PATH")
-    if args.from_pool:
-        return _from_pool(args)
-    if not args.queries or args.store:
-        raise UsageError("bank generate takes --queries FILE (or --from-pool --store S --nuggets)")
-    topics = read_topics(args.queries, args.style)
-    backend = BackendConfig.from_args(args).build("generate")
-    progress = Progress(len(topics), None, "generating")
-    kind = "nuggets" if args.nuggets else "questions"
-
-    async def go():
-        try:
-            return await generate(topics, backend, style=args.style, kind=kind, n=args.per_query,
-                                  retries=args.retries, progress=progress, importance=args.importance)
-        finally:
-            await backend.aclose()
-
-    outcome = asyncio.run(go())
-    progress.close()
-    return _report(args, outcome, len(topics), kind)
-
-
-def _from_pool(args: argparse.Namespace) -> int:
-    """AutoNuggetizer-style nuggets from the store's judged relevant passages."""
-    from proctor.bank.pool_nuggets import create_from_pool, pool_topics
-    from proctor.grading.progress import Progress
-
-    if not args.nuggets or not args.store or args.queries:
-        raise UsageError("--from-pool goes with --nuggets and --store S (and no --queries)")
-    if args.max_nuggets < 1:
-        raise UsageError("--max-nuggets must be at least 1")
-    with readable_store(args.store) as store:
-        topics, left_out = pool_topics(store.queries(), store.judgments(), store.passage_texts(), args.min_relevance)
-    if left_out:
-        note(f"{len(left_out)} judged queries have no query text or no passage with text judged "
-             f">= {args.min_relevance}: no nuggets for them ({', '.join(left_out[:10])})")
-    if not topics:
-        raise UsageError(f"{args.store}: no query with a text and passages judged >= {args.min_relevance}")
-    backend = BackendConfig.from_args(args).build("generate")
-    progress = Progress(len(topics), None, "nuggets from the pool")
-
-    async def go():
-        try:
-            return await create_from_pool(topics, backend, max_nuggets=args.max_nuggets, retries=args.retries,
-                                          importance=args.importance, dedup=args.dedup, progress=progress)
-        finally:
-            await backend.aclose()
-
-    outcome = asyncio.run(go())
-    progress.close()
-    return _report(args, outcome, len(topics), "nuggets")
-
-
-def _report(args: argparse.Namespace, outcome, n_topics: int, kind: str) -> int:
-    """Write the generated lines and say what never succeeded."""
-    from proctor.bank.generate import write_bank
-
-    if outcome.lines:
-        write_bank(outcome.lines, args.out)
-    counts = [len(line["items"]) for line in outcome.lines]
-    limit = args.max_nuggets if args.from_pool else args.per_query
-    summary = {"out": args.out if outcome.lines else None, "topics": n_topics, "generated": len(outcome.lines),
-               "items": sum(counts), "short_lines": sum(1 for c in counts if c < limit),
-               "llm_calls": outcome.attempts, "failed": outcome.failures,
-               "importance_failed": outcome.importance_failures}
+    request = api.generation_request(args.llm, args.out, queries=args.queries, from_pool=args.from_pool,
+                                     store=args.store, style=args.style, nuggets=args.nuggets,
+                                     importance=args.importance, per_query=args.per_query, retries=args.retries,
+                                     min_relevance=args.min_relevance, max_nuggets=args.max_nuggets,
+                                     dedup=args.dedup, backend=BackendConfig.from_args(args))
+    generated = api.generate_bank_file(request, log=note)
     if args.format == "json":
-        print(json.dumps(summary, indent=2))
+        print(json.dumps(generated.as_dict(), indent=2))
     else:
-        note(f"{kind} for {len(outcome.lines)} of {n_topics} topics ({sum(counts)} items, "
-             f"{outcome.attempts} LLM calls) → {args.out if outcome.lines else 'nothing written'}")
-        for failure in outcome.failures:
-            if failure.get("windows"):
-                note(f"query {failure['query_id']}: windows without a usable reply (the nugget list was kept as it "
-                     f"was): {'; '.join(failure['reasons'])}")
-                continue
-            note(f"never succeeded: query {failure['query_id']}"
-                 + (f" facet {failure['facet_id']}" if failure["facet_id"] else "")
-                 + f" after {len(failure['reasons'])} tries: {failure['reasons'][-1]}")
-        for failure in outcome.importance_failures:
-            note(f"no importance for query {failure['query_id']}: {'; '.join(failure['reasons'])}")
-    return 0 if outcome.lines else 1
+        _notes(generated)
+    return 0 if generated.written else 1
 
 
-def _load(path: str):  # noqa: ANN202 - a Bank, imported lazily
-    """A bank file, its reader's notes (merged identical repeats) on standard error."""
-    from proctor.io.bank_files import load_bank
-
-    bank = load_bank(path)
-    for line in bank.notes:
-        note(line)
-    return bank
+def _notes(generated) -> None:  # noqa: ANN001 - an api.Generated
+    """What was generated, and what never succeeded, on standard error."""
+    outcome, summary = generated.outcome, generated.as_dict()
+    note(f"{generated.kind} for {summary['generated']} of {generated.topics} topics ({summary['items']} items, "
+         f"{outcome.attempts} LLM calls) → {generated.out if generated.written else 'nothing written'}")
+    for failure in outcome.failures:
+        if failure.get("windows"):
+            note(f"query {failure['query_id']}: windows without a usable reply (the nugget list was kept as it "
+                 f"was): {'; '.join(failure['reasons'])}")
+            continue
+        note(f"never succeeded: query {failure['query_id']}"
+             + (f" facet {failure['facet_id']}" if failure["facet_id"] else "")
+             + f" after {len(failure['reasons'])} tries: {failure['reasons'][-1]}")
+    for failure in outcome.importance_failures:
+        note(f"no importance for query {failure['query_id']}: {'; '.join(failure['reasons'])}")
 
 
 def run_diff(args: argparse.Namespace) -> int:
     """Print the diff of two bank files."""
-    from proctor.bank.diff import diff_banks, render_diff
-
-    result = diff_banks(_load(args.old).questions, _load(args.new).questions)
-    text = json.dumps(result, indent=2) + "\n" if args.format == "json" else render_diff(result, args.format)
-    emit(text, args.format)
+    emit(api.diff_banks(args.old, args.new, log=note).text(args.format), args.format)
     return 0
 
 
 def run_impact(args: argparse.Namespace) -> int:
     """Grade what is new (a grade set for bank B beside A's), then compare labels and leaderboards."""
-    from proctor.analyze.bank_impact import bank_impact, prepare_impact, render_impact
-    from proctor.evaluate.leaderboard_files import read_official
-    from proctor.evaluate.sources import load_runs
-    from proctor.gradesets.resolve import resolve_grade_set
-
-    old, new = _load(args.old), _load(args.new)
-    official = read_official(args.official) if args.official else None
-    config = BackendConfig.from_args(args) if args.llm else None
+    request = api.impact_request(args.old, args.new, llm=args.llm,
+                                 backend=BackendConfig.from_args(args) if args.llm else None,
+                                 grade_set=args.grade_set, method=args.method, model=args.model, bank=args.bank,
+                                 measure=args.measure, min_grade=args.min_grade, official=args.official,
+                                 name=args.name, limit=args.limit, progress=args.progress, log=note)
     with writable_store(args.store, args.lock_timeout) as store:
-        old_set = resolve_grade_set(store, args.grade_set, args.method, args.model, args.bank)
-        new_set, graded = prepare_impact(store, old_set, args.new, new, config, name=args.name,
-                                         progress=args.progress)
-        if graded is not None:
-            note(f"graded {graded.graded} new pairs into grade set {new_set.id} ({graded.cached} from the cache, "
-                 f"{graded.failures} failures)")
-        runs = load_runs(store, None)
-        old_ids = {q["question_id"] for q in old.questions}
-        new_ids = {q["question_id"] for q in new.questions}
-        result = bank_impact(store, old_set, new_set, old_ids, new_ids, runs, measure=args.measure,
-                             min_grade=args.min_grade, official=official, limit=args.limit)
-    emit(json.dumps(result, indent=2) + "\n" if args.format == "json" else render_impact(result), args.format)
+        impact = request.run(store)
+    if impact.graded is not None:
+        graded = impact.graded
+        note(f"graded {graded.graded} new pairs into grade set {impact.grade_set.id} ({graded.cached} from the cache, "
+             f"{graded.failures} failures)")
+    emit(impact.text(args.format), args.format)
     return 0
 
 
 def run_export(args: argparse.Namespace) -> int:
     """Write the stored bank(s)."""
-    from proctor.bank.generate import write_bank
-    from proctor.bank.manual import bank_lines, yaml_text
-    from proctor.outputs import file_target, write_text
-
     with readable_store(args.store, args.lock_timeout) as store:
-        bank = store.bank_version(args.bank) if args.bank else None
-        questions = store.bank_questions(*bank) if bank else store.bank_questions()
-        texts = {k: v for k, v in store.queries().items() if v}
-    if not questions:
-        raise UsageError(f"{args.store}: no bank questions" + (f" in bank {args.bank!r}" if args.bank else ""))
-    if args.fmt == "yaml":
-        write_text(file_target(args.out), yaml_text(questions, texts, bank[0] if bank else None))
-    elif args.fmt in ("nuggetizer", "autojudge"):
-        from proctor.io.nugget_banks import autojudge_lines, nuggetizer_lines
-
-        lines = (nuggetizer_lines if args.fmt == "nuggetizer" else autojudge_lines)(questions, texts)
-        if not lines:
-            raise UsageError(f"{args.store}: no nuggets to write in nuggetizer's format (it holds no questions)")
-        skipped = len(questions) - sum(len(line.get("nuggets", [])) for line in lines)
-        if args.fmt == "nuggetizer" and skipped:
-            note(f"nuggetizer's format holds nuggets only: {skipped} questions left out")
-        write_bank(lines, args.out)
-    else:
-        write_bank(bank_lines(questions, texts, args.fmt), args.out)
-    note(f"wrote {len(questions)} items to {args.out} ({args.fmt})")
+        written = api.export_bank(store, args.out, args.fmt, bank=args.bank)
+    if written.questions_left_out:
+        note(f"nuggetizer's format holds nuggets only: {written.questions_left_out} questions left out")
+    note(f"wrote {written.items} items to {args.out} ({args.fmt})")
     return 0

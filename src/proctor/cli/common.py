@@ -10,7 +10,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from proctor.errors import UsageError
 from proctor.options.evaluation import EvaluationOptions
 from proctor.options.model import GRADE, add_options, int_in
 from proctor.options.output import add_format
@@ -76,9 +75,9 @@ def _timeout(value: float | None) -> float:
 
 def check_judged_relevant(store: Store, value: int) -> None:
     """`--judged-relevant J` must be reachable by the store's judgments (else every passage is non-relevant)."""
-    top = store.max_judgment()
-    if top is not None and value > top:
-        raise UsageError(f"--judged-relevant {value}: no judgment reaches it (the store's judgments go up to {top})")
+    from proctor.api.verification import check_judged_relevant as check  # the API's check, spelled as flags
+
+    check(store, value)
 
 
 def note(message: str) -> None:

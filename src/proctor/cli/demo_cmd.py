@@ -20,6 +20,6 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the demo (the bundled experiment file, through the Python API)."""
-    from proctor.demo.run import run_demo
+    import proctor
 
-    return run_demo(args.out)
+    return proctor.run_demo(args.out)

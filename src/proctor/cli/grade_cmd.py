@@ -4,13 +4,12 @@ into one grade set."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 from pathlib import Path
 
+from proctor import api
 from proctor.cli.common import add_format, add_store, int_in, note
-from proctor.errors import UsageError
-from proctor.methods import ANSWER_METHODS, METHOD_NAMES
+from proctor.llm.config import BackendConfig
 from proctor.options.backend import add_backend_options
 from proctor.options.grading import GradingOptions
 from proctor.options.model import add_options
@@ -28,7 +27,7 @@ An openai endpoint is checked before anything is sent or pre-filtered (reachable
 a run stops with the real error (exit status 2, grades so far kept) when the first request, or 5 in a row,
 fail for a reason no retry fixes (no connection, key refused, no such model).
 
-methods:  {', '.join(METHOD_NAMES)}
+methods:  {', '.join(api.METHOD_NAMES)}
           self-rating (0-5, {RUBRIC}, Table 2), nugget-rating (0-5, key facts),
           qa (answer + verification against gold answers, 0/1), embedding (cosine similarity → 0-5,
           needs --llm embed:minilm)
@@ -57,7 +56,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_store(p)
     p.add_argument("--method", required=True, metavar="METHOD",
-                   help=f"one of: {', '.join(METHOD_NAMES + ANSWER_METHODS)}")
+                   help=f"one of: {', '.join(api.METHOD_NAMES + api.ANSWER_METHODS)}")
     add_options(p, GradingOptions, "llm", "template")
     add_backend_options(p)
     add_options(p, GradingOptions, "aggregate", "sum_thresholds", "verify", "guard", "depth", "max_queries",
@@ -75,7 +74,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                    help="--engine ray: worker actors (default: the cluster's CPUs)")
     _add_batch_options(p)
     add_format(p, ("text", "json"), "text")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, param_flags={"thresholds": "--sum-thresholds", "templates": "--template"})
 
 
 def _add_batch_options(p: argparse.ArgumentParser) -> None:
@@ -99,25 +98,33 @@ def _add_batch_options(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Grade and print a summary."""
+    """Grade (or write or read batch files) and print a summary."""
     from proctor.cli.common import writable_store
-    from proctor.grading import grade
 
-    request = _request(args)
-    if args.batch_export and args.batch_import:
-        raise UsageError("--batch-export and --batch-import: one at a time")
-    if args.batch_export:
-        return _export(args, request)
-    if request.backend.spec.startswith("openai-batch:"):
-        return _batch_api(args, request)
+    job = api.grade_job(args.method, args.llm, backend=BackendConfig.from_args(args), aggregate=args.aggregate,
+                        thresholds=args.sum_thresholds, templates=tuple(args.template or ()),
+                        prefilter=args.prefilter, depth=args.depth, max_queries=args.max_queries,
+                        max_passages=args.max_passages, bank=args.bank, prefilter_below=args.prefilter_below,
+                        progress=args.progress, verify=args.verify, max_attempts=args.max_attempts,
+                        engine=args.engine, ray_address=args.ray_address, ray_workers=args.ray_workers,
+                        progress_every=args.progress_every, guard=args.guard, batch_export=args.batch_export,
+                        batch_import=args.batch_import or (), batch_wait=args.batch_wait,
+                        batch_poll=args.batch_poll, batch_max_requests=args.batch_max_requests,
+                        batch_max_bytes=args.batch_max_bytes)
     with writable_store(args.store, args.lock_timeout) as store:
-        if args.batch_import:
-            from proctor.grading.batch import import_batches
+        outcome = api.run_grade_job(store, job)
+    if outcome.mode == "batch-export":
+        return _exported(args, outcome)
+    if outcome.mode == "batch-api":
+        return _batch_api(args, outcome)
+    if outcome.mode == "batch-import":
+        _note_import(outcome.report)
+    assert outcome.grade_set is not None  # grading (now or from files) always resolves its grade set
+    return _graded(args, outcome.grade_set, outcome.summaries)
 
-            grade_set, report, summaries = asyncio.run(import_batches(store, request, args.batch_import))
-            _note_import(report)
-        else:
-            grade_set, summaries = asyncio.run(grade(store, request))
+
+def _graded(args: argparse.Namespace, grade_set: api.GradeSet, summaries: list) -> int:
+    """The summary of grading (now or from batch results) and its exit status."""
     graded = sum(s.graded for s in summaries)
     failures = sum(s.failures for s in summaries)
     status = 3 if graded and failures == graded else 0
@@ -144,15 +151,9 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
-def _export(args: argparse.Namespace, request) -> int:
-    """Write batch shards and say what was written."""
-    from proctor.cli.common import writable_store
-    from proctor.grading.batch import export_batches
-
-    with writable_store(args.store, args.lock_timeout) as store:
-        grade_set, report, _ = asyncio.run(export_batches(store, request, args.batch_export,
-                                                          max_requests=args.batch_max_requests,
-                                                          max_bytes=args.batch_max_bytes))
+def _exported(args: argparse.Namespace, outcome: api.GradeOutcome) -> int:
+    """Say what batch shards were written."""
+    grade_set, report = outcome.grade_set, outcome.report
     if args.format == "json":
         print(json.dumps({**report.as_dict(), "grade_set": grade_set.as_dict()}, indent=2))
     elif report.requests:
@@ -164,17 +165,10 @@ def _export(args: argparse.Namespace, request) -> int:
     return 0
 
 
-def _batch_api(args: argparse.Namespace, request) -> int:
-    """Grade through the OpenAI Batch API: submit, poll, import; detach unless --batch-wait."""
-    from proctor.cli.common import writable_store
-    from proctor.grading.batch_api import grade_with_batch_api
-
-    if args.batch_import:
-        raise UsageError("--llm openai-batch:MODEL imports its own results: no --batch-import")
-    with writable_store(args.store, args.lock_timeout) as store:
-        grade_set, report, summaries = asyncio.run(grade_with_batch_api(store, request, wait=args.batch_wait,
-                                                                        poll_seconds=args.batch_poll))
-    data = {**report.as_dict(), "grade_set": grade_set.as_dict() if grade_set else None,
+def _batch_api(args: argparse.Namespace, outcome: api.GradeOutcome) -> int:
+    """What the OpenAI Batch API did: submitted, polled, imported; what is still open."""
+    report, summaries = outcome.report, outcome.summaries
+    data = {**report.as_dict(), "grade_set": outcome.grade_set.as_dict() if outcome.grade_set else None,
             "steps": [s.as_dict() for s in summaries]}
     if args.format == "json":
         print(json.dumps(data, indent=2))
@@ -198,42 +192,6 @@ def _note_import(report) -> None:
         note(f"imported before, skipped: {', '.join(data['skipped_files'])}")
     note(f"batch results: {data['results']} lines in {data['files']} file(s); {data['other_grade_sets']} of other "
          f"grade sets, {data['unmatched_results']} for no pending pair (graded already, or the prompt changed since)")
-
-
-def _request(args: argparse.Namespace):
-    """The grading request the options describe, checked before any work."""
-    from proctor.grading import GradeRequest
-    from proctor.grading.engine import GradeOptions
-    from proctor.llm.config import BackendConfig
-
-    if args.method not in METHOD_NAMES + ANSWER_METHODS:
-        raise UsageError(f"--method {args.method!r}: unknown method; choose one of "
-                         f"{', '.join(METHOD_NAMES + ANSWER_METHODS)}")
-    try:
-        thresholds = tuple(int(t) for t in args.sum_thresholds.split(","))
-    except ValueError:
-        thresholds = ()
-    if len(thresholds) != 3 or not thresholds[0] >= thresholds[1] >= thresholds[2]:
-        raise UsageError("--sum-thresholds takes three decreasing integers, e.g. 10,7,5")
-    spec = args.llm or ("embed:minilm" if args.method == "embedding" else None)
-    if spec is None:
-        raise UsageError("--llm SPEC is required, e.g. openai:MODEL, hf:PATH, replay:FILE, embed:minilm")
-    if (args.method == "embedding") != spec.startswith("embed:"):
-        raise UsageError("--method embedding goes with --llm embed:..., and embed backends only with it")
-    if args.verify == "llm" and args.method != "qa":
-        raise UsageError("--verify llm applies to --method qa only")
-    if spec.startswith("hf-qa:") and (args.method != "qa" or args.verify == "llm"):
-        raise UsageError("--llm hf-qa:PATH extracts answer spans: it grades --method qa, verified against the "
-                         "answer key (--verify edit-distance), not --verify llm or other methods")
-    if bool(args.prefilter) != (args.prefilter_below is not None):
-        raise UsageError("--prefilter SPEC and --prefilter-below S go together")
-    options = GradeOptions(depth=args.depth, max_queries=args.max_queries, max_passages=args.max_passages,
-                           bank=args.bank, prefilter_below=args.prefilter_below, progress=args.progress,
-                           verify=args.verify, max_attempts=args.max_attempts, engine=args.engine,
-                           ray_address=args.ray_address, ray_workers=args.ray_workers,
-                           progress_every=args.progress_every, guard=args.guard)
-    return GradeRequest(args.method, BackendConfig.from_args(args, spec), options, aggregate=args.aggregate,
-                        thresholds=thresholds, templates=tuple(args.template or ()), prefilter=args.prefilter)
 
 
 def _print_summary(summary) -> None:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from proctor import api
 from proctor.cli.common import add_store, note, writable_store
-from proctor.errors import UsageError
-from proctor.importing import KINDS, ImportOptions, import_files
 
 HELP = """\
 Import files into a store (created if missing). All files of one command go in together or not at all;
@@ -33,7 +32,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     """Add the `import` command."""
     p = commands.add_parser("import", help="import queries, runs, qrels, passages, banks or exam_pp files",
                             description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("kind", choices=KINDS, metavar="KIND", help="one of: " + ", ".join(KINDS))
+    p.add_argument("kind", choices=api.IMPORT_KINDS, metavar="KIND", help="one of: " + ", ".join(api.IMPORT_KINDS))
     p.add_argument("files", nargs="+", metavar="FILE", help="files to import")
     add_store(p)
     p.add_argument("--no-grades", action="store_true", help="exampp: import everything but the grades")
@@ -54,19 +53,17 @@ def register(commands: argparse._SubParsersAction) -> None:
                    "the grades made from a replaced text become stale")
     p.add_argument("--skip-unknown-queries", action="store_true",
                    help="skip (and count) lines of queries the store does not know instead of failing")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, param_flags={"grades_bank": "--bank", "bank_name": "--name"})
 
 
 def run(args: argparse.Namespace) -> int:
     """Import and print one summary line per file on standard error."""
-    options = ImportOptions(with_grades=not args.no_grades, bank_name=args.name,
-                            skip_unknown_queries=args.skip_unknown_queries, response_format=args.response_format,
-                            word_budget=args.word_budget, on_error=args.on_error, grades_bank=args.bank,
-                            replace=args.replace)
-    if args.bank and args.kind != "exampp":
-        raise UsageError("--bank applies to `import exampp` only (bank files take --name)")
+    request = api.import_request(args.kind, args.files, with_grades=not args.no_grades, bank_name=args.name,
+                                 skip_unknown_queries=args.skip_unknown_queries,
+                                 response_format=args.response_format, word_budget=args.word_budget,
+                                 on_error=args.on_error, grades_bank=args.bank, replace=args.replace)
     with writable_store(args.store, args.lock_timeout) as store:
-        reports = import_files(store, args.kind, args.files, options)
+        reports = request.run(store)
     for report in reports:
         for problem in report.skipped_records:
             note(f"skipped: {problem}")

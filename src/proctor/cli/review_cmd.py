@@ -33,13 +33,10 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Check the options, then serve until interrupted."""
-    from proctor.evaluate.leaderboard_files import read_official
-    from proctor.review.app import check_bind, serve
-    from proctor.review.pages import Thresholds
+    import proctor
 
-    token = check_bind(args.host, args.token, args.generate_token)
-    config = BackendConfig.from_args(args) if args.llm else None
-    official = read_official(args.official) if args.official else None
-    serve(args.store, args.host, args.port, token, config=config, official=official,
-          thresholds=Thresholds(args.min_grade, args.judged_relevant))
+    proctor.review_app(args.store, host=args.host, port=args.port, token=args.token,
+                       generate_token=args.generate_token, official=args.official, min_grade=args.min_grade,
+                       judged_relevant=args.judged_relevant, llm=args.llm,
+                       backend=BackendConfig.from_args(args) if args.llm else None)
     return 0

@@ -39,22 +39,15 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run (or plan) the experiment and print what happened."""
-    from proctor.errors import UsageError
-    from proctor.experiment import run_experiment
+    import proctor
 
-    for name in ("price_in", "price_out"):
-        value = getattr(args, name)
-        if value is not None and not args.dry_run:
-            raise UsageError(f"--{name.replace('_', '-')} needs --dry-run")
-    limits = {"max_queries": args.max_queries, "max_passages": args.max_passages}
-    if args.dry_run:
-        from proctor.experiment.dryrun import dry_run, render
-
-        estimate = dry_run(args.experiment, only=args.only, price_in=args.price_in, price_out=args.price_out,
-                           **limits)
-        sys.stdout.write(json.dumps(estimate, indent=2) + "\n" if args.format == "json" else render(estimate))
+    request = proctor.experiment_request(args.experiment, dry_run=args.dry_run, only=args.only,
+                                         max_queries=args.max_queries, max_passages=args.max_passages,
+                                         price_in=args.price_in, price_out=args.price_out, progress=args.progress)
+    if request.dry_run:
+        sys.stdout.write(request.plan().text(args.format))
         return 0
-    result = run_experiment(args.experiment, only=args.only, progress=args.progress, log=note, **limits)
+    result = request.run(log=note)
     if args.format == "json":
         print(json.dumps(result.manifest, indent=2, default=str))
     else:

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 
-from proctor.analyze.verify import REPORTS, VerifyOptions, build_report, render_markdown, render_text
-from proctor.cli.common import GRADE, add_format, add_store, check_judged_relevant, emit, int_in, readable_store
-from proctor.gradesets.resolve import resolve_grade_set
+from proctor import api
+from proctor.cli.common import GRADE, add_format, add_store, emit, int_in, readable_store
 
 DESCRIPTION = """\
 Human verification of the rubric (RUBRIC 6.7):
@@ -22,7 +19,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     """Add the `verify` command."""
     p = commands.add_parser("verify", help="reports to verify the rubric: answers, spurious, uncovered, distribution",
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("report", choices=REPORTS, metavar="REPORT", help=" | ".join(REPORTS))
+    p.add_argument("report", choices=api.VERIFY_REPORTS, metavar="REPORT", help=" | ".join(api.VERIFY_REPORTS))
     add_store(p)
     p.add_argument("--grade-set", metavar="ID", help="the grade set to check (see `proctor info`)")
     p.add_argument("--method", help="narrow to grade sets of this method (needed when the store has several)")
@@ -40,12 +37,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Build the report and print it."""
     with readable_store(args.store, args.lock_timeout) as store:
-        check_judged_relevant(store, args.judged_relevant)
-        grade_set = resolve_grade_set(store, args.grade_set, args.method, args.model, args.bank)
-        data = build_report(store, args.report, VerifyOptions(
-            grade_set, args.min_grade, args.judged_relevant, args.limit, args.query))
-    if args.format == "json":
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
-    else:
-        emit(render_markdown(data) if args.format == "md" else render_text(data), args.format)
+        report = api.verify(store, args.report, grade_set=args.grade_set, method=args.method, model=args.model,
+                            bank=args.bank, min_grade=args.min_grade, judged_relevant=args.judged_relevant,
+                            limit=args.limit, query=args.query)
+    emit(report.text(args.format), args.format)
     return 0

@@ -2,6 +2,7 @@
 steps whose inputs changed and writes `run.json` (docs/experiments.md)."""
 
 from proctor.experiment.load import load_experiment
+from proctor.experiment.request import Estimate, ExperimentRequest, experiment_request
 from proctor.experiment.runner import RunResult, run_experiment
 
-__all__ = ["RunResult", "load_experiment", "run_experiment"]
+__all__ = ["Estimate", "ExperimentRequest", "RunResult", "experiment_request", "load_experiment", "run_experiment"]

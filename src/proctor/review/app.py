@@ -80,3 +80,23 @@ def serve(store_path: str | Path, host: str, port: int, token: str | None, **opt
     address = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
     print(f"proctor review: serving {store_path} at {address}", file=sys.stderr, flush=True)
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+
+
+def review_app(store_path: str | Path, *, host: str = "127.0.0.1", port: int = 8765, token: str | None = None,
+               generate_token: bool = False, official: str | Path | None = None, min_grade: int = 4,
+               judged_relevant: int = 1, llm: str | None = None, backend: BackendConfig | None = None) -> None:
+    """`proctor review` (`proctor.review_app`): check the bind address and token (`check_bind`), read the official
+    leaderboard for the impact view, then serve the app over the store until interrupted. `llm` (with `backend`'s
+    options) grades what is new; without it the app cannot grade."""
+    from dataclasses import replace
+
+    from proctor.evaluate.leaderboard_files import read_official
+
+    token = check_bind(host, token, generate_token)
+    config = None
+    if llm:
+        config = replace(backend or BackendConfig(), spec=llm)
+        config.check()
+    board = read_official(official) if official else None
+    serve(store_path, host, port, token, config=config, official=board,
+          thresholds=Thresholds(min_grade, judged_relevant))

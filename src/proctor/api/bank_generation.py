@@ -1,0 +1,174 @@
+"""Making question and nugget banks through the door (`proctor bank generate`): from a topics file with the
+prompts of RUBRIC Table 1, or AutoNuggetizer-style nuggets from a store's judged relevant passages; checked
+before any LLM call, written as a workbench bank file."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from proctor.api.choices import check_choice
+from proctor.bank.generate import generate_bank as generate_bank  # `(query_id, text)` topics, in memory
+from proctor.errors import UsageError
+from proctor.outputs import file_target
+from proctor.store import Store
+
+if TYPE_CHECKING:
+    from proctor.bank.generate import Outcome
+    from proctor.llm.config import BackendConfig
+
+Style = Literal["dl", "car"]
+"""Prompt style: TREC DL (break the query into questions) or CAR (one bank line per query subtopic)."""
+TEXT_BACKENDS = ("openai", "hf", "llamacpp")
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """A checked `proctor bank generate`: what to generate from (a topics file, or a store's pool), with which
+    backend, into which file."""
+
+    out: str
+    backend: BackendConfig
+    queries: str | None = None
+    store: str | None = None
+    style: Style = "dl"
+    nuggets: bool = False
+    importance: bool = True
+    per_query: int = 10
+    retries: int = 3
+    min_relevance: int = 2
+    max_nuggets: int = 30
+    dedup: bool = False
+
+    @property
+    def from_pool(self) -> bool:
+        """Nuggets from the store's judged relevant passages (else from the topics file)."""
+        return self.store is not None
+
+
+@dataclass
+class Generated:
+    """What a generation did: the lines written to `out` (none written when no topic gave a usable reply), the
+    topics asked, LLM calls, and the topics that never succeeded (`failures`, `importance_failures`)."""
+
+    out: str
+    kind: Literal["questions", "nuggets"]
+    topics: int
+    limit: int
+    outcome: Outcome = field(repr=False)
+
+    @property
+    def written(self) -> bool:
+        """Whether the bank file was written (some topic gave a usable reply)."""
+        return bool(self.outcome.lines)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The summary `proctor bank generate --format json` prints."""
+        counts = [len(line["items"]) for line in self.outcome.lines]
+        return {"out": self.out if self.written else None, "topics": self.topics, "generated": len(counts),
+                "items": sum(counts), "short_lines": sum(1 for c in counts if c < self.limit),
+                "llm_calls": self.outcome.attempts, "failed": self.outcome.failures,
+                "importance_failed": self.outcome.importance_failures}
+
+
+def generation_request(llm: str, out: str, *, queries: str | None = None, from_pool: bool = False,
+                       store: str | None = None, style: Style = "dl", nuggets: bool = False, importance: bool = True,
+                       per_query: int = 10, retries: int = 3, min_relevance: int = 2, max_nuggets: int = 30,
+                       dedup: bool = False, backend: BackendConfig | None = None, **backend_fields: Any
+                       ) -> GenerationRequest:
+    """`proctor bank generate`, checked before any LLM call: `per_query` items per topic of the `queries` file
+    (questions, or `nuggets`), or with `from_pool` nuggets from `store`'s passages judged `min_relevance` or more
+    (at most `max_nuggets` per query); `llm` a text-generating backend (openai:, hf:, llamacpp:), `backend` a
+    `BackendConfig` and/or its fields; `out` the bank file to write."""
+    from dataclasses import replace
+
+    from proctor.llm.config import BackendConfig
+
+    if per_query < 1:
+        raise UsageError("{per_query} must be at least 1", params=("per_query",))
+    file_target(out)  # before any LLM call
+    if llm.split(":")[0] not in TEXT_BACKENDS:
+        raise UsageError("bank generation needs a text-generating backend: openai:MODEL, hf:PATH, llamacpp:PATH")
+    check_choice("style", style, Style)
+    if from_pool:
+        if not nuggets or not store or queries:
+            raise UsageError("{from_pool} goes with {nuggets} and {store} S (and no {queries})",
+                             params=("from_pool", "nuggets", "store", "queries"))
+        if max_nuggets < 1:
+            raise UsageError("{max_nuggets} must be at least 1", params=("max_nuggets",))
+    elif not queries or store:
+        raise UsageError("bank generate takes {queries} FILE (or {from_pool} {store} S {nuggets})",
+                         params=("queries", "from_pool", "store", "nuggets"))
+    config = replace(backend or BackendConfig(), spec=llm, **backend_fields)
+    config.check()
+    return GenerationRequest(out, config, queries, store if from_pool else None, style, nuggets, importance,
+                             per_query, retries, min_relevance, max_nuggets, dedup)
+
+
+def generate_bank_file(request: GenerationRequest, *, log: Log | None = None) -> Generated:
+    """Generate the bank a `GenerationRequest` asks for and write it to its `out` (when any topic gave a usable
+    reply); `log` receives the notes (pool queries left out) as they come."""
+    if request.from_pool:
+        return nuggets_from_pool(request, log=log)
+    from proctor.bank.generate import generate, read_topics
+
+    topics = read_topics(request.queries, request.style)  # type: ignore[arg-type]
+    kind: Literal["questions", "nuggets"] = "nuggets" if request.nuggets else "questions"
+    outcome = _with_backend(request, len(topics), "generating", lambda backend, progress: generate(
+        topics, backend, style=request.style, kind=kind, n=request.per_query, retries=request.retries,
+        progress=progress, importance=request.importance))
+    return _written(request, outcome, len(topics), kind, request.per_query)
+
+
+def nuggets_from_pool(request: GenerationRequest, *, log: Log | None = None) -> Generated:
+    """AutoNuggetizer-style nuggets from the judged relevant passages of the request's store."""
+    from proctor.bank.pool_nuggets import create_from_pool, pool_topics
+
+    say = log or (lambda _: None)
+    store = Store.open(request.store)  # type: ignore[arg-type]
+    try:
+        if store.migration_note:
+            say(store.migration_note)
+        topics, left_out = pool_topics(store.queries(), store.judgments(), store.passage_texts(),
+                                       request.min_relevance)
+    finally:
+        store.close()
+    if left_out:
+        say(f"{len(left_out)} judged queries have no query text or no passage with text judged "
+            f">= {request.min_relevance}: no nuggets for them ({', '.join(left_out[:10])})")
+    if not topics:
+        raise UsageError(f"{request.store}: no query with a text and passages judged >= {request.min_relevance}")
+    outcome = _with_backend(request, len(topics), "nuggets from the pool", lambda backend, progress: create_from_pool(
+        topics, backend, max_nuggets=request.max_nuggets, retries=request.retries, importance=request.importance,
+        dedup=request.dedup, progress=progress))
+    return _written(request, outcome, len(topics), "nuggets", request.max_nuggets)
+
+
+def _with_backend(request: GenerationRequest, total: int, label: str, work: Callable[[Any, Any], Any]) -> Outcome:
+    """Run `work(backend, progress)` with the request's backend (closed after) and a progress bar."""
+    from proctor.grading.progress import Progress
+
+    backend = request.backend.build("generate")
+    progress = Progress(total, None, label)
+
+    async def go() -> Outcome:
+        try:
+            return await work(backend, progress)
+        finally:
+            await backend.aclose()
+
+    outcome = asyncio.run(go())
+    progress.close()
+    return outcome
+
+
+def _written(request: GenerationRequest, outcome: Outcome, topics: int, kind: Literal["questions", "nuggets"],
+             limit: int) -> Generated:
+    from proctor.bank.generate import write_bank
+
+    if outcome.lines:
+        write_bank(outcome.lines, request.out)
+    return Generated(request.out, kind, topics, limit, outcome)

@@ -1,0 +1,175 @@
+"""Question banks through the door (`proctor bank diff|impact|export`; `generate` is in
+`proctor.api.bank_generation`): compare two bank files, see what changing bank A into B does to labels and
+leaderboards, write a stored bank in the formats other tools read."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+from proctor.api.bank_generation import Log
+from proctor.api.choices import check_choice
+from proctor.errors import UsageError
+from proctor.store import Store
+
+if TYPE_CHECKING:
+    from proctor.evaluate.leaderboard_files import LeaderboardFile
+    from proctor.grading.engine import Summary
+    from proctor.io.banks import Bank
+    from proctor.llm.config import BackendConfig
+    from proctor.records import GradeSet
+
+BankFormat = Literal["items", "questions", "yaml", "nuggetizer", "autojudge"]
+"""How `export_bank` writes: the workbench's `items` or older `questions` JSONL, editable YAML, nuggetizer's
+nuggets JSONL (nuggets only), the TREC AutoJudge nugget bank."""
+BANK_FORMATS: tuple[str, ...] = get_args(BankFormat)
+
+
+def load_bank_file(path: str | Path, *, log: Log | None = None) -> Bank:
+    """A bank file (JSONL either format, YAML, nuggetizer, AutoJudge); `log` receives its reader's notes
+    (merged identical repeats)."""
+    from proctor.io.bank_files import load_bank
+
+    bank = load_bank(path)
+    for line in bank.notes:
+        (log or (lambda _: None))(line)
+    return bank
+
+
+@dataclass
+class BankDiff:
+    """Added, removed and reworded items between two banks (`result`, as `--format json` prints it)."""
+
+    result: dict[str, list[dict[str, Any]]]
+
+    def text(self, fmt: Literal["text", "json", "md"] = "text") -> str:
+        """What `proctor bank diff --format FMT` prints."""
+        from proctor.bank.diff import render_diff
+
+        return json.dumps(self.result, indent=2) + "\n" if fmt == "json" else render_diff(self.result, fmt)
+
+
+def diff_banks(old: str | Path, new: str | Path, *, log: Log | None = None) -> BankDiff:
+    """The diff of two bank files: added, removed and reworded items (same id with new text, or similar text
+    under a new id)."""
+    from proctor.bank.diff import diff_banks as diff
+
+    return BankDiff(diff(load_bank_file(old, log=log).questions, load_bank_file(new, log=log).questions))
+
+
+@dataclass
+class BankImpact:
+    """What changing bank A into B did: B's grade set, the grading of what B adds (a summary, or None when
+    nothing needed grading) and the comparison (`result`: changed labels, scores, correlations)."""
+
+    grade_set: GradeSet
+    graded: Summary | None
+    result: dict[str, Any]
+
+    def text(self, fmt: Literal["md", "json"] = "md") -> str:
+        """What `proctor bank impact --format FMT` prints."""
+        from proctor.analyze.bank_impact import render_impact
+
+        return json.dumps(self.result, indent=2) + "\n" if fmt == "json" else render_impact(self.result)
+
+
+@dataclass(frozen=True)
+class ImpactRequest:
+    """A checked `proctor bank impact`: both banks read, the official leaderboard read, the backend for what B
+    adds (None: B may add nothing ungraded)."""
+
+    new_path: str
+    old: Bank = field(repr=False)
+    new: Bank = field(repr=False)
+    backend: BackendConfig | None = None
+    grade_set: str | None = None
+    method: str | None = None
+    model: str | None = None
+    bank: str | None = None
+    measure: str = "P@20"
+    min_grade: int = 3
+    official: LeaderboardFile | None = None
+    name: str | None = None
+    limit: int = 50
+    progress: bool | None = None
+
+    def run(self, store: Store) -> BankImpact:
+        """Grade only what B adds (a grade set for B beside A's), then compare labels and leaderboards."""
+        from proctor.analyze.bank_impact import bank_impact, prepare_impact
+        from proctor.evaluate.sources import load_runs
+        from proctor.gradesets.resolve import resolve_grade_set
+
+        old_set = resolve_grade_set(store, self.grade_set, self.method, self.model, self.bank)
+        new_set, graded = prepare_impact(store, old_set, self.new_path, self.new, self.backend, name=self.name,
+                                         progress=self.progress)
+        result = bank_impact(store, old_set, new_set, {q["question_id"] for q in self.old.questions},
+                             {q["question_id"] for q in self.new.questions}, load_runs(store, None),
+                             measure=self.measure, min_grade=self.min_grade, official=self.official,
+                             limit=self.limit)
+        return BankImpact(new_set, graded, result)
+
+
+def impact_request(old: str | Path, new: str | Path, *, llm: str | None = None, backend: BackendConfig | None = None,
+                   grade_set: str | None = None, method: str | None = None, model: str | None = None,
+                   bank: str | None = None, measure: str = "P@20", min_grade: int = 3, official: str | None = None,
+                   name: str | None = None, limit: int = 50, progress: bool | None = None, log: Log | None = None,
+                   **backend_fields: Any) -> ImpactRequest:
+    """`proctor bank impact A B`, read and checked before the store is opened: the bank files (their notes to
+    `log`), the official leaderboard for the correlation, and the backend (`llm`, `backend` and/or its fields)
+    for B's questions without a grade; A's grade set is `grade_set`, or the one `method`/`model`/`bank`
+    narrow to. Carry it out with `.run(store)`."""
+    from dataclasses import replace
+
+    from proctor.evaluate.leaderboard_files import read_official
+    from proctor.llm.config import BackendConfig
+
+    old_bank, new_bank = load_bank_file(old, log=log), load_bank_file(new, log=log)
+    board = read_official(official) if official else None
+    config = None
+    if llm:
+        config = replace(backend or BackendConfig(), spec=llm, **backend_fields)
+        config.check()
+    return ImpactRequest(str(new), old_bank, new_bank, config, grade_set, method, model, bank, measure, min_grade,
+                         board, name, limit, progress)
+
+
+@dataclass
+class BankExport:
+    """What `export_bank` wrote: `items` questions and nuggets into `out` as `fmt`; `questions_left_out` are the
+    questions nuggetizer's format cannot hold."""
+
+    out: str
+    fmt: BankFormat
+    items: int
+    questions_left_out: int = 0
+
+
+def export_bank(store: Store, out: str, fmt: BankFormat = "items", *, bank: str | None = None) -> BankExport:
+    """Write the store's banks (every bank's latest version, or `bank`: `NAME[@VERSION]`) to `out` as `fmt`."""
+    from proctor.bank.generate import write_bank
+    from proctor.bank.manual import bank_lines, yaml_text
+    from proctor.outputs import file_target, write_text
+
+    check_choice("fmt", fmt, BankFormat)
+    version = store.bank_version(bank) if bank else None
+    questions = store.bank_questions(*version) if version else store.bank_questions()
+    texts = {k: v for k, v in store.queries().items() if v}
+    if not questions:
+        raise UsageError(f"{store.path}: no bank questions" + (f" in bank {bank!r}" if bank else ""))
+    left_out = 0
+    if fmt == "yaml":
+        write_text(file_target(out), yaml_text(questions, texts, version[0] if version else None))
+    elif fmt in ("nuggetizer", "autojudge"):
+        from proctor.io.nugget_banks import autojudge_lines, nuggetizer_lines
+
+        lines = (nuggetizer_lines if fmt == "nuggetizer" else autojudge_lines)(questions, texts)
+        if not lines:
+            raise UsageError(f"{store.path}: no nuggets to write in nuggetizer's format (it holds no questions)")
+        if fmt == "nuggetizer":
+            left_out = len(questions) - sum(len(line.get("nuggets", [])) for line in lines)
+        write_bank(lines, out)
+    else:
+        write_bank(bank_lines(questions, texts, fmt), out)
+    return BankExport(out, fmt, len(questions), left_out)

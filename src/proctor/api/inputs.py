@@ -1,0 +1,166 @@
+"""Inputs and outputs through the door: importing files into a store (`proctor import`) and exporting it as an
+exam_pp file, TREC run files or qrels (`proctor export`). Each is a request checked before the store is opened,
+then carried out on a store."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from proctor.api.choices import check_choice
+from proctor.errors import UsageError
+from proctor.importing import KINDS, ImportOptions, ImportReport, import_files
+from proctor.outputs import file_target
+from proctor.records import GradeSet
+from proctor.store import Store
+
+ImportKind = Literal["queries", "runs", "qrels", "corpus", "bank", "exampp", "responses"]
+ResponseFormat = Literal["auto", "jsonl", "rag24", "rag25", "text-dir"]
+OnError = Literal["fail", "skip"]
+ExportKind = Literal["exampp", "runs", "judgments"]
+IMPORT_KINDS: tuple[str, ...] = KINDS
+EXPORT_KINDS: tuple[str, ...] = get_args(ExportKind)
+
+
+@dataclass(frozen=True)
+class ImportRequest:
+    """A checked `proctor import`: files of one kind and the `ImportOptions`."""
+
+    kind: ImportKind
+    paths: tuple[Path, ...]
+    options: ImportOptions
+
+    def run(self, store: Store) -> list[ImportReport]:
+        """Import the files into `store` in one transaction (all or nothing); one report per file."""
+        return import_files(store, self.kind, list(self.paths), self.options)
+
+
+def import_request(kind: ImportKind, paths: Sequence[str | Path], *, with_grades: bool = True,
+                   bank_name: str | None = None, grades_bank: str | None = None,
+                   response_format: ResponseFormat = "auto", word_budget: int | None = None, on_error: OnError = "fail",
+                   replace: bool = False, skip_unknown_queries: bool = False) -> ImportRequest:
+    """`proctor import KIND FILES`, checked before any store is opened: `with_grades` (exampp), `bank_name` (bank:
+    its name in the store), `grades_bank` (exampp: the bank its grades graded), `response_format` and `word_budget`
+    (responses), `on_error` (responses, bank: a malformed record fails or is skipped), `replace` (what the store
+    holds where a file contradicts it), `skip_unknown_queries`."""
+    check_choice("kind", kind, ImportKind)
+    check_choice("response_format", response_format, ResponseFormat)
+    check_choice("on_error", on_error, OnError)
+    options = ImportOptions(with_grades=with_grades, bank_name=bank_name, skip_unknown_queries=skip_unknown_queries,
+                            response_format=response_format, word_budget=word_budget, on_error=on_error,
+                            grades_bank=grades_bank, replace=replace)
+    if grades_bank and kind != "exampp":
+        raise UsageError("{grades_bank} applies to `import exampp` only (bank files take {bank_name})",
+                         params=("grades_bank", "bank_name"))
+    return ImportRequest(kind, tuple(map(Path, paths)), options)
+
+
+def import_into(store: Store, kind: ImportKind, paths: Sequence[str | Path], **options: Any) -> list[ImportReport]:
+    """Import files of one kind (`options` as for `import_request`), all or nothing."""
+    return import_request(kind, paths, **options).run(store)
+
+
+@dataclass(frozen=True)
+class ExportRequest:
+    """A checked `proctor export`: what to write where, and (exampp) which grade sets."""
+
+    kind: ExportKind
+    out: Path | None = None
+    grade_sets: tuple[str, ...] = ()
+    method: str | None = None
+    model: str | None = None
+    bank: str | None = None
+    grades: bool = True
+
+    def run(self, store: Store) -> Exported:
+        """Write the export (atomically: a failed export leaves nothing half-written)."""
+        if self.kind == "runs":
+            written = export_runs(store, self.out)  # type: ignore[arg-type]
+            return Exported(self.kind, self.out, len(written), sum(written.values()))
+        if self.kind == "judgments":
+            text = export_judgments(store)
+            if self.out is not None:
+                from proctor.outputs import write_text
+
+                write_text(self.out, text)
+            return Exported(self.kind, self.out, text.count("\n"), text=text)
+        sets = self._grade_sets(store)
+        return Exported(self.kind, self.out, _write_exampp(store, self.out, sets), grade_sets=sets)  # type: ignore[arg-type]
+
+    def _grade_sets(self, store: Store) -> list[GradeSet]:
+        from proctor.gradesets.resolve import resolve_grade_set
+
+        if not self.grades:
+            return []
+        if self.grade_sets:
+            return [resolve_grade_set(store, g) for g in self.grade_sets]
+        if store.grade_sets() or self.method or self.model or self.bank:
+            return [resolve_grade_set(store, None, self.method, self.model, self.bank)]
+        return []
+
+
+@dataclass
+class Exported:
+    """What an export wrote: `count` queries (exampp), run files (runs) or judgments (judgments), `lines` of run
+    files, the grade sets written (exampp) and the qrels `text` (judgments)."""
+
+    kind: ExportKind
+    out: Path | None
+    count: int
+    lines: int = 0
+    grade_sets: list[GradeSet] = field(default_factory=list)
+    text: str = ""
+
+
+def export_request(kind: ExportKind, out: str | Path | None = None, *, grade_sets: Sequence[str] = (),
+                   method: str | None = None, model: str | None = None, bank: str | None = None,
+                   grades: bool = True) -> ExportRequest:
+    """`proctor export KIND`, checked before the store is opened: `exampp` (needs `out`, a file: .jsonl or
+    .jsonl.gz; the grades of `grade_sets`, or of the one grade set `method`/`model`/`bank` narrow to, unless
+    `grades=False`), `runs` (needs `out`, a folder), `judgments` (to `out`, or only as the result's `text`)."""
+    check_choice("kind", kind, ExportKind)
+    if kind == "exampp" and not out:
+        raise UsageError("export exampp needs {out} FILE", params=("out",))
+    if kind == "runs" and not out:
+        raise UsageError("export runs needs {out} DIR (one run file per run is written there)", params=("out",))
+    target = file_target(out) if out and kind != "runs" else (Path(out) if out else None)
+    return ExportRequest(kind, target, tuple(grade_sets), method, model, bank, grades)
+
+
+def _write_exampp(store: Store, out: Path, sets: list[GradeSet]) -> int:
+    """The exam_pp file, written to a temporary file and renamed; the number of queries written."""
+    import os
+
+    from proctor.exporting import write_exampp
+    from proctor.outputs import temporary_path
+
+    tmp = temporary_path(out)
+    try:
+        n = write_exampp(store, tmp, sets)
+        if n == 0:  # an empty file, which `import exampp` refuses: say so instead, as runs and judgments do
+            raise UsageError(f"{store.path}: no passages in the store: nothing to export")
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return n
+
+
+def export_runs(store: Store, folder: str | Path) -> dict[str, int]:
+    """Write every stored run as a TREC run file named as the run into `folder` (what `proctor export runs`
+    does); returns the lines written per run."""
+    from proctor.exporting import write_runs
+
+    return write_runs(store, folder)
+
+
+def export_judgments(store: Store) -> str:
+    """The imported human judgments as a qrels text (`qid 0 docid rel`; what `proctor export judgments`
+    prints)."""
+    from proctor.exporting import judgment_lines
+
+    lines = judgment_lines(store)
+    if not lines:
+        raise UsageError(f"{store.path}: no judgments in the store (import them with `proctor import qrels`)")
+    return "".join(lines)

@@ -1,0 +1,55 @@
+"""Verifying the rubric through the door (`proctor verify`, RUBRIC 6.7): reports that let a person check a grade
+set's questions against the human judgments."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from proctor.analyze.verify import REPORTS, VerifyOptions, build_report, render_markdown, render_text
+from proctor.errors import UsageError
+from proctor.gradesets.resolve import resolve_grade_set
+from proctor.store import Store
+
+VerifyReport = Literal["answers", "spurious", "uncovered", "distribution"]
+"""answers: per question, the passages that answer it; spurious: questions most often answered by passages judged
+non-relevant; uncovered: passages judged relevant that no question answers; distribution: grade histograms."""
+VERIFY_REPORTS: tuple[str, ...] = REPORTS
+
+
+@dataclass
+class Verification:
+    """A verification report as data (`data`, what `--format json` prints)."""
+
+    data: dict[str, Any]
+
+    def text(self, fmt: Literal["text", "json", "md"] = "text") -> str:
+        """What `proctor verify --format FMT` prints."""
+        if fmt == "json":
+            return json.dumps(self.data, indent=2) + "\n"
+        return render_markdown(self.data) if fmt == "md" else render_text(self.data)
+
+
+def check_judged_relevant(store: Store, value: int) -> None:
+    """`judged_relevant` must be reachable by the store's judgments (else every passage is non-relevant)."""
+    top = store.max_judgment()
+    if top is not None and value > top:
+        raise UsageError(f"{{judged_relevant}} {value}: no judgment reaches it (the store's judgments go up to {top})",
+                         params=("judged_relevant",))
+
+
+def verify(store: Store, report: VerifyReport, *, grade_set: str | None = None, method: str | None = None,
+           model: str | None = None, bank: str | None = None, min_grade: int = 4, judged_relevant: int = 1,
+           limit: int = 5, query: str | None = None) -> Verification:
+    """The `report` (one of `VERIFY_REPORTS`) of one grade set (`grade_set`, or the one `method`/`model`/`bank`
+    narrow to): a question is answered at grade >= `min_grade`, judgments >= `judged_relevant` are relevant,
+    `limit` passages per question (questions per query), only `query` when given."""
+    from proctor.numeric_options import check_numbers
+
+    check_numbers({"judged_relevant": judged_relevant})
+    if report not in REPORTS:
+        raise UsageError(f"unknown report {report!r}; choose one of {', '.join(REPORTS)}")
+    check_judged_relevant(store, judged_relevant)
+    chosen = resolve_grade_set(store, grade_set, method, model, bank)
+    return Verification(build_report(store, report, VerifyOptions(chosen, min_grade, judged_relevant, limit, query)))
