@@ -1,4 +1,4 @@
-"""Counts kept rather than recounted, and grades aggregated where they are (mixed into `Store`).
+"""Counts kept rather than recounted, and grades aggregated where they are (`Store.tallies`).
 
 `grade_set_counts` keeps `{step: {parse_status: n}}` per grade set. Triggers on `grades` drop a grade set's
 row (found through the grade's `grade_series`) whenever one of its grades is inserted, updated or deleted,
@@ -13,33 +13,13 @@ import sqlite3
 from collections.abc import Iterator
 
 from proctor.store.grades import SERIES
-
-COUNTS_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS grade_set_counts (grade_set_id TEXT PRIMARY KEY, counts TEXT NOT NULL) WITHOUT ROWID",
-    *(f"CREATE TRIGGER IF NOT EXISTS grade_set_counts_{event.lower()} AFTER {event} ON grades BEGIN"
-      " DELETE FROM grade_set_counts WHERE grade_set_id ="
-      f" (SELECT grade_set_id FROM grade_series WHERE series = {row}.series); END"
-      for event, row in (("INSERT", "NEW"), ("DELETE", "OLD"))),
-    "CREATE TRIGGER IF NOT EXISTS grade_set_counts_update AFTER UPDATE ON grades BEGIN"
-    " DELETE FROM grade_set_counts WHERE grade_set_id IN"
-    " (SELECT grade_set_id FROM grade_series WHERE series IN (OLD.series, NEW.series)); END",
-)
-"""Statements (each run on its own: triggers hold semicolons) that every writable store gets when opened."""
+from proctor.store.repository import Repository
 
 Counts = dict[str, dict[str, int]]
 
 
-class GradeTallies:
-    """Kept counts of grades, and labels aggregated in SQL."""
-
-    db: sqlite3.Connection
-
-    def ensure_tallies(self) -> None:
-        """Give the store the kept-counts table and its triggers (stores of earlier releases lack them)."""
-        have = {row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE name LIKE 'grade_set_counts%'")}
-        if len(have) < len(COUNTS_SCHEMA):  # written only when missing: opening never waits for a writer
-            for statement in COUNTS_SCHEMA:
-                self.db.execute(statement)
+class TallyRepository(Repository):
+    """Kept counts of grades (`grade_set_counts`), and labels aggregated in SQL."""
 
     def grade_counts(self) -> dict[str, Counts]:
         """`{grade_set_id: {step: {parse_status: n}}}` of every grade set, recounting only stale ones."""
@@ -88,7 +68,7 @@ class GradeTallies:
 
     def label_histogram(self, grade_set_id: str, step: str) -> Iterator[tuple[str, str, int | None, int]]:
         """(query, passage, grade, n) in (query, passage) order: how many of the pair's questions gave each grade
-        (grade None: failed). At one question the largest grade suffices: `ResultCaches.top_grades`."""
+        (grade None: failed). At one question the largest grade suffices: `CacheRepository.top_grades`."""
         yield from self.db.execute(
             f"SELECT query_id, passage_id, grade, COUNT(*) FROM grades WHERE series = {SERIES}"
             " GROUP BY query_id, passage_id, grade ORDER BY query_id, passage_id, grade DESC", (grade_set_id, step))
@@ -105,14 +85,3 @@ class GradeTallies:
             "SELECT query_id, passage_id, question_id FROM grades JOIN grade_items USING (item)"
             f" WHERE series = {SERIES} AND grade >= ? ORDER BY query_id, passage_id, question_id",
             (grade_set_id, step, tau))
-
-    def query_counts(self, bank: str | None = None, version: str | None = None) -> dict[str, int | None]:
-        """How many queries the store holds, how many have human judgments, and how many topics the bank
-        version has (None without a bank): counted by SQLite on its keys, no row read into Python."""
-        queries = self.db.execute("SELECT COUNT(*) FROM queries").fetchone()[0]
-        judged = self.db.execute("SELECT COUNT(*) FROM (SELECT DISTINCT query_id FROM judgments)").fetchone()[0]
-        in_bank = None
-        if bank is not None:
-            in_bank = self.db.execute("SELECT COUNT(DISTINCT query_id) FROM questions WHERE bank_id = ?"
-                                      " AND version = ?", (bank, version)).fetchone()[0]
-        return {"in_store": queries, "with_judgments": judged, "in_bank": in_bank}
