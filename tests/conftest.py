@@ -104,10 +104,10 @@ def grades_of(path: Path, method: str, model: str | None = None, step: str | Non
 
     store = Store.open(path)
     try:
-        sets = [s for s in store.grade_sets() if s.method == method and model in (None, s.model)
+        sets = [s for s in store.grades.grade_sets() if s.method == method and model in (None, s.model)
                 and all(s.params.get(k) == v for k, v in params.items())]
         assert len(sets) == 1, [s.describe() for s in sets]
-        return list(store.grades(sets[0], step or sets[0].step))
+        return list(store.grades.records(sets[0], step or sets[0].step))
     finally:
         store.close()
 

@@ -1,4 +1,4 @@
-"""Import speed: `Store.grade_import` holds the kept results' triggers on `grades` during a bulk write
+"""Import speed: `Store.grades.grade_import` holds the kept results' triggers on `grades` during a bulk write
 and drops the kept results of every grade set it wrote to once at the end. The kept results never give an
 older answer than the grades, other grade sets keep theirs, the triggers come back exactly (also after an error
 or a crash: see test_large_import), another connection never sees the store without them, and a trigger of the
@@ -33,17 +33,17 @@ def store(tmp_path) -> Store:
     store = Store.create_or_open(tmp_path / "s.db")
     with store.transaction():
         for grade_set in (A, B):
-            store.ensure_grade_set(grade_set)
-            store.upsert_grades(grade_set.id, _grades(grade_set.prompt_version))
+            store.grades.ensure_grade_set(grade_set)
+            store.grades.upsert_grades(grade_set.id, _grades(grade_set.prompt_version))
     _fill(store)
     return store
 
 
 def _fill(store: Store) -> None:
     for grade_set in (A, B):
-        list(store.top_grades(grade_set.id, grade_set.step))
-        assert store.cover_grades(grade_set.id, grade_set.step) is not None
-    store.grade_counts()
+        list(store.caches.top_grades(grade_set.id, grade_set.step))
+        assert store.caches.cover_grades(grade_set.id, grade_set.step) is not None
+    store.tallies.grade_counts()
 
 
 def _kept(store: Store) -> dict[str, set[str]]:
@@ -59,14 +59,14 @@ def test_a_bulk_write_drops_the_kept_results_of_its_grade_set_once_and_brings_th
     triggers = store.db.execute(TRIGGERS).fetchall()
     assert len(triggers) == 9 and _kept(store) == dict.fromkeys(KEPT, {A.id, B.id})
     changed = _grades("a", shift=1)[:5] + [Grade("q9", "q9p0", "q9/0", "self-rating", "m", "a", 2, "ok")]
-    with store.transaction(), store.grade_import(now()) as grades:
+    with store.transaction(), store.grades.grade_import(now()) as grades:
         assert store.db.execute(TRIGGERS).fetchall() == []  # held: no per-row deletes
         grades.write(A.id, A.step, _rows(changed))
     assert store.db.execute(TRIGGERS).fetchall() == triggers
     assert _kept(store) == dict.fromkeys(KEPT, {B.id})  # A's kept results dropped, B's kept
-    assert list(store.top_grades(A.id, A.step)) == list(store.db.execute(_TOP, (A.id, A.step)))
-    assert store.step_statuses(A.id) == {"self-rating": {"ok": 37}}
-    stored = {(q, p, i): g for q, p, i, g in store.grade_rows(A.id, A.step)}
+    assert list(store.caches.top_grades(A.id, A.step)) == list(store.db.execute(_TOP, (A.id, A.step)))
+    assert store.grades.step_statuses(A.id) == {"self-rating": {"ok": 37}}
+    stored = {(q, p, i): g for q, p, i, g in store.grades.grade_rows(A.id, A.step)}
     assert all(stored[g.query_id, g.passage_id, g.question_id] == g.grade for g in changed)
     assert _kept(store) == dict.fromkeys(KEPT, {B.id}) | {"label_cache": {A.id, B.id},
                                                           "grade_set_counts": {A.id, B.id}}  # filled again
@@ -74,14 +74,14 @@ def test_a_bulk_write_drops_the_kept_results_of_its_grade_set_once_and_brings_th
 
 def test_writing_the_same_grades_again_changes_nothing_and_keeps_every_kept_result(store):
     before = _kept(store)
-    with store.transaction(), store.grade_import(now()) as grades:
+    with store.transaction(), store.grades.grade_import(now()) as grades:
         grades.write(A.id, A.step, _rows(_grades("a")))
     assert _kept(store) == before and grades.changed == set()
 
 
 def test_another_connection_never_sees_the_store_without_its_triggers(store, tmp_path):
     other = sqlite3.connect(tmp_path / "s.db")
-    with store.transaction(), store.grade_import(now()) as grades:
+    with store.transaction(), store.grades.grade_import(now()) as grades:
         grades.write(A.id, A.step, _rows(_grades("a", shift=2)))
         assert len(other.execute(TRIGGERS).fetchall()) == 9
         assert {r[0] for r in other.execute("SELECT grade_set_id FROM label_cache")} == {A.id, B.id}
@@ -90,7 +90,7 @@ def test_another_connection_never_sees_the_store_without_its_triggers(store, tmp
 
 def test_an_error_inside_the_bulk_write_rolls_everything_back(store):
     triggers, before, kept = store.db.execute(TRIGGERS).fetchall(), store.dump(), _kept(store)
-    with pytest.raises(InputError), store.transaction(), store.grade_import(now()) as grades:
+    with pytest.raises(InputError), store.transaction(), store.grades.grade_import(now()) as grades:
         grades.write(A.id, A.step, _rows(_grades("a", shift=3)))
         raise InputError("e.jsonl", 7, "a bad line")
     assert store.db.execute(TRIGGERS).fetchall() == triggers and store.dump() == before and _kept(store) == kept
@@ -100,7 +100,7 @@ def test_a_trigger_of_the_users_own_keeps_every_trigger_in_place(store):
     store.db.execute("CREATE TABLE audit (query_id TEXT)")
     store.db.execute("CREATE TRIGGER audit_grades AFTER INSERT ON grades BEGIN INSERT INTO audit VALUES (NEW.query_id);"
                      " END")
-    with store.transaction(), store.grade_import(now()) as grades:
+    with store.transaction(), store.grades.grade_import(now()) as grades:
         assert len(store.db.execute(TRIGGERS).fetchall()) == 10
         grades.write(A.id, A.step, _rows([Grade("q8", "q8p0", "q8/0", "self-rating", "m", "a", 1, "ok")]))
     assert store.db.execute("SELECT query_id FROM audit").fetchall() == [("q8",)]
@@ -108,7 +108,7 @@ def test_a_trigger_of_the_users_own_keeps_every_trigger_in_place(store):
 
 
 def test_a_bulk_write_needs_a_transaction(store):
-    with pytest.raises(RuntimeError, match="needs a transaction"), store.grade_import(now()):
+    with pytest.raises(RuntimeError, match="needs a transaction"), store.grades.grade_import(now()):
         pass
 
 

@@ -52,8 +52,8 @@ def _members(store: Path, first: str, second: str) -> dict[tuple[str, str, str],
     out: dict[tuple[str, str, str], list[int]] = {}
     for prompt in (first, second):
         with _opened(store) as opened:
-            grade_set = next(s for s in opened.grade_sets() if s.id == prompt)
-            for g in opened.grades(grade_set, grade_set.step):
+            grade_set = next(s for s in opened.grades.grade_sets() if s.id == prompt)
+            for g in opened.grades.records(grade_set, grade_set.step):
                 out.setdefault((g.query_id, g.passage_id, g.question_id), []).append(g.grade)
     return out
 

@@ -176,7 +176,7 @@ def test_bank_order_is_kept_and_a_store_made_before_goes_by_id(assigned, cli, tm
     store = Store.open(store_path)
     try:
         (name, version) = store.db.execute("SELECT bank_id, version FROM banks").fetchone()
-        texts = [t for _, t, _ in store.bank_items("nugget", name, version)["t1"]]
+        texts = [t for _, t, _ in store.banks.bank_items("nugget", name, version)["t1"]]
         assert texts == [t for t, _ in NUGGETS]  # the file's order, not the ids'
     finally:
         store.close()
@@ -186,7 +186,7 @@ def test_bank_order_is_kept_and_a_store_made_before_goes_by_id(assigned, cli, tm
     db.close()
     store = Store.open(store_path)
     try:
-        ids = [i for i, _, _ in store.bank_items("nugget", name, version)["t1"]]
+        ids = [i for i, _, _ in store.banks.bank_items("nugget", name, version)["t1"]]
         assert ids == sorted(ids)
     finally:
         store.close()
@@ -197,6 +197,6 @@ def test_bank_order_is_kept_and_a_store_made_before_goes_by_id(assigned, cli, tm
     store = Store.open(store_path)
     try:
         (version,) = store.db.execute("SELECT version FROM banks WHERE bank_id = 'more'").fetchone()
-        assert [t for _, t, _ in store.bank_items("nugget", "more", version)["t1"]] == ["Zeta", "Alpha"]
+        assert [t for _, t, _ in store.banks.bank_items("nugget", "more", version)["t1"]] == ["Zeta", "Alpha"]
     finally:
         store.close()

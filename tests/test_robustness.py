@@ -180,9 +180,9 @@ def test_grade_with_detect_flags_pool_passages_and_leaderboards_count_them(demo_
     from proctor.store import Store
 
     opened = Store.open(demo_store)
-    planted = sorted(opened.judgments()["q1"])[0]
+    planted = sorted(opened.corpus.judgments()["q1"])[0]
     with opened.transaction():
-        opened.upsert_passages([(planted, f"{INJECTION} Bees are insects.")])
+        opened.corpus.upsert_passages([(planted, f"{INJECTION} Bees are insects.")])
     opened.close()
     with FakeOpenAI(reply=gullible_judge) as server:
         result = cli("grade", "--store", demo_store, "--method", "self-rating", *backend(server), "--guard", "detect",

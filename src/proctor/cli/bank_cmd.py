@@ -157,7 +157,8 @@ def _from_pool(args: argparse.Namespace) -> int:
     if args.max_nuggets < 1:
         raise UsageError("--max-nuggets must be at least 1")
     with readable_store(args.store) as store:
-        topics, left_out = pool_topics(store.queries(), store.judgments(), store.passage_texts(), args.min_relevance)
+        topics, left_out = pool_topics(store.corpus.queries(), store.corpus.judgments(), store.corpus.passage_texts(),
+                                       args.min_relevance)
     if left_out:
         note(f"{len(left_out)} judged queries have no query text or no passage with text judged "
              f">= {args.min_relevance}: no nuggets for them ({', '.join(left_out[:10])})")
@@ -261,9 +262,9 @@ def run_export(args: argparse.Namespace) -> int:
     from proctor.outputs import file_target, write_text
 
     with readable_store(args.store, args.lock_timeout) as store:
-        bank = store.bank_version(args.bank) if args.bank else None
-        questions = store.bank_questions(*bank) if bank else store.bank_questions()
-        texts = {k: v for k, v in store.queries().items() if v}
+        bank = store.banks.bank_version(args.bank) if args.bank else None
+        questions = store.banks.bank_questions(*bank) if bank else store.banks.bank_questions()
+        texts = {k: v for k, v in store.corpus.queries().items() if v}
     if not questions:
         raise UsageError(f"{args.store}: no bank questions" + (f" in bank {args.bank!r}" if args.bank else ""))
     if args.fmt == "yaml":

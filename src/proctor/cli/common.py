@@ -100,7 +100,7 @@ GRADE = int_in(1, MAX_GRADE)
 
 def check_judged_relevant(store: Store, value: int) -> None:
     """`--judged-relevant J` must be reachable by the store's judgments (else every passage is non-relevant)."""
-    top = store.max_judgment()
+    top = store.corpus.max_judgment()
     if top is not None and value > top:
         raise UsageError(f"--judged-relevant {value}: no judgment reaches it (the store's judgments go up to {top})")
 

@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
             sets = []
         elif args.grade_set:
             sets = [resolve_grade_set(store, g) for g in args.grade_set]
-        elif store.grade_sets() or args.method or args.model or args.bank:
+        elif store.grades.grade_sets() or args.method or args.model or args.bank:
             sets = [resolve_grade_set(store, None, args.method, args.model, args.bank)]
         else:
             sets = []

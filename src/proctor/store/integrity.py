@@ -14,12 +14,9 @@ import json
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from proctor.store.repository import Repository, now
-
-if TYPE_CHECKING:
-    from proctor.store import Store
+from proctor.store.repository import Facade, Repository, now
 
 GUARDED: dict[str, tuple[tuple[str, ...], tuple[str, ...], str, str]] = {
     "queries": (("query_id",), ("text",), "OLD.text IS NOT NULL", "origin"),
@@ -89,7 +86,7 @@ class Guard:
 class ImportRepository(Repository):
     """The `imports` and `import_log` tables, the guard and `stale_grades`."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Facade) -> None:
         super().__init__(store)
         self.command_entries: frozenset[int] = frozenset()
         """The import log entries of the command under way (their rows go in, or not, with it)."""

@@ -6,10 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from proctor.store import Store
+from typing import Any, Protocol
 
 
 def now() -> str:
@@ -27,11 +24,22 @@ def loads(value: str | None) -> Any:
     return None if value is None else json.loads(value)
 
 
+class Facade(Protocol):
+    """What a repository reads of the `Store` it belongs to (the store's own modules import no `Store`)."""
+
+    db: sqlite3.Connection
+    read_only: bool
+    origin: int | None
+    corpus: Any
+    tallies: Any
+    caches: Any
+
+
 class Repository:
     """One area's tables of a `Store`: reads and writes through the store's connection (inside its transaction,
     with its `origin` and `read_only`)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Facade) -> None:
         self._store = store
 
     @property
