@@ -15,7 +15,7 @@ import pytest
 from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score
 
-from conftest import seed_demo
+from conftest import raw_write, seed_demo
 from fake_openai import FakeOpenAI
 from proctor import api
 from proctor.evaluate.leaderboard import measure_leaderboard
@@ -137,8 +137,8 @@ def test_a_store_without_judgments_is_refused(cli, tmp_path):
     opened = api.open_store(store)
     copy = opened.copy_to(empty)
     opened.close()
-    copy.db.execute("DELETE FROM judgments")
     copy.close()
+    raw_write(empty, "DELETE FROM judgments")
     refused = cli("calibrate", "--store", empty, "--budget", "1")
     assert refused.code == 2 and ("holds no judgments" in refused.err or "holds no grades" in refused.err)
 

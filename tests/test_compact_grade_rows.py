@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import raw_rows, raw_write
 from proctor import api
 from proctor.errors import UsageError
 from proctor.records import Grade, GradeSet
@@ -117,15 +118,15 @@ def stores(tmp_path: Path) -> tuple[Store, Path]:
 
 def test_grade_rows_hold_numbers_and_reads_give_names_in_text_order(stores) -> None:
     store, _ = stores
-    columns = [r[1] for r in store.db.execute("PRAGMA table_info(grades)")]
+    columns = store.schema.columns("grades")
     assert columns[:4] == ["series", "query_id", "passage_id", "item"] and "batch" in columns
     assert not {"grade_set_id", "step", "question_id", "created"} & set(columns)
-    assert store.db.execute("SELECT COUNT(*) FROM grade_series").fetchone()[0] == 4  # A, C and B's two steps
-    assert [r[0] for r in store.db.execute("SELECT created FROM grade_batches ORDER BY batch")] == [DAY1, DAY2]
-    assert store.db.execute("SELECT typeof(series), typeof(item), typeof(batch) FROM grades").fetchall() \
+    assert raw_rows(store.path, "SELECT COUNT(*) FROM grade_series") == [(4,)]  # A, C and B's two steps
+    assert raw_rows(store.path, "SELECT created FROM grade_batches ORDER BY batch") == [(DAY1,), (DAY2,)]
+    assert raw_rows(store.path, "SELECT typeof(series), typeof(item), typeof(batch) FROM grades") \
         == [("integer",) * 3] * store.counts()["grades"]
-    items = [r[0] for r in store.db.execute("SELECT question_id FROM grade_items WHERE question_id LIKE 'q0/%'"
-                                            " ORDER BY item")]
+    items = [r[0] for r in raw_rows(store.path, "SELECT question_id FROM grade_items WHERE question_id LIKE 'q0/%'"
+                                          " ORDER BY item")]
     assert items == ["q0/zz", "q0/b", "q0/a10", "q0/a9"]  # numbered as written, not in text order ...
     rows = list(store.grades.grade_rows(A.id, "self-rating"))
     assert [r[2] for r in rows[:4]] == ["q0/a10", "q0/a9", "q0/b", "q0/zz"]  # ... read in text order
@@ -169,10 +170,9 @@ def test_a_schema_2_store_migrates_with_every_read_identical(stores) -> None:
     migrated = Store.open(v2)
     assert migrated.migration_note.startswith(f"migrated the store from schema 2 to 3: "
                                               f"{len(expected['dump']['grades'])} grades in compact rows; ")
-    assert migrated.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("4",)
-    assert migrated.db.execute("SELECT COUNT(*) FROM label_cache").fetchone() == (0,)  # emptied: recomputed
-    triggers = {r[0] for r in migrated.db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'"
-                                                  " AND tbl_name = 'grades'")}
+    assert migrated.schema.version() == 5
+    assert migrated.caches.kept_rows("label_cache") == 0  # emptied: recomputed
+    triggers = {name for name, _ in migrated.schema.triggers("grades")}
     assert triggers == {f"{cache}_{event}" for cache in ("grade_set_counts", "label_cache", "cover_cache")
                         for event in ("insert", "update", "delete")}
     got = _reads(migrated)
@@ -194,10 +194,10 @@ def test_writes_after_migration_behave_as_on_a_new_store(stores) -> None:
         db.grades.grade_sets()
         unchanged = [g for g in db.grades.records(A) if g.query_id == "q2"]
         db.grades.upsert_grades(A.id, unchanged, "2026-03-01T00:00:00+00:00")  # same content: nothing written
-        assert db.db.execute("SELECT COUNT(*) FROM label_cache").fetchone()[0] > 0
+        assert db.caches.kept_rows("label_cache") > 0
         assert {d["created"] for d in db.review.grade_detail(A.id, "q2", "q2p0", "q2/b")} == {DAY1}
         db.grades.upsert_grades(A.id, unchanged[:1], "2026-03-01T00:00:00+00:00", attempt=True)  # an attempt rewrites
-        assert db.db.execute("SELECT COUNT(*) FROM label_cache").fetchone()[0] == 0
+        assert db.caches.kept_rows("label_cache") == 0
         first = unchanged[0]
         assert db.review.grade_detail(A.id, first.query_id, first.passage_id, first.question_id)[0]["attempts"] == 2
         usable = {k for k in db.grades.graded(A.id, "self-rating") if k[2] in ("q0/a9", "q1/a10")}
@@ -209,9 +209,9 @@ def test_writes_after_migration_behave_as_on_a_new_store(stores) -> None:
         assert db.grades.exhausted(A.id, "self-rating", 2) and failed > 0
         assert db.grades.forget_failed(A.id) == {"self-rating": failed}
         assert db.grades.exhausted(A.id, "self-rating",
-                            1) == set() and "failed" not in db.grades.step_statuses(A.id)["self-rating"]
+                                   1) == set() and "failed" not in db.grades.step_statuses(A.id)["self-rating"]
         assert db.grades.drop_grade_set(B.id) == 72 and B.id not in {s.id for s in db.grades.grade_sets()}
-        assert db.db.execute("SELECT COUNT(*) FROM grade_series WHERE grade_set_id = ?", (B.id,)).fetchone() == (0,)
+        assert raw_rows(db.path, "SELECT COUNT(*) FROM grade_series WHERE grade_set_id = ?", (B.id,)) == [(0,)]
         results.append(_reads(db))
     assert results[0] == results[1]
 
@@ -221,16 +221,16 @@ def test_raw_writes_to_grades_still_drop_the_kept_counts_and_labels(stores) -> N
     store = Store.open(v2)
     before = {s.id: s.grades for s in store.grades.grade_sets()}
     top = list(store.caches.top_grades(A.id, "self-rating"))
-    store.db.execute("DELETE FROM grades WHERE query_id = 'q3' AND series ="
-                     " (SELECT series FROM grade_series WHERE grade_set_id = ?)", (A.id,))
-    kept = {r[0] for r in store.db.execute("SELECT grade_set_id FROM grade_set_counts")}
+    raw_write(store.path, "DELETE FROM grades WHERE query_id = 'q3' AND series ="
+              " (SELECT series FROM grade_series WHERE grade_set_id = ?)", (A.id,))
+    kept = store.caches.kept_grade_sets("grade_set_counts")
     assert A.id not in kept and B.id in kept  # only the grade set written to is recounted
-    assert store.db.execute("SELECT COUNT(*) FROM label_cache WHERE grade_set_id = ?", (A.id,)).fetchone() == (0,)
+    assert store.caches.kept_rows("label_cache", A.id) == 0
     assert list(store.caches.top_grades(A.id, "self-rating")) == [r for r in top if r[0] != "q3"]
     after = {s.id: s.grades for s in store.grades.grade_sets()}
     assert after[A.id] == before[A.id] - 13 * 4 and after[B.id] == before[B.id]
-    store.db.execute("UPDATE grades SET grade = 5 WHERE passage_id = 'q0p1'")
-    assert A.id not in {r[0] for r in store.db.execute("SELECT grade_set_id FROM grade_set_counts")}
+    raw_write(store.path, "UPDATE grades SET grade = 5 WHERE passage_id = 'q0p1'")
+    assert A.id not in store.caches.kept_grade_sets("grade_set_counts")
     assert [r for r in store.caches.top_grades(A.id, "self-rating") if r[1] == "q0p1"][0][2] == 5
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import raw_write
 from proctor import api
 from proctor.demo.write import write_collection
 from proctor.evaluate.cover import CoverTable, n_exam
@@ -73,8 +74,7 @@ _ITEM = "(SELECT item FROM grade_items WHERE question_id = 'q9/new')"
 
 
 def _kept(store: Store, grade_set: GradeSet | None = None) -> int:
-    where, args = (" WHERE grade_set_id = ?", (grade_set.id,)) if grade_set else ("", ())
-    return store.db.execute(f"SELECT COUNT(*) FROM cover_cache{where}", args).fetchone()[0]
+    return store.caches.kept_rows("cover_cache", grade_set.id if grade_set else None)
 
 
 def _without_bank_note(rows: list) -> list:
@@ -92,8 +92,7 @@ def test_the_cache_is_filled_once_and_gives_the_uncached_numbers(tmp_path):
     want = _uncached(store, grade_set)
     assert _kept(store) == 0
     _same(_cached(store, grade_set), want)
-    queries = store.db.execute(f"SELECT COUNT(DISTINCT query_id) FROM grades WHERE series IN {_SERIES}",
-                               (grade_set.id,)).fetchone()[0]
+    queries = len({qid for qid, _ in store.tallies.graded_questions(grade_set.id, grade_set.step)})
     assert _kept(store) == _kept(store, grade_set) == queries  # one row per query, the other set untouched
     kept = store.caches.cover_grades(grade_set.id, grade_set.step)
     assert kept is not None and [row[0] for row in kept] == sorted(row[0] for row in kept)
@@ -124,20 +123,20 @@ def test_every_write_drops_its_grade_sets_rows(tmp_path):
     _cached(store, first), _cached(store, second)
     assert _kept(store, first) and _kept(store, second)
     kept_second = _kept(store, second)
-    top = store.db.execute("SELECT passage_id, question_id FROM grades JOIN grade_items USING (item)"
-                           f" WHERE series IN {_SERIES} AND query_id = 'q0'"
-                           " AND grade < 5 AND passage_id IN (SELECT passage_id FROM rankings WHERE run = 'run1')",
-                           (first.id,)).fetchone()
+    ranked = store.corpus.rankings()["run1"]["q0"]
+    top = next((pid, qid) for pid, qid, grade, _ in store.review.query_grades(first.id, first.step, "q0")
+               if grade is not None and grade < 5 and pid in ranked)
     insert = ("INSERT INTO grades (series, query_id, passage_id, item, grade, parse_status, batch)"
               f" VALUES ({_SERIES}, 'q9', 'q9p0', {_ITEM}, ?, 'ok', 1)")
     writes = [
         lambda: store.grades.upsert_grades(first.id, [Grade("q0", *top, "self-rating", "m1", "v1", 5, "ok")]),
-        lambda: store.db.execute(f"UPDATE grades SET grade = 0 WHERE series IN {_SERIES} AND grade = 5", (first.id,)),
-        lambda: store.db.execute(f"DELETE FROM grades WHERE series IN {_SERIES} AND query_id = 'q1'", (first.id,)),
-        lambda: store.db.execute(insert, (first.id, 4)),
-        lambda: store.db.execute(insert + " ON CONFLICT DO UPDATE SET grade = 1", (first.id, 1)),  # a raw upsert
+        lambda: raw_write(store.path, f"UPDATE grades SET grade = 0 WHERE series IN {_SERIES} AND grade = 5",
+                          (first.id,)),
+        lambda: raw_write(store.path, f"DELETE FROM grades WHERE series IN {_SERIES} AND query_id = 'q1'", (first.id,)),
+        lambda: raw_write(store.path, insert, (first.id, 4)),
+        lambda: raw_write(store.path, insert + " ON CONFLICT DO UPDATE SET grade = 1", (first.id, 1)),  # a raw upsert
     ]
-    store.db.execute("INSERT OR IGNORE INTO grade_items (question_id) VALUES ('q9/new')")
+    raw_write(store.path, "INSERT OR IGNORE INTO grade_items (question_id) VALUES ('q9/new')")
     for write in writes:  # each changes some number: a stale cache would show
         before = _cached(store, first)
         assert _kept(store, first)
@@ -147,8 +146,8 @@ def test_every_write_drops_its_grade_sets_rows(tmp_path):
         _same(after, _uncached(store, first))
         assert after != before
     _cached(store, first)
-    store.db.execute(f"UPDATE grades SET series = {_SERIES} WHERE series IN {_SERIES} AND query_id = 'q9'",
-                     (second.id, first.id))  # moved between grade sets: both dropped
+    raw_write(store.path, f"UPDATE grades SET series = {_SERIES} WHERE series IN {_SERIES} AND query_id = 'q9'",
+              (second.id, first.id))  # moved between grade sets: both dropped
     assert _kept(store) == 0
     _same(_cached(store, second), _uncached(store, second))
     assert "q9" in cover_table(store, second, 1)[0].questions
@@ -183,21 +182,22 @@ def test_a_read_only_or_busy_store_computes_from_the_grades(tmp_path):
 def test_grades_the_cache_cannot_hold_are_read_from_the_table(tmp_path, grade):
     store = _store(tmp_path / "s.db")
     grade_set = store.grades.grade_sets()[0]
-    store.db.execute(f"UPDATE grades SET grade = ? WHERE series IN {_SERIES} AND query_id = 'q3' AND passage_id ="
-                     " (SELECT MIN(passage_id) FROM grades WHERE query_id = 'q3')", (grade, grade_set.id))
+    raw_write(store.path, f"UPDATE grades SET grade = ? WHERE series IN {_SERIES} AND query_id = 'q3' AND passage_id"
+              " = (SELECT MIN(passage_id) FROM grades WHERE query_id = 'q3')", (grade, grade_set.id))
     want = _uncached(store, grade_set) if not isinstance(grade, str) else None
     assert store.caches.cover_grades(grade_set.id, grade_set.step) is None and _kept(store, grade_set) == 0
     got = _cached(store, grade_set)
     if want is not None:
         _same(got, want)
-    store.db.execute(f"UPDATE grades SET grade = 3 WHERE series IN {_SERIES} AND grade = ?", (grade_set.id, grade))
+    raw_write(store.path, f"UPDATE grades SET grade = 3 WHERE series IN {_SERIES} AND grade = ?", (grade_set.id, grade))
     assert store.caches.cover_grades(grade_set.id, grade_set.step) is not None  # held again once the grade is
 
 
 def test_a_question_id_holding_odd_characters_is_kept_and_read_back(tmp_path):
     store = _store(tmp_path / "s.db")
     grade_set = store.grades.grade_sets()[0]
-    store.db.execute("UPDATE grade_items SET question_id = 'q4/a' || char(31) || 'b,c' WHERE question_id = 'q4/h00'")
+    raw_write(store.path, "UPDATE grade_items SET question_id = 'q4/a' || char(31) || 'b,c'"
+              " WHERE question_id = 'q4/h00'")
     kept = store.caches.cover_grades(grade_set.id, grade_set.step)
     assert kept is not None and "q4/a\x1fb,c" in {q for _, questions, _, _ in kept for q in questions}
     _same(_cached(store, grade_set), _uncached(store, grade_set))
@@ -213,7 +213,7 @@ def test_demo_collection_cover_identical_cached_and_uncached(tmp_path):
     for cached in (True, False):
         if not cached:
             assert _kept(store) == len(store.corpus.queries())  # the first pass read the cache
-            store.db.execute("DROP TABLE cover_cache")  # as a store of an earlier release, read-only
+            raw_write(store.path, "DROP TABLE cover_cache")  # as a store of an earlier release, read-only
             store.read_only = True
         boards[cached] = [_numbers(api.leaderboard(store, metric="cover", min_grade=tau, budget=budget, **options))
                           for tau in range(1, 6) for budget in (1, 2, 20)

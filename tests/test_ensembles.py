@@ -222,5 +222,5 @@ def test_the_same_ensemble_again_changes_nothing(cli, two_prompts):
     assert again.code == 0 and json.loads(again.out) == json.loads(made.out)
     opened = Store.open(store)
     assert opened.dump() == before
-    kept = {r[0] for r in opened.db.execute("SELECT grade_set_id FROM label_cache")}
+    kept = opened.caches.kept_grade_sets("label_cache")
     assert eid in kept  # no grade of the ensemble was written again (that would drop its kept labels)

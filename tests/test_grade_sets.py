@@ -65,8 +65,9 @@ def test_a_store_of_the_previous_release_migrates_and_gives_the_same_results(tmp
     fresh = tmp_path / "fresh.db"
     shutil.copy(V1 / "store-v1.sqlite", fresh)
     db = Store.open(fresh)
-    db.db.execute("DELETE FROM grades")
-    db.db.execute("DELETE FROM grade_sets")
+    with db.transaction():
+        for grade_set in db.grades.grade_sets():
+            db.grades.drop_grade_set(grade_set.id)
     db.close()
     replayed = run_process("grade", "--store", fresh, "--method", "four-prompts", "--llm", f"replay:{store}",
                            "--format", "json")

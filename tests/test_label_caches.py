@@ -7,10 +7,10 @@ import random
 import sqlite3
 from pathlib import Path
 
+from conftest import raw_write, top_grades_of
 from proctor.evaluate.sources import exam_qrels, load_runs
 from proctor.records import Grade, GradeSet
 from proctor.store import Store
-from proctor.store.caches import _RANKED, _TOP
 
 SET = GradeSet("self-rating", "m", "v1", None, None, {"source": "test"}, "self-rating")
 
@@ -30,16 +30,14 @@ def _store(path: Path) -> Store:
 
 
 def _uncached(store: Store) -> tuple[list, dict]:
-    top = list(store.db.execute(_TOP, (SET.id, SET.step)))
-    ranked: dict = {}
-    for run, qid, pid in store.db.execute(_RANKED.format(where="")):
-        ranked.setdefault(run, {}).setdefault(qid, []).append(pid)
+    top = top_grades_of(store, SET.id, SET.step)
+    ranked = {run: {qid: [pid for pid, _ in sorted(scores.items(), key=lambda ps: (ps[1], ps[0]), reverse=True)]
+                    for qid, scores in per.items()} for run, per in store.corpus.rankings().items()}
     return top, ranked
 
 
 def _kept(store: Store) -> tuple[int, int]:
-    return (store.db.execute("SELECT COUNT(*) FROM label_cache").fetchone()[0],
-            store.db.execute("SELECT COUNT(*) FROM ranked_cache").fetchone()[0])
+    return store.caches.kept_rows("label_cache"), store.caches.kept_rows("ranked_cache")
 
 
 def test_caches_fill_once_and_equal_the_tables(tmp_path):
@@ -63,13 +61,13 @@ def test_every_write_drops_what_it_changes(tmp_path):
     after = exam_qrels(store, store.grades.grade_sets()[0])
     assert after["q0"]["q0p0"] == 5 and list(store.caches.top_grades(SET.id, SET.step)) == _uncached(store)[0]
     assert {q: p for q, p in after.items() if q != "q0"} == {q: p for q, p in before.items() if q != "q0"}
-    store.db.execute("DELETE FROM grades WHERE query_id = 'q1'")  # any other writer, even raw SQL
+    raw_write(store.path, "DELETE FROM grades WHERE query_id = 'q1'")  # any other writer, even raw SQL
     assert _kept(store)[0] == 0 and "q1" not in exam_qrels(store, store.grades.grade_sets()[0])
     store.corpus.upsert_rankings([("run0", "q0", "q0p11", 0, 99.0)])  # a new top passage for run0
     assert _kept(store)[1] == 8  # run0's lists dropped, the other runs' kept
     assert store.corpus.ranked_lists()["run0"]["q0"][0] == "q0p11"
     assert store.corpus.ranked_lists() == _uncached(store)[1]
-    store.db.execute("UPDATE rankings SET score = -1 WHERE run = 'run1' AND query_id = 'q2'")
+    raw_write(store.path, "UPDATE rankings SET score = -1 WHERE run = 'run1' AND query_id = 'q2'")
     assert store.corpus.ranked_lists() == _uncached(store)[1]
 
 

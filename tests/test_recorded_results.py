@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import raw_write
 from proctor import api
 from proctor.analyze.judges import store_agreement
 from proctor.evaluate.labels import LabelStats
@@ -137,27 +138,25 @@ def _later(value):
 def test_counts_are_kept_and_dropped_by_every_write(tmp_path: Path) -> None:
     store = _build(tmp_path / "s.db")
     first = {s.id: (s.grades, s.failures) for s in store.grades.grade_sets()}
-    kept = dict(store.db.execute("SELECT grade_set_id, counts FROM grade_set_counts"))
+    kept = store.tallies.kept_counts()
     assert set(kept) == set(first)
     grade_set = store.grades.grade_sets()[0]
     with store.transaction():
         store.grades.upsert_grades(grade_set.id, [Grade("q0", "q0p0", "new", grade_set.step, "m", "v", None, "failed")])
-    assert grade_set.id not in dict(store.db.execute("SELECT grade_set_id, counts FROM grade_set_counts"))
+    assert grade_set.id not in store.tallies.kept_counts()
     after = {s.id: (s.grades, s.failures) for s in store.grades.grade_sets()}
     assert after[grade_set.id] == (first[grade_set.id][0] + 1, first[grade_set.id][1] + 1)
-    store.db.execute("DELETE FROM grades WHERE item = (SELECT item FROM grade_items WHERE question_id = 'new')")
+    raw_write(store.path, "DELETE FROM grades WHERE item = (SELECT item FROM grade_items WHERE question_id = 'new')")
     # ^ any writer, not only Store's methods
     assert {s.id: (s.grades, s.failures) for s in store.grades.grade_sets()} == first
-    store.db.execute("UPDATE grades SET parse_status = 'failed', grade = NULL WHERE series = (SELECT series FROM"
-                     " grade_series WHERE grade_set_id = ? AND step = ?) AND parse_status != 'failed'"
-                     " AND passage_id = 'q1p1'", (grade_set.id, grade_set.step))
-    changed = store.db.execute("SELECT changes()").fetchone()[0]
+    changed = raw_write(store.path, "UPDATE grades SET parse_status = 'failed', grade = NULL WHERE series = (SELECT"
+                        " series FROM grade_series WHERE grade_set_id = ? AND step = ?) AND parse_status != 'failed'"
+                        " AND passage_id = 'q1p1'", (grade_set.id, grade_set.step))
     assert changed > 0
-    recount = dict(store.db.execute("SELECT step, COUNT(*) FROM grades JOIN grade_series USING (series)"
-                                    " WHERE grade_set_id = ? AND parse_status = 'failed' GROUP BY step",
-                                    (grade_set.id,)))
+    recount = {step: per["failed"] for step, per in store.tallies.recount(grade_set.id).items() if "failed" in per}
     assert store.grades.step_statuses(grade_set.id)[grade_set.step]["failed"] == recount[grade_set.step]
-    assert store.counts()["grades"] == store.db.execute("SELECT COUNT(*) FROM grades").fetchone()[0]
+    assert store.counts()["grades"] == sum(n for s in store.grades.grade_sets()
+                                           for per in store.tallies.recount(s.id).values() for n in per.values())
     store.close()
 
 
@@ -165,17 +164,17 @@ def test_stores_without_kept_counts_open_read_only_and_writable(tmp_path: Path) 
     path = tmp_path / "s.db"
     store = _build(path)
     expected = [(s.id, s.grades, s.failures) for s in store.grades.grade_sets()]
-    for name in ("grade_set_counts_insert", "grade_set_counts_update", "grade_set_counts_delete"):
-        store.db.execute(f"DROP TRIGGER {name}")
-    store.db.execute("DROP TABLE grade_set_counts")  # as a schema-2 store written before the kept counts
     store.close()
+    for name in ("grade_set_counts_insert", "grade_set_counts_update", "grade_set_counts_delete"):
+        raw_write(path, f"DROP TRIGGER {name}")
+    raw_write(path, "DROP TABLE grade_set_counts")  # as a store of an earlier schema written before the kept counts
+    raw_write(path, "UPDATE meta SET value = '4' WHERE key = 'schema_version'")
     read_only = Store.open(path, read_only=True)
     assert [(s.id, s.grades, s.failures) for s in read_only.grades.grade_sets()] == expected
     read_only.close()
     store = Store.open(path)
     assert [(s.id, s.grades, s.failures) for s in store.grades.grade_sets()] == expected
-    names = {r[0] for r in store.db.execute("SELECT name FROM sqlite_master WHERE name LIKE 'grade_set_counts%'")}
-    assert len(names) == 4
+    assert len(store.schema.names("grade_set_counts")) == 4
     store.close()
 
 
@@ -185,10 +184,7 @@ def test_release_010_fixture_still_opens(tmp_path: Path) -> None:
     copy.write_bytes(source.read_bytes())
     store = Store.open(copy)
     sets = store.grades.grade_sets()
-    assert sets and all(s.grades == store.db.execute(
-        "SELECT COUNT(*) FROM grades JOIN grade_series USING (series) WHERE grade_set_id = ? AND step = ?",
-        (s.id, s.step)).fetchone()[0]
-        for s in sets)
+    assert sets and all(s.grades == sum(store.tallies.recount(s.id).get(s.step, {}).values()) for s in sets)
     store.close()
 
 
@@ -223,6 +219,6 @@ def test_runs_listed_by_index_lookups_equal_distinct(tmp_path: Path) -> None:
     assert store.corpus.runs() == [] and store.counts()["runs"] == 0
     store.close()
     store = _build(tmp_path / "s.db")
-    distinct = [row[0] for row in store.db.execute("SELECT DISTINCT run FROM rankings ORDER BY run")]
+    distinct = sorted({row[0] for row in store.corpus.ranking_rows()})
     assert store.corpus.runs() == distinct and store.counts()["runs"] == len(distinct) == 6
     store.close()

@@ -235,7 +235,11 @@ def test_an_unreachable_judge_stops_the_probe_before_anything_is_written(graded,
                  "--max-retries", "0")
     assert result.code == 2 and "Traceback" not in result.err and result.out == ""
     assert dump(store) == before
-    assert "probe_sets" not in {r[0] for r in sqlite3.connect(store).execute("SELECT name FROM sqlite_master")}
+    from proctor.store import Store
+
+    opened = Store.open(store)
+    assert opened.probes.probe_set_count() == 0 and opened.probes.probe_report(grade_set) is None
+    opened.close()
 
 
 def test_failed_grades_are_no_flip_shares(graded, cli):

@@ -103,7 +103,7 @@ def test_migrating_a_schema_3_store_sets_aside_grades_of_passages_without_text(t
     opened.close()
     db = sqlite3.connect(store)
     assert db.execute("SELECT COUNT(*) FROM grades WHERE passage_id = 'd101'").fetchone()[0] == 0
-    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "4"
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "5"
     assert "origin" in {row[1] for row in db.execute("PRAGMA table_info(rankings)")}
 
 

@@ -2,7 +2,8 @@
 transactions) over one repository per area, all on its connection: `corpus` (queries, passages, runs,
 judgments, responses), `banks`, `grades` (grade sets, grades, locks), `tallies` (kept counts, labels aggregated
 in SQL), `caches` (label, ranked-list, EXAM-Cover and response caches), `imports` (import log, guard, stale
-grades), `review`, `batches` and `probes`. The one schema and its numbered migrations are in `schema`.
+grades), `review`, `batches`, `probes`, and `schema` (what the file holds beside content). The one schema and
+its numbered migrations are in `store.schema`.
 
 Every import runs in one transaction (under a rollback journal when it can: `Store.bulk_transaction`), so a
 failed or interrupted import leaves the store as it was; upserts write only rows whose content differs.
@@ -24,6 +25,7 @@ from proctor.store.batches import BatchRepository
 from proctor.store.corpus import _DISTINCT_RUNS, CorpusRepository
 from proctor.store.cover_cache import CacheRepository
 from proctor.store.grades import FAILED, GRADES_AS_NAMED, GradeRepository
+from proctor.store.inspection import SchemaRepository
 from proctor.store.integrity import ImportRepository
 from proctor.store.probes import ProbeRepository
 from proctor.store.repository import dumps, now
@@ -67,6 +69,7 @@ class Store:
         self.review = ReviewRepository(self)
         self.batches = BatchRepository(self)
         self.probes = ProbeRepository(self)
+        self.schema = SchemaRepository(self)
 
     # -- opening -------------------------------------------------------------------------------------
     @classmethod

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from operator import itemgetter
 from typing import Any
 
+from proctor.store.bulk import KEPT_PER_GRADE_SET
 from proctor.store.repository import Repository, now
 
 _TOP_ROWS = ("SELECT query_id, passage_id, MAX(grade) AS top, COUNT(grade) AS graded, COUNT(*) - COUNT(grade) AS failed"
@@ -29,6 +30,8 @@ _TOP = _TOP_ROWS + " ORDER BY query_id, passage_id"
 _RANKED = "SELECT run, query_id, passage_id FROM rankings{where} ORDER BY run, query_id, score DESC, passage_id DESC"
 _RUN_RANKED = "SELECT query_id, passage_id FROM rankings WHERE run = ? ORDER BY query_id, score DESC, passage_id DESC"
 """One run's rows of `_RANKED`."""
+KEPT_TABLES = ("label_cache", "ranked_cache", "cover_cache")
+"""The caches (each dropped by triggers when what it was computed from changes)."""
 SEPARATOR = "\t"
 """Between the passage ids of a cached ranked list (ids never hold whitespace: run files split on it)."""
 
@@ -124,6 +127,23 @@ class ResultCaches(Repository):
             self.db.execute("ROLLBACK")
             raise
         return True
+
+    # -- what is kept ------------------------------------------------------------------------------------
+    def kept_rows(self, table: str, grade_set_id: str | None = None) -> int:
+        """How many rows a cache (`label_cache`, `ranked_cache`, `cover_cache`) keeps (of one grade set)."""
+        if table not in KEPT_TABLES:
+            raise ValueError(f"not a cache: {table}")
+        sql, args = f"SELECT COUNT(*) FROM {table}", ()
+        if grade_set_id is not None:
+            sql, args = sql + " WHERE grade_set_id = ?", (grade_set_id,)
+        return self.db.execute(sql, args).fetchone()[0]
+
+    def kept_grade_sets(self, table: str) -> set[str]:
+        """The grade sets a kept result of grades (`grade_set_counts`, `label_cache`, `cover_cache`) holds rows
+        of: a grade set written to since it was kept has none."""
+        if table not in KEPT_PER_GRADE_SET:
+            raise ValueError(f"not kept per grade set: {table}")
+        return {row[0] for row in self.db.execute(f"SELECT DISTINCT grade_set_id FROM {table}")}
 
     # -- response cache ------------------------------------------------------------------------------
     def cache_get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:

@@ -307,7 +307,7 @@ def migrate_v4(db: sqlite3.Connection) -> None:
     if not _begin_at(db, 4):
         return
     with _committed(db):
-        for statement in ADDED_V5:
+        for statement in (TABLES_V4["question_positions"], *ADDED_V5):  # a store made before the order lacks it
             db.execute(statement)
         db.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
 

@@ -28,13 +28,14 @@ class TallyRepository(Repository):
             rows = self.db.execute("SELECT grade_set_id, counts FROM grade_set_counts")
             kept = {gid: json.loads(c) for gid, c in rows}
         except sqlite3.OperationalError:  # a read-only store of an earlier release: count every time
-            return {gid: self._recount(gid) for gid in ids}
+            return {gid: self.recount(gid) for gid in ids}
         stale = [gid for gid in ids if gid not in kept]
         if stale:
             kept.update(self._recount_and_keep(stale))
         return {gid: kept[gid] for gid in ids}
 
-    def _recount(self, grade_set_id: str) -> Counts:
+    def recount(self, grade_set_id: str) -> Counts:
+        """`{step: {parse_status: n}}` of one grade set, counted from its grades (not kept)."""
         out: Counts = {}
         for step, status, n in self.db.execute(
                 "SELECT step, parse_status, COUNT(*) FROM grades JOIN grade_series USING (series)"
@@ -51,11 +52,11 @@ class TallyRepository(Repository):
                 self.db.execute("PRAGMA busy_timeout = 0")
                 self.db.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError:  # busy, or a read-only connection
-                return {gid: self._recount(gid) for gid in ids}
+                return {gid: self.recount(gid) for gid in ids}
             finally:
                 self.db.execute(f"PRAGMA busy_timeout = {int(timeout)}")
         try:
-            counts = {gid: self._recount(gid) for gid in ids}
+            counts = {gid: self.recount(gid) for gid in ids}
             self.db.executemany("INSERT OR REPLACE INTO grade_set_counts VALUES (?, ?)",
                                 ((gid, json.dumps(c, sort_keys=True)) for gid, c in counts.items()))
         except BaseException:
@@ -65,6 +66,14 @@ class TallyRepository(Repository):
         if not own:
             self.db.execute("COMMIT")
         return counts
+
+    def kept_counts(self) -> dict[str, Counts]:
+        """`{grade_set_id: counts}` as kept now (a grade set written to since its last count has none)."""
+        try:
+            rows = self.db.execute("SELECT grade_set_id, counts FROM grade_set_counts")
+            return {gid: json.loads(c) for gid, c in rows}
+        except sqlite3.OperationalError:  # a read-only store of an earlier release keeps none
+            return {}
 
     def label_histogram(self, grade_set_id: str, step: str) -> Iterator[tuple[str, str, int | None, int]]:
         """(query, passage, grade, n) in (query, passage) order: how many of the pair's questions gave each grade
