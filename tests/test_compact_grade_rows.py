@@ -126,7 +126,7 @@ def test_grade_rows_hold_numbers_and_reads_give_names_in_text_order(stores) -> N
     assert raw_rows(store.path, "SELECT typeof(series), typeof(item), typeof(batch) FROM grades") \
         == [("integer",) * 3] * store.counts()["grades"]
     items = [r[0] for r in raw_rows(store.path, "SELECT question_id FROM grade_items WHERE question_id LIKE 'q0/%'"
-                                          " ORDER BY item")]
+                                               " ORDER BY item")]
     assert items == ["q0/zz", "q0/b", "q0/a10", "q0/a9"]  # numbered as written, not in text order ...
     rows = list(store.grades.grade_rows(A.id, "self-rating"))
     assert [r[2] for r in rows[:4]] == ["q0/a10", "q0/a9", "q0/b", "q0/zz"]  # ... read in text order
@@ -208,8 +208,8 @@ def test_writes_after_migration_behave_as_on_a_new_store(stores) -> None:
         failed = db.grades.step_statuses(A.id)["self-rating"]["failed"]
         assert db.grades.exhausted(A.id, "self-rating", 2) and failed > 0
         assert db.grades.forget_failed(A.id) == {"self-rating": failed}
-        assert db.grades.exhausted(A.id, "self-rating",
-                                   1) == set() and "failed" not in db.grades.step_statuses(A.id)["self-rating"]
+        assert db.grades.exhausted(A.id, "self-rating", 1) == set()
+        assert "failed" not in db.grades.step_statuses(A.id)["self-rating"]
         assert db.grades.drop_grade_set(B.id) == 72 and B.id not in {s.id for s in db.grades.grade_sets()}
         assert raw_rows(db.path, "SELECT COUNT(*) FROM grade_series WHERE grade_set_id = ?", (B.id,)) == [(0,)]
         results.append(_reads(db))

@@ -46,8 +46,8 @@ def test_caches_fill_once_and_equal_the_tables(tmp_path):
     top, ranked = _uncached(store)
     assert list(store.caches.top_grades(SET.id, SET.step)) == top and store.corpus.ranked_lists() == ranked
     assert _kept(store) == (4, 12)  # one row per query of the grade set, one per (run, query)
-    assert list(store.caches.top_grades(SET.id,
-                                 SET.step)) == top and store.corpus.ranked_lists() == ranked  # read from the cache
+    assert list(store.caches.top_grades(SET.id, SET.step)) == top
+    assert store.corpus.ranked_lists() == ranked  # read from the cache
     assert list(store.caches.top_grades(SET.id, "other-step")) == [] and _kept(store) == (4, 12)
 
 

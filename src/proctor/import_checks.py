@@ -78,9 +78,10 @@ def _run_difference(store: Store, run: str, mine: dict, stored: dict) -> tuple[i
             return line, f"{where}: the stored run (from {origin}) does not rank this passage for this query{tail}"
         if stored[key][:2] != (rank, score):
             return line, (f"{where}: the store holds rank {stored[key][0]}, score {stored[key][1]!r} (from "
-                          f"{store.imports.origin_words(stored[key][2])}), this file has rank {rank}, "
-                          f"score {score!r}{tail}")
+                          f"{store.imports.origin_words(stored[key][2])}), this file has rank {rank}, score "
+                          f"{score!r}{tail}")
     missing = min(set(stored) - set(mine))
     first = min(v[0] for v in mine.values())
-    return first, (f"run {run!r}: the stored run (from {store.imports.origin_words(stored[missing][2])}) also "
-                   f"ranks passage {missing[1]!r} for query {missing[0]!r}, which this file lacks{tail}")
+    return first, (f"run {run!r}: the stored run (from {store.imports.origin_words(stored[missing][2])}) also ranks "
+                   f"passage "
+                   f"{missing[1]!r} for query {missing[0]!r}, which this file lacks{tail}")
