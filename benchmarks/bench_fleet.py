@@ -61,8 +61,8 @@ def run(urls: list[str], pairs: int, concurrency: int, folder: Path, name: str,
     if timer:
         timer.cancel()
     opened = Store.open(store)
-    [grade_set] = opened.grade_sets()
-    stored = sum(1 for r in opened.grade_rows(grade_set.id, "self-rating") if r[3] is not None)
+    [grade_set] = opened.grades.grade_sets()
+    stored = sum(1 for r in opened.grades.grade_rows(grade_set.id, "self-rating") if r[3] is not None)
     opened.close()
     return rate, summary.pairs, stored, summary.failures, summary.servers
 

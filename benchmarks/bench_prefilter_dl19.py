@@ -30,9 +30,10 @@ OFFICIAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "dl19" / "d
 def main() -> None:
     store = Store.open(sys.argv[1])
     embedding = resolve_grade_set(store, method="embedding")
-    similarity = {(g.query_id, g.passage_id, g.question_id): g.extra["similarity"] for g in store.grades(embedding)}
+    similarity = {(g.query_id, g.passage_id,
+                   g.question_id): g.extra["similarity"] for g in store.grades.records(embedding)}
     flan = resolve_grade_set(store, method="self-rating", model="google/flan-t5-large")
-    rows = list(store.grade_rows(flan.id, flan.step))
+    rows = list(store.grades.grade_rows(flan.id, flan.step))
     official, runs = read_official(OFFICIAL), load_runs(store, None)
     values = sorted(similarity.values())
     for fraction in (0.0, 0.5, 0.7, 0.8, 0.9):

@@ -33,8 +33,8 @@ def rows(path: Path) -> list:
 
     store = Store.open(path)
     try:
-        [grade_set] = [g for g in store.grade_sets() if g.model == "m"]
-        return sorted(store.grade_rows(grade_set.id, "self-rating"))
+        [grade_set] = [g for g in store.grades.grade_sets() if g.model == "m"]
+        return sorted(store.grades.grade_rows(grade_set.id, "self-rating"))
     finally:
         store.close()
 

@@ -62,7 +62,8 @@ def run(out: Path, base_url: str, model: str, sample: int) -> int:
     opened = api.open_store(store)
     try:
         attacks = ["stuffing", "injection", "rubric-leak", "other-language"]
-        report = api.probe(opened, opened.grade_sets()[0].id, attacks, guards=["detect", "harden"], sample=sample,
+        report = api.probe(opened, opened.grades.grade_sets()[0].id, attacks, guards=["detect", "harden"],
+                           sample=sample,
                            llm=f"openai:{model}", base_url=base_url, concurrency=1, timeout=120.0)
     finally:
         opened.close()

@@ -104,10 +104,10 @@ def grades_of(path: Path, method: str, model: str | None = None, step: str | Non
 
     store = Store.open(path)
     try:
-        sets = [s for s in store.grade_sets() if s.method == method and model in (None, s.model)
+        sets = [s for s in store.grades.grade_sets() if s.method == method and model in (None, s.model)
                 and all(s.params.get(k) == v for k, v in params.items())]
         assert len(sets) == 1, [s.describe() for s in sets]
-        return list(store.grades(sets[0], step or sets[0].step))
+        return list(store.grades.records(sets[0], step or sets[0].step))
     finally:
         store.close()
 
@@ -122,6 +122,46 @@ def store_dump(path: Path) -> str:
     db = sqlite3.connect(path)
     try:
         return "\n".join(db.iterdump())
+    finally:
+        db.close()
+
+
+def raw_write(path: Path, sql: str, args: tuple = ()) -> int:
+    """Run one statement on a store file through a connection of its own and commit it, as a program other than
+    Proctor would (what the store keeps must notice it), or to make a file of an earlier release; returns the
+    rows it changed."""
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    try:
+        changed = db.execute(sql, args).rowcount
+        db.commit()
+        return changed
+    finally:
+        db.close()
+
+
+def top_grades_of(store, grade_set_id: str, step: str) -> list[tuple]:
+    """(query, passage, largest grade, usable grades, failed grades) of one step, counted from its grade rows:
+    what the label cache must give."""
+    out: dict[tuple[str, str], list] = {}
+    for qid, pid, _, grade in store.grades.grade_rows(grade_set_id, step):
+        row = out.setdefault((qid, pid), [None, 0, 0])
+        if grade is None:
+            row[2] += 1
+        else:
+            row[0], row[1] = grade if row[0] is None else max(row[0], grade), row[1] + 1
+    return [(qid, pid, *row) for (qid, pid), row in sorted(out.items())]
+
+
+def raw_rows(path: Path, sql: str, args: tuple = ()) -> list[tuple]:
+    """Rows of a statement on a store file through a connection of its own: what a program other than Proctor
+    wrote there, or the file's own layout behind the repositories (the compact grade rows)."""
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    try:
+        return db.execute(sql, args).fetchall()
     finally:
         db.close()
 

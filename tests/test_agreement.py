@@ -44,7 +44,7 @@ def test_llmjudge_binarisations_only_for_0_to_3_labels():
 
 def test_real_dl19_labels_equal_the_reference_packages(dl19_store):
     store = Store.open(dl19_store)
-    judgments = store.judgments()
+    judgments = store.corpus.judgments()
     grade_set = resolve_grade_set(store)
     for m in (1, 2, 5):
         labels = exam_qrels(store, grade_set, min_questions=m)
@@ -127,7 +127,7 @@ def test_direct_relevance_rows_follow_the_methods_own_scale(demo_store, cli):
     # the κ of thomas >= 2 vs judged >= 1 is scikit-learn's on the same passages
     store = Store.open(demo_store)
     grade_set = resolve_grade_set(store, method="thomas")
-    labels, judgments = exam_qrels(store, grade_set), store.judgments()
+    labels, judgments = exam_qrels(store, grade_set), store.corpus.judgments()
     pairs = [(label, judgments[q][p]) for q, per in labels.items() for p, label in per.items() if p in judgments[q]]
     store.close()
     expected = cohen_kappa_score([int(a >= 2) for a, _ in pairs], [int(b >= 1) for _, b in pairs])

@@ -28,7 +28,7 @@ def demo_report(tmp_path_factory):
     official.write_text(json.dumps({"strong": 1, "partial": 2, "middling": 3, "weak": 4}))
     store = Store.open(root / "demo.db")
     with store.transaction():  # a grade set without grades: a note, never an empty plot
-        store.ensure_grade_set(GradeSet("self-rating", "empty-model", "v1", None, None))
+        store.grades.ensure_grade_set(GradeSet("self-rating", "empty-model", "v1", None, None))
     store.close()
     out = root / "report"
     result = run_process("analyze", "--store", root / "demo.db", "--official", official, "--out", out,

@@ -229,7 +229,7 @@ def test_autojudge_report_formats_import(tmp_path, cli):
     from proctor.store import Store
 
     opened = Store.open(store)
-    segments = opened.segments()
+    segments = opened.corpus.segments()
     opened.close()
     assert segments["rt/t1/0"]["citations"] == ["d1", "d3"]  # most confident first
     assert segments["rt/t1/1"]["citations"] == [] and segments["rt/t2/0"]["citations"] == ["d2"]

@@ -1,4 +1,4 @@
-"""Import speed: `Store.grade_import` holds the kept results' triggers on `grades` during a bulk write
+"""Import speed: `Store.grades.grade_import` holds the kept results' triggers on `grades` during a bulk write
 and drops the kept results of every grade set it wrote to once at the end. The kept results never give an
 older answer than the grades, other grade sets keep theirs, the triggers come back exactly (also after an error
 or a crash: see test_large_import), another connection never sees the store without them, and a trigger of the
@@ -11,16 +11,17 @@ import sqlite3
 
 import pytest
 
+from conftest import raw_rows, raw_write, top_grades_of
 from proctor.errors import InputError
 from proctor.io.exampp import read_exampp
 from proctor.records import Grade, GradeSet
 from proctor.store import Store, now
-from proctor.store.caches import _TOP
 
 A = GradeSet("self-rating", "m", "a", None, None, {"source": "test"}, "self-rating")
 B = GradeSet("self-rating", "m", "b", None, None, {"source": "test"}, "self-rating")
 KEPT = ("grade_set_counts", "label_cache", "cover_cache")
 TRIGGERS = "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'grades' ORDER BY name"
+"""The triggers on `grades`, as another connection reads them."""
 
 
 def _grades(version: str, shift: int = 0) -> list[Grade]:
@@ -33,21 +34,22 @@ def store(tmp_path) -> Store:
     store = Store.create_or_open(tmp_path / "s.db")
     with store.transaction():
         for grade_set in (A, B):
-            store.ensure_grade_set(grade_set)
-            store.upsert_grades(grade_set.id, _grades(grade_set.prompt_version))
+            store.grades.ensure_grade_set(grade_set)
+            store.grades.upsert_grades(grade_set.id, _grades(grade_set.prompt_version))
     _fill(store)
     return store
 
 
 def _fill(store: Store) -> None:
     for grade_set in (A, B):
-        list(store.top_grades(grade_set.id, grade_set.step))
-        assert store.cover_grades(grade_set.id, grade_set.step) is not None
-    store.grade_counts()
+        list(store.caches.top_grades(grade_set.id, grade_set.step))
+        assert store.caches.cover_grades(grade_set.id, grade_set.step) is not None
+    store.tallies.grade_counts()
 
 
 def _kept(store: Store) -> dict[str, set[str]]:
-    return {table: {row[0] for row in store.db.execute(f"SELECT grade_set_id FROM {table}")} for table in KEPT}
+    return {table: store.caches.kept_grade_sets(table) for table in KEPT}
+
 
 
 def _rows(grades: list[Grade]) -> list[tuple]:
@@ -56,17 +58,17 @@ def _rows(grades: list[Grade]) -> list[tuple]:
 
 
 def test_a_bulk_write_drops_the_kept_results_of_its_grade_set_once_and_brings_the_triggers_back(store):
-    triggers = store.db.execute(TRIGGERS).fetchall()
+    triggers = store.schema.triggers("grades")
     assert len(triggers) == 9 and _kept(store) == dict.fromkeys(KEPT, {A.id, B.id})
     changed = _grades("a", shift=1)[:5] + [Grade("q9", "q9p0", "q9/0", "self-rating", "m", "a", 2, "ok")]
-    with store.transaction(), store.grade_import(now()) as grades:
-        assert store.db.execute(TRIGGERS).fetchall() == []  # held: no per-row deletes
+    with store.transaction(), store.grades.grade_import(now()) as grades:
+        assert store.schema.triggers("grades") == []  # held: no per-row deletes
         grades.write(A.id, A.step, _rows(changed))
-    assert store.db.execute(TRIGGERS).fetchall() == triggers
+    assert store.schema.triggers("grades") == triggers
     assert _kept(store) == dict.fromkeys(KEPT, {B.id})  # A's kept results dropped, B's kept
-    assert list(store.top_grades(A.id, A.step)) == list(store.db.execute(_TOP, (A.id, A.step)))
-    assert store.step_statuses(A.id) == {"self-rating": {"ok": 37}}
-    stored = {(q, p, i): g for q, p, i, g in store.grade_rows(A.id, A.step)}
+    assert list(store.caches.top_grades(A.id, A.step)) == top_grades_of(store, A.id, A.step)
+    assert store.grades.step_statuses(A.id) == {"self-rating": {"ok": 37}}
+    stored = {(q, p, i): g for q, p, i, g in store.grades.grade_rows(A.id, A.step)}
     assert all(stored[g.query_id, g.passage_id, g.question_id] == g.grade for g in changed)
     assert _kept(store) == dict.fromkeys(KEPT, {B.id}) | {"label_cache": {A.id, B.id},
                                                           "grade_set_counts": {A.id, B.id}}  # filled again
@@ -74,14 +76,14 @@ def test_a_bulk_write_drops_the_kept_results_of_its_grade_set_once_and_brings_th
 
 def test_writing_the_same_grades_again_changes_nothing_and_keeps_every_kept_result(store):
     before = _kept(store)
-    with store.transaction(), store.grade_import(now()) as grades:
+    with store.transaction(), store.grades.grade_import(now()) as grades:
         grades.write(A.id, A.step, _rows(_grades("a")))
     assert _kept(store) == before and grades.changed == set()
 
 
 def test_another_connection_never_sees_the_store_without_its_triggers(store, tmp_path):
     other = sqlite3.connect(tmp_path / "s.db")
-    with store.transaction(), store.grade_import(now()) as grades:
+    with store.transaction(), store.grades.grade_import(now()) as grades:
         grades.write(A.id, A.step, _rows(_grades("a", shift=2)))
         assert len(other.execute(TRIGGERS).fetchall()) == 9
         assert {r[0] for r in other.execute("SELECT grade_set_id FROM label_cache")} == {A.id, B.id}
@@ -89,26 +91,26 @@ def test_another_connection_never_sees_the_store_without_its_triggers(store, tmp
 
 
 def test_an_error_inside_the_bulk_write_rolls_everything_back(store):
-    triggers, before, kept = store.db.execute(TRIGGERS).fetchall(), store.dump(), _kept(store)
-    with pytest.raises(InputError), store.transaction(), store.grade_import(now()) as grades:
+    triggers, before, kept = store.schema.triggers("grades"), store.dump(), _kept(store)
+    with pytest.raises(InputError), store.transaction(), store.grades.grade_import(now()) as grades:
         grades.write(A.id, A.step, _rows(_grades("a", shift=3)))
         raise InputError("e.jsonl", 7, "a bad line")
-    assert store.db.execute(TRIGGERS).fetchall() == triggers and store.dump() == before and _kept(store) == kept
+    assert store.schema.triggers("grades") == triggers and store.dump() == before and _kept(store) == kept
 
 
 def test_a_trigger_of_the_users_own_keeps_every_trigger_in_place(store):
-    store.db.execute("CREATE TABLE audit (query_id TEXT)")
-    store.db.execute("CREATE TRIGGER audit_grades AFTER INSERT ON grades BEGIN INSERT INTO audit VALUES (NEW.query_id);"
-                     " END")
-    with store.transaction(), store.grade_import(now()) as grades:
-        assert len(store.db.execute(TRIGGERS).fetchall()) == 10
+    raw_write(store.path, "CREATE TABLE audit (query_id TEXT)")
+    raw_write(store.path, "CREATE TRIGGER audit_grades AFTER INSERT ON grades BEGIN INSERT INTO audit"
+              " VALUES (NEW.query_id); END")
+    with store.transaction(), store.grades.grade_import(now()) as grades:
+        assert len(store.schema.triggers("grades")) == 10
         grades.write(A.id, A.step, _rows([Grade("q8", "q8p0", "q8/0", "self-rating", "m", "a", 1, "ok")]))
-    assert store.db.execute("SELECT query_id FROM audit").fetchall() == [("q8",)]
+    assert raw_rows(store.path, "SELECT query_id FROM audit") == [("q8",)]
     assert _kept(store) == dict.fromkeys(KEPT, {B.id})  # dropped by the triggers themselves
 
 
 def test_a_bulk_write_needs_a_transaction(store):
-    with pytest.raises(RuntimeError, match="needs a transaction"), store.grade_import(now()):
+    with pytest.raises(RuntimeError, match="needs a transaction"), store.grades.grade_import(now()):
         pass
 
 

@@ -15,7 +15,7 @@ import pytest
 from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score
 
-from conftest import seed_demo
+from conftest import raw_write, seed_demo
 from fake_openai import FakeOpenAI
 from proctor import api
 from proctor.evaluate.leaderboard import measure_leaderboard
@@ -29,7 +29,7 @@ def _kappa(a: list[int], b: list[int]) -> float:
 def test_each_repeat_agrees_with_sklearn_krippendorff_scipy_and_the_leaderboard(dl19_store):
     store = api.open_store(dl19_store)
     result = api.calibrate(store, budgets=[3], repeats=3, seed=7, judged_relevant=2)
-    judgments = store.judgments()
+    judgments = store.corpus.judgments()
     labels = {m: api.qrels(store, api.LabelChoice(min_questions=m))[1] for m in range(1, 11)}
     topics = sorted(set(judgments) & set(labels[1]))
     assert result["topics"] == len(topics) == 43 and result["rules"] == 50
@@ -38,7 +38,7 @@ def test_each_repeat_agrees_with_sklearn_krippendorff_scipy_and_the_leaderboard(
         keys = [(t, p) for t in ts for p in sorted(judgments[t]) if p in labels[1][t]]
         return [int(labels[m][t][p] >= tau) for t, p in keys], [int(judgments[t][p] >= 2) for t, p in keys]
 
-    ranked = store.ranked_lists()
+    ranked = store.corpus.ranked_lists()
     p20 = parse_measure("P@20")
     for row in result["repeats_detail"]:
         sampled = set(row["sampled"])
@@ -116,11 +116,10 @@ def _graded_demo(cli, tmp_path, method: str) -> Path:
 def test_reviewer_verdicts_feed_calibration(cli, tmp_path):
     store = _graded_demo(cli, tmp_path, "self-rating")
     opened = api.open_store(store)
-    official = opened.judgments()
-    opened.ensure_review_tables()
+    official = opened.corpus.judgments()
     verdicts = {(q, p): 1 - min(rel, 1) for q in sorted(official)[:3] for p, rel in official[q].items()}
     for (q, p), rel in verdicts.items():  # every verdict contradicts the imported judgment
-        opened.add_review_judgment(q, p, rel, "tester", None)
+        opened.review.add_review_judgment(q, p, rel, "tester", None)
     opened.close()
     runs = {}
     for which in ("official", "reviewers", "official+reviewers"):
@@ -138,8 +137,8 @@ def test_a_store_without_judgments_is_refused(cli, tmp_path):
     opened = api.open_store(store)
     copy = opened.copy_to(empty)
     opened.close()
-    copy.db.execute("DELETE FROM judgments")
     copy.close()
+    raw_write(empty, "DELETE FROM judgments")
     refused = cli("calibrate", "--store", empty, "--budget", "1")
     assert refused.code == 2 and ("holds no judgments" in refused.err or "holds no grades" in refused.err)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import raw_rows, raw_write
 from proctor import api
 from proctor.errors import UsageError
 from proctor.records import Grade, GradeSet
@@ -46,37 +47,39 @@ def _grade(q: int, j: int, h: str, step: str, n: int) -> Grade:
 def _fill(store: Store) -> None:
     """Three grade sets (one of two steps, one carried), failed and retried grades, two writing times."""
     with store.transaction():
-        store.upsert_rankings((f"run{r}", f"q{q}", f"q{q}p{j}", rank, float((r * 7 + j * 3 + q) % 5))
+        store.corpus.upsert_rankings((f"run{r}", f"q{q}", f"q{q}p{j}", rank, float((r * 7 + j * 3 + q) % 5))
                               for r in range(3) for q in range(4) for rank, j in enumerate(range(r, r + 10)))
         for grade_set in (A, B, C):
-            store.ensure_grade_set(grade_set)
+            store.grades.ensure_grade_set(grade_set)
         for k, h in enumerate(HASHES):  # one write per question suffix: they are numbered in this order
-            store.upsert_grades(A.id, [_grade(q, j, h, "self-rating", q * 100 + j * 5 + k)
+            store.grades.upsert_grades(A.id, [_grade(q, j, h, "self-rating", q * 100 + j * 5 + k)
                                        for q in range(4) for j in range(13)], DAY1)
-        store.upsert_grades(B.id, [_grade(q, j, h, step, q * 50 + j * 3 + k + len(step))
+        store.grades.upsert_grades(B.id, [_grade(q, j, h, step, q * 50 + j * 3 + k + len(step))
                                    for step in ("criteria", "four-prompts")
                                    for q in range(3) for j in range(6) for k, h in enumerate(HASHES[:2])], DAY1)
-        failed = [g for g in store.grades(A) if g.parse_status == "failed"][:5]
-        store.upsert_grades(A.id, failed, DAY2, attempt=True)  # tried again, failed again: attempts 2
-        store.upsert_grades(A.id, [_grade(0, 0, "zz", "self-rating", 5)], DAY2)  # changed content
-        store.carry_grades(C.id, A.id, "self-rating", ["q1/b", "q2/a9", "q3/zz"])
+        failed = [g for g in store.grades.records(A) if g.parse_status == "failed"][:5]
+        store.grades.upsert_grades(A.id, failed, DAY2, attempt=True)  # tried again, failed again: attempts 2
+        store.grades.upsert_grades(A.id, [_grade(0, 0, "zz", "self-rating", 5)], DAY2)  # changed content
+        store.grades.carry_grades(C.id, A.id, "self-rating", ["q1/b", "q2/a9", "q3/zz"])
 
 
 def _reads(store: Store) -> dict:
     """Every read of grades through `Store` and the API, in the order each returns."""
-    out: dict = {"sets": [(s.id, s.method, s.step, s.grades, s.failures) for s in store.grade_sets()],
+    out: dict = {"sets": [(s.id, s.method, s.step, s.grades, s.failures) for s in store.grades.grade_sets()],
                  "counts": {k: v for k, v in store.counts().items() if k != "store"}, "dump": store.dump()}
     for grade_set in (A, B, C):
         gid = grade_set.id
-        out[gid, "statuses"] = store.step_statuses(gid)
-        out[gid, "grades"] = list(store.grades(grade_set))
+        out[gid, "statuses"] = store.grades.step_statuses(gid)
+        out[gid, "grades"] = list(store.grades.records(grade_set))
         for step in ("self-rating", "criteria", "four-prompts"):
-            out[gid, step] = (list(store.grade_rows(gid, step)), list(store.graded(gid, step).items()),
-                              sorted(store.exhausted(gid, step, 2)), list(store.label_histogram(gid, step)),
-                              list(store.graded_questions(gid, step)), list(store.answered(gid, step, 2)),
-                              list(store.top_grades(gid, step)), store.grade_progress(gid, step),
-                              store.query_grades(gid, step, "q1"), list(store.grades(grade_set, step)))
-        out[gid, "detail"] = store.grade_detail(gid, "q0", "q0p0", "q0/zz")
+            out[gid, step] = (list(store.grades.grade_rows(gid, step)), list(store.grades.graded(gid, step).items()),
+                              sorted(store.grades.exhausted(gid, step, 2)), list(store.tallies.label_histogram(gid,
+                                                                                                               step)),
+                              list(store.tallies.graded_questions(gid, step)), list(store.tallies.answered(gid, step,
+                                                                                                           2)),
+                              list(store.caches.top_grades(gid, step)), store.review.grade_progress(gid, step),
+                              store.review.query_grades(gid, step, "q1"), list(store.grades.records(grade_set, step)))
+        out[gid, "detail"] = store.review.grade_detail(gid, "q0", "q0p0", "q0/zz")
     labels = api.LabelChoice(grade_set=A.id)
     out["qrels"] = api.qrels(store, labels)[1]
     out["boards"] = [api.render(api.leaderboard(store, measure=m, min_grade=2, labels=labels))
@@ -115,20 +118,20 @@ def stores(tmp_path: Path) -> tuple[Store, Path]:
 
 def test_grade_rows_hold_numbers_and_reads_give_names_in_text_order(stores) -> None:
     store, _ = stores
-    columns = [r[1] for r in store.db.execute("PRAGMA table_info(grades)")]
+    columns = store.schema.columns("grades")
     assert columns[:4] == ["series", "query_id", "passage_id", "item"] and "batch" in columns
     assert not {"grade_set_id", "step", "question_id", "created"} & set(columns)
-    assert store.db.execute("SELECT COUNT(*) FROM grade_series").fetchone()[0] == 4  # A, C and B's two steps
-    assert [r[0] for r in store.db.execute("SELECT created FROM grade_batches ORDER BY batch")] == [DAY1, DAY2]
-    assert store.db.execute("SELECT typeof(series), typeof(item), typeof(batch) FROM grades").fetchall() \
+    assert raw_rows(store.path, "SELECT COUNT(*) FROM grade_series") == [(4,)]  # A, C and B's two steps
+    assert raw_rows(store.path, "SELECT created FROM grade_batches ORDER BY batch") == [(DAY1,), (DAY2,)]
+    assert raw_rows(store.path, "SELECT typeof(series), typeof(item), typeof(batch) FROM grades") \
         == [("integer",) * 3] * store.counts()["grades"]
-    items = [r[0] for r in store.db.execute("SELECT question_id FROM grade_items WHERE question_id LIKE 'q0/%'"
-                                            " ORDER BY item")]
+    items = [r[0] for r in raw_rows(store.path, "SELECT question_id FROM grade_items WHERE question_id LIKE 'q0/%'"
+                                               " ORDER BY item")]
     assert items == ["q0/zz", "q0/b", "q0/a10", "q0/a9"]  # numbered as written, not in text order ...
-    rows = list(store.grade_rows(A.id, "self-rating"))
+    rows = list(store.grades.grade_rows(A.id, "self-rating"))
     assert [r[2] for r in rows[:4]] == ["q0/a10", "q0/a9", "q0/b", "q0/zz"]  # ... read in text order
     assert rows == sorted(rows, key=lambda r: r[:3])
-    detail = store.grade_detail(A.id, "q0", "q0p0", "q0/zz")
+    detail = store.review.grade_detail(A.id, "q0", "q0p0", "q0/zz")
     # failed, tried again (attempts 2), then imported with new content (attempts kept) on DAY2
     assert detail[0]["created"] == DAY2 and detail[0]["raw_reply"] == "reply 5" and detail[0]["attempts"] == 2
 
@@ -143,8 +146,8 @@ def test_a_grade_row_takes_under_60_bytes(tmp_path: Path) -> None:
              None, None)
             for q in range(10) for p in range(200) for h in range(10)]
     with store.bulk_transaction():
-        store.ensure_grade_set(grade_set)
-        store.upsert_grade_rows(grade_set.id, rows, "2026-11-23T10:51:22+00:00")
+        store.grades.ensure_grade_set(grade_set)
+        store.grades.upsert_grade_rows(grade_set.id, rows, "2026-11-23T10:51:22+00:00")
     store.close()
     size = _table_bytes(store.path, "grades") / len(rows)
     v2 = sqlite3.connect(":memory:")
@@ -167,10 +170,9 @@ def test_a_schema_2_store_migrates_with_every_read_identical(stores) -> None:
     migrated = Store.open(v2)
     assert migrated.migration_note.startswith(f"migrated the store from schema 2 to 3: "
                                               f"{len(expected['dump']['grades'])} grades in compact rows; ")
-    assert migrated.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("4",)
-    assert migrated.db.execute("SELECT COUNT(*) FROM label_cache").fetchone() == (0,)  # emptied: recomputed
-    triggers = {r[0] for r in migrated.db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'"
-                                                  " AND tbl_name = 'grades'")}
+    assert migrated.schema.version() == 5
+    assert migrated.caches.kept_rows("label_cache") == 0  # emptied: recomputed
+    triggers = {name for name, _ in migrated.schema.triggers("grades")}
     assert triggers == {f"{cache}_{event}" for cache in ("grade_set_counts", "label_cache", "cover_cache")
                         for event in ("insert", "update", "delete")}
     got = _reads(migrated)
@@ -188,27 +190,28 @@ def test_writes_after_migration_behave_as_on_a_new_store(stores) -> None:
     migrated = Store.open(v2)
     results = []
     for db in (store, migrated):
-        list(db.top_grades(A.id, "self-rating"))  # fill the caches, which every write must drop
-        db.grade_sets()
-        unchanged = [g for g in db.grades(A) if g.query_id == "q2"]
-        db.upsert_grades(A.id, unchanged, "2026-03-01T00:00:00+00:00")  # same content: nothing written
-        assert db.db.execute("SELECT COUNT(*) FROM label_cache").fetchone()[0] > 0
-        assert {d["created"] for d in db.grade_detail(A.id, "q2", "q2p0", "q2/b")} == {DAY1}
-        db.upsert_grades(A.id, unchanged[:1], "2026-03-01T00:00:00+00:00", attempt=True)  # an attempt rewrites
-        assert db.db.execute("SELECT COUNT(*) FROM label_cache").fetchone()[0] == 0
+        list(db.caches.top_grades(A.id, "self-rating"))  # fill the caches, which every write must drop
+        db.grades.grade_sets()
+        unchanged = [g for g in db.grades.records(A) if g.query_id == "q2"]
+        db.grades.upsert_grades(A.id, unchanged, "2026-03-01T00:00:00+00:00")  # same content: nothing written
+        assert db.caches.kept_rows("label_cache") > 0
+        assert {d["created"] for d in db.review.grade_detail(A.id, "q2", "q2p0", "q2/b")} == {DAY1}
+        db.grades.upsert_grades(A.id, unchanged[:1], "2026-03-01T00:00:00+00:00", attempt=True)  # an attempt rewrites
+        assert db.caches.kept_rows("label_cache") == 0
         first = unchanged[0]
-        assert db.grade_detail(A.id, first.query_id, first.passage_id, first.question_id)[0]["attempts"] == 2
-        usable = {k for k in db.graded(A.id, "self-rating") if k[2] in ("q0/a9", "q1/a10")}
-        assert db.carry_grades(C.id, A.id, "self-rating", ["q0/a9", "q1/a10"]) == len(usable) > 0
-        assert db.carry_grades(C.id, A.id, "self-rating", ["q0/a9", "q1/b"]) == 0  # kept, not copied twice
-        assert {k for k in db.graded(C.id, "self-rating") if k[2] in ("q0/a9", "q1/a10")} == usable
-        assert all(g.extra["carried_from"] == A.id for g in db.grades(C) if g.question_id == "q0/a9")
-        failed = db.step_statuses(A.id)["self-rating"]["failed"]
-        assert db.exhausted(A.id, "self-rating", 2) and failed > 0
-        assert db.forget_failed(A.id) == {"self-rating": failed}
-        assert db.exhausted(A.id, "self-rating", 1) == set() and "failed" not in db.step_statuses(A.id)["self-rating"]
-        assert db.drop_grade_set(B.id) == 72 and B.id not in {s.id for s in db.grade_sets()}
-        assert db.db.execute("SELECT COUNT(*) FROM grade_series WHERE grade_set_id = ?", (B.id,)).fetchone() == (0,)
+        assert db.review.grade_detail(A.id, first.query_id, first.passage_id, first.question_id)[0]["attempts"] == 2
+        usable = {k for k in db.grades.graded(A.id, "self-rating") if k[2] in ("q0/a9", "q1/a10")}
+        assert db.grades.carry_grades(C.id, A.id, "self-rating", ["q0/a9", "q1/a10"]) == len(usable) > 0
+        assert db.grades.carry_grades(C.id, A.id, "self-rating", ["q0/a9", "q1/b"]) == 0  # kept, not copied twice
+        assert {k for k in db.grades.graded(C.id, "self-rating") if k[2] in ("q0/a9", "q1/a10")} == usable
+        assert all(g.extra["carried_from"] == A.id for g in db.grades.records(C) if g.question_id == "q0/a9")
+        failed = db.grades.step_statuses(A.id)["self-rating"]["failed"]
+        assert db.grades.exhausted(A.id, "self-rating", 2) and failed > 0
+        assert db.grades.forget_failed(A.id) == {"self-rating": failed}
+        assert db.grades.exhausted(A.id, "self-rating", 1) == set()
+        assert "failed" not in db.grades.step_statuses(A.id)["self-rating"]
+        assert db.grades.drop_grade_set(B.id) == 72 and B.id not in {s.id for s in db.grades.grade_sets()}
+        assert raw_rows(db.path, "SELECT COUNT(*) FROM grade_series WHERE grade_set_id = ?", (B.id,)) == [(0,)]
         results.append(_reads(db))
     assert results[0] == results[1]
 
@@ -216,19 +219,19 @@ def test_writes_after_migration_behave_as_on_a_new_store(stores) -> None:
 def test_raw_writes_to_grades_still_drop_the_kept_counts_and_labels(stores) -> None:
     _, v2 = stores
     store = Store.open(v2)
-    before = {s.id: s.grades for s in store.grade_sets()}
-    top = list(store.top_grades(A.id, "self-rating"))
-    store.db.execute("DELETE FROM grades WHERE query_id = 'q3' AND series ="
-                     " (SELECT series FROM grade_series WHERE grade_set_id = ?)", (A.id,))
-    kept = {r[0] for r in store.db.execute("SELECT grade_set_id FROM grade_set_counts")}
+    before = {s.id: s.grades for s in store.grades.grade_sets()}
+    top = list(store.caches.top_grades(A.id, "self-rating"))
+    raw_write(store.path, "DELETE FROM grades WHERE query_id = 'q3' AND series ="
+              " (SELECT series FROM grade_series WHERE grade_set_id = ?)", (A.id,))
+    kept = store.caches.kept_grade_sets("grade_set_counts")
     assert A.id not in kept and B.id in kept  # only the grade set written to is recounted
-    assert store.db.execute("SELECT COUNT(*) FROM label_cache WHERE grade_set_id = ?", (A.id,)).fetchone() == (0,)
-    assert list(store.top_grades(A.id, "self-rating")) == [r for r in top if r[0] != "q3"]
-    after = {s.id: s.grades for s in store.grade_sets()}
+    assert store.caches.kept_rows("label_cache", A.id) == 0
+    assert list(store.caches.top_grades(A.id, "self-rating")) == [r for r in top if r[0] != "q3"]
+    after = {s.id: s.grades for s in store.grades.grade_sets()}
     assert after[A.id] == before[A.id] - 13 * 4 and after[B.id] == before[B.id]
-    store.db.execute("UPDATE grades SET grade = 5 WHERE passage_id = 'q0p1'")
-    assert A.id not in {r[0] for r in store.db.execute("SELECT grade_set_id FROM grade_set_counts")}
-    assert [r for r in store.top_grades(A.id, "self-rating") if r[1] == "q0p1"][0][2] == 5
+    raw_write(store.path, "UPDATE grades SET grade = 5 WHERE passage_id = 'q0p1'")
+    assert A.id not in store.caches.kept_grade_sets("grade_set_counts")
+    assert [r for r in store.caches.top_grades(A.id, "self-rating") if r[1] == "q0p1"][0][2] == 5
 
 
 def test_a_read_only_schema_2_store_is_refused_clearly_and_copies_migrate(stores, tmp_path: Path) -> None:

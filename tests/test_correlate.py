@@ -40,7 +40,7 @@ def test_bootstrap_and_per_query_with_official_qrels(dl19_store, tmp_path):
     from proctor.io.trec import write_qrels
     from proctor.store import Store
     with open(qrels, "w") as handle:
-        write_qrels(Store.open(dl19_store).judgments(), handle)
+        write_qrels(Store.open(dl19_store).corpus.judgments(), handle)
     out = run_process("correlate", lb, "--official-qrels", qrels, "--measure", "nDCG@10", "--store", dl19_store,
                       "--bootstrap", "200")
     data = json.loads(out.out)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import raw_write
 from proctor import api
 from proctor.demo.write import write_collection
 from proctor.evaluate.cover import CoverTable, n_exam
@@ -31,12 +32,12 @@ def _store(path: Path, seed: int = 16) -> Store:
     rnd = random.Random(seed)
     store = Store.create_or_open(path)
     with store.transaction():
-        store.upsert_rankings((f"run{r}", f"q{q}", f"q{q}p{j}", rank, float(rnd.randint(0, 5)))
+        store.corpus.upsert_rankings((f"run{r}", f"q{q}", f"q{q}p{j}", rank, float(rnd.randint(0, 5)))
                               for r in range(5) for q in range(7) if rnd.random() < 0.9
                               for rank, j in enumerate(rnd.sample(range(15), 12)))
         for grade_set in SETS:
-            store.ensure_grade_set(grade_set)
-            store.upsert_grades(grade_set.id, [
+            store.grades.ensure_grade_set(grade_set)
+            store.grades.upsert_grades(grade_set.id, [
                 Grade(f"q{q}", f"q{q}p{j}", f"q{q}/h{k:02d}", "self-rating", grade_set.model, "v1", grade,
                       "failed" if grade is None else "ok")
                 for q in range(8) for j in range(rnd.randint(3, 15)) for k in range(rnd.randint(1, 12))
@@ -73,8 +74,7 @@ _ITEM = "(SELECT item FROM grade_items WHERE question_id = 'q9/new')"
 
 
 def _kept(store: Store, grade_set: GradeSet | None = None) -> int:
-    where, args = (" WHERE grade_set_id = ?", (grade_set.id,)) if grade_set else ("", ())
-    return store.db.execute(f"SELECT COUNT(*) FROM cover_cache{where}", args).fetchone()[0]
+    return store.caches.kept_rows("cover_cache", grade_set.id if grade_set else None)
 
 
 def _without_bank_note(rows: list) -> list:
@@ -88,19 +88,18 @@ def _same(got: list, want: list) -> None:
 
 def test_the_cache_is_filled_once_and_gives_the_uncached_numbers(tmp_path):
     store = _store(tmp_path / "s.db")
-    grade_set = store.grade_sets()[0]
+    grade_set = store.grades.grade_sets()[0]
     want = _uncached(store, grade_set)
     assert _kept(store) == 0
     _same(_cached(store, grade_set), want)
-    queries = store.db.execute(f"SELECT COUNT(DISTINCT query_id) FROM grades WHERE series IN {_SERIES}",
-                               (grade_set.id,)).fetchone()[0]
+    queries = len({qid for qid, _ in store.tallies.graded_questions(grade_set.id, grade_set.step)})
     assert _kept(store) == _kept(store, grade_set) == queries  # one row per query, the other set untouched
-    kept = store.cover_grades(grade_set.id, grade_set.step)
+    kept = store.caches.cover_grades(grade_set.id, grade_set.step)
     assert kept is not None and [row[0] for row in kept] == sorted(row[0] for row in kept)
     assert all(len(grades) == len(questions) * len(passages) for _, questions, passages, grades in kept)
     assert any(MISSING in grades for *_, grades in kept)  # sparse grading and failures are both held
     _same(_cached(store, grade_set), want)  # read from the cache
-    assert store.cover_grades(grade_set.id, "other-step") is None
+    assert store.caches.cover_grades(grade_set.id, "other-step") is None
 
 
 MISSING = "-"
@@ -108,7 +107,7 @@ MISSING = "-"
 
 def test_tables_of_every_tau_equal_the_definition(tmp_path):
     store = _store(tmp_path / "s.db", seed=3)
-    for grade_set in store.grade_sets():
+    for grade_set in store.grades.grade_sets():
         for tau, (table, _) in zip(range(7), cover_tables(store, grade_set, range(7)), strict=True):
             want = CoverTable.build(grade_rows(store, grade_set), tau)
             assert table.questions == want.questions
@@ -120,24 +119,24 @@ def test_tables_of_every_tau_equal_the_definition(tmp_path):
 
 def test_every_write_drops_its_grade_sets_rows(tmp_path):
     store = _store(tmp_path / "s.db")
-    first, second = store.grade_sets()
+    first, second = store.grades.grade_sets()
     _cached(store, first), _cached(store, second)
     assert _kept(store, first) and _kept(store, second)
     kept_second = _kept(store, second)
-    top = store.db.execute("SELECT passage_id, question_id FROM grades JOIN grade_items USING (item)"
-                           f" WHERE series IN {_SERIES} AND query_id = 'q0'"
-                           " AND grade < 5 AND passage_id IN (SELECT passage_id FROM rankings WHERE run = 'run1')",
-                           (first.id,)).fetchone()
+    ranked = store.corpus.rankings()["run1"]["q0"]
+    top = next((pid, qid) for pid, qid, grade, _ in store.review.query_grades(first.id, first.step, "q0")
+               if grade is not None and grade < 5 and pid in ranked)
     insert = ("INSERT INTO grades (series, query_id, passage_id, item, grade, parse_status, batch)"
               f" VALUES ({_SERIES}, 'q9', 'q9p0', {_ITEM}, ?, 'ok', 1)")
     writes = [
-        lambda: store.upsert_grades(first.id, [Grade("q0", *top, "self-rating", "m1", "v1", 5, "ok")]),
-        lambda: store.db.execute(f"UPDATE grades SET grade = 0 WHERE series IN {_SERIES} AND grade = 5", (first.id,)),
-        lambda: store.db.execute(f"DELETE FROM grades WHERE series IN {_SERIES} AND query_id = 'q1'", (first.id,)),
-        lambda: store.db.execute(insert, (first.id, 4)),
-        lambda: store.db.execute(insert + " ON CONFLICT DO UPDATE SET grade = 1", (first.id, 1)),  # a raw upsert
+        lambda: store.grades.upsert_grades(first.id, [Grade("q0", *top, "self-rating", "m1", "v1", 5, "ok")]),
+        lambda: raw_write(store.path, f"UPDATE grades SET grade = 0 WHERE series IN {_SERIES} AND grade = 5",
+                          (first.id,)),
+        lambda: raw_write(store.path, f"DELETE FROM grades WHERE series IN {_SERIES} AND query_id = 'q1'", (first.id,)),
+        lambda: raw_write(store.path, insert, (first.id, 4)),
+        lambda: raw_write(store.path, insert + " ON CONFLICT DO UPDATE SET grade = 1", (first.id, 1)),  # a raw upsert
     ]
-    store.db.execute("INSERT OR IGNORE INTO grade_items (question_id) VALUES ('q9/new')")
+    raw_write(store.path, "INSERT OR IGNORE INTO grade_items (question_id) VALUES ('q9/new')")
     for write in writes:  # each changes some number: a stale cache would show
         before = _cached(store, first)
         assert _kept(store, first)
@@ -147,8 +146,8 @@ def test_every_write_drops_its_grade_sets_rows(tmp_path):
         _same(after, _uncached(store, first))
         assert after != before
     _cached(store, first)
-    store.db.execute(f"UPDATE grades SET series = {_SERIES} WHERE series IN {_SERIES} AND query_id = 'q9'",
-                     (second.id, first.id))  # moved between grade sets: both dropped
+    raw_write(store.path, f"UPDATE grades SET series = {_SERIES} WHERE series IN {_SERIES} AND query_id = 'q9'",
+              (second.id, first.id))  # moved between grade sets: both dropped
     assert _kept(store) == 0
     _same(_cached(store, second), _uncached(store, second))
     assert "q9" in cover_table(store, second, 1)[0].questions
@@ -157,17 +156,17 @@ def test_every_write_drops_its_grade_sets_rows(tmp_path):
 def test_a_read_only_or_busy_store_computes_from_the_grades(tmp_path):
     path = tmp_path / "s.db"
     store = _store(path)
-    grade_set = store.grade_sets()[0]
+    grade_set = store.grades.grade_sets()[0]
     want = _uncached(store, grade_set)
     store.close()
     reader = Store.open(path, read_only=True)
-    assert reader.cover_grades(grade_set.id, grade_set.step) is None
+    assert reader.caches.cover_grades(grade_set.id, grade_set.step) is None
     _same(_cached(reader, grade_set), want)
     reader.close()
     busy = sqlite3.connect(path, isolation_level=None)
     busy.execute("BEGIN IMMEDIATE")  # another process holds the write lock: nothing is kept, nothing waits
     store = Store.open(path)
-    assert store.cover_grades(grade_set.id, grade_set.step) is None
+    assert store.caches.cover_grades(grade_set.id, grade_set.step) is None
     _same(_cached(store, grade_set), want)
     busy.execute("ROLLBACK")
     assert _kept(store) == 0
@@ -175,30 +174,31 @@ def test_a_read_only_or_busy_store_computes_from_the_grades(tmp_path):
     assert _kept(store, grade_set)
     store.close()
     reader = Store.open(path, read_only=True)  # a read-only store reads what was kept
-    assert reader.cover_grades(grade_set.id, grade_set.step) is not None
+    assert reader.caches.cover_grades(grade_set.id, grade_set.step) is not None
     _same(_cached(reader, grade_set), want)
 
 
 @pytest.mark.parametrize("grade", [75, -1, 2.5, "high"])
 def test_grades_the_cache_cannot_hold_are_read_from_the_table(tmp_path, grade):
     store = _store(tmp_path / "s.db")
-    grade_set = store.grade_sets()[0]
-    store.db.execute(f"UPDATE grades SET grade = ? WHERE series IN {_SERIES} AND query_id = 'q3' AND passage_id ="
-                     " (SELECT MIN(passage_id) FROM grades WHERE query_id = 'q3')", (grade, grade_set.id))
+    grade_set = store.grades.grade_sets()[0]
+    raw_write(store.path, f"UPDATE grades SET grade = ? WHERE series IN {_SERIES} AND query_id = 'q3' AND passage_id"
+              " = (SELECT MIN(passage_id) FROM grades WHERE query_id = 'q3')", (grade, grade_set.id))
     want = _uncached(store, grade_set) if not isinstance(grade, str) else None
-    assert store.cover_grades(grade_set.id, grade_set.step) is None and _kept(store, grade_set) == 0
+    assert store.caches.cover_grades(grade_set.id, grade_set.step) is None and _kept(store, grade_set) == 0
     got = _cached(store, grade_set)
     if want is not None:
         _same(got, want)
-    store.db.execute(f"UPDATE grades SET grade = 3 WHERE series IN {_SERIES} AND grade = ?", (grade_set.id, grade))
-    assert store.cover_grades(grade_set.id, grade_set.step) is not None  # held again once the grade is
+    raw_write(store.path, f"UPDATE grades SET grade = 3 WHERE series IN {_SERIES} AND grade = ?", (grade_set.id, grade))
+    assert store.caches.cover_grades(grade_set.id, grade_set.step) is not None  # held again once the grade is
 
 
 def test_a_question_id_holding_odd_characters_is_kept_and_read_back(tmp_path):
     store = _store(tmp_path / "s.db")
-    grade_set = store.grade_sets()[0]
-    store.db.execute("UPDATE grade_items SET question_id = 'q4/a' || char(31) || 'b,c' WHERE question_id = 'q4/h00'")
-    kept = store.cover_grades(grade_set.id, grade_set.step)
+    grade_set = store.grades.grade_sets()[0]
+    raw_write(store.path, "UPDATE grade_items SET question_id = 'q4/a' || char(31) || 'b,c'"
+              " WHERE question_id = 'q4/h00'")
+    kept = store.caches.cover_grades(grade_set.id, grade_set.step)
     assert kept is not None and "q4/a\x1fb,c" in {q for _, questions, _, _ in kept for q in questions}
     _same(_cached(store, grade_set), _uncached(store, grade_set))
 
@@ -212,8 +212,8 @@ def test_demo_collection_cover_identical_cached_and_uncached(tmp_path):
     boards = {}
     for cached in (True, False):
         if not cached:
-            assert _kept(store) == len(store.queries())  # the first pass read the cache
-            store.db.execute("DROP TABLE cover_cache")  # as a store of an earlier release, read-only
+            assert _kept(store) == len(store.corpus.queries())  # the first pass read the cache
+            raw_write(store.path, "DROP TABLE cover_cache")  # as a store of an earlier release, read-only
             store.read_only = True
         boards[cached] = [_numbers(api.leaderboard(store, metric="cover", min_grade=tau, budget=budget, **options))
                           for tau in range(1, 6) for budget in (1, 2, 20)
@@ -224,7 +224,7 @@ def test_demo_collection_cover_identical_cached_and_uncached(tmp_path):
 
 def test_n_exam_counts_match_the_per_system_computation(tmp_path):
     store = _store(tmp_path / "s.db", seed=5)
-    grade_set = store.grade_sets()[1]
+    grade_set = store.grades.grade_sets()[1]
     runs = load_runs(store, None)
     table, _ = cover_table(store, grade_set, 2)
     board = cover_leaderboard(runs, table, normalize="pool")
@@ -235,9 +235,9 @@ def test_n_exam_counts_match_the_per_system_computation(tmp_path):
 def test_labels_at_m_questions_from_the_cache_equal_the_histogram(tmp_path, min_questions):
     store = _store(tmp_path / "s.db")
     totals, positive = LabelStats(), False
-    for grade_set in store.grade_sets():
+    for grade_set in store.grades.grade_sets():
         want_stats, got_stats = LabelStats(), LabelStats()
-        want = labels_from_histogram(store.label_histogram(grade_set.id, grade_set.step),
+        want = labels_from_histogram(store.tallies.label_histogram(grade_set.id, grade_set.step),
                                      min_questions=min_questions, stats=want_stats)
         got = exam_qrels(store, grade_set, min_questions=min_questions, stats=got_stats)
         assert _kept(store, grade_set)  # read from the cover cache

@@ -49,6 +49,6 @@ def test_a_blank_query_text_in_a_bank_file_is_no_text(cli, tmp_path):
     assert cli("import", "bank", bank, "--store", tmp_path / "s.db").code == 0
     store = Store.open(tmp_path / "s.db")
     try:
-        assert store.queries().get("q1") is None  # known without a text, never the text " "
+        assert store.corpus.queries().get("q1") is None  # known without a text, never the text " "
     finally:
         store.close()

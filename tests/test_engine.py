@@ -33,7 +33,7 @@ def _backend(server, model: str = "m"):
 def _engine(store: Store, server, grade_set, **limits) -> Engine:
     method = get_method("self-rating")
     plan = make_plan(store, items_of(store, method, (grade_set.bank, grade_set.bank_version)),
-                     store.graded(grade_set.id, "self-rating"), depth=20, max_queries=None, variables=None,
+                     store.grades.graded(grade_set.id, "self-rating"), depth=20, max_queries=None, variables=None,
                      max_passages=limits.get("max_passages"))
     return Engine(store, method, _backend(server), plan, grade_set=grade_set.id,
                   options=GradeOptions(progress=False))
@@ -44,7 +44,7 @@ def test_the_engine_plans_per_grade_set_resumes_and_keeps_every_result(store):
         backend = _backend(server)
         grade_set = grade_set_for(store, MethodChoice("self-rating"), backend, GradeOptions())
         with store.transaction():
-            store.ensure_grade_set(grade_set)
+            store.grades.ensure_grade_set(grade_set)
         part = _engine(store, server, grade_set, max_passages=2)
         assert (part.plan.pairs, part.plan.already) == (4 * 2 * 3, 0)
         summary = asyncio.run(part.arun())
@@ -54,7 +54,7 @@ def test_the_engine_plans_per_grade_set_resumes_and_keeps_every_result(store):
         summary = asyncio.run(rest.arun())
         assert summary.graded == 48 and server.requests == 72
         assert len(rest.results) == 72  # earlier grades and new ones: what a later step reads
-    stored = {(q, p, i): g for q, p, i, g in store.grade_rows(grade_set.id, "self-rating")}
+    stored = {(q, p, i): g for q, p, i, g in store.grades.grade_rows(grade_set.id, "self-rating")}
     assert {k: v[0] for k, v in rest.results.items()} == stored
 
 
@@ -63,7 +63,7 @@ def test_failed_replies_are_recorded_but_never_cached(store):
         request = GradeRequest("self-rating", BackendConfig(spec="openai:m", base_url=server.base_url),
                                GradeOptions(progress=False, max_queries=1))
         grade_set, [summary] = asyncio.run(grade(store, request))
-        assert summary.failures == summary.graded == 18 and store.cache_count() == 0
+        assert summary.failures == summary.graded == 18 and store.caches.cache_count() == 0
         _, [again] = asyncio.run(grade(store, request))
         assert again.already_graded == 0 and again.graded == 18 and server.requests == 36
 
@@ -79,9 +79,9 @@ def test_the_runner_carries_step_results_in_memory_into_the_aggregation(store):
         assert [s.method for s in summaries] == ["criteria", "four-prompts-sum"]
         assert grade_set.step == "four-prompts-sum" and grade_set.params["aggregate"] == "sum"
         criteria: dict = {}
-        for qid, pid, criterion, g in store.grade_rows(grade_set.id, "criteria"):
+        for qid, pid, criterion, g in store.grades.grade_rows(grade_set.id, "criteria"):
             criteria.setdefault((qid, pid), {})[criterion] = g
-        labels = {(q, p): g for q, p, _, g in store.grade_rows(grade_set.id, "four-prompts-sum")}
+        labels = {(q, p): g for q, p, _, g in store.grades.grade_rows(grade_set.id, "four-prompts-sum")}
         assert len(labels) == 24
         assert all(labels[k] == sum_label([v[c] for c in CRITERIA]) for k, v in criteria.items())
         # run again: nothing is sent, the aggregation is recomputed from the stored criteria alone

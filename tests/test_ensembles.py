@@ -52,8 +52,8 @@ def _members(store: Path, first: str, second: str) -> dict[tuple[str, str, str],
     out: dict[tuple[str, str, str], list[int]] = {}
     for prompt in (first, second):
         with _opened(store) as opened:
-            grade_set = next(s for s in opened.grade_sets() if s.id == prompt)
-            for g in opened.grades(grade_set, grade_set.step):
+            grade_set = next(s for s in opened.grades.grade_sets() if s.id == prompt)
+            for g in opened.grades.records(grade_set, grade_set.step):
                 out.setdefault((g.query_id, g.passage_id, g.question_id), []).append(g.grade)
     return out
 
@@ -222,5 +222,5 @@ def test_the_same_ensemble_again_changes_nothing(cli, two_prompts):
     assert again.code == 0 and json.loads(again.out) == json.loads(made.out)
     opened = Store.open(store)
     assert opened.dump() == before
-    kept = {r[0] for r in opened.db.execute("SELECT grade_set_id FROM label_cache")}
+    kept = opened.caches.kept_grade_sets("label_cache")
     assert eid in kept  # no grade of the ensemble was written again (that would drop its kept labels)

@@ -72,7 +72,7 @@ def test_second_run_does_nothing_and_manifest_says_how(tmp_path, cli):
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
     store = Store.open(tmp_path / "out" / "t.db")
     try:
-        (grade_set,) = store.grade_sets()
+        (grade_set,) = store.grades.grade_sets()
     finally:
         store.close()
     recorded = again["grade_sets"]["recorded"]

@@ -71,7 +71,7 @@ def test_exported_judgments_are_the_imported_ones(cli, demo_store, tmp_path, pee
     _, qrels = exported(cli, demo_store, tmp_path)
     store = Store.open(demo_store)
     try:
-        judgments = store.judgments()
+        judgments = store.corpus.judgments()
     finally:
         store.close()
     back = {(q, d): r for q, per in judgments.items() for d, r in per.items()}

@@ -23,7 +23,7 @@ def test_nothing_listening_exits_fast_with_the_connection_error(demo_store):
     assert "cannot reach the server" in result.err and "Connection" in result.err and "127.0.0.1:9" in result.err
     assert "Traceback" not in result.err
     store = Store.open(demo_store)
-    assert store.grade_sets() == []  # nothing was sent: not even an empty grade set is left
+    assert store.grades.grade_sets() == []  # nothing was sent: not even an empty grade set is left
     store.close()
 
 

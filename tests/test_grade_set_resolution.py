@@ -67,9 +67,9 @@ def _empty_grade_set(store, model: str) -> None:
 
     db = Store.open(store)
     try:
-        good = next(s for s in db.grade_sets() if s.model == "good")
+        good = next(s for s in db.grades.grade_sets() if s.model == "good")
         with db.transaction():
-            db.ensure_grade_set(dataclasses.replace(good, model=model, grades=0, failures=0, created=None))
+            db.grades.ensure_grade_set(dataclasses.replace(good, model=model, grades=0, failures=0, created=None))
     finally:
         db.close()
 
@@ -85,7 +85,7 @@ def test_an_empty_grade_set_alone_is_no_match_and_is_listed(cli, graded, tmp_pat
     assert "left out, without a single grade" in result.err and "self-rating / gone" in result.err
     db = Store.open(store)
     try:
-        empty = next(s for s in db.grade_sets() if s.model == "gone")
+        empty = next(s for s in db.grades.grade_sets() if s.model == "gone")
         assert resolve_grade_set(db, empty.id[:6]) == empty  # named by id, it is what was asked for
         assert "(empty)" in empty.describe()
     finally:
@@ -108,7 +108,7 @@ def two_versions(tmp_path_factory):
     assert main(["grade", "--store", str(store), "--method", "embedding"]) == 0
     db = Store.open(store)
     try:
-        versions = [b["version"] for b in db.banks()]
+        versions = [b["version"] for b in db.banks.versions()]
     finally:
         db.close()
     return store, versions
@@ -159,14 +159,14 @@ def test_the_review_app_resolves_grade_set_prefixes_as_the_cli_does(cli, graded,
     store = tmp_path / "s.db"
     store.write_bytes(graded.read_bytes())
     db = Store.open(store)
-    good = next(s for s in db.grade_sets() if s.model == "good")
+    good = next(s for s in db.grades.grade_sets() if s.model == "good")
     db.close()
     if prefix == "":  # grade sets whose ids share their first character with the graded one
         prefix = good.id[0]
         for model in (f"m{i}" for i in range(200)):
             _empty_grade_set(store, model)
             db = Store.open(store)
-            if sum(s.id.startswith(prefix) for s in db.grade_sets()) > 1:
+            if sum(s.id.startswith(prefix) for s in db.grades.grade_sets()) > 1:
                 db.close()
                 break
             db.close()

@@ -34,7 +34,7 @@ def test_failed_replies_are_not_cached_and_are_retried_up_to_max_attempts(demo_s
         assert server.requests == 3 * 72  # the fourth run sends nothing: every pair failed 3 times
         assert json.loads(runs[3].out)["given_up"] == 72
         assert "every one of the 72 pairs graded now failed" in runs[0].err
-    assert Store.open(demo_store).cache_count() == 0
+    assert Store.open(demo_store).caches.cache_count() == 0
     failed = sqlite3.connect(demo_store).execute("SELECT DISTINCT attempts, parse_status FROM grades").fetchall()
     assert failed == [(3, "failed")]
     with FakeOpenAI() as server:  # more attempts allowed, a healthy server: they are graded now
@@ -67,11 +67,11 @@ def _big_store(folder: Path, passages: int = 400) -> Path:
     path = folder / "big.db"
     store = Store.create_or_open(path)
     with store.transaction():
-        store.upsert_queries([("q1", "bees"), ("q2", "ants")])
+        store.corpus.upsert_queries([("q1", "bees"), ("q2", "ants")])
         for q in ("q1", "q2"):
-            store.upsert_passages((f"{q}-p{i}", f"passage {i} about {q}") for i in range(passages))
-            store.upsert_rankings(("run", q, f"{q}-p{i}", i + 1, float(-i)) for i in range(passages))
-        store.add_bank_version("b", "v1", "test", None, [
+            store.corpus.upsert_passages((f"{q}-p{i}", f"passage {i} about {q}") for i in range(passages))
+            store.corpus.upsert_rankings(("run", q, f"{q}-p{i}", i + 1, float(-i)) for i in range(passages))
+        store.banks.add_bank_version("b", "v1", "test", None, [
             {"question_id": f"{q}/{k}", "query_id": q, "kind": "question", "text": f"question {k} of {q}"}
             for q in ("q1", "q2") for k in range(3)])
     store.close()
@@ -165,7 +165,7 @@ def test_read_only_stores_can_be_read(demo_store, tmp_path):
     store = Store.open(demo_store, read_only=True)
     assert store.counts()["queries"] == 4
     with pytest.raises(sqlite3.OperationalError):
-        store.upsert_queries([("q9", "x")])
+        store.corpus.upsert_queries([("q9", "x")])
     store.close()
     if os.geteuid() != 0:  # root may write anyway: then the CLI path is the same as a writable file
         demo_store.chmod(0o444)

@@ -270,4 +270,5 @@ def test_exampp_facet_judgments_and_rankings_belong_to_their_query(tmp_path):
     path.write_text(line + "\n")
     assert run_process("import", "exampp", path, "--store", tmp_path / "s.db").code == 0
     store = Store.open(tmp_path / "s.db")
-    assert store.judgments() == {"q1/f1": {"d1": 1}} and store.ranking_rows() == [("r", "q1/f1", "d1", 1, 1.0)]
+    assert store.corpus.judgments() == {"q1/f1": {"d1": 1}}
+    assert store.corpus.ranking_rows() == [("r", "q1/f1", "d1", 1, 1.0)]

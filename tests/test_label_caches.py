@@ -7,10 +7,10 @@ import random
 import sqlite3
 from pathlib import Path
 
+from conftest import raw_write, top_grades_of
 from proctor.evaluate.sources import exam_qrels, load_runs
 from proctor.records import Grade, GradeSet
 from proctor.store import Store
-from proctor.store.caches import _RANKED, _TOP
 
 SET = GradeSet("self-rating", "m", "v1", None, None, {"source": "test"}, "self-rating")
 
@@ -19,10 +19,10 @@ def _store(path: Path) -> Store:
     rnd = random.Random(7)
     store = Store.create_or_open(path)
     with store.transaction():
-        store.upsert_rankings((f"run{r}", f"q{q}", f"q{q}p{j}", rank, float(rnd.randint(0, 4)))
+        store.corpus.upsert_rankings((f"run{r}", f"q{q}", f"q{q}p{j}", rank, float(rnd.randint(0, 4)))
                               for r in range(3) for q in range(4) for rank, j in enumerate(rnd.sample(range(12), 10)))
-        store.ensure_grade_set(SET)
-        store.upsert_grades(SET.id, [
+        store.grades.ensure_grade_set(SET)
+        store.grades.upsert_grades(SET.id, [
             Grade(f"q{q}", f"q{q}p{j}", f"q{q}/h{k}", "self-rating", "m", "v1", g, "failed" if g is None else "ok")
             for q in range(4) for j in range(12) for k in range(3)
             for g in [None if rnd.random() < 0.1 else rnd.randint(0, 5)]])
@@ -30,45 +30,45 @@ def _store(path: Path) -> Store:
 
 
 def _uncached(store: Store) -> tuple[list, dict]:
-    top = list(store.db.execute(_TOP, (SET.id, SET.step)))
-    ranked: dict = {}
-    for run, qid, pid in store.db.execute(_RANKED.format(where="")):
-        ranked.setdefault(run, {}).setdefault(qid, []).append(pid)
+    top = top_grades_of(store, SET.id, SET.step)
+    ranked = {run: {qid: [pid for pid, _ in sorted(scores.items(), key=lambda ps: (ps[1], ps[0]), reverse=True)]
+                    for qid, scores in per.items()} for run, per in store.corpus.rankings().items()}
     return top, ranked
 
 
 def _kept(store: Store) -> tuple[int, int]:
-    return (store.db.execute("SELECT COUNT(*) FROM label_cache").fetchone()[0],
-            store.db.execute("SELECT COUNT(*) FROM ranked_cache").fetchone()[0])
+    return store.caches.kept_rows("label_cache"), store.caches.kept_rows("ranked_cache")
 
 
 def test_caches_fill_once_and_equal_the_tables(tmp_path):
     store = _store(tmp_path / "s.db")
     assert _kept(store) == (0, 0)
     top, ranked = _uncached(store)
-    assert list(store.top_grades(SET.id, SET.step)) == top and store.ranked_lists() == ranked
+    assert list(store.caches.top_grades(SET.id, SET.step)) == top and store.corpus.ranked_lists() == ranked
     assert _kept(store) == (4, 12)  # one row per query of the grade set, one per (run, query)
-    assert list(store.top_grades(SET.id, SET.step)) == top and store.ranked_lists() == ranked  # read from the cache
-    assert list(store.top_grades(SET.id, "other-step")) == [] and _kept(store) == (4, 12)
+    assert list(store.caches.top_grades(SET.id, SET.step)) == top
+    assert store.corpus.ranked_lists() == ranked  # read from the cache
+    assert list(store.caches.top_grades(SET.id, "other-step")) == [] and _kept(store) == (4, 12)
 
 
 def test_every_write_drops_what_it_changes(tmp_path):
     store = _store(tmp_path / "s.db")
-    before = exam_qrels(store, store.grade_sets()[0])
-    store.ranked_lists()
+    before = exam_qrels(store, store.grades.grade_sets()[0])
+    store.corpus.ranked_lists()
     changed = Grade("q0", "q0p0", "q0/h0", "self-rating", "m", "v1", 5, "ok", "5")
-    store.upsert_grades(SET.id, [changed])  # an insert or update through the store
+    store.grades.upsert_grades(SET.id, [changed])  # an insert or update through the store
     assert _kept(store)[0] == 0
-    after = exam_qrels(store, store.grade_sets()[0])
-    assert after["q0"]["q0p0"] == 5 and list(store.top_grades(SET.id, SET.step)) == _uncached(store)[0]
+    after = exam_qrels(store, store.grades.grade_sets()[0])
+    assert after["q0"]["q0p0"] == 5 and list(store.caches.top_grades(SET.id, SET.step)) == _uncached(store)[0]
     assert {q: p for q, p in after.items() if q != "q0"} == {q: p for q, p in before.items() if q != "q0"}
-    store.db.execute("DELETE FROM grades WHERE query_id = 'q1'")  # any other writer, even raw SQL
-    assert _kept(store)[0] == 0 and "q1" not in exam_qrels(store, store.grade_sets()[0])
-    store.upsert_rankings([("run0", "q0", "q0p11", 0, 99.0)])  # a new top passage for run0
+    raw_write(store.path, "DELETE FROM grades WHERE query_id = 'q1'")  # any other writer, even raw SQL
+    assert _kept(store)[0] == 0 and "q1" not in exam_qrels(store, store.grades.grade_sets()[0])
+    store.corpus.upsert_rankings([("run0", "q0", "q0p11", 0, 99.0)])  # a new top passage for run0
     assert _kept(store)[1] == 8  # run0's lists dropped, the other runs' kept
-    assert store.ranked_lists()["run0"]["q0"][0] == "q0p11" and store.ranked_lists() == _uncached(store)[1]
-    store.db.execute("UPDATE rankings SET score = -1 WHERE run = 'run1' AND query_id = 'q2'")
-    assert store.ranked_lists() == _uncached(store)[1]
+    assert store.corpus.ranked_lists()["run0"]["q0"][0] == "q0p11"
+    assert store.corpus.ranked_lists() == _uncached(store)[1]
+    raw_write(store.path, "UPDATE rankings SET score = -1 WHERE run = 'run1' AND query_id = 'q2'")
+    assert store.corpus.ranked_lists() == _uncached(store)[1]
 
 
 def test_a_read_only_or_busy_store_computes(tmp_path):
@@ -77,12 +77,12 @@ def test_a_read_only_or_busy_store_computes(tmp_path):
     top, ranked = _uncached(store)
     store.close()
     reader = Store.open(path, read_only=True)
-    assert list(reader.top_grades(SET.id, SET.step)) == top and reader.ranked_lists() == ranked
+    assert list(reader.caches.top_grades(SET.id, SET.step)) == top and reader.corpus.ranked_lists() == ranked
     reader.close()
     busy = sqlite3.connect(path, isolation_level=None)
     busy.execute("BEGIN IMMEDIATE")  # another process holds the write lock: nothing is kept, nothing waits
     store = Store.open(path)
-    assert list(store.top_grades(SET.id, SET.step)) == top and store.ranked_lists() == ranked
+    assert list(store.caches.top_grades(SET.id, SET.step)) == top and store.corpus.ranked_lists() == ranked
     busy.execute("ROLLBACK")
     assert _kept(store) == (0, 0)
     assert load_runs(store, None)  # and the runs read through the cache once it can be kept

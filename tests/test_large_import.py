@@ -118,7 +118,7 @@ def test_an_import_killed_midway_leaves_the_store_as_it_was(tmp_path):
     store = Store.create_or_open(db)
     import_files(store, "exampp", [first])
     before, size = store.dump(), db.stat().st_size
-    triggers = store.db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name").fetchall()
+    triggers = store.schema.triggers()
     assert len([t for t in triggers if " ON grades " in t[1]]) == 9
     store.close()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
@@ -127,9 +127,8 @@ def test_an_import_killed_midway_leaves_the_store_as_it_was(tmp_path):
     assert (tmp_path / "s.db-journal").exists() and not (tmp_path / "s.db-wal").exists()  # a hot rollback journal
     assert db.stat().st_size > size  # the killed import had written pages into the store file
     store = Store.open(db)
-    assert store.dump() == before and store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert store.db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name").fetchall() \
-        == triggers  # the rollback brought back the triggers the import had dropped
+    assert store.dump() == before and store.schema.journal_mode() == "wal"
+    assert store.schema.triggers() == triggers  # the rollback brought back the triggers the import had dropped
 
 
 def test_an_import_beside_another_connection_keeps_the_wal(tmp_path):
@@ -144,10 +143,10 @@ def test_an_import_beside_another_connection_keeps_the_wal(tmp_path):
     assert other.execute("SELECT COUNT(*) FROM grades").fetchone() == (0,)
     import_files(store, "exampp", [_pool(tmp_path / "pool.jsonl", queries=3)])
     assert other.execute("SELECT COUNT(*) FROM grades").fetchone() == (3 * 20 * 10,)
-    assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert store.schema.journal_mode() == "wal"
     other.close()
     import_files(store, "exampp", [_pool(tmp_path / "pool2.jsonl", queries=3, questions=12)])  # a rollback journal
-    assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert store.schema.journal_mode() == "wal"
     assert store.counts()["grades"] == 3 * 20 * 12 and not (tmp_path / "s.db-journal").exists()
 
 

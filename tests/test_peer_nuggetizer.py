@@ -175,18 +175,19 @@ def test_bank_order_is_kept_and_a_store_made_before_goes_by_id(assigned, cli, tm
     store_path, _ = assigned
     store = Store.open(store_path)
     try:
-        (name, version) = store.db.execute("SELECT bank_id, version FROM banks").fetchone()
-        texts = [t for _, t, _ in store.bank_items("nugget", name, version)["t1"]]
+        [(name, version)] = [(b["bank"], b["version"]) for b in store.banks.versions()]
+        texts = [t for _, t, _ in store.banks.bank_items("nugget", name, version)["t1"]]
         assert texts == [t for t, _ in NUGGETS]  # the file's order, not the ids'
     finally:
         store.close()
-    db = sqlite3.connect(store_path)  # as a store written before the order was kept
+    db = sqlite3.connect(store_path)  # as a store written before the order was kept (of schema 4)
     db.execute("DROP TABLE question_positions")
+    db.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
     db.commit()
     db.close()
     store = Store.open(store_path)
     try:
-        ids = [i for i, _, _ in store.bank_items("nugget", name, version)["t1"]]
+        ids = [i for i, _, _ in store.banks.bank_items("nugget", name, version)["t1"]]
         assert ids == sorted(ids)
     finally:
         store.close()
@@ -196,7 +197,7 @@ def test_bank_order_is_kept_and_a_store_made_before_goes_by_id(assigned, cli, tm
     assert cli("import", "bank", other, "--store", store_path, "--name", "more").code == 0
     store = Store.open(store_path)
     try:
-        (version,) = store.db.execute("SELECT version FROM banks WHERE bank_id = 'more'").fetchone()
-        assert [t for _, t, _ in store.bank_items("nugget", "more", version)["t1"]] == ["Zeta", "Alpha"]
+        [version] = [b["version"] for b in store.banks.versions() if b["bank"] == "more"]
+        assert [t for _, t, _ in store.banks.bank_items("nugget", "more", version)["t1"]] == ["Zeta", "Alpha"]
     finally:
         store.close()

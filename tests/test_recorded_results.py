@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import raw_write
 from proctor import api
 from proctor.analyze.judges import store_agreement
 from proctor.evaluate.labels import LabelStats
@@ -34,16 +35,16 @@ def _build(path: Path) -> Store:
     sets = [GradeSet("self-rating", "m1", "v1", None, None, {"source": "test"}, "self-rating"),
             GradeSet("four-prompts", "m2", "v1", None, None, {}, "four-prompts-sum")]
     with store.transaction():
-        store.upsert_queries((q, f"text {q}") for q in queries)
-        store.upsert_passages((f"{q}p{j}", "x") for q in queries for j in range(30))
-        store.upsert_rankings((f"run{r}", q, f"{q}p{j}", rank, float(rnd.randint(0, 9)))
+        store.corpus.upsert_queries((q, f"text {q}") for q in queries)
+        store.corpus.upsert_passages((f"{q}p{j}", "x") for q in queries for j in range(30))
+        store.corpus.upsert_rankings((f"run{r}", q, f"{q}p{j}", rank, float(rnd.randint(0, 9)))
                               for r in range(6) for q in queries[: 10 + r % 3]
                               for rank, j in enumerate(rnd.sample(range(30), 25)))
-        store.upsert_judgments((q, f"{q}p{j}", rnd.randint(0, 3)) for q in queries[:10] for j in range(0, 30, 2))
+        store.corpus.upsert_judgments((q, f"{q}p{j}", rnd.randint(0, 3)) for q in queries[:10] for j in range(0, 30, 2))
         for grade_set in sets:
-            store.ensure_grade_set(grade_set)
+            store.grades.ensure_grade_set(grade_set)
             steps = [grade_set.step] if grade_set.method == "self-rating" else ["four-prompts", grade_set.step]
-            store.upsert_grades(grade_set.id, [
+            store.grades.upsert_grades(grade_set.id, [
                 Grade(q, f"{q}p{j}", f"{q}/f{k % 3}/h{k}", step, grade_set.model, "v1", grade,
                       "failed" if grade is None else rnd.choice(["ok", "ok", "defaulted"]), "reply")
                 for q in queries for j in range(rnd.randint(18, 30)) for k in range(rnd.randint(1, 7))
@@ -59,13 +60,13 @@ def _board(board: Leaderboard) -> dict:
 
 
 def _outputs(store: Store) -> dict:
-    out: dict = {"grade_sets": [[s.id, s.grades, s.failures, s.step] for s in store.grade_sets()]}
+    out: dict = {"grade_sets": [[s.id, s.grades, s.failures, s.step] for s in store.grades.grade_sets()]}
     counts = store.counts()
     out["counts"] = {k: v for k, v in counts.items() if k not in ("store", "grade_sets", "bank_versions")}
     runs = load_runs(store, None)
-    for grade_set in store.grade_sets():
+    for grade_set in store.grades.grade_sets():
         key = grade_set.id
-        out[f"statuses {key}"] = store.step_statuses(key)
+        out[f"statuses {key}"] = store.grades.step_statuses(key)
         for m in (1, 2, 5):
             for facets in (False, True):
                 stats = LabelStats()
@@ -136,46 +137,44 @@ def _later(value):
 
 def test_counts_are_kept_and_dropped_by_every_write(tmp_path: Path) -> None:
     store = _build(tmp_path / "s.db")
-    first = {s.id: (s.grades, s.failures) for s in store.grade_sets()}
-    kept = dict(store.db.execute("SELECT grade_set_id, counts FROM grade_set_counts"))
+    first = {s.id: (s.grades, s.failures) for s in store.grades.grade_sets()}
+    kept = store.tallies.kept_counts()
     assert set(kept) == set(first)
-    grade_set = store.grade_sets()[0]
+    grade_set = store.grades.grade_sets()[0]
     with store.transaction():
-        store.upsert_grades(grade_set.id, [Grade("q0", "q0p0", "new", grade_set.step, "m", "v", None, "failed")])
-    assert grade_set.id not in dict(store.db.execute("SELECT grade_set_id, counts FROM grade_set_counts"))
-    after = {s.id: (s.grades, s.failures) for s in store.grade_sets()}
+        store.grades.upsert_grades(grade_set.id, [Grade("q0", "q0p0", "new", grade_set.step, "m", "v", None, "failed")])
+    assert grade_set.id not in store.tallies.kept_counts()
+    after = {s.id: (s.grades, s.failures) for s in store.grades.grade_sets()}
     assert after[grade_set.id] == (first[grade_set.id][0] + 1, first[grade_set.id][1] + 1)
-    store.db.execute("DELETE FROM grades WHERE item = (SELECT item FROM grade_items WHERE question_id = 'new')")
+    raw_write(store.path, "DELETE FROM grades WHERE item = (SELECT item FROM grade_items WHERE question_id = 'new')")
     # ^ any writer, not only Store's methods
-    assert {s.id: (s.grades, s.failures) for s in store.grade_sets()} == first
-    store.db.execute("UPDATE grades SET parse_status = 'failed', grade = NULL WHERE series = (SELECT series FROM"
-                     " grade_series WHERE grade_set_id = ? AND step = ?) AND parse_status != 'failed'"
-                     " AND passage_id = 'q1p1'", (grade_set.id, grade_set.step))
-    changed = store.db.execute("SELECT changes()").fetchone()[0]
+    assert {s.id: (s.grades, s.failures) for s in store.grades.grade_sets()} == first
+    changed = raw_write(store.path, "UPDATE grades SET parse_status = 'failed', grade = NULL WHERE series = (SELECT"
+                        " series FROM grade_series WHERE grade_set_id = ? AND step = ?) AND parse_status != 'failed'"
+                        " AND passage_id = 'q1p1'", (grade_set.id, grade_set.step))
     assert changed > 0
-    recount = dict(store.db.execute("SELECT step, COUNT(*) FROM grades JOIN grade_series USING (series)"
-                                    " WHERE grade_set_id = ? AND parse_status = 'failed' GROUP BY step",
-                                    (grade_set.id,)))
-    assert store.step_statuses(grade_set.id)[grade_set.step]["failed"] == recount[grade_set.step]
-    assert store.counts()["grades"] == store.db.execute("SELECT COUNT(*) FROM grades").fetchone()[0]
+    recount = {step: per["failed"] for step, per in store.tallies.recount(grade_set.id).items() if "failed" in per}
+    assert store.grades.step_statuses(grade_set.id)[grade_set.step]["failed"] == recount[grade_set.step]
+    assert store.counts()["grades"] == sum(n for s in store.grades.grade_sets()
+                                           for per in store.tallies.recount(s.id).values() for n in per.values())
     store.close()
 
 
 def test_stores_without_kept_counts_open_read_only_and_writable(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     store = _build(path)
-    expected = [(s.id, s.grades, s.failures) for s in store.grade_sets()]
-    for name in ("grade_set_counts_insert", "grade_set_counts_update", "grade_set_counts_delete"):
-        store.db.execute(f"DROP TRIGGER {name}")
-    store.db.execute("DROP TABLE grade_set_counts")  # as a schema-2 store written before the kept counts
+    expected = [(s.id, s.grades, s.failures) for s in store.grades.grade_sets()]
     store.close()
+    for name in ("grade_set_counts_insert", "grade_set_counts_update", "grade_set_counts_delete"):
+        raw_write(path, f"DROP TRIGGER {name}")
+    raw_write(path, "DROP TABLE grade_set_counts")  # as a store of an earlier schema written before the kept counts
+    raw_write(path, "UPDATE meta SET value = '4' WHERE key = 'schema_version'")
     read_only = Store.open(path, read_only=True)
-    assert [(s.id, s.grades, s.failures) for s in read_only.grade_sets()] == expected
+    assert [(s.id, s.grades, s.failures) for s in read_only.grades.grade_sets()] == expected
     read_only.close()
     store = Store.open(path)
-    assert [(s.id, s.grades, s.failures) for s in store.grade_sets()] == expected
-    names = {r[0] for r in store.db.execute("SELECT name FROM sqlite_master WHERE name LIKE 'grade_set_counts%'")}
-    assert len(names) == 4
+    assert [(s.id, s.grades, s.failures) for s in store.grades.grade_sets()] == expected
+    assert len(store.schema.names("grade_set_counts")) == 4
     store.close()
 
 
@@ -184,11 +183,8 @@ def test_release_010_fixture_still_opens(tmp_path: Path) -> None:
     copy = tmp_path / "v1.sqlite"
     copy.write_bytes(source.read_bytes())
     store = Store.open(copy)
-    sets = store.grade_sets()
-    assert sets and all(s.grades == store.db.execute(
-        "SELECT COUNT(*) FROM grades JOIN grade_series USING (series) WHERE grade_set_id = ? AND step = ?",
-        (s.id, s.step)).fetchone()[0]
-        for s in sets)
+    sets = store.grades.grade_sets()
+    assert sets and all(s.grades == sum(store.tallies.recount(s.id).get(s.step, {}).values()) for s in sets)
     store.close()
 
 
@@ -211,17 +207,18 @@ def test_rankings_sorted_by_sqlite_equal_trec_eval_order(tmp_path: Path) -> None
     store = Store.create_or_open(tmp_path / "r.db")
     ids = ["a", "B", "b", "10", "9", "ä", "é", "z\u00e9", "\u4e2d", "😀", "a~1", "a/2"]
     with store.transaction():
-        store.upsert_rankings((f"run{r}", f"q{q}", pid, rank, rnd.choice([0.0, -0.0, 1.5, -2.0, 3.0, 1e300, -1e-300]))
+        store.corpus.upsert_rankings((f"run{r}", f"q{q}", pid, rank, rnd.choice([0.0, -0.0, 1.5, -2.0, 3.0, 1e300,
+                                                                                 -1e-300]))
                               for r in range(3) for q in range(4) for rank, pid in enumerate(rnd.sample(ids, 9)))
-    assert store.ranked_lists() == order_runs(store.rankings())
+    assert store.corpus.ranked_lists() == order_runs(store.corpus.rankings())
     store.close()
 
 
 def test_runs_listed_by_index_lookups_equal_distinct(tmp_path: Path) -> None:
     store = Store.create_or_open(tmp_path / "e.db")
-    assert store.runs() == [] and store.counts()["runs"] == 0
+    assert store.corpus.runs() == [] and store.counts()["runs"] == 0
     store.close()
     store = _build(tmp_path / "s.db")
-    distinct = [row[0] for row in store.db.execute("SELECT DISTINCT run FROM rankings ORDER BY run")]
-    assert store.runs() == distinct and store.counts()["runs"] == len(distinct) == 6
+    distinct = sorted({row[0] for row in store.corpus.ranking_rows()})
+    assert store.corpus.runs() == distinct and store.counts()["runs"] == len(distinct) == 6
     store.close()

@@ -51,18 +51,18 @@ def test_generated_and_retrieval_systems_in_one_leaderboard(store, tmp_path):
 def test_order_and_ids_are_the_systems(store, tmp_path):
     assert run_process("import", "responses", write_text_dir(tmp_path / "answers"), "--store", store).code == 0
     db = Store.open(store)
-    rows = sorted(r for r in db.ranking_rows() if r[0] == "gen-good" and r[1] == "q2")
+    rows = sorted(r for r in db.corpus.ranking_rows() if r[0] == "gen-good" and r[1] == "q2")
     assert [r[2] for r in rows] == ["gen-good/q2/0"] and rows[0][3] == 1
-    assert db.passage_texts()["gen-good/q2/0"].startswith("The sky is blue")
+    assert db.corpus.passage_texts()["gen-good/q2/0"].startswith("The sky is blue")
 
 
 def test_word_budget_truncates_every_system_alike(store, tmp_path):
     result = run_process("import", "responses", write_jsonl(tmp_path / "a.jsonl"), "--store", store,
                          "--word-budget", "10")
     assert result.code == 0
-    texts = Store.open(store).passage_texts()
+    texts = Store.open(store).corpus.passage_texts()
     assert all(len(texts[f"{run}/{q}/0"].split()) <= 10 for run in SYSTEMS for q in ("q1", "q2", "q3", "q4"))
-    assert Store.open(store).segments()["gen-good/q1/0"]["truncated"]
+    assert Store.open(store).corpus.segments()["gen-good/q1/0"]["truncated"]
 
 
 @pytest.mark.parametrize(("fmt", "make"), [("rag24", rag24_record), ("rag25", rag25_record)])
@@ -72,13 +72,13 @@ def test_trec_rag_records_keep_their_citations(store, tmp_path, fmt, make):
     result = run_process("import", "responses", path, "--store", store)  # format detected
     assert result.code == 0, result.err
     db = Store.open(store)
-    segments = db.segments()
+    segments = db.corpus.segments()
     first = segments[f"{fmt}-run/q1/0"]
     assert first["citations"] == ["d101", "d102"] and first["position"] == 0
     second = segments[f"{fmt}-run/q1/1"]
     assert second["citations"] == ["d102"]
     assert len([s for s in segments if s.startswith(f"{fmt}-run/q1/")]) == len(make("x", "q1")["answer"])
-    ranks = sorted((r[3], r[2]) for r in db.ranking_rows() if r[0] == f"{fmt}-run" and r[1] == "q1")
+    ranks = sorted((r[3], r[2]) for r in db.corpus.ranking_rows() if r[0] == f"{fmt}-run" and r[1] == "q1")
     assert [pid for _, pid in ranks] == [f"{fmt}-run/q1/{i}" for i in range(len(ranks))]
 
 
@@ -110,7 +110,7 @@ def test_on_error_skip_reports_and_keeps_the_rest(store, tmp_path):
     result = run_process("import", "responses", path, "--store", store, "--format", "rag24", "--on-error", "skip")
     assert result.code == 0, result.err
     assert f"{path}:2:" in result.err and f"{path}:3:" in result.err and "skipped 2 malformed records" in result.err
-    assert "ok" in Store.open(store).runs()
+    assert "ok" in Store.open(store).corpus.runs()
 
 
 def test_abbreviations_do_not_end_sentences():

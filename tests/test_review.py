@@ -79,9 +79,9 @@ def demo(tmp_path_factory):
     run.write_text((root / "collection" / "runs" / "weak.run").read_text().replace(" weak", " " + HOSTILE_RUN))
     assert main(["import", "runs", str(run), "--store", str(store)]) == 0
     opened = Store.open(store)
-    hostile_pid = sorted(opened.judgments()["q1"])[0]
+    hostile_pid = sorted(opened.corpus.judgments()["q1"])[0]
     with opened.transaction():
-        opened.upsert_passages([(hostile_pid, "Honey passage " + HOSTILE)])
+        opened.corpus.upsert_passages([(hostile_pid, "Honey passage " + HOSTILE)])
     opened.close()
     with FakeOpenAI() as llm:
         graded = run_process("grade", "--store", store, "--method", "self-rating", "--llm", "openai:judge",
@@ -137,7 +137,7 @@ def test_a_generated_token_is_random_and_short_tokens_are_refused():
 def _everything(path: Path) -> tuple:
     store = Store.open(path)
     try:
-        return store.dump(), store.audit(), store.review_judgments(), store.open_draft("bank")
+        return store.dump(), store.review.audit(), store.review.review_judgments(), store.review.open_draft("bank")
     finally:
         store.close()
 
@@ -243,7 +243,7 @@ def test_review_edit_publish_grade_impact_and_judge_in_a_browser(demo, browser):
     assert "alice" in bob.locator("#conflict").inner_text() and bob.locator("#mine").inner_text() == "Bob's wording"
     # publish: a new bank version beside the old one
     _follow(alice, "#publish button")
-    versions = [b for b in Store.open(store).banks() if b["bank"] == "bank"]
+    versions = [b for b in Store.open(store).banks.versions() if b["bank"] == "bank"]
     assert len(versions) == 3 and versions[-1]["latest"] and versions[-1]["source"].startswith("review draft")
     # grade what is new: only the edited question's 6 pairs go to the backend
     sent = demo["llm"].requests
@@ -280,8 +280,8 @@ def test_review_edit_publish_grade_impact_and_judge_in_a_browser(demo, browser):
     _safe(alice)
     _safe(bob)
     reopened = Store.open(store)
-    assert reopened.review_judgments()["q1"][passage]["reviewer"] == "alice"
-    [derived] = [s for s in reopened.grade_sets() if s.info.get("review")]
+    assert reopened.review.review_judgments()["q1"][passage]["reviewer"] == "alice"
+    [derived] = [s for s in reopened.grades.grade_sets() if s.info.get("review")]
     assert derived.info["new_pairs_graded_with"] == "openai:judge" and derived.bank_version == versions[-1]["version"]
 
 
@@ -304,7 +304,6 @@ def test_a_grading_job_can_be_cancelled_and_resumed_without_grading_twice(tmp_pa
                              "--base-url", llm.base_url)  # a process: Playwright's loop runs in this one
         assert graded.code == 0, graded.err
         store = Store.open(store_path)
-        store.ensure_review_tables()
         for qid in ("q1", "q2", "q3"):
             editing.add_question(store, "bank", qid, "test", f"Is {qid} answered here?")
         editing.publish(store, "bank", "test")

@@ -55,7 +55,6 @@ def _expected_flags(qid: str, min_grade: int, judged_relevant: int) -> list[bool
 def test_the_query_page_flags_by_the_rule_and_names_passages_by_their_first_words(graded, min_grade,
                                                                                    judged_relevant):
     store = Store.open(graded)
-    store.ensure_review_tables()
     try:
         grade_set = choose_grade_set(store, None)
         flagged_any = False

@@ -29,7 +29,7 @@ def test_the_pairs_a_passage_decides_are_those_its_flipped_label_reorders(dl19_s
     store = api.open_store(dl19_store)
     labels = api.qrels(store)[1]
     labels = {q: labels[q] for q in sorted(labels)[:3]}
-    ranked = store.ranked_lists()
+    ranked = store.corpus.ranked_lists()
     store.close()
     p20, tau = parse_measure("P@20"), 3
     before = measure_leaderboard(ranked, labels, p20, tau).scores()
@@ -58,7 +58,7 @@ def _ensemble(folder: Path) -> tuple[Path, str]:
             assert main(["grade", "--store", str(store), "--method", "self-rating", "--llm", "openai:judge",
                          "--base-url", server.base_url, *extra]) == 0
     opened = api.open_store(store)
-    members = [s.id for s in opened.grade_sets()]
+    members = [s.id for s in opened.grades.grade_sets()]
     made = api.ensemble(opened, members, "mean")
     opened.close()
     return store, made["grade_set"]["id"]
@@ -88,8 +88,7 @@ def test_the_queue_puts_disagreeing_members_first_and_leaves_reviewed_passages_o
     for i in items:
         at = 1.0 if i["label"] in (3, 4) else 0.5 if i["label"] in (2, 5) else 0.0
         assert i["priority"] == pytest.approx(i["decided"] + i["spread"] / 5 + at)
-    store.ensure_review_tables()
-    store.add_review_judgment(items[0]["query_id"], items[0]["passage_id"], 2, "tester", eid)
+    store.review.add_review_judgment(items[0]["query_id"], items[0]["passage_id"], 2, "tester", eid)
     again = review_queue(store, grade_set, min_grade=4, limit=100)
     assert again["reviewed"] == 1 and len(again["items"]) == len(items) - 1
     assert (items[0]["query_id"], items[0]["passage_id"]) not in {(i["query_id"], i["passage_id"])
@@ -117,7 +116,7 @@ def test_a_verdict_from_the_queue_page_is_a_reviewer_judgment_that_feeds_calibra
     finally:
         server.stop()
     store = api.open_store(path)
-    reviewed = store.review_judgments()
+    reviewed = store.review.review_judgments()
     store.close()
     assert [(p, v["relevance"], v["reviewer"]) for per in reviewed.values() for p, v in per.items()] == [
         (first, 3, "alice")]

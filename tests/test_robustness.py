@@ -180,9 +180,9 @@ def test_grade_with_detect_flags_pool_passages_and_leaderboards_count_them(demo_
     from proctor.store import Store
 
     opened = Store.open(demo_store)
-    planted = sorted(opened.judgments()["q1"])[0]
+    planted = sorted(opened.corpus.judgments()["q1"])[0]
     with opened.transaction():
-        opened.upsert_passages([(planted, f"{INJECTION} Bees are insects.")])
+        opened.corpus.upsert_passages([(planted, f"{INJECTION} Bees are insects.")])
     opened.close()
     with FakeOpenAI(reply=gullible_judge) as server:
         result = cli("grade", "--store", demo_store, "--method", "self-rating", *backend(server), "--guard", "detect",
@@ -235,7 +235,11 @@ def test_an_unreachable_judge_stops_the_probe_before_anything_is_written(graded,
                  "--max-retries", "0")
     assert result.code == 2 and "Traceback" not in result.err and result.out == ""
     assert dump(store) == before
-    assert "probe_sets" not in {r[0] for r in sqlite3.connect(store).execute("SELECT name FROM sqlite_master")}
+    from proctor.store import Store
+
+    opened = Store.open(store)
+    assert opened.probes.probe_set_count() == 0 and opened.probes.probe_report(grade_set) is None
+    opened.close()
 
 
 def test_failed_grades_are_no_flip_shares(graded, cli):

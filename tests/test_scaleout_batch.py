@@ -41,10 +41,10 @@ def _grades(store_path: Path) -> dict:
     store = Store.open(store_path)
     try:
         rows = {}
-        for grade_set in store.grade_sets():
+        for grade_set in store.grades.grade_sets():
             if grade_set.method == "self-rating" and grade_set.model == "m":
                 rows.update({(grade_set.id, g.query_id, g.passage_id, g.question_id):
-                             (g.grade, g.parse_status, g.raw_reply) for g in store.grades(grade_set)})
+                             (g.grade, g.parse_status, g.raw_reply) for g in store.grades.records(grade_set)})
         return rows
     finally:
         store.close()
@@ -106,7 +106,7 @@ def test_errored_lines_are_failures_and_exported_again(cli, seeded, tmp_path):
     retried = {json.loads(x)["custom_id"] for x in Path(again["shards"][0]).read_text().splitlines()}
     assert retried == {json.loads(x)["custom_id"] for x in lines[:5]}
     cache = Store.open(store)
-    assert cache.cache_count() == len(lines) - 5  # failures never cached
+    assert cache.caches.cache_count() == len(lines) - 5  # failures never cached
 
 
 def test_bad_result_file_names_its_line_and_changes_nothing(cli, seeded, tmp_path):

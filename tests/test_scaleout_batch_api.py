@@ -25,8 +25,8 @@ def _batch(cli, store, server, *extra: str):
 def _rows(path) -> dict:
     store = Store.open(path)
     try:
-        [grade_set] = store.grade_sets()
-        return {grade_set.id: sorted(store.grade_rows(grade_set.id, "self-rating"))}
+        [grade_set] = store.grades.grade_sets()
+        return {grade_set.id: sorted(store.grades.grade_rows(grade_set.id, "self-rating"))}
     finally:
         store.close()
 
@@ -64,8 +64,8 @@ def test_batch_wait_submits_failed_lines_again(cli, demo_store):
     first, second = data["steps"]
     assert first["failures"] > 0 and second["graded_now"] == first["failures"] and second["failures"] == 0
     store = Store.open(demo_store)
-    [grade_set] = store.grade_sets()
-    assert sum(1 for r in store.grade_rows(grade_set.id, "self-rating") if r[3] is not None) == 72
+    [grade_set] = store.grades.grade_sets()
+    assert sum(1 for r in store.grades.grade_rows(grade_set.id, "self-rating") if r[3] is not None) == 72
 
 
 def test_a_second_grade_during_the_submit_step_is_refused_not_submitted(demo_store):

@@ -33,10 +33,10 @@ def test_four_servers_scale_and_share_the_work(cli, demo_store, tmp_path):
     assert [s["url"] for s in fleet["servers"]] == [s.base_url for s in servers]
     # 4 servers in parallel: well above one (3.5x on a quiet machine; the suite runs on 2 busy cores)
     assert fleet["pairs_per_second"] >= 2.0 * one["pairs_per_second"], (fleet, one)
-    graded = {tuple(r[:3]): r[3] for g in Store.open(demo_store).grade_sets()
-              for r in Store.open(demo_store).grade_rows(g.id, "self-rating")}
-    expected = {tuple(r[:3]): r[3] for g in Store.open(single).grade_sets()
-                for r in Store.open(single).grade_rows(g.id, "self-rating")}
+    graded = {tuple(r[:3]): r[3] for g in Store.open(demo_store).grades.grade_sets()
+              for r in Store.open(demo_store).grades.grade_rows(g.id, "self-rating")}
+    expected = {tuple(r[:3]): r[3] for g in Store.open(single).grades.grade_sets()
+                for r in Store.open(single).grades.grade_rows(g.id, "self-rating")}
     assert graded == expected
 
 
@@ -64,8 +64,8 @@ def test_a_server_killed_mid_run_loses_no_pair(cli, demo_store):
     assert dead["requests"] - dead["failures"] >= 6  # it graded before it died
     assert sum(s["requests"] - s["failures"] for s in data["servers"]) == 72
     store = Store.open(demo_store)
-    [grade_set] = store.grade_sets()
-    assert len(list(store.grade_rows(grade_set.id, "self-rating"))) == 72
+    [grade_set] = store.grades.grade_sets()
+    assert len(list(store.grades.grade_rows(grade_set.id, "self-rating"))) == 72
 
 
 def test_fleet_choice_cooldown_and_probe(monkeypatch):

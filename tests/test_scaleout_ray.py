@@ -30,7 +30,7 @@ def _rows(path) -> dict:
     store = Store.open(path)
     try:
         return {g.id: sorted((x.query_id, x.passage_id, x.question_id, x.grade, x.parse_status, x.raw_reply)
-                             for x in store.grades(g)) for g in store.grade_sets()}
+                             for x in store.grades.records(g)) for g in store.grades.grade_sets()}
     finally:
         store.close()
 
@@ -50,7 +50,7 @@ def test_ray_engine_grades_like_the_in_process_engine(cli, demo_store, tmp_path)
         again = json.loads(cli(*args, "--store", demo_store, "--engine", "ray").out)
         assert again["graded_now"] == 0 and server.requests == 2 * asked
     assert _rows(demo_store) == _rows(local)
-    assert Store.open(demo_store).cache_count() == Store.open(local).cache_count() == 72
+    assert Store.open(demo_store).caches.cache_count() == Store.open(local).caches.cache_count() == 72
 
 
 def test_ray_engine_refuses_what_it_cannot_run(cli, demo_store):
@@ -84,7 +84,7 @@ def test_ray_engine_answers_from_the_cache_before_asking_workers(cli, demo_store
         again = json.loads(cli(*args, "--engine", "ray", "--ray-workers", "2").out)
         assert again["cache_hits"] == 72 and again["llm_calls"] == 0 and server.requests - asked == dropped
     assert _rows(demo_store) == before
-    assert Store.open(demo_store).cache_count() == 72
+    assert Store.open(demo_store).caches.cache_count() == 72
 
 
 def test_a_killed_ray_worker_is_restarted_and_its_batch_graded_once(demo_store, tmp_path):
@@ -126,6 +126,6 @@ def test_a_killed_ray_worker_is_restarted_and_its_batch_graded_once(demo_store, 
         grade_set, [summary] = asyncio.run(grade_and_close())
         assert marker.exists()  # a worker did die
         assert summary.graded == 72 and summary.failures == 0 and summary.calls == 72 and server.requests == 72
-    rows = list(store.grade_rows(grade_set.id, "self-rating"))
+    rows = list(store.grades.grade_rows(grade_set.id, "self-rating"))
     assert len(rows) == len({r[:3] for r in rows}) == 72 and all(r[3] is not None for r in rows)
     store.close()

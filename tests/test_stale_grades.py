@@ -99,11 +99,11 @@ def test_migrating_a_schema_3_store_sets_aside_grades_of_passages_without_text(t
     assert textless > 0
     opened = Store.open(store)
     assert "schema 3 to 4" in opened.migration_note and f"{textless} grades" in opened.migration_note
-    assert opened.stale_counts() and opened.unjudgeable() > 0
+    assert opened.imports.stale_counts() and opened.corpus.unjudgeable() > 0
     opened.close()
     db = sqlite3.connect(store)
     assert db.execute("SELECT COUNT(*) FROM grades WHERE passage_id = 'd101'").fetchone()[0] == 0
-    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "4"
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "5"
     assert "origin" in {row[1] for row in db.execute("PRAGMA table_info(rankings)")}
 
 

@@ -63,17 +63,17 @@ def test_unknown_query_ids_are_refused_or_skipped(tmp_path, collection):
 def test_bank_reimport_of_an_edited_bank_makes_a_new_version(tmp_path, collection):
     store = Store.create_or_open(tmp_path / "s.db")
     import_files(store, "bank", [collection["bank"]])
-    v1 = store.banks()[0]["version"]
+    v1 = store.banks.versions()[0]["version"]
     lines = [json.loads(x) for x in collection["bank"].read_text().splitlines()]
     lines[0]["items"] = lines[0]["items"][:2]
     collection["bank"].write_text("".join(json.dumps(x) + "\n" for x in lines))
     import_files(store, "bank", [collection["bank"]])
-    banks = store.banks()
+    banks = store.banks.versions()
     # the old version stays beside the new one; the new one is the latest
     assert [(b["bank"], b["version"], b["questions"], b["latest"]) for b in banks] == [
         ("bank", v1, 12, False), ("bank", banks[1]["version"], 11, True)]
-    assert banks[1]["version"] != v1 and store.bank_version("bank") == ("bank", banks[1]["version"])
-    assert store.bank_version(f"bank@{v1}") == ("bank", v1)
+    assert banks[1]["version"] != v1 and store.banks.bank_version("bank") == ("bank", banks[1]["version"])
+    assert store.banks.bank_version(f"bank@{v1}") == ("bank", v1)
     # importing either file again changes nothing
     before = store.dump()
     import_files(store, "bank", [collection["bank"]])

@@ -25,7 +25,7 @@ def thomas(tmp_path_factory):
                      server.base_url]) == 0
     s = api.open_store(store)
     try:
-        (grade_set,) = [g.id for g in s.grade_sets()]
+        (grade_set,) = [g.id for g in s.grades.grade_sets()]
     finally:
         s.close()
     return store, grade_set

@@ -53,7 +53,7 @@ def test_unjudgeable_passages_are_never_graded_nor_labelled(store_with_d99):
     store, _, requests = store_with_d99
     opened = Store.open(store)
     try:
-        graded = {pid for (pid,) in opened.db.execute("SELECT DISTINCT passage_id FROM grades")}
+        graded = {g.passage_id for s in opened.grades.grade_sets() for g in opened.grades.records(s)}
         _, qrels = api.qrels(opened, LabelChoice(method="self-rating"))
     finally:
         opened.close()

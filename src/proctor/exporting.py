@@ -22,7 +22,7 @@ def write_exampp(store: Store, out: str | Path, grade_sets: Sequence[GradeSet] =
 
 
 def _write(store: Store, handle: TextIO, grade_sets: Sequence[GradeSet]) -> int:
-    texts = store.passage_texts()
+    texts = store.corpus.passage_texts()
     paragraphs: dict[str, dict[str, dict[str, Any]]] = {}
 
     def para(qid: str, pid: str) -> dict[str, Any]:
@@ -32,11 +32,11 @@ def _write(store: Store, handle: TextIO, grade_sets: Sequence[GradeSet]) -> int:
                               "paragraph_data": {"judgments": [], "rankings": []}, "exam_grades": None}
         return per_query[pid]
 
-    for qid, per_query in sorted(store.judgments().items()):
+    for qid, per_query in sorted(store.corpus.judgments().items()):
         for pid, rel in sorted(per_query.items()):
             para(qid, pid)["paragraph_data"]["judgments"].append(
                 {"paragraphId": pid, "query": qid, "relevance": rel, "titleQuery": qid})
-    for run, qid, pid, rank, score in sorted(store.ranking_rows()):
+    for run, qid, pid, rank, score in sorted(store.corpus.ranking_rows()):
         para(qid, pid)["paragraph_data"]["rankings"].append(
             {"method": run, "paragraphId": pid, "queryId": qid, "rank": rank, "score": score})
     for grade_set in grade_sets:
@@ -48,7 +48,7 @@ def _write(store: Store, handle: TextIO, grade_sets: Sequence[GradeSet]) -> int:
 
 def _add_grades(store: Store, grade_set: GradeSet, para) -> None:
     current: dict[tuple[str, str], list[Grade]] = {}
-    for g in store.grades(grade_set, grade_set.step):
+    for g in store.grades.records(grade_set, grade_set.step):
         current.setdefault((g.query_id, g.passage_id), []).append(g)
     config = grade_set.info
     method, model, version = grade_set.method, grade_set.model, grade_set.prompt_version
@@ -90,7 +90,7 @@ def run_lines(store: Store) -> dict[str, list[str]]:
     from proctor.io.runs import order
 
     rows: dict[str, dict[str, dict[str, tuple[int, float]]]] = {}
-    for run, qid, pid, rank, score in store.ranking_rows():
+    for run, qid, pid, rank, score in store.corpus.ranking_rows():
         rows.setdefault(run, {}).setdefault(qid, {})[pid] = (rank, score)
     out: dict[str, list[str]] = {}
     for run in sorted(rows):
@@ -131,5 +131,5 @@ def write_runs(store: Store, folder: str | Path) -> dict[str, int]:
 
 def judgment_lines(store: Store) -> list[str]:
     """The imported human judgments as qrels lines `qid 0 docid rel` (queries, then passages, sorted)."""
-    judgments = store.judgments()
+    judgments = store.corpus.judgments()
     return [f"{qid} 0 {pid} {judgments[qid][pid]}\n" for qid in sorted(judgments) for pid in sorted(judgments[qid])]

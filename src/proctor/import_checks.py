@@ -30,7 +30,7 @@ def set_stale(store: Store, guard: Guard, report: ImportReport) -> None:
                              ("question_id", guard.replaced_questions, "question text replaced")):
         new = {i for i in ids if (column, i) not in guard.staled}
         guard.staled |= {(column, i) for i in new}
-        stale += store.stale_grades_of(column, new, why, report.imported_at)
+        stale += store.imports.stale_grades_of(column, new, why, report.imported_at)
     if stale:
         report.replaced["stale grades"] = report.replaced.get("stale grades", 0) + stale
 
@@ -39,7 +39,7 @@ def note_unjudgeable(store: Store, report: ImportReport) -> None:
     """After an import of rankings: how many ranked passages have no text (never graded, left out of qrels)."""
     if report.kind not in ("runs", "exampp", "corpus", "responses"):
         return
-    n = store.unjudgeable()
+    n = store.corpus.unjudgeable()
     if n:
         report.notes.append(f"{report.path}: the store's runs now rank {n} (query, passage) pairs that name a "
                             "passage the store has no text for (this file's and the earlier ones'): unjudgeable "
@@ -54,14 +54,14 @@ def compare_runs(store: Store, path: Path, lines: list, replace: bool, report: I
     by_run: dict[str, dict[tuple[str, str], tuple[int, int, float]]] = {}
     for r in lines:
         by_run.setdefault(r.run, {})[(r.query_id, r.passage_id)] = (r.line, r.rank, r.score)
-    for run, stored in ((run, store.run_rankings(run)) for run in by_run):
+    for run, stored in ((run, store.corpus.run_rankings(run)) for run in by_run):
         if not stored:
             continue
         mine = by_run[run]
         if {k: v[1:] for k, v in mine.items()} == {k: v[:2] for k, v in stored.items()}:
             continue
         if replace:
-            store.delete_run_rankings([run])
+            store.corpus.delete_run_rankings([run])
             report.replaced["rankings"] = report.replaced.get("rankings", 0) + len(stored)
             continue
         raise InputError(str(path), *_run_difference(store, run, mine, stored))
@@ -74,12 +74,14 @@ def _run_difference(store: Store, run: str, mine: dict, stored: dict) -> tuple[i
     for key, (line, rank, score) in sorted(mine.items(), key=lambda kv: kv[1][0]):
         where = f"run {run!r}, query {key[0]!r}, passage {key[1]!r}"
         if key not in stored:
-            origin = store.origin_words(next(iter(stored.values()))[2])
+            origin = store.imports.origin_words(next(iter(stored.values()))[2])
             return line, f"{where}: the stored run (from {origin}) does not rank this passage for this query{tail}"
         if stored[key][:2] != (rank, score):
             return line, (f"{where}: the store holds rank {stored[key][0]}, score {stored[key][1]!r} (from "
-                          f"{store.origin_words(stored[key][2])}), this file has rank {rank}, score {score!r}{tail}")
+                          f"{store.imports.origin_words(stored[key][2])}), this file has rank {rank}, score "
+                          f"{score!r}{tail}")
     missing = min(set(stored) - set(mine))
     first = min(v[0] for v in mine.values())
-    return first, (f"run {run!r}: the stored run (from {store.origin_words(stored[missing][2])}) also ranks passage "
+    return first, (f"run {run!r}: the stored run (from {store.imports.origin_words(stored[missing][2])}) also ranks "
+                   f"passage "
                    f"{missing[1]!r} for query {missing[0]!r}, which this file lacks{tail}")

@@ -99,10 +99,10 @@ def import_files(
     if kind not in _IMPORTERS:
         raise UsageError(f"unknown import kind {kind!r}; choose one of {', '.join(KINDS)}")
     options = options or ImportOptions()
-    store.command_entries = frozenset()
+    store.imports.command_entries = frozenset()
     with store.bulk_transaction():
         reports = [_import_one(store, kind, path, options) for path in map(Path, paths)]
-        store.grade_counts()  # counted once here, inside the import, so that readers find them kept
+        store.tallies.grade_counts()  # counted once here, inside the import, so that readers find them kept
     return reports
 
 
@@ -110,11 +110,11 @@ def _import_one(store: Store, kind: str, path: Path, options: ImportOptions) -> 
     """Import one file under the guard (inside the caller's transaction); log it when it changed anything."""
     report = ImportReport(kind, str(path), imported_at=now())
     digest = _sha256(path) if path.exists() else ""
-    entry = store.begin_import(kind, str(path), digest, report.imported_at)
+    entry = store.imports.begin_import(kind, str(path), digest, report.imported_at)
     before = store.db.total_changes
     store.origin = entry
     try:
-        with store.guarded(options.replace) as guard:
+        with store.imports.guarded(options.replace) as guard:
             try:
                 _IMPORTERS[kind](store, path, options, report, guard)
             except sqlite3.IntegrityError:
@@ -122,7 +122,8 @@ def _import_one(store: Store, kind: str, path: Path, options: ImportOptions) -> 
                     raise
                 stale = (" (the grades made from a replaced text become stale)"
                          if guard.refused.table in ("queries", "passages") else "")
-                raise InputError(str(path), guard.refused.line, f"{store.describe(guard.refused)}; importing it "
+                raise InputError(str(path), guard.refused.line,
+                                 f"{store.imports.describe(guard.refused)}; importing it "
                                  f"would replace what the store holds: pass --replace to replace it{stale}") from None
     finally:
         store.origin = None
@@ -139,9 +140,9 @@ def _import_one(store: Store, kind: str, path: Path, options: ImportOptions) -> 
                             "those pairs again)")
     changed = store.db.total_changes - report.bookkeeping != before
     report.unchanged = not changed
-    store.finish_import(entry, report.counts, report.replaced, changed=changed)
+    store.imports.finish_import(entry, report.counts, report.replaced, changed=changed)
     if changed:  # the same content again (gzipped, CRLF, another path) leaves no trace either
-        store.record_import(kind, digest, str(path))
+        store.imports.record_import(kind, digest, str(path))
     note_unjudgeable(store, report)
     return report
 
@@ -150,7 +151,7 @@ class _QueryCheck:
     """Decides, line by line, whether a query id is known; counts what it skips."""
 
     def __init__(self, store: Store, path: Path, options: ImportOptions, report: ImportReport) -> None:
-        self.known = store.query_ids()
+        self.known = store.corpus.query_ids()
         self.path, self.skip, self.report = path, options.skip_unknown_queries, report
 
     def keep(self, line: int, query_id: str) -> bool:
@@ -166,12 +167,12 @@ class _QueryCheck:
 
 def _import_queries(store: Store, path: Path, options: ImportOptions, report: ImportReport, guard: Guard) -> None:
     rows = read_queries(path)
-    store.upsert_queries(guard.track((line, (qid, text)) for line, qid, text in rows))
+    store.corpus.upsert_queries(guard.track((line, (qid, text)) for line, qid, text in rows))
     report.counts["queries"] = len(rows)
 
 
 def _generated_runs(store: Store) -> set[str]:
-    return {segment["run"] for segment in store.segments().values()}
+    return {segment["run"] for segment in store.corpus.segments().values()}
 
 
 def _refuse_generated_runs(path: Path, runs: dict[str, int], generated: set[str]) -> None:
@@ -187,8 +188,9 @@ def _import_runs(store: Store, path: Path, options: ImportOptions, report: Impor
     lines = [r for r in read_run(path) if check.keep(r.line, r.query_id)]
     _refuse_generated_runs(path, {r.run: r.line for r in reversed(lines)}, _generated_runs(store))
     compare_runs(store, path, lines, options.replace, report)
-    store.upsert_rankings(guard.track((r.line, (r.run, r.query_id, r.passage_id, r.rank, r.score)) for r in lines))
-    store.upsert_passages((r.passage_id, None) for r in lines)
+    store.corpus.upsert_rankings(guard.track((r.line, (r.run, r.query_id, r.passage_id, r.rank,
+                                                       r.score)) for r in lines))
+    store.corpus.upsert_passages((r.passage_id, None) for r in lines)
     report.counts["runs"] = len({r.run for r in lines})
     report.counts["rankings"] = len(lines)
 
@@ -197,14 +199,14 @@ def _import_qrels(store: Store, path: Path, options: ImportOptions, report: Impo
     check = _QueryCheck(store, path, options, report)
     lines = [(line, (qid, pid, rel)) for line, qid, pid, rel in read_qrels(path) if check.keep(line, qid)]
     rows = [row for _, row in lines]
-    store.upsert_judgments(guard.track(lines))
-    store.upsert_passages((pid, None) for _, pid, _ in rows)
+    store.corpus.upsert_judgments(guard.track(lines))
+    store.corpus.upsert_passages((pid, None) for _, pid, _ in rows)
     report.counts["judgments"] = len(rows)
 
 
 def _import_corpus(store: Store, path: Path, options: ImportOptions, report: ImportReport, guard: Guard) -> None:
     rows = read_corpus(path)
-    store.upsert_passages(guard.track((line, (pid, text)) for line, pid, text in rows))
+    store.corpus.upsert_passages(guard.track((line, (pid, text)) for line, pid, text in rows))
     report.counts["passages"] = len(rows)
 
 
@@ -220,10 +222,10 @@ def _import_bank(store: Store, path: Path, options: ImportOptions, report: Impor
     first = {}
     for q in questions:
         first.setdefault(q["query_id"], bank.lines.get(q["question_id"]))
-    store.upsert_queries(guard.track((first.get(qid), (qid, text)) for qid, text in bank.query_texts.items()
+    store.corpus.upsert_queries(guard.track((first.get(qid), (qid, text)) for qid, text in bank.query_texts.items()
                                      if not check.known or qid in check.known))
     try:
-        added = store.add_bank_version(name, bank.version, str(path), bank.info or None, questions,
+        added = store.banks.add_bank_version(name, bank.version, str(path), bank.info or None, questions,
                                        replace=options.replace, replaced=guard.replaced_questions)
     except IdConflict as exc:
         raise InputError(str(path), bank.lines.get(exc.question_id), str(exc)) from None
@@ -242,30 +244,30 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
     counts = dict.fromkeys(("queries", "passages", "query-passage pairs", "judgments", "rankings", "grades"), 0)
     runs: set[str] = set()
     passages: set[str] = set()
-    bank = store.bank_version(options.grades_bank) if options.grades_bank else None
-    members = {q["question_id"] for q in store.bank_questions(*bank) if not is_spurious(q)} if bank else None
+    bank = store.banks.bank_version(options.grades_bank) if options.grades_bank else None
+    members = {q["question_id"] for q in store.banks.bank_questions(*bank) if not is_spurious(q)} if bank else None
     sets: dict[tuple[str, str, str], str] = {}
     check = _QueryCheck(store, path, options, report)
     generated = _generated_runs(store)
     queries = in_background(lambda: read_exampp(path, with_grades=options.with_grades), size=_size(path))
-    mark, lines = store.stale_mark(), {}
-    with store.grade_import(report.imported_at) as grades:
+    mark, lines = store.imports.stale_mark(), {}
+    with store.grades.grade_import(report.imported_at) as grades:
         for query in queries:
             if not check.keep(query.line, query.query_id):
                 continue
             lines[query.query_id] = query.line
             guard.line = query.line
             _refuse_generated_runs(path, {r[0]: query.line for r in query.rankings}, generated)
-            store.upsert_queries([(query.query_id, None)])
-            store.upsert_passages(query.passages)
+            store.corpus.upsert_queries([(query.query_id, None)])
+            store.corpus.upsert_passages(query.passages)
             set_stale(store, guard, report)
-            store.upsert_judgments(query.judgments)
-            store.upsert_rankings(query.rankings)
+            store.corpus.upsert_judgments(query.judgments)
+            store.corpus.upsert_rankings(query.rankings)
             for key, info in query.configs.items():
                 if key not in sets:
                     grade_set = GradeSet(*key, bank[0] if bank else None, bank[1] if bank else None,
                                          {"source": "exampp"}, key[0], info)
-                    sets[key] = store.ensure_grade_set(grade_set)
+                    sets[key] = store.grades.ensure_grade_set(grade_set)
             for key, rows in query.grade_rows.items():
                 if members is not None:
                     _refuse_non_members(path, query.line, {row[2] for row in rows}, members, options.grades_bank)
@@ -279,8 +281,8 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
             runs.update(r[0] for r in query.rankings)
     report.bookkeeping += grades.bookkeeping
     if grades.batch is not None and not options.replace:
-        _refuse_revived(path, store.revived_grade(grades.batch, mark), lines)
-    elif grades.batch is not None and (revived := store.forget_revived(grades.batch, mark)):
+        _refuse_revived(path, store.imports.revived_grade(grades.batch, mark), lines)
+    elif grades.batch is not None and (revived := store.imports.forget_revived(grades.batch, mark)):
         report.replaced["stale grades made valid again"] = revived
     counts["passages"] = len(passages)
     counts["runs"] = len(runs)
@@ -315,16 +317,16 @@ def _import_responses(store: Store, path: Path, options: ImportOptions, report: 
     check = _QueryCheck(store, path, options, report)
     kept = [r for r in read.responses if check.keep(r.line, r.query_id)]
     _refuse_merging_responses(store, path, kept, options.replace, report)
-    differ = store.fill_query_texts((r.query_id, r.query_text) for r in kept)
+    differ = store.corpus.fill_query_texts((r.query_id, r.query_text) for r in kept)
     if differ:  # a RAG record's topic or narrative is context, not the query: the store's text stays
         report.notes.append(f"{path}: {differ} queries carry another text than the store's (a topic or narrative); "
                             "the store's query texts are kept")
     for r in kept:
         guard.line = r.line
-        store.upsert_passages((s.passage_id, s.text) for s in r.segments)
-        store.upsert_rankings((r.run, r.query_id, s.passage_id, s.position + 1, float(-s.position))
+        store.corpus.upsert_passages((s.passage_id, s.text) for s in r.segments)
+        store.corpus.upsert_rankings((r.run, r.query_id, s.passage_id, s.position + 1, float(-s.position))
                               for s in r.segments)
-        store.upsert_segments((s.passage_id, r.run, r.query_id, s.position, s.citations, r.truncated)
+        store.corpus.upsert_segments((s.passage_id, r.run, r.query_id, s.position, s.citations, r.truncated)
                               for s in r.segments)
     report.counts["responses"] = len(kept)
     report.counts["runs"] = len({r.run for r in kept})
@@ -337,11 +339,11 @@ def _refuse_merging_responses(store: Store, path: Path, responses: list[Response
     """Generated responses never merge into what the store holds: not into a retrieval run of the same name,
     and not into a different response of the same run to the same query (importing the same responses
     again changes nothing; under `replace` the stored response is removed first, counted)."""
-    segments = store.segments()
+    segments = store.corpus.segments()
     stored: dict[tuple[str, str], dict[str, dict]] = {}
     for pid, segment in segments.items():
         stored.setdefault((segment["run"], segment["query_id"]), {})[pid] = segment
-    retrieval = set(store.runs()) - {run for run, _ in stored}
+    retrieval = set(store.corpus.runs()) - {run for run, _ in stored}
     texts: dict[str, str | None] | None = None
     for r in responses:
         if r.run in retrieval:
@@ -350,12 +352,12 @@ def _refuse_merging_responses(store: Store, path: Path, responses: list[Response
         before = stored.get((r.run, r.query_id))
         if not before:
             continue
-        texts = store.passage_texts() if texts is None else texts
+        texts = store.corpus.passage_texts() if texts is None else texts
         now = {s.passage_id: (s.position, s.citations, r.truncated, s.text) for s in r.segments}
         then = {pid: (seg["position"], seg["citations"], seg["truncated"], texts.get(pid))
                 for pid, seg in before.items()}
         if now != then and replace:
-            store.delete_response(r.run, r.query_id)
+            store.corpus.delete_response(r.run, r.query_id)
             report.replaced["responses"] = report.replaced.get("responses", 0) + 1
         elif now != then:
             raise InputError(str(path), r.line, f"run {r.run!r} already holds a different response to query "

@@ -32,10 +32,10 @@ def prepare_impact(store: Store, old_set: GradeSet, path: str, bank: Bank, confi
     from proctor.importing import ImportOptions, import_files
 
     ids = [q["question_id"] for q in bank.questions]
-    owner = store.question_owner(ids[0]) if ids else None
+    owner = store.banks.question_owner(ids[0]) if ids else None
     name = name or old_set.bank or (owner[0] if owner else None) or Path(path).name.split(".")[0]
     same = _unchanged(store, old_set, bank)
-    graded = {key[2] for key in store.graded(old_set.id, old_set.step)}
+    graded = {key[2] for key in store.grades.graded(old_set.id, old_set.step)}
     missing = set(ids) - (same & graded)
     if missing and config is None:  # refused before anything is written
         raise UsageError(f"bank B has {len(missing)} questions without grades in grade set {old_set.id} "
@@ -44,9 +44,9 @@ def prepare_impact(store: Store, old_set: GradeSet, path: str, bank: Bank, confi
     new_set = GradeSet(old_set.method, old_set.model, old_set.prompt_version, name, bank.version, old_set.params,
                        old_set.step, {"derived_from": old_set.id, "bank_impact": True})
     with store.transaction():
-        store.ensure_grade_set(new_set)
-        for step in store.step_statuses(old_set.id):
-            store.carry_grades(new_set.id, old_set.id, step, same)
+        store.grades.ensure_grade_set(new_set)
+        for step in store.grades.step_statuses(old_set.id):
+            store.grades.carry_grades(new_set.id, old_set.id, step, same)
     if not missing:
         return new_set, None
     assert config is not None
@@ -58,7 +58,7 @@ def _unchanged(store: Store, old_set: GradeSet, bank: Bank) -> set[str]:
     imported without a bank, the ids decide (the Workbench's ids are digests of the text)."""
     if old_set.bank is None or old_set.bank_version is None:
         return {q["question_id"] for q in bank.questions}
-    stored = {q["question_id"]: q for q in store.bank_questions(old_set.bank, old_set.bank_version)}
+    stored = {q["question_id"]: q for q in store.banks.bank_questions(old_set.bank, old_set.bank_version)}
     return {q["question_id"] for q in bank.questions if q["question_id"] in stored
             and all(stored[q["question_id"]].get(k) == q.get(k) for k in ("query_id", "text", "answers"))}
 
@@ -96,8 +96,8 @@ def bank_impact(
     measure: str = "P@20", min_grade: int = 3, official: LeaderboardFile | None = None, limit: int = 50,
 ) -> dict[str, Any]:
     """Compare labels and leaderboards of A's grade set (A's questions) and B's (B's questions)."""
-    old_labels = exam_labels([r for r in store.grade_rows(old_set.id, old_set.step) if r[2] in old_ids])
-    new_labels = exam_labels([r for r in store.grade_rows(new_set.id, new_set.step) if r[2] in new_ids])
+    old_labels = exam_labels([r for r in store.grades.grade_rows(old_set.id, old_set.step) if r[2] in old_ids])
+    new_labels = exam_labels([r for r in store.grades.grade_rows(new_set.id, new_set.step) if r[2] in new_ids])
     changed = []
     for qid in sorted(set(old_labels) | set(new_labels)):
         before, after = old_labels.get(qid, {}), new_labels.get(qid, {})

@@ -34,7 +34,7 @@ def store_agreement(
     follow its own scale and labelling rule: `merges` (default: the scale's own) beyond its scale are left out
     and named; a method that grades the passage itself (no questions) has one label per passage, so m = 1
     only."""
-    judgments = store.judgments() if judgments is None else judgments
+    judgments = store.corpus.judgments() if judgments is None else judgments
     if not judgments:
         raise UsageError(f"{store.path}: the store holds no judgments to agree with (import qrels)")
     matching, empty = grade_sets_matching(store, fresh_grade_sets(store), grade_set, method, model, bank)

@@ -84,7 +84,7 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
     (out / "plots").mkdir(exist_ok=True)
     report = Report()
     runs = load_runs(store, None)
-    judgments = store.judgments()
+    judgments = store.corpus.judgments()
     every = [s for s in fresh_grade_sets(store) if not s.intermediate]
     grade_sets = [s for s in every if not is_answer_set(s)]
     report.slugs = _slugs(every)
@@ -288,7 +288,7 @@ def _section_grade_sets(report: Report, grade_sets: list[GradeSet], store: Store
     defaulted = ("defaulted", "invalid", "unanswerable")
     rows = []
     for s in grade_sets:
-        statuses = store.step_statuses(s.id).get(s.step, {})
+        statuses = store.grades.step_statuses(s.id).get(s.step, {})
         rows.append([s.id, s.variant, s.model, s.bank_label, s.prompt_version, s.grades, s.failures,
                      sum(statuses.get(k, 0) for k in defaulted), *coverage_cells(report.coverage.get(s.id))])
     table = Table(["grade set", "method", "model", "bank", "prompt version", "grades", "parse failures",

@@ -29,7 +29,7 @@ HEADER = ["attack", "guard", "passages", "mean label change", "flipped to releva
 
 def probe_section(store: Store, grade_sets: list[GradeSet]) -> tuple[Section | None, dict[str, Any]]:
     """The section (None when no grade set was probed) and the reports by grade set id."""
-    reports = {s.id: r for s in grade_sets if (r := store.probe_report(s.id)) is not None}
+    reports = {s.id: r for s in grade_sets if (r := store.probes.probe_report(s.id)) is not None}
     if not reports:
         return None, {}
     tables: list[tuple[str | None, Table]] = []

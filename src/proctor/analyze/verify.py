@@ -40,13 +40,13 @@ def build_report(store: Store, report: str, options: VerifyOptions) -> dict[str,
     if report not in REPORTS:
         raise UsageError(f"unknown report {report!r}; choose one of {', '.join(REPORTS)}")
     grade_set = options.grade_set
-    grades = [g for g in store.grades(grade_set, grade_set.step) if g.question_id
+    grades = [g for g in store.grades.records(grade_set, grade_set.step) if g.question_id
               and (options.query is None or g.query_id == options.query)]
     if not grades:
         raise UsageError(f"no per-question grades in grade set {grade_set.id} ({grade_set.method} / "
                          f"{grade_set.model})" + (f" for query {options.query}" if options.query else ""))
-    questions = store.question_texts()
-    judgments = store.judgments()
+    questions = store.banks.question_texts()
+    judgments = store.corpus.judgments()
     if report in ("spurious", "uncovered") and not judgments:
         raise UsageError(f"{store.path}: the {report} report needs human judgments (import qrels)")
     build = {"answers": _answers, "spurious": _spurious, "uncovered": _uncovered, "distribution": _distribution}
@@ -164,7 +164,7 @@ def _spurious(grades, questions, judgments, store, options) -> dict[str, Any]:
 
 
 def _uncovered(grades, questions, judgments, store, options) -> dict[str, Any]:
-    texts = store.passage_texts()
+    texts = store.corpus.passage_texts()
     relevant = sum(1 for qid, per in judgments.items() if options.query is None or qid == options.query
                    for rel in per.values() if rel >= options.judged_relevant)
     items = [{"query_id": qid, "passage_id": pid, "judgment": rel, "best_grade": grade,

@@ -132,7 +132,7 @@ def nuggets_from_pool(request: GenerationRequest, *, log: Log | None = None) -> 
     try:
         if store.migration_note:
             say(store.migration_note)
-        topics, left_out = pool_topics(store.queries(), store.judgments(), store.passage_texts(),
+        topics, left_out = pool_topics(store.corpus.queries(), store.corpus.judgments(), store.corpus.passage_texts(),
                                        request.min_relevance)
     finally:
         store.close()

@@ -153,9 +153,9 @@ def export_bank(store: Store, out: str, fmt: BankFormat = "items", *, bank: str 
     from proctor.outputs import file_target, write_text
 
     check_choice("fmt", fmt, BankFormat)
-    version = store.bank_version(bank) if bank else None
-    questions = store.bank_questions(*version) if version else store.bank_questions()
-    texts = {k: v for k, v in store.queries().items() if v}
+    version = store.banks.bank_version(bank) if bank else None
+    questions = store.banks.bank_questions(*version) if version else store.banks.bank_questions()
+    texts = {k: v for k, v in store.corpus.queries().items() if v}
     if not questions:
         raise UsageError(f"{store.path}: no bank questions" + (f" in bank {bank!r}" if bank else ""))
     left_out = 0

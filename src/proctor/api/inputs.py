@@ -96,7 +96,7 @@ class ExportRequest:
             return []
         if self.grade_sets:
             return [resolve_grade_set(store, g) for g in self.grade_sets]
-        if store.grade_sets() or self.method or self.model or self.bank:
+        if store.grades.grade_sets() or self.method or self.model or self.bank:
             return [resolve_grade_set(store, None, self.method, self.model, self.bank)]
         return []
 

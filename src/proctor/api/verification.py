@@ -33,7 +33,7 @@ class Verification:
 
 def check_judged_relevant(store: Store, value: int) -> None:
     """`judged_relevant` must be reachable by the store's judgments (else every passage is non-relevant)."""
-    top = store.max_judgment()
+    top = store.corpus.max_judgment()
     if top is not None and value > top:
         raise UsageError(f"{{judged_relevant}} {value}: no judgment reaches it (the store's judgments go up to {top})",
                          params=("judged_relevant",))

@@ -87,7 +87,7 @@ def to_leaderboard(store: Store, grade_set: GradeSet, settings: JudgeSettings, t
     spec = LeaderboardSpec(measures=tuple(MeasureSpec(name, float, describe_measure(name, board, settings))
                                           for name, board in boards.items()))
     wanted = set(topic_ids)
-    answered = store.ranked_lists()
+    answered = store.corpus.ranked_lists()
     rows: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
     for name, board in boards.items():
         for entry in board.entries:
@@ -140,7 +140,7 @@ def to_qrels(store: Store, grade_set: GradeSet, settings: JudgeSettings, topic_i
     """EXAM-Qrels of the sentences of this run's responses (`sentences`: passage id → the text as the report
     gives it); the document id is the md5 of that text, as `autojudge_base.doc_id_md5`."""
     _, labels = api.qrels(store, api.LabelChoice(grade_set=grade_set.id, min_questions=settings.min_questions))
-    stored = store.passage_texts()
+    stored = store.corpus.passage_texts()
     wanted = set(topic_ids)
     records = [(topic, doc_id_md5(sentences[pid]), label) for topic, per in sorted(labels.items()) if topic in wanted
                for pid, label in sorted(per.items()) if pid in sentences]
@@ -171,14 +171,14 @@ def bank_creator(info: dict[str, Any]) -> dict[str, Any] | None:
 def bank_to_nugget_banks(store: Store, bank: str | None, container: type = NuggetBanks) -> Any:
     """The store's bank as AutoJudge `NuggetBanks` (questions and nuggets, with their creator info) or
     `NuggetizerNuggetBanks` (nuggets with importance), read with AutoJudge's own loader."""
-    version = store.bank_version(bank)
+    version = store.banks.bank_version(bank)
     if version is None:
         raise UsageError("the store holds no bank")
-    questions = store.bank_questions(*version)
-    texts = {k: v for k, v in store.queries().items() if v}
+    questions = store.banks.bank_questions(*version)
+    texts = {k: v for k, v in store.corpus.queries().items() if v}
     if container is NuggetBanks:
         lines = autojudge_lines(questions, texts)
-        creator = bank_creator(store.bank_info(*version))
+        creator = bank_creator(store.banks.bank_info(*version))
         for line in lines:
             if creator and not line.get("creator"):
                 line["creator"] = [creator]

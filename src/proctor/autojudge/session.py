@@ -120,7 +120,7 @@ class Session:
 
     def has_bank(self) -> bool:
         """Whether the store holds a bank (given or generated on an earlier run)."""
-        return bool(self.store.banks())
+        return bool(self.store.banks.versions())
 
     def import_banks(self, nugget_banks: Any, topic_ids: list[str]) -> None:
         """Import the given AutoJudge nugget banks of the judged topics (written with AutoJudge's own writer,

@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
                              plot_measure=plot_measure, plot_tau=args.plot_tau, floor=floor_of(args))
     with readable_store(args.store, args.lock_timeout) as store:
         check_judged_relevant(store, args.judged_relevant)
-        if not store.grade_sets():
+        if not store.grades.grade_sets():
             raise UsageError(f"{args.store}: the store holds no grades to analyse")
         report = analyze(store, official, options, Path(args.out))
     for warning in report.warnings:

@@ -94,7 +94,7 @@ def _official(args: argparse.Namespace) -> LeaderboardFile:
         runs = order_runs(read_runs(args.runs))
     elif args.store:
         with readable_store(args.store) as store:
-            runs = order_runs(store.rankings())
+            runs = order_runs(store.corpus.rankings())
     else:
         raise UsageError("--official-qrels needs the runs: --store S or --runs FILES")
     board = measure_leaderboard(runs, qrels_dict(read_qrels(args.official_qrels)), spec, args.judged_relevant)

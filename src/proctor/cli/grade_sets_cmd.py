@@ -44,7 +44,7 @@ def run_list(args: argparse.Namespace) -> int:
 
     with readable_store(args.store, args.lock_timeout) as store:
         sets = list_grade_sets(store)
-        stale = store.stale_counts()
+        stale = store.imports.stale_counts()
     if args.format == "json":
         print(json.dumps([{**s.as_dict(), "steps": steps, "stale": stale.get(s.id, {})} for s, steps in sets],
                          indent=2))

@@ -29,7 +29,7 @@ def citation_table(store: Store, grade_set: GradeSet) -> dict[tuple[str, str], C
     if grade_set.method != "citation-support":
         raise UsageError(f"grade set {grade_set.id} is {grade_set.method}; --metric citations reads a "
                          "citation-support grade set (grade with `proctor grade --method citation-support`)")
-    grades = {pid: grade for _, pid, _, grade in store.grade_rows(grade_set.id, "citation-support")}
+    grades = {pid: grade for _, pid, _, grade in store.grades.grade_rows(grade_set.id, "citation-support")}
     table: dict[tuple[str, str], Counter] = defaultdict(Counter)
     for s in answer_sentences(store):
         counts = table[(s.run, s.query_id)]

@@ -66,7 +66,7 @@ def labels_from_histogram(
     rows: Iterable[tuple[str, str, int | None, int]], *, min_questions: int = 1, stats: LabelStats | None = None,
 ) -> Qrels:
     """The labels `exam_labels` gives, from `(query, passage, grade, n)` rows grouped by (query, passage) with
-    grades largest first (`Store.label_histogram`; grade None counts failed grades)."""
+    grades largest first (`Store.tallies.label_histogram`; grade None counts failed grades)."""
     return labels_for_each(rows, [min_questions], stats=stats)[min_questions]
 
 
@@ -102,7 +102,7 @@ def labels_for_each(
 def labels_from_top(rows: Iterable[tuple[str, str, int | None, int, int]], *, stats: LabelStats | None = None
                     ) -> Qrels:
     """The labels `exam_labels` gives at one question (`min_questions` 1) from `(query, passage, largest grade,
-    usable grades, failed grades)` rows (`Store.top_grades`)."""
+    usable grades, failed grades)` rows (`Store.caches.top_grades`)."""
     stats = stats if stats is not None else LabelStats()
     qrels: Qrels = defaultdict(dict)
     for qid, pid, top, graded, failed in rows:

@@ -52,14 +52,14 @@ def nugget_table(store: Store, grade_set: GradeSet) -> dict[str, Any]:
         raise UsageError(f"grade set {grade_set.id} is {grade_set.method}; --metric nuggets reads a nugget-assign "
                          "grade set (grade with `proctor grade --method nugget-assign`)")
     bank = (grade_set.bank or "", grade_set.bank_version or "")
-    nuggets = {q: [item for item, _, _ in items] for q, items in store.bank_items("nugget", *bank).items()}
-    answers = {(s["run"], s["query_id"]) for s in store.segments().values()}
+    nuggets = {q: [item for item, _, _ in items] for q, items in store.banks.bank_items("nugget", *bank).items()}
+    answers = {(s["run"], s["query_id"]) for s in store.corpus.segments().values()}
     labels: dict[tuple[str, str], dict[str, int | None]] = defaultdict(dict)
     by_pid = {f"{run}/{qid}": (run, qid) for run, qid in answers}
-    for qid, pid, nugget, grade in store.grade_rows(grade_set.id, "nugget-assign"):
+    for qid, pid, nugget, grade in store.grades.grade_rows(grade_set.id, "nugget-assign"):
         if pid in by_pid and by_pid[pid][1] == qid:
             labels[by_pid[pid]][nugget] = grade
-    return {"nuggets": nuggets, "importance": store.nugget_importance(*bank), "answers": answers,
+    return {"nuggets": nuggets, "importance": store.banks.nugget_importance(*bank), "answers": answers,
             "labels": labels}
 
 

@@ -32,8 +32,8 @@ def exam_qrels(
     if not facets:
         return exam_qrels_each(store, grade_set, [min_questions], stats=stats)[min_questions]
     refuse_answer_set(grade_set)
-    rows = store.grade_rows(grade_set.id, grade_set.step)
-    return exam_labels(rows, min_questions=min_questions, facets=store.question_facets(), stats=stats)
+    rows = store.grades.grade_rows(grade_set.id, grade_set.step)
+    return exam_labels(rows, min_questions=min_questions, facets=store.banks.question_facets(), stats=stats)
 
 
 def exam_qrels_each(store: Store, grade_set: GradeSet, min_questions: Sequence[int], *,
@@ -47,20 +47,20 @@ def exam_qrels_each(store: Store, grade_set: GradeSet, min_questions: Sequence[i
         raise UsageError("--min-questions must be at least 1")
     out: dict[int, Qrels] = {}
     if 1 in min_questions:
-        out[1] = labels_from_top(store.top_grades(grade_set.id, grade_set.step), stats=stats)
+        out[1] = labels_from_top(store.caches.top_grades(grade_set.id, grade_set.step), stats=stats)
         stats = None
     more = [m for m in dict.fromkeys(min_questions) if m != 1]
     if more:
-        kept = store.cover_grades(grade_set.id, grade_set.step)
+        kept = store.caches.cover_grades(grade_set.id, grade_set.step)
         if kept is not None:  # every passage's grades, one character each (the EXAM-Cover cache)
             out.update({m: labels_from_kept(kept, m, stats if n == 0 else None) for n, m in enumerate(more)})
         else:
-            out.update(labels_for_each(store.label_histogram(grade_set.id, grade_set.step), more, stats=stats))
+            out.update(labels_for_each(store.tallies.label_histogram(grade_set.id, grade_set.step), more, stats=stats))
     return out
 
 
 def labels_from_kept(kept: CoverGrades, min_questions: int, stats: LabelStats | None = None) -> Qrels:
-    """The labels `labels_from_histogram` gives, from the cover cache's rows (`Store.cover_grades`)."""
+    """The labels `labels_from_histogram` gives, from the cover cache's rows (`Store.caches.cover_grades`)."""
     stats = stats if stats is not None else LabelStats()
     qrels: Qrels = {}
     for qid, questions, passages, grades in kept:
@@ -85,7 +85,7 @@ def refuse_answer_set(grade_set: GradeSet) -> None:
 def grade_rows(store: Store, grade_set: GradeSet) -> Iterator[tuple[str, str, str, int | None]]:
     """(query, passage, question, grade) of a grade set's label step, streamed from the store."""
     refuse_answer_set(grade_set)
-    return store.grade_rows(grade_set.id, grade_set.step)
+    return store.grades.grade_rows(grade_set.id, grade_set.step)
 
 
 def banked_items(store: Store, grade_set: GradeSet, graded: set[str]) -> dict[str, set[str]] | None:
@@ -93,7 +93,7 @@ def banked_items(store: Store, grade_set: GradeSet, graded: set[str]) -> dict[st
     the queries EXAM-Cover scores; None for a grade set without a bank."""
     if grade_set.bank is None:
         return None
-    records = [r for r in store.bank_questions(grade_set.bank, grade_set.bank_version) if not is_spurious(r)]
+    records = [r for r in store.banks.bank_questions(grade_set.bank, grade_set.bank_version) if not is_spurious(r)]
     kinds = {r["kind"] for r in records if r["question_id"] in graded} or {r["kind"] for r in records}
     out: dict[str, set[str]] = {}
     for r in records:
@@ -112,7 +112,7 @@ def cover_tables(store: Store, grade_set: GradeSet, taus: Sequence[int]
                  ) -> Iterator[tuple[CoverTable, list[str]]]:
     """`cover_table` at each τ in turn, the store read once (its kept cover rows, else the graded questions)."""
     refuse_answer_set(grade_set)
-    kept = store.cover_grades(grade_set.id, grade_set.step)
+    kept = store.caches.cover_grades(grade_set.id, grade_set.step)
     questions = graded_questions(store, grade_set) if kept is None else {}
     for tau in taus:
         if kept is not None:
@@ -120,7 +120,7 @@ def cover_tables(store: Store, grade_set: GradeSet, taus: Sequence[int]
                                            for qid, names, passages, grades in kept), tau)
         else:
             own = {qid: set(items) for qid, items in questions.items()}  # add_bank extends it
-            table = CoverTable.from_answered(own, store.answered(grade_set.id, grade_set.step, tau), tau)
+            table = CoverTable.from_answered(own, store.tallies.answered(grade_set.id, grade_set.step, tau), tau)
         yield table, _add_bank(store, grade_set, table)
 
 
@@ -141,7 +141,7 @@ def _add_bank(store: Store, grade_set: GradeSet, table: CoverTable) -> list[str]
 def graded_questions(store: Store, grade_set: GradeSet) -> dict[str, set[str]]:
     """`{query: questions graded for it}` of a grade set's label step."""
     out: dict[str, set[str]] = {}
-    for qid, question_id in store.graded_questions(grade_set.id, grade_set.step):
+    for qid, question_id in store.tallies.graded_questions(grade_set.id, grade_set.step):
         out.setdefault(qid, set()).add(question_id)
     return out
 
@@ -149,7 +149,7 @@ def graded_questions(store: Store, grade_set: GradeSet) -> dict[str, set[str]]:
 def official_or_file_qrels(store: Store, which: str) -> Qrels:
     """`official`: the store's judgments; anything else: a qrels file."""
     if which == "official":
-        qrels = store.judgments()
+        qrels = store.corpus.judgments()
         if not qrels:
             raise UsageError(f"{store.path}: the store holds no judgments (import qrels or an exam_pp file)")
         return qrels
@@ -160,7 +160,7 @@ def load_runs(store: Store, run_paths: Sequence[str] | None) -> Ranked:
     """Ranked runs from files/folders when given, else from the store."""
     if run_paths:
         return order_runs(read_runs(run_paths))
-    ranked = store.ranked_lists()  # already in trec_eval order
+    ranked = store.corpus.ranked_lists()  # already in trec_eval order
     if not ranked:
         raise UsageError(f"{store.path}: the store holds no rankings (import runs, or pass --runs)")
     return ranked
@@ -179,7 +179,7 @@ def note_flagged(boards: list[Leaderboard]) -> list[Leaderboard]:
 
 def with_unjudgeable(store: Store, ranked: Ranked, stored: bool, boards: list[Leaderboard]) -> list[Leaderboard]:
     """Say on every leaderboard how many ranked pairs of its runs name a passage without text (`unjudgeable`)."""
-    n = store.unjudgeable_in(ranked, stored=stored)
+    n = store.corpus.unjudgeable_in(ranked, stored=stored)
     for board in boards:
         board.description["unjudgeable"] = n
         if n and board.coverage is not None:

@@ -14,8 +14,8 @@ def query_counts(store: Store, grade_set: GradeSet | None, graded: Mapping | Non
                  judged: Mapping | None = None) -> dict[str, int | None]:
     """Queries with grades (`graded`'s queries; None for judgments), in the grade set's bank, with judgments
     (`judged`'s queries when the judgments are a qrels file, else the store's), in the store."""
-    counts = (store.query_counts(grade_set.bank, grade_set.bank_version) if grade_set and grade_set.bank
-              else store.query_counts())
+    counts = (store.corpus.query_counts(grade_set.bank, grade_set.bank_version) if grade_set and grade_set.bank
+              else store.corpus.query_counts())
     return {"with_grades": len(graded) if graded is not None else None, "in_bank": counts["in_bank"],
             "with_judgments": len(judged) if judged is not None else counts["with_judgments"],
             "in_store": counts["in_store"]}
@@ -28,7 +28,7 @@ def labels_coverage(store: Store, grade_set: GradeSet | None, labels: Mapping[st
     passages}`, described as `pool_is`; default: every passage the stored runs rank) that have a label.
     `scored`: the queries the number is computed on (default: the labels' queries)."""
     if pool is None:
-        ranked = store.ranked_lists()
+        ranked = store.corpus.ranked_lists()
         pairs, _ = pool_counts(ranked, labels, None) if ranked else ({"graded": 0, "pool": 0}, {})
         depth_what = "every passage the stored runs rank"
     else:

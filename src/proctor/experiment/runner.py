@@ -155,7 +155,7 @@ def _fresh(record: dict[str, Any] | None, step: Step, store_existed: bool, lazy:
 
 def _grade_counts(store: Store, ids: list[str]) -> dict[str, list[int]]:
     """`{grade set id: [grades, failures]}` of the given grade sets now."""
-    return {s.id: [s.grades, s.failures] for s in store.grade_sets() if s.id in ids}
+    return {s.id: [s.grades, s.failures] for s in store.grades.grade_sets() if s.id in ids}
 
 
 def _run_step(lazy: _Lazy, plan: Plan, step: Step, manifest: dict[str, Any], progress: bool | None) -> int:
@@ -208,7 +208,7 @@ def _grade(store: Store, grader: Grader, record: dict[str, Any], progress: bool 
                                      prefilter=grader.prefilter, aggregate=grader.aggregate,
                                      thresholds=grader.thresholds, progress=progress, **grader.options,
                                      **grader.backend)
-    record["grade_set"] = next((s for s in store.grade_sets() if s.id == grade_set.id), grade_set).as_dict()
+    record["grade_set"] = next((s for s in store.grades.grade_sets() if s.id == grade_set.id), grade_set).as_dict()
     record["usage"] = usage(summaries)
     graded, failures = record["usage"]["graded_now"], record["usage"]["failures"]
     if any(s.interrupted for s in summaries):

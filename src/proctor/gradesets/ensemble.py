@@ -107,7 +107,7 @@ def read_cells(store: Store, members: list[GradeSet], level: str, scale: tuple[i
     columns: list[dict[int, float]] = []
     for member in members:
         column: dict[int, float] = {}
-        for qid, pid, question, grade in store.grade_rows(member.id, member.step):
+        for qid, pid, question, grade in store.grades.grade_rows(member.id, member.step):
             key = (qid, pid, question if level == "question" else "")
             row = index.setdefault(key, len(index))
             if grade is None:
@@ -143,24 +143,24 @@ def combine(grades: np.ndarray, rule: str, scale: tuple[int, int]) -> np.ndarray
 def derive(store: Store, members: list[GradeSet], rule: str, name: str | None = None) -> tuple[GradeSet, dict]:
     """Make (or re-derive) the ensemble of `members` by `rule`; returns it with a summary of its cells."""
     target = ensemble_grade_set(members, rule, name)
-    kept = next((s for s in store.grade_sets() if s.id == target.id), None)
+    kept = next((s for s in store.grades.grade_sets() if s.id == target.id), None)
     if kept is not None and "summary" in kept.info and not is_stale(store, kept):  # the same again: unchanged
         if name and kept.info.get("name") != name:
-            store.update_grade_set_info(kept.id, {"name": name})
+            store.grades.update_grade_set_info(kept.id, {"name": name})
         return kept, kept.info["summary"]
     by_id = {m.id: m for m in members}
     ordered = [by_id[i] for i in target.params["members"]]
     scale = tuple(target.params["scale"])
     with nullcontext() if store.db.in_transaction else store.transaction():  # members read as they are written
-        fingerprint = {m.id: store.grade_fingerprint(m.id, m.step) for m in ordered}
+        fingerprint = {m.id: store.grades.grade_fingerprint(m.id, m.step) for m in ordered}
         cells = read_cells(store, ordered, target.params["level"], scale)  # type: ignore[arg-type]
         combined = combine(cells.grades, rule, scale)  # type: ignore[arg-type]
         summary = summarize(cells, combined)
-        store.ensure_grade_set(target)
-        store.replace_step_grades(target.id, STEP, _rows(cells, combined))
-        store.update_grade_set_info(target.id, {"fingerprint": fingerprint, "summary": summary,
+        store.grades.ensure_grade_set(target)
+        store.grades.replace_step_grades(target.id, STEP, _rows(cells, combined))
+        store.grades.update_grade_set_info(target.id, {"fingerprint": fingerprint, "summary": summary,
                                                 **({"name": name} if name else {})})
-    fresh = next(s for s in store.grade_sets() if s.id == target.id)
+    fresh = next(s for s in store.grades.grade_sets() if s.id == target.id)
     return fresh, summary
 
 
@@ -196,14 +196,14 @@ def summarize(cells: Cells, combined: np.ndarray) -> dict[str, Any]:
 
 def is_stale(store: Store, grade_set: GradeSet) -> bool:
     """Whether a member of an ensemble changed since it was derived."""
-    members = {s.id: s for s in store.grade_sets()}
+    members = {s.id: s for s in store.grades.grade_sets()}
     kept = grade_set.info.get("fingerprint") or {}
     for member_id in grade_set.params.get("members", []):
         member = members.get(member_id)
         if member is None:
             raise UsageError(f"ensemble {grade_set.id}: its member grade set {member_id} is no longer in the store; "
                              "drop the ensemble (`proctor grade-sets drop`) or import the member again")
-        if kept.get(member_id) != store.grade_fingerprint(member_id, member.step):
+        if kept.get(member_id) != store.grades.grade_fingerprint(member_id, member.step):
             return True
     return False
 
@@ -215,7 +215,7 @@ def refreshed(store: Store, grade_set: GradeSet) -> GradeSet:
     if store.read_only:
         raise UsageError(f"ensemble {grade_set.id}: a member gained or changed grades since it was derived, and "
                          f"{store.path} cannot be written to derive it again; run `proctor ensemble` on a copy")
-    members = {s.id: s for s in store.grade_sets()}
+    members = {s.id: s for s in store.grades.grade_sets()}
     fresh, _ = derive(store, [members[i] for i in grade_set.params["members"]], grade_set.params["rule"],
                       grade_set.info.get("name"))
     return fresh
@@ -228,14 +228,14 @@ def disagreements(store: Store, grade_set: GradeSet, limit: int | None = None) -
     members = grade_set.params["members"]
     cells = [{"query_id": g.query_id, "passage_id": g.passage_id, "question_id": g.question_id, "grade": g.grade,
               "spread": g.extra["spread"], "members": dict(zip(members, g.extra["members"], strict=True))}
-             for g in store.grades(grade_set, STEP) if g.extra and g.extra.get("spread")]
+             for g in store.grades.records(grade_set, STEP) if g.extra and g.extra.get("spread")]
     cells.sort(key=lambda c: (-c["spread"], c["query_id"], c["passage_id"], c["question_id"]))
     return cells if limit is None else cells[:limit]
 
 
 def fresh_grade_sets(store: Store) -> list[GradeSet]:
     """`store.grade_sets()`, every ensemble whose members changed derived again first."""
-    sets = store.grade_sets()
+    sets = store.grades.grade_sets()
     if not any(s.method == METHOD for s in sets):
         return sets
     return [refreshed(store, s) for s in sets]

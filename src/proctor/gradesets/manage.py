@@ -23,16 +23,16 @@ class Change:
 
 def list_grade_sets(store: Store) -> list[tuple[GradeSet, dict[str, dict[str, int]]]]:
     """Every grade set with `{step: {parse_status: count}}`."""
-    return [(s, store.step_statuses(s.id)) for s in store.grade_sets()]
+    return [(s, store.grades.step_statuses(s.id)) for s in store.grades.grade_sets()]
 
 
 def drop(store: Store, grade_set_id: str) -> Change:
     """Delete the grade set `grade_set_id` (a unique prefix) with the grades of every step; cached replies stay,
     so grading it again asks the server only for prompts it has not seen."""
     grade_set = resolve_grade_set(store, grade_set=grade_set_id, fresh=False)
-    by_step = {step: sum(counts.values()) for step, counts in store.step_statuses(grade_set.id).items()}
+    by_step = {step: sum(counts.values()) for step, counts in store.grades.step_statuses(grade_set.id).items()}
     with grading_lock(store, grade_set), store.transaction():
-        deleted = store.drop_grade_set(grade_set.id)
+        deleted = store.grades.drop_grade_set(grade_set.id)
     return Change(grade_set, deleted, by_step)
 
 
@@ -41,5 +41,5 @@ def retry_failed(store: Store, grade_set_id: str) -> Change:
     so that the next `grade` with the same options sends those pairs again."""
     grade_set = resolve_grade_set(store, grade_set=grade_set_id, fresh=False)
     with grading_lock(store, grade_set), store.transaction():
-        by_step = store.forget_failed(grade_set.id)
+        by_step = store.grades.forget_failed(grade_set.id)
     return Change(grade_set, sum(by_step.values()), by_step)

@@ -20,7 +20,7 @@ def resolve_grade_set(store: Store, grade_set: str | None = None, method: str | 
     grades, failures). `--bank NAME` is the bank's latest version; a grade set without a single grade (a `grade`
     that failed before its first) is left out unless named by id, and listed as such. An ensemble whose members
     changed is derived again first (`fresh`; not for dropping it)."""
-    sets = store.grade_sets()
+    sets = store.grades.grade_sets()
     if not sets:
         raise UsageError(f"{store.path}: the store holds no grades (import an exam_pp file or run `proctor grade`)")
     matching, empty = grade_sets_matching(store, sets, grade_set, method, model, bank)
@@ -44,7 +44,7 @@ def grade_sets_matching(store: Store, sets: list[GradeSet], grade_set: str | Non
         return [s for s in sets if s.id.startswith(grade_set)], []
     name, _, version = (bank or "").partition("@")
     if bank is not None and not version:
-        version = next((b["version"] for b in store.banks() if b["bank"] == name and b["latest"]), "")
+        version = next((b["version"] for b in store.banks.versions() if b["bank"] == name and b["latest"]), "")
     matching = [s for s in sets if not s.intermediate and method_matches(s, method, sets)
                 and (method is not None or s.method not in ANSWER_METHODS)
                 and (model is None or s.model == model) and (bank is None or s.bank == name)
@@ -91,5 +91,5 @@ def describe(store: Store, grade_set: GradeSet | None) -> dict[str, Any]:
         "params": grade_set.params,
         "grades": grade_set.grades,
         "failed_grades": grade_set.failures,
-        **({"flagged_pairs": flagged} if (flagged := len(store.pool_flags(grade_set.id))) else {}),
+        **({"flagged_pairs": flagged} if (flagged := len(store.probes.pool_flags(grade_set.id))) else {}),
     }

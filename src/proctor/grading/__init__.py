@@ -99,7 +99,7 @@ def ungraded(store: Store, request: GradeRequest) -> list[tuple[str, str, str]]:
     grade_set = grade_set_for(store, choice, backend, request.options)
     step = next(s for s in choice.steps() if s.prompt is not None)
     method = choice.method_of(step)
-    plan = make_plan(store, items_of(store, method, _bank(grade_set)), store.graded(grade_set.id, step.name),
+    plan = make_plan(store, items_of(store, method, _bank(grade_set)), store.grades.graded(grade_set.id, step.name),
                      depth=request.options.depth, max_queries=None, max_passages=None, variables=None,
                      needs_answer_key="{gold}" in method.template.template)
     return [(w.query_id, w.passage_id, w.question_id) for w in plan.work(store)]

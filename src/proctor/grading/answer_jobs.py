@@ -77,7 +77,7 @@ class LabelRunner:
                        context, self.template.max_tokens, self.template.system, self.step), truncated
 
     def _cached(self, key: str, count: int) -> Reply | None:
-        hit = self.store.cache_get_many([key]).get(key)
+        hit = self.store.caches.cache_get_many([key]).get(key)
         if hit is None:
             return None
         reply = from_cache(hit)
@@ -107,7 +107,7 @@ class LabelRunner:
             summary.failures += len(grades)
             summary.errors[reason_of(reason or "failed")] += len(grades)
         with self.store.transaction():
-            self.store.upsert_grades(self.grade_set, grades, attempt=True)
+            self.store.grades.upsert_grades(self.grade_set, grades, attempt=True)
             if labels is not None and cacheable(reply) and self.backend.uses_cache and not reply.cached:
-                self.store.cache_put([(key, self.backend.kind, self.backend.model, reply.to_cache())])
+                self.store.caches.cache_put([(key, self.backend.kind, self.backend.model, reply.to_cache())])
         return 0 if labels is not None else len(grades)

@@ -30,9 +30,9 @@ ASSIGNMENT = {"support": 2, "partial_support": 1, "not_support": 0}
 def answer_texts(store: Store) -> dict[tuple[str, str], str]:
     """`{(run, query): answer}`: every imported response, its sentences in order joined by spaces (as
     nuggetizer joins an answer's sentences), citations left out."""
-    texts = store.passage_texts()
+    texts = store.corpus.passage_texts()
     parts: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
-    for pid, seg in store.segments().items():
+    for pid, seg in store.corpus.segments().items():
         parts[(seg["run"], seg["query_id"])].append((seg["position"], texts.get(pid) or ""))
     return {key: " ".join(t for _, t in sorted(found) if t) for key, found in parts.items()}
 
@@ -51,7 +51,7 @@ def parse_assignment(reply: str | None, count: int) -> tuple[list[tuple[int, str
 def assign_grade_set(store: Store, backend: Backend, options: GradeOptions) -> tuple[GradeSet, Template]:
     """The grade set of `nugget-assign` with this backend on the chosen bank version."""
     template = load_template("nugget-assign")
-    bank = store.bank_version(options.bank)
+    bank = store.banks.bank_version(options.bank)
     if bank is None:
         raise UsageError(f"{store.path}: no bank in the store; nugget-assign grades nuggets (import a nugget bank)")
     params: dict[str, Any] = {"backend": backend.kind, **backend.params(), "window": template.extra["window"]}
@@ -61,15 +61,15 @@ def assign_grade_set(store: Store, backend: Backend, options: GradeOptions) -> t
 def assign_jobs(store: Store, grade_set: GradeSet, window: int, options: GradeOptions) -> tuple[list[Job], int, int]:
     """The prompts still to send: per answer, its query's nuggets not yet graded, `window` at a time.
     Returns the jobs, the number of (answer, nugget) pairs and how many of them failed too often."""
-    nuggets = store.bank_items("nugget", grade_set.bank or "", grade_set.bank_version or "")
+    nuggets = store.banks.bank_items("nugget", grade_set.bank or "", grade_set.bank_version or "")
     if not nuggets:
         raise UsageError(f"bank {grade_set.bank_label} holds no nuggets; nugget-assign grades nuggets")
     answers = answer_texts(store)
     if not answers:
         raise UsageError(f"{store.path}: no generated answers (import them with `proctor import responses FILE`)")
-    queries = store.queries()
-    done = store.graded(grade_set.id, "nugget-assign")
-    exhausted = store.exhausted(grade_set.id, "nugget-assign", options.max_attempts)
+    queries = store.corpus.queries()
+    done = store.grades.graded(grade_set.id, "nugget-assign")
+    exhausted = store.grades.exhausted(grade_set.id, "nugget-assign", options.max_attempts)
     topics = sorted({q for _, q in answers if q in nuggets})
     if options.max_queries is not None:
         topics = topics[:options.max_queries]
@@ -103,7 +103,7 @@ async def run_answer_method(store: Store, method: str, backend: Backend, options
     else:
         grade_set, template = citation_grade_set(store, backend)
     with store.transaction():
-        store.ensure_grade_set(grade_set)
+        store.grades.ensure_grade_set(grade_set)
         carried = carry_over(store, grade_set)  # unchanged nuggets of other versions of the bank
     with grading_lock(store, grade_set):
         if method == "nugget-assign":

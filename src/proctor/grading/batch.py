@@ -119,7 +119,7 @@ async def import_batches(store: Store, request: Any, files: list[Path]
         report.unmatched = len(set(replies) - matched)
         with store.transaction():
             for path, digest in digests:
-                store.record_import(IMPORT_KIND, digest, str(path))
+                store.imports.record_import(IMPORT_KIND, digest, str(path))
         return grade_set, report, summaries
     finally:
         await backend.aclose()
@@ -139,7 +139,7 @@ def _read(store: Store, files: list[Path], grade_set: str, probabilities: bool, 
     digests = []
     for path in files:
         digest = _sha256(path)
-        if store.was_imported(IMPORT_KIND, digest):
+        if store.imports.was_imported(IMPORT_KIND, digest):
             report.skipped_files.append(str(path))
             continue
         report.files += 1

@@ -87,7 +87,7 @@ async def _submit_if_idle(store: Store, request: Any, client: Any, folder: Path,
 async def _submit(store: Store, request: Any, client: Any, grade_set: GradeSet, folder: Path,
                   report: BatchApiReport) -> list[tuple[str, str, int, str]]:
     """(Grading lock held) the open jobs, or new jobs for the pending prompts."""
-    jobs = store.open_batch_jobs(grade_set.id)
+    jobs = store.batches.open_batch_jobs(grade_set.id)
     if jobs:
         return jobs
     _, exported, _ = await export_batches(store, request, folder / "in")
@@ -97,10 +97,10 @@ async def _submit(store: Store, request: Any, client: Any, grade_set: GradeSet, 
         batch = await _api(client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions",
                                                  completion_window="24h"), "create a batch")
         with store.transaction():  # committed before anything else happens: never submitted twice
-            store.add_batch_job(batch.id, grade_set.id, exported.step or "", uploaded.id,
+            store.batches.add_batch_job(batch.id, grade_set.id, exported.step or "", uploaded.id,
                                 _count_lines(Path(shard)), batch.status)
         report.submitted.append(batch.id)
-    return store.open_batch_jobs(grade_set.id)
+    return store.batches.open_batch_jobs(grade_set.id)
 
 
 async def _poll(store: Store, request: Any, client: Any, jobs: list[tuple[str, str, int, str]], grade_set: str,
@@ -112,7 +112,7 @@ async def _poll(store: Store, request: Any, client: Any, jobs: list[tuple[str, s
         report.jobs[batch_id] = {"step": step, "requests": requests, "status": batch.status, "imported": False}
         if batch.status not in FINISHED:
             with store.transaction():
-                store.update_batch_job(batch_id, batch.status)
+                store.batches.update_batch_job(batch_id, batch.status)
             continue
         files = []
         for n, file_id in enumerate(f for f in (batch.output_file_id, batch.error_file_id) if f):
@@ -122,7 +122,7 @@ async def _poll(store: Store, request: Any, client: Any, jobs: list[tuple[str, s
             files.append(path)
         if batch.status == "failed" and not files:
             with store.transaction():
-                store.update_batch_job(batch_id, batch.status, imported=True)
+                store.batches.update_batch_job(batch_id, batch.status, imported=True)
             errors = getattr(getattr(batch, "errors", None), "data", None) or []
             detail = "; ".join(str(getattr(e, "message", e)) for e in errors[:3]) or "no reason given"
             raise UsageError(f"openai-batch: batch {batch_id} failed: {detail}")
@@ -130,7 +130,7 @@ async def _poll(store: Store, request: Any, client: Any, jobs: list[tuple[str, s
             _, _, imported = await import_batches(store, request, files)
             summaries += imported
         with store.transaction():
-            store.update_batch_job(batch_id, batch.status, imported=True)
+            store.batches.update_batch_job(batch_id, batch.status, imported=True)
         report.jobs[batch_id]["imported"] = True
     return summaries
 

@@ -43,9 +43,9 @@ class CitedSentence:
 
 def answer_sentences(store: Store) -> list[CitedSentence]:
     """Every imported answer sentence (cited or not), in run, query and answer order."""
-    texts = store.passage_texts()
+    texts = store.corpus.passage_texts()
     out = []
-    for pid, seg in store.segments().items():
+    for pid, seg in store.corpus.segments().items():
         cited = tuple(seg["citations"])
         out.append(CitedSentence(seg["run"], seg["query_id"], pid, seg["position"], texts.get(pid) or "", cited,
                                  tuple(c for c in cited if not texts.get(c))))
@@ -66,9 +66,9 @@ def citation_jobs(store: Store, grade_set: GradeSet, options: GradeOptions) -> t
     sentences = answer_sentences(store)
     if not sentences:
         raise UsageError(f"{store.path}: no generated answers (import them with `proctor import responses FILE`)")
-    texts = store.passage_texts()
-    done = store.graded(grade_set.id, "citation-support")
-    exhausted = store.exhausted(grade_set.id, "citation-support", options.max_attempts)
+    texts = store.corpus.passage_texts()
+    done = store.grades.graded(grade_set.id, "citation-support")
+    exhausted = store.grades.exhausted(grade_set.id, "citation-support", options.max_attempts)
     queries = sorted({s.query_id for s in sentences})
     if options.max_queries is not None:
         queries = queries[:options.max_queries]

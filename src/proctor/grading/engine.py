@@ -184,7 +184,7 @@ class Engine:
         rest, cached, replies = [], [], []
         prepared = [(item, *render(self.method, self.step, item, self.backend)) for item in chunk]
         keys = [self._key(request.text()) for _, request, _ in prepared] if self.cached_replies else []
-        hits = self.store.cache_get_many(keys) if keys else {}
+        hits = self.store.caches.cache_get_many(keys) if keys else {}
         for n, (item, request, truncated) in enumerate(prepared):
             key = keys[n] if keys else None
             reply = from_cache(hits[key]) if key is not None and key in hits else None
@@ -323,8 +323,8 @@ class Engine:
         if not self._buffer and not self._cache_buffer:
             return
         with self.store.transaction():
-            self.store.upsert_grades(self.grade_set, self._buffer, attempt=True)
-            self.store.cache_put(self._cache_buffer)
+            self.store.grades.upsert_grades(self.grade_set, self._buffer, attempt=True)
+            self.store.caches.cache_put(self._cache_buffer)
         self._buffer, self._cache_buffer = [], []
         self._last_commit = time.monotonic()
 

@@ -13,9 +13,9 @@ from proctor.store import Store, now
 def flag_pool(store: Store, grade_set_id: str, method: Method, bank: tuple[str, str] | None, depth: int
               ) -> set[tuple[str, str]]:
     """`grade --guard detect`: flag the pool passages that address the judge or copy their query's rubric text,
-    record why (`Store.pool_flags`), and return the flagged (query, passage) pairs, which are not graded."""
+    record why (`Store.probes.pool_flags`), and return the flagged (query, passage) pairs, which are not graded."""
     items = items_of(store, method, bank)
-    texts = store.passage_texts()
+    texts = store.corpus.passage_texts()
     rows = []
     for qid, passages in judgment_pool(store, depth).items():
         if qid not in items:
@@ -26,6 +26,5 @@ def flag_pool(store: Store, grade_set_id: str, method: Method, bank: tuple[str, 
             if reason is not None:
                 rows.append((qid, pid, reason))
     with store.transaction():
-        store.ensure_probe_tables()
-        store.save_pool_flags(grade_set_id, rows, now())
+        store.probes.save_pool_flags(grade_set_id, rows, now())
     return {(qid, pid) for qid, pid, _ in rows}

@@ -54,8 +54,8 @@ class Plan:
 
     def work(self, store: Store) -> Iterator[WorkItem]:
         """The pairs still to grade, lazily (memory stays flat however large the pool)."""
-        texts = store.passage_texts()
-        query_texts = store.queries()
+        texts = store.corpus.passage_texts()
+        query_texts = store.corpus.queries()
         for qid, passages, items in self.queries:
             for pid in passages:
                 if (qid, pid) in self.flagged:
@@ -82,13 +82,13 @@ def items_of(store: Store, method: Method, bank: tuple[str, str] | None) -> Item
     """What is graded per passage of each query: bank items, the query itself, or the four criteria."""
     kind = method.items
     if kind in ("question", "nugget"):
-        items = store.bank_items(kind, *bank) if bank else {}
+        items = store.banks.bank_items(kind, *bank) if bank else {}
         if not items:
             where = f"bank {bank[0]}@{bank[1]}" if bank else "the store's banks"
             raise UsageError(f"{store.path}: no {kind}s in {where} (import a bank with `proctor import bank`); "
                              f"method {method.name} grades {kind}s")
         return items
-    queries = {qid: text for qid, text in store.queries().items() if text}
+    queries = {qid: text for qid, text in store.corpus.queries().items() if text}
     if not queries:
         raise UsageError(f"{store.path}: no query texts in the store; method {method.name} shows the query to the "
                          "LLM (import them with `proctor import queries FILE`)")
@@ -109,7 +109,7 @@ def make_plan(store: Store, items: Items, done: dict[Key, tuple[int | None, str 
     if max_queries is not None:
         queries = queries[:max_queries]
     plan = Plan([], done, 0, 0, variables, exhausted or set(), needs_answer_key, flagged=flagged or set())
-    textless = store.textless_passages()  # unjudgeable: never graded
+    textless = store.corpus.textless_passages()  # unjudgeable: never graded
     for qid in queries:
         judgeable = [p for p in pool[qid] if p not in textless]
         plan.unjudgeable += len(pool[qid]) - len(judgeable)

@@ -46,7 +46,7 @@ def _recorded(grades: list[Grade], model: str, origin: str) -> tuple[Recorded, s
 def _from_store(path: Path, method: str, selector: str | None) -> tuple[list[Grade], str, str]:
     store = Store.open(path)
     try:
-        sets = store.grade_sets()
+        sets = store.grades.grade_sets()
         chosen = [s for s in sets if s.id == selector] or [
             s for s in sets if s.method == method and not s.intermediate and selector in (None, s.model)]
         if not chosen:
@@ -57,7 +57,7 @@ def _from_store(path: Path, method: str, selector: str | None) -> tuple[list[Gra
             raise UsageError(f"{path}: several grade sets of method {method!r}; name one as replay:{path}@ID:\n"
                              + "\n".join("  " + s.describe() for s in chosen))
         grade_set = chosen[0]
-        grades = list(store.grades(grade_set))
+        grades = list(store.grades.records(grade_set))
         grades += [g for s in sets if s.intermediate and s.model == grade_set.model for g in _steps(store, s)]
     finally:
         store.close()
@@ -65,7 +65,7 @@ def _from_store(path: Path, method: str, selector: str | None) -> tuple[list[Gra
 
 
 def _steps(store: Store, grade_set: GradeSet) -> list[Grade]:
-    return list(store.grades(grade_set))
+    return list(store.grades.records(grade_set))
 
 
 def _from_exampp(path: Path, method: str, model: str | None) -> tuple[list[Grade], str, str]:

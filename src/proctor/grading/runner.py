@@ -60,7 +60,7 @@ def grade_set_for(store: Store, choice: MethodChoice, backend: Backend, options:
     needs_bank = any(m.items in ("question", "nugget") for m in methods)
     if options.bank and not needs_bank:
         raise UsageError(f"--bank: method {choice.name} grades the query itself, not bank items")
-    bank = store.bank_version(options.bank) if needs_bank else None
+    bank = store.banks.bank_version(options.bank) if needs_bank else None
     if needs_bank and bank is None:
         raise UsageError(f"{store.path}: no bank in the store; method {choice.name} grades bank items "
                          "(import one with `proctor import bank FILE`)")
@@ -90,7 +90,7 @@ def grade_set_for(store: Store, choice: MethodChoice, backend: Backend, options:
 
 def _require_answer_keys(store: Store, bank: tuple[str, str]) -> None:
     """QA grades answers against answer keys (004 §3.1.1): without keys every well-formed answer would count."""
-    items = [item for per_query in store.bank_items("question", *bank).values() for item in per_query]
+    items = [item for per_query in store.banks.bank_items("question", *bank).values() for item in per_query]
     lacking = sum(1 for _, _, answers in items if not answers)
     if lacking:
         raise UsageError(f"bank {bank[0]}@{bank[1]}: {lacking} of {len(items)} questions have no answer key; "
@@ -104,14 +104,14 @@ def carry_over(store: Store, target: GradeSet) -> int:
     if target.bank is None:
         return 0
     copied = 0
-    for other in store.grade_sets():
+    for other in store.grades.grade_sets():
         if (other.id == target.id or other.bank != target.bank or other.method != target.method
                 or other.model != target.model or other.prompt_version != target.prompt_version
                 or other.params != target.params or other.bank_version is None):
             continue
-        same = store.same_questions((other.bank, other.bank_version), (target.bank, target.bank_version or ""))
+        same = store.banks.same_questions((other.bank, other.bank_version), (target.bank, target.bank_version or ""))
         for step in {s.name for s in declared_steps(target.method, **_choice_args(target))}:
-            copied += store.carry_grades(target.id, other.id, step, same)
+            copied += store.grades.carry_grades(target.id, other.id, step, same)
     return copied
 
 
@@ -136,9 +136,9 @@ async def run_grade_set(store: Store, choice: MethodChoice, backend: Backend, op
     """Grade one grade set: every declared step in order; one summary per step (the backend stays open).
     `narrow` may restrict or stop each step (batch export and import)."""
     grade_set = grade_set or grade_set_for(store, choice, backend, options)
-    new = not store.is_grade_set(grade_set.id)
+    new = not store.grades.is_grade_set(grade_set.id)
     with store.transaction():
-        store.ensure_grade_set(grade_set)
+        store.grades.ensure_grade_set(grade_set)
         carried = carry_over(store, grade_set)
     try:
         with grading_lock(store, grade_set):
@@ -146,7 +146,7 @@ async def run_grade_set(store: Store, choice: MethodChoice, backend: Backend, op
     except BackendUnavailable:
         if new:  # refused before anything was sent: the store stays as it was
             with store.transaction():
-                store.discard_if_empty(grade_set.id)
+                store.grades.discard_if_empty(grade_set.id)
         raise
     if carried and summaries:
         summaries[0].by_status["carried over"] = carried
@@ -155,7 +155,7 @@ async def run_grade_set(store: Store, choice: MethodChoice, backend: Backend, op
 
 def stored_grade_set(store: Store, grade_set: GradeSet) -> GradeSet:
     """The grade set as the store holds it now (its grades, failures and creation time after a run)."""
-    return next((g for g in store.grade_sets() if g.id == grade_set.id), grade_set)
+    return next((g for g in store.grades.grade_sets() if g.id == grade_set.id), grade_set)
 
 
 _HELD: set[tuple[str, str]] = set()
@@ -172,7 +172,7 @@ def grading_lock(store: Store, grade_set: GradeSet) -> Iterator[None]:
         yield
         return
     pid, host = os.getpid(), socket.gethostname()
-    holder = store.lock_grade_set(grade_set.id, pid, host, _alive)
+    holder = store.grades.lock_grade_set(grade_set.id, pid, host, _alive)
     if holder is not None:
         raise UsageError(f"grade set {grade_set.id} is being graded by pid {holder[0]} (since {holder[1]}); wait for "
                          "it to finish (or stop it), then run this command again to grade what is left")
@@ -181,7 +181,7 @@ def grading_lock(store: Store, grade_set: GradeSet) -> Iterator[None]:
         yield
     finally:
         _HELD.discard(held)
-        store.unlock_grade_set(grade_set.id, pid)
+        store.grades.unlock_grade_set(grade_set.id, pid)
 
 
 def _alive(pid: int) -> bool:
@@ -208,11 +208,11 @@ async def _run_steps(store: Store, choice: MethodChoice, backend: Backend, optio
             summaries.append(_aggregate(store, grade_set, step, results))
             continue
         method = choice.method_of(step)
-        done = store.graded(grade_set.id, step.name)
+        done = store.grades.graded(grade_set.id, step.name)
         plan = make_plan(store, items_of(store, method, _bank(grade_set)), done, depth=options.depth,
                          max_queries=options.max_queries, max_passages=options.max_passages,
                          variables=step.uses(results) if step.uses else None,
-                         exhausted=store.exhausted(grade_set.id, step.name, options.max_attempts),
+                         exhausted=store.grades.exhausted(grade_set.id, step.name, options.max_attempts),
                          needs_answer_key="{gold}" in method.template.template, flagged=flagged)
         if narrow is not None and (plan := narrow(step.name, method, plan)) is None:
             break
@@ -242,7 +242,7 @@ def _bank(grade_set: GradeSet) -> tuple[str, str] | None:
 def _aggregate(store: Store, grade_set: GradeSet, step: Step, results: Results) -> Summary:
     """An aggregation step: labels computed from earlier steps' results, committed in one transaction."""
     assert step.aggregate is not None
-    judgments = store.judgments() if step.needs_judgments else {}
+    judgments = store.corpus.judgments() if step.needs_judgments else {}
     if step.needs_judgments and not judgments:
         raise UsageError(f"{store.path}: {step.name} needs human judgments to train on (import qrels)")
     rows = step.aggregate(results, judgments)
@@ -252,7 +252,7 @@ def _aggregate(store: Store, grade_set: GradeSet, step: Step, results: Results) 
                     correct=(r.status == CORRECT) if qa and r.grade is not None else None, extra=r.extra)
               for r in rows]
     with store.transaction():
-        store.upsert_grades(grade_set.id, grades)
+        store.grades.upsert_grades(grade_set.id, grades)
     results[step.name] = {(g.query_id, g.passage_id, g.question_id): (g.grade, g.answer, g.parse_status)
                           for g in grades if g.parse_status != FAILED}
     summary = Summary(step.name, grade_set.model, grade_set.id, pairs=len(rows), graded=len(rows))

@@ -12,7 +12,7 @@ GradeKey = tuple[str, str, str]
 """(method, model, prompt version): the grade set a grade of an exam_pp file goes to."""
 GradeRow = tuple[str, str, str, str | None, int | None, str, str | None, bool | None]
 """(query, passage, question, raw reply, grade, parse status, answer, correct): a grade as a plain tuple, in the
-order `Store.grade_import` writes it (an import of millions of grades makes no `Grade` objects)."""
+order `Store.grades.grade_import` writes it (an import of millions of grades makes no `Grade` objects)."""
 
 IMPORTED = "imported"
 """`parse_status` of a grade taken over from an exam_pp file (it was parsed by the workbench)."""

@@ -31,11 +31,10 @@ def create_app(store_path: str | Path, *, config: BackendConfig | None = None, t
     from proctor.review.security import Guard
 
     store = Store.open(store_path)
-    try:
-        store.ensure_review_tables()
-    except Exception as exc:  # a read-only store
+    if store.read_only and not store.schema.names("review_"):  # a read-only store of schema 4 never reviewed
         store.close()
-        raise UsageError(f"{store_path}: the review app needs a writable store ({exc})") from None
+        raise UsageError(f"{store_path}: the review app needs a writable store (attempt to write a readonly "
+                         "database)")
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True),
                       trim_blocks=True, lstrip_blocks=True)
     state = ReviewState(store, config, official, thresholds or Thresholds(), Cache(depth),

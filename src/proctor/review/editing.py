@@ -19,8 +19,8 @@ MAX_TEXT = 2000
 
 def bank_of_query(store: Store, query_id: str) -> tuple[str, str] | None:
     """(bank, latest version) holding the query's questions, if any bank does."""
-    for bank in store.banks():
-        if bank["latest"] and any(q["query_id"] == query_id for q in store.bank_questions(bank["bank"],
+    for bank in store.banks.versions():
+        if bank["latest"] and any(q["query_id"] == query_id for q in store.banks.bank_questions(bank["bank"],
                                                                                            bank["version"])):
             return bank["bank"], bank["version"]
     return None
@@ -29,18 +29,18 @@ def bank_of_query(store: Store, query_id: str) -> tuple[str, str] | None:
 def draft_questions(store: Store, bank: str, query_id: str | None = None) -> tuple[dict | None, list[dict]]:
     """The open draft (or None) and the questions as it makes them: the base version's questions with the
     draft's changes over them, each with its state (kept/edited/added/deleted), spurious mark and revision."""
-    draft = store.open_draft(bank)
-    version = draft["base_version"] if draft else store.bank_version(bank)[1]  # type: ignore[index]
-    changes = store.draft_questions(draft["draft_id"]) if draft else {}
+    draft = store.review.open_draft(bank)
+    version = draft["base_version"] if draft else store.banks.bank_version(bank)[1]  # type: ignore[index]
+    changes = store.review.draft_questions(draft["draft_id"]) if draft else {}
     out = []
-    for q in store.bank_questions(bank, version):
+    for q in store.banks.bank_questions(bank, version):
         out.append({**q, "state": "kept", "spurious": bool((q.get("info") or {}).get("spurious")),
                     **changes.pop(q["question_id"], {})})
     out += list(changes.values())
     if query_id is not None:
         out = [q for q in out if q["query_id"] == query_id]
     for q in out:
-        q["revision"] = store.question_revision(bank, q["question_id"])
+        q["revision"] = store.review.question_revision(bank, q["question_id"])
         q["base_version"] = version
     return draft, out
 
@@ -67,7 +67,7 @@ def edit_question(store: Store, bank: str, question_id: str, seen: int, reviewer
     if action not in ("edit", "delete", "restore", "spurious", "not-spurious"):
         raise UsageError(f"unknown action {action!r}")
     with store.transaction():
-        store.check_revision(bank, question_id, seen)
+        store.review.check_revision(bank, question_id, seen)
         draft_id = _draft(store, bank, reviewer)
         _, questions = draft_questions(store, bank)
         before = next((q for q in questions if q["question_id"] == question_id), None)
@@ -84,8 +84,8 @@ def edit_question(store: Store, bank: str, question_id: str, seen: int, reviewer
                                                                   else "edited")
         else:
             after["spurious"] = action == "spurious"
-        store.put_draft_question(draft_id, after)
-        store.add_audit(reviewer, action, bank_id=bank, draft_id=draft_id, query_id=after["query_id"],
+        store.review.put_draft_question(draft_id, after)
+        store.review.add_audit(reviewer, action, bank_id=bank, draft_id=draft_id, query_id=after["query_id"],
                         question_id=question_id, before=_brief(before), after=_brief(after))
     return after
 
@@ -94,19 +94,19 @@ def add_question(store: Store, bank: str, query_id: str, reviewer: str, text: st
                  answers: list[str] | None = None, facet_id: str | None = None) -> dict[str, Any]:
     """Add a question to the bank's draft under a fresh id (`QUERY/review-N`)."""
     text = _clean(text, "question text")
-    if query_id not in store.queries():
+    if query_id not in store.corpus.queries():
         raise UsageError(f"no query {query_id!r} in the store")
     with store.transaction():
         draft_id = _draft(store, bank, reviewer)
         _, questions = draft_questions(store, bank)
         taken = {q["question_id"] for q in questions}
         n = 1
-        while f"{query_id}/review-{n}" in taken or store.question_owner(f"{query_id}/review-{n}") is not None:
+        while f"{query_id}/review-{n}" in taken or store.banks.question_owner(f"{query_id}/review-{n}") is not None:
             n += 1
         record = {"question_id": f"{query_id}/review-{n}", "query_id": query_id, "facet_id": facet_id,
                   "kind": "question", "text": text, "answers": answers, "state": "added", "spurious": False}
-        store.put_draft_question(draft_id, record)
-        store.add_audit(reviewer, "add", bank_id=bank, draft_id=draft_id, query_id=query_id,
+        store.review.put_draft_question(draft_id, record)
+        store.review.add_audit(reviewer, "add", bank_id=bank, draft_id=draft_id, query_id=query_id,
                         question_id=record["question_id"], after=_brief(record))
     return record
 
@@ -117,18 +117,18 @@ def publish(store: Store, bank: str, reviewer: str) -> str:
         draft, questions = draft_questions(store, bank)
         if draft is None:
             raise UsageError(f"bank {bank} has no draft to publish")
-        latest = store.bank_version(bank)
+        latest = store.banks.bank_version(bank)
         if latest is None or latest[1] != draft["base_version"]:
             raise UsageError(f"bank {bank} has a newer version ({latest[1] if latest else '?'}) than the draft's base "
                              f"{draft['base_version']}: the draft cannot be published over it")
         kept = [_bank_record(q) for q in questions if q["state"] != "deleted"]
         version = Bank(questions=kept).version
-        if version == draft["base_version"] or not store.add_bank_version(
+        if version == draft["base_version"] or not store.banks.add_bank_version(
                 bank, version, f"review draft {draft['draft_id']}", {"review_draft": draft["draft_id"],
                                                                      "published_by": reviewer}, kept):
             raise UsageError(f"the draft's questions equal version {version} of bank {bank}: nothing to publish")
-        store.close_draft(draft["draft_id"], version)
-        store.add_audit(reviewer, "publish", bank_id=bank, draft_id=draft["draft_id"],
+        store.review.close_draft(draft["draft_id"], version)
+        store.review.add_audit(reviewer, "publish", bank_id=bank, draft_id=draft["draft_id"],
                         before={"version": draft["base_version"]}, after={"version": version,
                                                                           "questions": len(kept)})
     return version
@@ -137,22 +137,22 @@ def publish(store: Store, bank: str, reviewer: str) -> str:
 def discard(store: Store, bank: str, reviewer: str) -> None:
     """Close the bank's open draft without publishing it (its changes stay in the audit trail)."""
     with store.transaction():
-        draft = store.open_draft(bank)
+        draft = store.review.open_draft(bank)
         if draft is None:
             raise UsageError(f"bank {bank} has no draft to discard")
-        store.close_draft(draft["draft_id"], None)
-        store.add_audit(reviewer, "discard", bank_id=bank, draft_id=draft["draft_id"],
+        store.review.close_draft(draft["draft_id"], None)
+        store.review.add_audit(reviewer, "discard", bank_id=bank, draft_id=draft["draft_id"],
                         before={"version": draft["base_version"]})
 
 
 def _draft(store: Store, bank: str, reviewer: str) -> int:
-    draft = store.open_draft(bank)
+    draft = store.review.open_draft(bank)
     if draft is not None:
         return draft["draft_id"]
-    latest = store.bank_version(bank)
+    latest = store.banks.bank_version(bank)
     if latest is None:
         raise UsageError(f"no bank {bank!r} in the store")
-    return store.start_draft(bank, latest[1], reviewer)
+    return store.review.start_draft(bank, latest[1], reviewer)
 
 
 def _bank_record(q: dict[str, Any]) -> dict[str, Any]:

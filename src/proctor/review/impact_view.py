@@ -16,7 +16,7 @@ from proctor.store import Store
 def impact_data(store: Store, old_id: str, new_id: str, measure: str, min_grade: str,
                 official: LeaderboardFile | None) -> dict[str, Any]:
     """Before (grade set `old_id`, its bank version's questions) against after (`new_id`)."""
-    sets = {s.id: s for s in store.grade_sets()}
+    sets = {s.id: s for s in store.grades.grade_sets()}
     if old_id not in sets or new_id not in sets:
         raise UsageError("name two grade sets: ?old=ID&new=ID (see the overview)")
     try:
@@ -28,8 +28,8 @@ def impact_data(store: Store, old_id: str, new_id: str, measure: str, min_grade:
     old, new = sets[old_id], sets[new_id]
     if old.bank is None or new.bank is None:
         raise UsageError("both grade sets must grade a bank")
-    old_ids = {q["question_id"] for q in store.bank_questions(old.bank, old.bank_version)}
-    new_ids = {q["question_id"] for q in store.bank_questions(new.bank, new.bank_version)}
+    old_ids = {q["question_id"] for q in store.banks.bank_questions(old.bank, old.bank_version)}
+    new_ids = {q["question_id"] for q in store.banks.bank_questions(new.bank, new.bank_version)}
     result = bank_impact(store, old, new, old_ids, new_ids, load_runs(store, None), measure=measure, min_grade=level,
                          official=official, limit=200)
     before = {s["system"]: s["old_score"] for s in result["systems"] if s["old_score"] is not None}

@@ -78,7 +78,7 @@ class Jobs:
             raise UsageError("this server was started without --llm: it cannot grade (restart it with --llm SPEC)")
         if old.bank is None:
             raise UsageError(f"grade set {old.id} grades no bank")
-        latest = store.bank_version(old.bank)
+        latest = store.banks.bank_version(old.bank)
         assert latest is not None
         if latest[1] == old.bank_version:
             raise UsageError(f"grade set {old.id} already grades the newest version of bank {old.bank}: publish a "
@@ -86,7 +86,7 @@ class Jobs:
         with self.lock:
             if self.running():
                 raise UsageError("a grading job is running: wait for it or cancel it")
-            items = Counter(q["query_id"] for q in store.bank_questions(*latest) if not is_spurious(q))
+            items = Counter(q["query_id"] for q in store.banks.bank_questions(*latest) if not is_spurious(q))
             job = GradeJob(old, new_grade_set(old, *latest, self.config.spec),
                            sum(len(pool.get(qid, [])) * n for qid, n in items.items()))
             self.jobs[job.id] = job

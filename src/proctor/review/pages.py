@@ -49,7 +49,7 @@ class Cache:
 
 def visible_sets(store: Store) -> list[GradeSet]:
     """The grade sets a reviewer chooses from (intermediate ones left out)."""
-    return [s for s in store.grade_sets() if not s.intermediate]
+    return [s for s in store.grades.grade_sets() if not s.intermediate]
 
 
 def choose_grade_set(store: Store, wanted: str | None, sets: list[GradeSet] | None = None) -> GradeSet | None:
@@ -59,7 +59,7 @@ def choose_grade_set(store: Store, wanted: str | None, sets: list[GradeSet] | No
     if wanted:
         return resolve_grade_set(store, wanted)
     sets = visible_sets(store) if sets is None else sets
-    seq = {(b["bank"], b["version"]): b["seq"] for b in store.banks()}
+    seq = {(b["bank"], b["version"]): b["seq"] for b in store.banks.versions()}
     graded = [s for s in sets if s.grades]
     if not graded:
         return None
@@ -70,8 +70,8 @@ def _flags(store: Store, cache: Cache, grade_set: GradeSet, t: Thresholds) -> tu
     """Per query: spurious questions and uncovered passages (cached while the grade set's grades stay)."""
     key = (grade_set.id, grade_set.grades, grade_set.failures, t.min_grade, t.judged_relevant)
     if key not in cache.flags:
-        rows = list(store.grade_rows(grade_set.id, grade_set.step))
-        judgments = store.judgments()
+        rows = list(store.grades.grade_rows(grade_set.id, grade_set.step))
+        judgments = store.corpus.judgments()
         rates = question_rates(rows, judgments, t.min_grade, t.judged_relevant)
         cache.flags[key] = (Counter(q for (q, _), r in rates.items() if r.spurious),
                             Counter(q for q, *_ in uncovered_passages(rows, judgments, t.min_grade,
@@ -83,15 +83,15 @@ def overview(store: Store, cache: Cache, grade_set: GradeSet | None, t: Threshol
              sets: list[GradeSet]) -> dict[str, Any]:
     """Every query with its bank version, questions, pool size and flags; every grade set with its state."""
     pool = cache.pool_of(store)
-    latest = store.bank_questions()
-    versions = {(b["bank"]): b["version"] for b in store.banks() if b["latest"]}
+    latest = store.banks.bank_questions()
+    versions = {(b["bank"]): b["version"] for b in store.banks.versions() if b["latest"]}
     per_query: dict[str, list[dict]] = defaultdict(list)
     for q in latest:
         per_query[q["query_id"]].append(q)
     bank_of = {qid: _bank_of(store, rows[0]["question_id"]) for qid, rows in per_query.items()}
     spurious, uncovered = _flags(store, cache, grade_set, t) if grade_set is not None else (Counter(), Counter())
     queries = []
-    for qid, text in store.queries().items():
+    for qid, text in store.corpus.queries().items():
         bank = bank_of.get(qid)
         queries.append({"id": qid, "text": text, "bank": f"{bank}@{versions[bank]}" if bank else None,
                         "questions": len(per_query.get(qid, [])), "pool": len(pool.get(qid, [])),
@@ -99,7 +99,8 @@ def overview(store: Store, cache: Cache, grade_set: GradeSet | None, t: Threshol
     if cache.counts is None:
         cache.counts = _counts(store)
     counts = {**cache.counts, "grades": sum(s.grades for s in sets), "questions": len(latest)}
-    return {"queries": queries, "grade_sets": [_set_state(store, s, pool) for s in sets], "banks": store.banks(),
+    return {"queries": queries, "grade_sets": [_set_state(store, s, pool) for s in sets],
+            "banks": store.banks.versions(),
             "grade_set": grade_set.as_dict() if grade_set else None, "counts": counts,
             "coverage": _coverage(store, grade_set, pool), "probe": probe_view(store, grade_set)}
 
@@ -120,7 +121,7 @@ def _coverage(store: Store, grade_set: GradeSet | None, pool: dict[str, list[str
 
 
 def _bank_of(store: Store, question_id: str) -> str | None:
-    owner = store.question_owner(question_id)
+    owner = store.banks.question_owner(question_id)
     return owner[0] if owner else None
 
 
@@ -132,7 +133,7 @@ def _counts(store: Store) -> dict[str, int]:
 def _set_state(store: Store, s: GradeSet, pool: dict[str, list[str]]) -> dict[str, Any]:
     expected = None
     if s.bank is not None and s.bank_version is not None:
-        items = Counter(q["query_id"] for q in store.bank_questions(s.bank, s.bank_version) if not is_spurious(q))
+        items = Counter(q["query_id"] for q in store.banks.bank_questions(s.bank, s.bank_version) if not is_spurious(q))
         expected = sum(len(pool.get(qid, [])) * n for qid, n in items.items())
     pending = max(0, expected - s.grades) if expected is not None else None
     state = "failed" if s.failures else ("pending" if pending else "graded")
@@ -141,16 +142,16 @@ def _set_state(store: Store, s: GradeSet, pool: dict[str, list[str]]) -> dict[st
 
 def query_page(store: Store, cache: Cache, qid: str, grade_set: GradeSet | None, t: Thresholds) -> dict[str, Any]:
     """One query: its questions (as the bank's draft makes them) and the passage x question grade matrix."""
-    queries = store.queries()
+    queries = store.corpus.queries()
     if qid not in queries:
         raise KeyError(qid)
     found = bank_of_query(store, qid)
     owner = found[0] if found else None
     draft, questions = draft_questions(store, owner, qid) if owner else (None, [])
-    changes = store.last_changes(owner, qid) if owner else {}
-    grades = store.query_grades(grade_set.id, grade_set.step, qid) if grade_set else []
+    changes = store.review.last_changes(owner, qid) if owner else {}
+    grades = store.review.query_grades(grade_set.id, grade_set.step, qid) if grade_set else []
     rows = [(qid, p, k, g) for p, k, g, _ in grades]
-    judged = store.judgments().get(qid, {})
+    judged = store.corpus.judgments().get(qid, {})
     rates = question_rates(rows, {qid: judged}, t.min_grade, t.judged_relevant)
     uncovered = {p for _, p, *_ in uncovered_passages(rows, {qid: judged}, t.min_grade, t.judged_relevant)}
     labels = exam_labels(rows).get(qid, {})
@@ -168,10 +169,10 @@ def query_page(store: Store, cache: Cache, qid: str, grade_set: GradeSet | None,
         q["relevant_graded"] = rate.relevant_graded if rate else 0
         q["flagged"] = bool(rate and rate.spurious)
         q["last_change"] = changes.get(q["question_id"])
-    reviewed = store.review_judgments(qid).get(qid, {})
+    reviewed = store.review.review_judgments(qid).get(qid, {})
     passages = sorted(set(cells) | set(cache.pool_of(store).get(qid, [])),
                       key=lambda p: (-(labels.get(p, -1)), -(judged.get(p, -1)), p))
-    texts = store.passage_texts_of(passages)
+    texts = store.corpus.passage_texts_of(passages)
     base = f"/cell?gs={quote(grade_set.id) if grade_set else ''}&q={quote(qid, safe='')}"
     keys = [quote(q["question_id"], safe="") for q in columns]
     matrix = [{"id": p, "text": (texts.get(p) or "")[:300], "first": first_words(texts.get(p) or ""),
@@ -206,13 +207,13 @@ def cell_detail(store: Store, grade_set: GradeSet, qid: str, pid: str, question_
     """One pair: the passage, the question, the prompt as the method's template renders it, every step's reply."""
     from proctor.methods import get_method
 
-    question = store.question_texts().get(question_id, "")
-    passage = store.passage_texts_of([pid]).get(pid) or ""
-    steps = store.grade_detail(grade_set.id, qid, pid, question_id)
+    question = store.banks.question_texts().get(question_id, "")
+    passage = store.corpus.passage_texts_of([pid]).get(pid) or ""
+    steps = store.review.grade_detail(grade_set.id, qid, pid, question_id)
     prompt = None
     try:
         template = get_method(grade_set.step).template
-        prompt = template.render(question, passage, {"query": store.queries().get(qid) or qid,
+        prompt = template.render(question, passage, {"query": store.corpus.queries().get(qid) or qid,
                                                       "criterion_name": question_id})
         source = f"template {template.name} version {template.version} (the context is shown uncut)"
     except UsageError:  # a step without a packaged template (imported grades): no prompt to show

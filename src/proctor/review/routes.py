@@ -81,8 +81,8 @@ async def cell(request: Request) -> Response:
     if grade_set is None:
         raise UsageError("the store has no grades")
     data = pages.cell_detail(state.store, grade_set, params.get("q", ""), params.get("p", ""), params.get("k", ""))
-    reviewed = state.store.review_judgments(data["query_id"]).get(data["query_id"], {}).get(data["passage_id"])
-    judged = state.store.judgments().get(data["query_id"], {}).get(data["passage_id"])
+    reviewed = state.store.review.review_judgments(data["query_id"]).get(data["query_id"], {}).get(data["passage_id"])
+    judged = state.store.corpus.judgments().get(data["query_id"], {}).get(data["passage_id"])
     return render(request, "cell.html", data=data, reviewed=reviewed, judged=judged)
 
 
@@ -108,13 +108,13 @@ async def to_review(request: Request) -> Response:
 
 async def audit(request: Request) -> Response:
     """GET /audit: the audit trail, newest first."""
-    entries = _state(request).store.audit(query_id=request.query_params.get("query") or None, limit=500)
+    entries = _state(request).store.review.audit(query_id=request.query_params.get("query") or None, limit=500)
     return render(request, "audit.html", entries=entries)
 
 
 async def export_qrels(request: Request) -> Response:
     """GET /judgments.qrels: the reviewers' newest judgments as TREC qrels."""
-    judgments = _state(request).store.review_judgments()
+    judgments = _state(request).store.review.review_judgments()
     out = io.StringIO()
     write_qrels({q: {p: j["relevance"] for p, j in per.items()} for q, per in judgments.items()}, out)
     return PlainTextResponse(out.getvalue(), headers={
@@ -186,12 +186,12 @@ async def judge(request: Request) -> Response:
         raise UsageError("relevance must be 0, 1, 2 or 3")
     qid, pid = str(form.get("query_id")), str(form.get("passage_id"))
     store = _state(request).store
-    if qid not in store.queries() or not store.passage_texts_of([pid]):
+    if qid not in store.corpus.queries() or not store.corpus.passage_texts_of([pid]):
         raise UsageError("no such query or passage")
     chosen = pages.choose_grade_set(store, str(form.get("gs"))) if form.get("gs") else None
     with store.transaction():
-        store.add_review_judgment(qid, pid, relevance, who, chosen.id if chosen else None)
-        store.add_audit(who, "judge", query_id=qid, after={"passage_id": pid, "relevance": relevance})
+        store.review.add_review_judgment(qid, pid, relevance, who, chosen.id if chosen else None)
+        store.review.add_audit(who, "judge", query_id=qid, after={"passage_id": pid, "relevance": relevance})
     return _back(form)
 
 
@@ -218,14 +218,14 @@ def _job(request: Request):
 async def job_page(request: Request) -> Response:
     """GET /jobs/N: a grading job's page."""
     job = _job(request)
-    done = _state(request).store.grade_progress(job.new.id, job.new.step)[0]
+    done = _state(request).store.review.grade_progress(job.new.id, job.new.step)[0]
     return render(request, "job.html", job=job.as_dict(done))
 
 
 async def job_json(request: Request) -> Response:
     """GET /jobs/N/progress: a grading job's progress as JSON."""
     job = _job(request)
-    return JSONResponse(job.as_dict(_state(request).store.grade_progress(job.new.id, job.new.step)[0]))
+    return JSONResponse(job.as_dict(_state(request).store.review.grade_progress(job.new.id, job.new.step)[0]))
 
 
 async def cancel_job(request: Request) -> Response:

@@ -64,10 +64,10 @@ def choose_pairs(store: Store, grade_set: GradeSet, method: Method, options: Pro
 
     bank = (grade_set.bank, grade_set.bank_version or "") if grade_set.bank else None
     items = items_of(store, method, bank)
-    texts = store.passage_texts()
+    texts = store.corpus.passage_texts()
     labels = {(q, p): label for q, per in exam_qrels(store, grade_set).items() for p, label in per.items()
               if texts.get(p) and items.get(q)}
-    judgments = store.judgments()
+    judgments = store.corpus.judgments()
     if judgments:
         candidates = sorted(k for k in labels if judgments.get(k[0], {}).get(k[1]) == 0)
         basis = "judged non-relevant by the humans (judgment 0)"
@@ -79,7 +79,7 @@ def choose_pairs(store: Store, grade_set: GradeSet, method: Method, options: Pro
         raise UsageError(f"grade set {grade_set.id}: no pool passage to probe ({basis}, with text and a label)")
     chosen = random.Random(options.seed).sample(candidates, min(options.sample, len(candidates)))
     sample = Sample(sorted(chosen), basis, len(candidates), {k: labels[k] for k in chosen}, items)
-    queries = store.queries()
+    queries = store.corpus.queries()
     for qid, pid in sample.pairs:
         rubric = [text for _, text, _ in items[qid]]
         variants = {CONTROL: texts[pid] or ""}
@@ -133,7 +133,7 @@ async def run_probe(store: Store, grade_set: GradeSet, config: BackendConfig, op
         await check_endpoint(backend)  # before anything is sent: a judge that cannot answer is no probe
         sample = choose_pairs(store, grade_set, method, options)
         variants = [CONTROL, *options.attacks]
-        queries = store.queries()
+        queries = store.corpus.queries()
         results: list[Variant] = []
         for guard in (None, *options.guards):
             graded_with = harden(method) if guard == "harden" else method
@@ -169,16 +169,16 @@ def _save(store: Store, grade_set: GradeSet, sample: Sample, results: list[Varia
           options: ProbeOptions) -> None:
     created = now()
     with store.transaction():
-        store.ensure_probe_tables()
         for variant in results:
             passages = [(q, p, sample.texts[(q, p)][variant.name], FLAGGED if (q, p) in variant.flagged else "graded",
                          variant.flagged.get((q, p))) for q, p in sample.pairs]
             grades = [(*key, *value) for key, value in sorted(variant.grades.items(), key=lambda kv: kv[0])]
             params = {"sample": options.sample, "seed": options.seed, "probe_set_of": grade_set.params}
             ident = probe_set_id(grade_set, variant, options.sample, options.seed)
-            store.save_probe_set(ident, grade_set.id, variant.name, variant.guard, variant.prompt_version, params,
+            store.probes.save_probe_set(ident, grade_set.id, variant.name, variant.guard, variant.prompt_version,
+                                        params,
                                  created, passages, grades)
-        store.save_probe_report(grade_set.id, report, created)
+        store.probes.save_probe_report(grade_set.id, report, created)
 
 
 async def probe_grade_set(store: Store, grade_set: GradeSet, attacks: Sequence[str], guards: Sequence[str],

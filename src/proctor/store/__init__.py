@@ -1,5 +1,9 @@
-"""The SQLite store (one file, WAL): the only place with SQL. Schema and migrations in `schema`, banks and
-their versions in `banks`, grade sets, grades and the response cache in `grades`.
+"""The SQLite store (one file, WAL): the only place with SQL. `Store` is a small facade (opening, migrating,
+transactions) over one repository per area, all on its connection: `corpus` (queries, passages, runs,
+judgments, responses), `banks`, `grades` (grade sets, grades, locks), `tallies` (kept counts, labels aggregated
+in SQL), `caches` (label, ranked-list, EXAM-Cover and response caches), `imports` (import log, guard, stale
+grades), `review`, `batches`, `probes`, and `schema` (what the file holds beside content). The one schema and
+its numbered migrations are in `store.schema`.
 
 Every import runs in one transaction (under a rollback journal when it can: `Store.bulk_transaction`), so a
 failed or interrupted import leaves the store as it was; upserts write only rows whose content differs.
@@ -7,29 +11,27 @@ failed or interrupted import leaves the store as it was; upserts write only rows
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
-from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from proctor.errors import UsageError
 from proctor.records import Grade, GradeSet
-from proctor.store.banks import BankTables
-from proctor.store.batches import BatchTables
-from proctor.store.bulk import BulkGrades
-from proctor.store.cover_cache import CoverCache
-from proctor.store.derived import DerivedGrades
-from proctor.store.grades import FAILED, GRADES_AS_NAMED, GradeTables
-from proctor.store.integrity import ImportLog
-from proctor.store.probes import ProbeTables
-from proctor.store.review import ReviewTables
-from proctor.store.schema import SCHEMA, SCHEMA_VERSION, migrate_v1, migrate_v2, migrate_v3
-from proctor.store.tallies import GradeTallies
+from proctor.store.banks import BankRepository
+from proctor.store.batches import BatchRepository
+from proctor.store.corpus import _DISTINCT_RUNS, CorpusRepository
+from proctor.store.cover_cache import CacheRepository
+from proctor.store.grades import FAILED, GRADES_AS_NAMED, GradeRepository
+from proctor.store.inspection import SchemaRepository
+from proctor.store.integrity import ImportRepository
+from proctor.store.probes import ProbeRepository
+from proctor.store.repository import dumps, now
+from proctor.store.review import ReviewRepository
+from proctor.store.schema import ADDITIVE, SCHEMA, SCHEMA_VERSION, migrate_v1, migrate_v2, migrate_v3, migrate_v4
+from proctor.store.tallies import TallyRepository
 
 BULK_CACHE_KB = 65536
 """SQLite's page cache during a bulk write (KiB): fewer spills of changed pages to the file mid-write."""
@@ -37,15 +39,19 @@ BULK_CACHE_KB = 65536
 DEFAULT_LOCK_TIMEOUT = 60.0
 """Seconds a writer waits for another writer's lock before giving up (`--lock-timeout`)."""
 
+MIGRATIONS: tuple[tuple[int, str, Callable[[sqlite3.Connection], str | None]], ...] = (
+    (1, "schema 1 (release 0.1.0)", lambda db: migrate_v1(db, now())),
+    (2, "schema 2", migrate_v2),
+    (3, "schema 3", lambda db: migrate_v3(db, now())),
+    (4, "schema 4", migrate_v4),
+)
+"""(version, its name, the migration to the next version) in order: a store of an older schema takes each in
+turn when first opened."""
 
-def now() -> str:
-    """The current UTC time as ISO 8601 (seconds)."""
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
-
-class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, ProbeTables, GradeTallies, CoverCache,
-            DerivedGrades, ImportLog):
-    """A Proctor store: one SQLite file. Use `Store.open` (read) or `Store.create_or_open` (write)."""
+class Store:
+    """A Proctor store: one SQLite file. Use `Store.open` (read) or `Store.create_or_open` (write); its
+    repositories read and write one area each."""
 
     def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
         self.path = path
@@ -54,6 +60,16 @@ class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, Prob
         self.read_only = False
         self.origin: int | None = None
         """The import log entry the content upserts write as their rows' `origin` (set by an import)."""
+        self.corpus = CorpusRepository(self)
+        self.banks = BankRepository(self)
+        self.grades = GradeRepository(self)
+        self.tallies = TallyRepository(self)
+        self.caches = CacheRepository(self)
+        self.imports = ImportRepository(self)
+        self.review = ReviewRepository(self)
+        self.batches = BatchRepository(self)
+        self.probes = ProbeRepository(self)
+        self.schema = SchemaRepository(self)
 
     # -- opening -------------------------------------------------------------------------------------
     @classmethod
@@ -90,9 +106,8 @@ class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, Prob
             raise UsageError(f"{path}: not a Proctor store ({exc})") from None
         if fresh:
             with store.transaction():
-                for statement in SCHEMA.split(";"):
-                    if statement.strip():
-                        store.db.execute(statement)
+                for statement in SCHEMA:
+                    store.db.execute(statement)
                 store.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         store._check_schema()
         return store
@@ -104,15 +119,15 @@ class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, Prob
             raise UsageError(f"{self.path}: not a Proctor store ({exc})") from None
         version = int(row[0]) if row is not None and str(row[0]).isdigit() else None
         notes = []
-        for old, migrate, which in ((1, lambda: migrate_v1(self.db, now()), "schema 1 (release 0.1.0)"),
-                                    (2, lambda: migrate_v2(self.db), "schema 2"),
-                                    (3, lambda: migrate_v3(self.db, now()), "schema 3")):
+        for old, which, migrate in MIGRATIONS:
+            if version == old and self.read_only and old in ADDITIVE:
+                version = SCHEMA_VERSION  # read as it is: its readers do without what the migration adds
             if version == old:
                 try:
                     if self.read_only:
                         raise sqlite3.OperationalError("opened read-only")
                     with self._rollback_journal():  # the WAL would hold a copy of every rewritten grade
-                        note = migrate()
+                        note = migrate(self.db)
                     notes += [note] if note else []
                 except sqlite3.OperationalError as exc:
                     raise UsageError(f"{self.path}: a store of {which} is migrated when first opened, but this one "
@@ -121,10 +136,6 @@ class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, Prob
         self.migration_note = "; ".join(notes) or None
         if version != SCHEMA_VERSION:
             raise UsageError(f"{self.path}: not a Proctor store of schema version {SCHEMA_VERSION}")
-        if not self.read_only:
-            self.ensure_tallies()
-            self.ensure_caches()
-            self.ensure_cover_cache()
 
     @classmethod
     def copy_of(cls, source: str | Path, path: str | Path) -> Store:
@@ -202,115 +213,10 @@ class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, Prob
         finally:
             self.db.execute(f"PRAGMA busy_timeout = {int(timeout)}")
 
-    # -- content -------------------------------------------------------------------------------------
-    def upsert_queries(self, rows: Iterable[tuple[str, str | None]]) -> None:
-        """Add queries; a known query takes the new text when it differs (an import's guard refuses that)."""
-        self.db.executemany(
-            f"INSERT INTO queries VALUES (?, ?, {self._origin_sql()}) ON CONFLICT (query_id) DO UPDATE SET"
-            " text = excluded.text, origin = excluded.origin"
-            " WHERE excluded.text IS NOT NULL AND queries.text IS NOT excluded.text",
-            rows,
-        )
-
-    def upsert_passages(self, rows: Iterable[tuple[str, str | None]]) -> None:
-        """Add passages; a known passage takes the new text when it differs (an import's guard refuses that)."""
-        self.db.executemany(
-            f"INSERT INTO passages VALUES (?, ?, {self._origin_sql()}) ON CONFLICT (passage_id) DO UPDATE SET"
-            " text = excluded.text, origin = excluded.origin"
-            " WHERE excluded.text IS NOT NULL AND passages.text IS NOT excluded.text",
-            rows,
-        )
-
-    def upsert_rankings(self, rows: Iterable[tuple[str, str, str, int, float]]) -> None:
-        """Add (run, query, passage, rank, score) rows."""
-        self.db.executemany(
-            f"INSERT INTO rankings VALUES (?, ?, ?, ?, ?, {self._origin_sql()}) ON CONFLICT DO UPDATE SET"
-            " rank = excluded.rank, score = excluded.score, origin = excluded.origin"
-            " WHERE rankings.rank IS NOT excluded.rank OR rankings.score IS NOT excluded.score",
-            rows,
-        )
-
-    def upsert_judgments(self, rows: Iterable[tuple[str, str, int]]) -> None:
-        """Add (query, passage, relevance) human judgments; a new label replaces an old one (an import's guard
-        refuses that)."""
-        self.db.executemany(
-            f"INSERT INTO judgments VALUES (?, ?, ?, {self._origin_sql()}) ON CONFLICT DO UPDATE SET"
-            " relevance = excluded.relevance, origin = excluded.origin"
-            " WHERE judgments.relevance IS NOT excluded.relevance",
-            rows,
-        )
-
-    def _origin_sql(self) -> str:
-        return "NULL" if self.origin is None else str(int(self.origin))
-
-    def upsert_segments(self, rows: Iterable[tuple[str, str, str, int, list[str], bool]]) -> None:
-        """Remember where a passage of a generated response came from and what it cites."""
-        self.db.executemany(
-            "INSERT INTO response_segments VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (passage_id) DO UPDATE SET"
-            " run = excluded.run, query_id = excluded.query_id, position = excluded.position,"
-            " citations = excluded.citations, truncated = excluded.truncated"
-            " WHERE response_segments.citations IS NOT excluded.citations"
-            " OR response_segments.position IS NOT excluded.position"
-            " OR response_segments.truncated IS NOT excluded.truncated",
-            ((pid, run, qid, pos, dumps(cites) if cites else None, int(cut))
-             for pid, run, qid, pos, cites, cut in rows),
-        )
-
-    def segments(self) -> dict[str, dict[str, Any]]:
-        """`{passage_id: {run, query_id, position, citations, truncated}}` of imported responses."""
-        rows = self.db.execute(
-            "SELECT passage_id, run, query_id, position, citations, truncated FROM response_segments")
-        return {pid: {"run": run, "query_id": qid, "position": pos, "citations": json.loads(c) if c else [],
-                      "truncated": bool(t)} for pid, run, qid, pos, c, t in rows}
-
-    def query_ids(self) -> set[str]:
-        """Ids of all known queries."""
-        return {row[0] for row in self.db.execute("SELECT query_id FROM queries")}
-
-    def queries(self) -> dict[str, str | None]:
-        """`{query_id: text}`."""
-        return dict(self.db.execute("SELECT query_id, text FROM queries ORDER BY query_id"))
-
-    def passage_texts(self) -> dict[str, str | None]:
-        """`{passage_id: text}`."""
-        return dict(self.db.execute("SELECT passage_id, text FROM passages"))
-
-    def runs(self) -> list[str]:
-        """Names of the runs whose rankings are stored."""
-        return [row[0] for row in self.db.execute(_DISTINCT_RUNS + " SELECT run FROM runs WHERE run IS NOT NULL")]
-
-    def rankings(self) -> dict[str, dict[str, dict[str, float]]]:
-        """`{run: {query_id: {passage_id: score}}}` (the form `proctor.io.runs` orders)."""
-        out: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
-        for run, qid, pid, score in self.db.execute("SELECT run, query_id, passage_id, score FROM rankings"):
-            out[run][qid][pid] = score
-        return {run: dict(per_query) for run, per_query in out.items()}
-
-    def ranked_lists(self) -> dict[str, dict[str, list[str]]]:
-        """`{run: {query_id: [passage_id, ...]}}` in trec_eval order (score descending, ties by passage id
-        descending: what `proctor.io.runs.order` gives; SQLite compares UTF-8 bytes, which orders as code
-        points do, and stores no NaN), sorted by SQLite and kept per run (`ResultCaches`)."""
-        return self.cached_ranked_lists()
-
-    def ranking_rows(self) -> list[tuple[str, str, str, int, float]]:
-        """All (run, query, passage, rank, score) rows."""
-        return list(self.db.execute("SELECT run, query_id, passage_id, rank, score FROM rankings"))
-
-    def judgments(self) -> dict[str, dict[str, int]]:
-        """`{query_id: {passage_id: relevance}}` of the imported human judgments."""
-        out: dict[str, dict[str, int]] = defaultdict(dict)
-        for qid, pid, rel in self.db.execute("SELECT query_id, passage_id, relevance FROM judgments"):
-            out[qid][pid] = rel
-        return dict(out)
-
-    def max_judgment(self) -> int | None:
-        """The largest imported relevance judgment (None without judgments)."""
-        return self.db.execute("SELECT MAX(relevance) FROM judgments").fetchone()[0]
-
     def counts(self) -> dict[str, Any]:
         """The numbers `proctor info` prints."""
         one = lambda sql: self.db.execute(sql).fetchone()[0]  # noqa: E731
-        tallies = self.grade_counts()
+        tallies = self.tallies.grade_counts()
         return {
             "store": str(self.path),
             "queries": one("SELECT COUNT(*) FROM queries"),
@@ -323,10 +229,10 @@ class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, Prob
             "questions": one("SELECT COUNT(DISTINCT question_id) FROM questions"),
             "grades": sum(n for steps in tallies.values() for per in steps.values() for n in per.values()),
             "failures": sum(per.get(FAILED, 0) for steps in tallies.values() for per in steps.values()),
-            "unjudgeable": self.unjudgeable(),
-            "stale_grades": self.stale_counts(),
-            "grade_sets": [s.as_dict() for s in self.grade_sets()],
-            "bank_versions": self.banks(),
+            "unjudgeable": self.corpus.unjudgeable(),
+            "stale_grades": self.imports.stale_counts(),
+            "grade_sets": [s.as_dict() for s in self.grades.grade_sets()],
+            "bank_versions": self.banks.versions(),
         }
 
     def dump(self) -> dict[str, list[tuple]]:
@@ -338,11 +244,6 @@ class Store(BankTables, GradeTables, BulkGrades, BatchTables, ReviewTables, Prob
 
         return {t: sorted(self.db.execute(GRADES_AS_NAMED if t == "grades" else f"SELECT {content(t)} FROM {t}"),
                           key=repr) for t in tables}
-
-
-_DISTINCT_RUNS = ("WITH RECURSIVE runs(run) AS (SELECT MIN(run) FROM rankings UNION ALL SELECT (SELECT MIN(run)"
-                  " FROM rankings WHERE run > runs.run) FROM runs WHERE runs.run IS NOT NULL)")
-"""The runs of `rankings` in order, one primary-key lookup each rather than a scan of every ranking."""
 
 
 def _connect(path: Path, lock_timeout: float) -> sqlite3.Connection:
@@ -390,11 +291,6 @@ class StoreError(UsageError):
         else:
             why = f"SQLite: {text}"
         super().__init__(f"{path}: {why} ({text})" if why != f"SQLite: {text}" else f"{path}: {why}")
-
-
-def dumps(value: Any) -> str | None:
-    """Canonical JSON of a value (None stays None)."""
-    return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
 __all__ = ["DEFAULT_LOCK_TIMEOUT", "FAILED", "Grade", "GradeSet", "Store", "StoreError", "dumps", "now"]

@@ -5,13 +5,11 @@ good; the same question (same id and text) may be in several banks."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections import defaultdict
-from datetime import UTC, datetime
 from typing import Any
 
 from proctor.errors import ProctorError, UsageError
-from proctor.store.schema import QUESTION_POSITIONS
+from proctor.store.repository import Repository, dumps, now
 
 
 def _not_spurious(table: str = "") -> str:
@@ -29,10 +27,8 @@ class IdConflict(ProctorError):
         super().__init__(message)
 
 
-class BankTables:
-    """The `banks` and `questions` tables (mixed into `Store`)."""
-
-    db: sqlite3.Connection
+class BankRepository(Repository):
+    """The `banks`, `questions` and `question_positions` tables (`Store.banks`)."""
 
     def add_bank_version(self, name: str, version: str, source: str, info: dict | None,
                          questions: list[dict], *, replace: bool = False, replaced: set[str] | None = None) -> bool:
@@ -57,14 +53,12 @@ class BankTables:
                                     (q["text"], q["question_id"]))
                     replaced.add(q["question_id"])
         seq = self.db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM banks WHERE bank_id = ?", (name,)).fetchone()[0]
-        created = datetime.now(UTC).isoformat(timespec="seconds")
         self.db.execute("INSERT INTO banks VALUES (?, ?, ?, ?, ?, ?)",
-                        (name, version, seq, source, _dumps(info), created))
+                        (name, version, seq, source, dumps(info), now()))
         self.db.executemany(
             "INSERT INTO questions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(name, version, q["question_id"], q["query_id"], q.get("facet_id"), q["kind"], q["text"],
-              _dumps(q.get("answers")), _dumps(q.get("info"))) for q in questions])
-        self.db.execute(QUESTION_POSITIONS)  # a store made before the order was kept gets the table here
+              dumps(q.get("answers")), dumps(q.get("info"))) for q in questions])
         self.db.executemany("INSERT OR IGNORE INTO question_positions VALUES (?, ?, ?, ?)",
                             [(name, version, q["question_id"], n) for n, q in enumerate(questions)])
         return True
@@ -86,7 +80,7 @@ class BankTables:
         owners = self._question_owners([question_id]).get(question_id)
         return (owners[0][0], owners[0][1]) if owners else None
 
-    def banks(self) -> list[dict[str, Any]]:
+    def versions(self) -> list[dict[str, Any]]:
         """Every stored bank version with its question counts, oldest first per bank."""
         rows = self.db.execute(
             "SELECT b.bank_id, b.version, b.seq, b.source, b.created, COUNT(q.question_id), SUM(q.kind = 'nugget'),"
@@ -104,7 +98,7 @@ class BankTables:
     def bank_version(self, spec: str | None) -> tuple[str, str] | None:
         """(name, version) of `NAME` (its latest version) or `NAME@VERSION`; None when no bank is named and
         the store holds none. With no name and several banks, a usage error lists them."""
-        banks = self.banks()
+        banks = self.versions()
         if spec is None:
             latest = [b for b in banks if b["latest"]]
             if len(latest) > 1:
@@ -171,6 +165,3 @@ class BankTables:
             " WHERE n.bank_id = ? AND n.version = ? AND o.bank_id = ? AND o.version = ?"
             f" AND {_not_spurious('n')}", (*new, *old))}
 
-
-def _dumps(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)

@@ -1,10 +1,10 @@
-"""Writing many grades at once (mixed into `Store`): an import of millions of grades.
+"""Writing grades: the upsert of one grade row, and many grades at once (an import of millions of grades).
 
 Each kept result of grades (`grade_set_counts`, `label_cache`, `cover_cache`) has triggers on `grades` that drop
 a grade set's rows whenever one of its grades is inserted, updated or deleted. For one row that is right; for
 millions in one transaction it is three lookups and deletes per row (a third of the write), each dropping
-what the first one already dropped. Inside `Store.grade_import` those triggers are dropped, the grades are
-written, and then the kept results of every grade set written to are deleted once and the triggers made again
+what the first one already dropped. Inside `GradeRepository.grade_import` those triggers are dropped, the
+grades are written, and then the kept results of every grade set written to are deleted once and the triggers made again
 from their own SQL — all inside the caller's transaction, so no other connection ever sees the store without
 them, and a rollback (an error, a crash) brings them back with everything else. A trigger on `grades` this
 module does not know (someone added their own) keeps every trigger in place: the write is slower, not wrong.
@@ -16,10 +16,24 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
-from proctor.store.grades import KEPT_PER_GRADE_SET, upsert_sql
+KEPT_PER_GRADE_SET = ("grade_set_counts", "label_cache", "cover_cache")
+"""Tables of results kept per grade set (column `grade_set_id`) and dropped by triggers when its grades change."""
+def upsert_sql(values: str, *, attempt: bool) -> str:
+    """The upsert of one grade row given as `values` (the 12 columns' SQL). A grading `attempt` always replaces
+    the stored grade and counts one more attempt; otherwise (an import) a stored grade is rewritten only when
+    its content differs, and its attempts stay."""
+    condition = "" if attempt else (
+        " WHERE grades.raw_reply IS NOT excluded.raw_reply OR grades.grade IS NOT excluded.grade"
+        " OR grades.parse_status IS NOT excluded.parse_status OR grades.answer IS NOT excluded.answer"
+        " OR grades.correct IS NOT excluded.correct OR grades.extra IS NOT excluded.extra")
+    return (f"INSERT INTO grades VALUES ({values}) ON CONFLICT DO UPDATE SET raw_reply = excluded.raw_reply,"
+            " grade = excluded.grade, parse_status = excluded.parse_status, answer = excluded.answer,"
+            " correct = excluded.correct, extra = excluded.extra, batch = excluded.batch,"
+            f" attempts = grades.attempts + {int(attempt)}" + condition)
+
 
 _KEPT_TRIGGER = re.compile(rf"({'|'.join(KEPT_PER_GRADE_SET)})_(insert|update|delete)")
 
@@ -30,9 +44,9 @@ series and the batch are formatted in as numbers."""
 
 
 class GradeImport:
-    """Writes rows of grades inside `Store.grade_import`; remembers the series it changed."""
+    """Writes rows of grades inside `GradeRepository.grade_import`; remembers the series it changed."""
 
-    def __init__(self, db: sqlite3.Connection, numbers, created: str) -> None:
+    def __init__(self, db: sqlite3.Connection, numbers: Callable[..., dict[tuple, int]], created: str) -> None:
         self.db, self._numbers, self.created = db, numbers, created
         self.changed: set[int] = set()
         self._batch: int | None = None
@@ -65,40 +79,32 @@ class GradeImport:
             self.changed.add(number)
 
 
-class BulkGrades:
-    """`Store.grade_import`."""
+@contextmanager
+def hold_kept_triggers(db: sqlite3.Connection, writer: GradeImport) -> Iterator[None]:
+    """Drop the kept results' triggers on `grades` while `writer` writes; at the end drop the kept results of
+    every grade set written to at once and make the triggers again (see the module)."""
+    triggers = db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'grades'"
+                          " ORDER BY name").fetchall()
+    held = triggers if all(_KEPT_TRIGGER.fullmatch(name) for name, _ in triggers) else []
+    for name, _ in held:
+        db.execute(f'DROP TRIGGER "{name}"')
+    try:
+        yield
+    finally:  # after an error too, unless the transaction is gone already (its rollback restored them)
+        if db.in_transaction:
+            _release(db, held, writer.changed)
+            if writer.new_batch and not writer.changed:  # an identical file again leaves no trace
+                db.execute("DELETE FROM grade_batches WHERE batch = ?", (writer.batch,))
+                writer.bookkeeping = 2
 
-    db: sqlite3.Connection
 
-    @contextmanager
-    def grade_import(self, created: str) -> Iterator[GradeImport]:
-        """A `GradeImport` writing grades (stamped `created`) with the kept results' triggers held until the end,
-        when the kept results of every grade set written to are dropped at once (see the module). Must run
-        inside a transaction."""
-        if not self.db.in_transaction:
-            raise RuntimeError("grade_import needs a transaction (Store.transaction or bulk_transaction)")
-        triggers = self.db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'grades'"
-                                   " ORDER BY name").fetchall()
-        held = triggers if all(_KEPT_TRIGGER.fullmatch(name) for name, _ in triggers) else []
-        for name, _ in held:
-            self.db.execute(f'DROP TRIGGER "{name}"')
-        writer = GradeImport(self.db, self._numbers, created)  # type: ignore[attr-defined]
-        try:
-            yield writer
-        finally:  # after an error too, unless the transaction is gone already (its rollback restored them)
-            if self.db.in_transaction:
-                self._release(held, writer.changed)
-                if writer.new_batch and not writer.changed:  # an identical file again leaves no trace
-                    self.db.execute("DELETE FROM grade_batches WHERE batch = ?", (writer._batch,))
-                    writer.bookkeeping = 2
-
-    def _release(self, held: list[tuple[str, str]], changed: set[int]) -> None:
-        """Drop the kept results of the series written to, then make the held triggers again."""
-        tables = sorted({_KEPT_TRIGGER.fullmatch(name).group(1) for name, _ in held})  # type: ignore[union-attr]
-        if changed:
-            marks = ", ".join("?" * len(changed))
-            for table in tables:
-                self.db.execute(f"DELETE FROM {table} WHERE grade_set_id IN (SELECT grade_set_id FROM grade_series"
-                                f" WHERE series IN ({marks}))", sorted(changed))
-        for _, sql in held:
-            self.db.execute(sql)
+def _release(db: sqlite3.Connection, held: list[tuple[str, str]], changed: set[int]) -> None:
+    """Drop the kept results of the series written to, then make the held triggers again."""
+    tables = sorted({_KEPT_TRIGGER.fullmatch(name).group(1) for name, _ in held})  # type: ignore[union-attr]
+    if changed:
+        marks = ", ".join("?" * len(changed))
+        for table in tables:
+            db.execute(f"DELETE FROM {table} WHERE grade_set_id IN (SELECT grade_set_id FROM grade_series"
+                       f" WHERE series IN ({marks}))", sorted(changed))
+    for _, sql in held:
+        db.execute(sql)

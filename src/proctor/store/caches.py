@@ -1,5 +1,6 @@
 """Results kept where the data is, so that a leaderboard at TREC scale reads a few hundred thousand small rows
-instead of aggregating millions (mixed into `Store`).
+instead of aggregating millions (`Store.caches`, with the EXAM-Cover cache of `cover_cache` and the LLM's
+response cache).
 
 - `label_cache`: per grade set, step and query, a JSON list of `[passage, largest grade, usable grades, failed
   grades]` — what EXAM-Qrels at one question needs (`top_grades`), one short row per query to read.
@@ -15,26 +16,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from operator import itemgetter
+from typing import Any
 
-CACHE_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS label_cache (grade_set_id TEXT NOT NULL, step TEXT NOT NULL, query_id TEXT NOT NULL,"
-    " pairs TEXT NOT NULL, PRIMARY KEY (grade_set_id, step, query_id)) WITHOUT ROWID",
-    *(f"CREATE TRIGGER IF NOT EXISTS label_cache_{event.lower()} AFTER {event} ON grades BEGIN"
-      " DELETE FROM label_cache WHERE grade_set_id ="
-      f" (SELECT grade_set_id FROM grade_series WHERE series = {row}.series); END"
-      for event, row in (("INSERT", "NEW"), ("DELETE", "OLD"))),
-    "CREATE TRIGGER IF NOT EXISTS label_cache_update AFTER UPDATE ON grades BEGIN DELETE FROM label_cache WHERE"
-    " grade_set_id IN (SELECT grade_set_id FROM grade_series WHERE series IN (OLD.series, NEW.series)); END",
-    "CREATE TABLE IF NOT EXISTS ranked_cache (run TEXT NOT NULL, query_id TEXT NOT NULL, passages TEXT NOT NULL,"
-    " PRIMARY KEY (run, query_id)) WITHOUT ROWID",
-    *(f"CREATE TRIGGER IF NOT EXISTS ranked_cache_{event.lower()} AFTER {event} ON rankings BEGIN"
-      f" DELETE FROM ranked_cache WHERE run = {row}.run; END" for event, row in (("INSERT", "NEW"), ("DELETE", "OLD"))),
-    "CREATE TRIGGER IF NOT EXISTS ranked_cache_update AFTER UPDATE ON rankings BEGIN"
-    " DELETE FROM ranked_cache WHERE run IN (OLD.run, NEW.run); END",
-)
-"""Statements (each run on its own: triggers hold semicolons) that every writable store gets when opened."""
+from proctor.store.bulk import KEPT_PER_GRADE_SET
+from proctor.store.repository import Repository, now
 
 _TOP_ROWS = ("SELECT query_id, passage_id, MAX(grade) AS top, COUNT(grade) AS graded, COUNT(*) - COUNT(grade) AS failed"
              " FROM grades WHERE series = (SELECT series FROM grade_series WHERE grade_set_id = ? AND step = ?)"
@@ -43,23 +30,14 @@ _TOP = _TOP_ROWS + " ORDER BY query_id, passage_id"
 _RANKED = "SELECT run, query_id, passage_id FROM rankings{where} ORDER BY run, query_id, score DESC, passage_id DESC"
 _RUN_RANKED = "SELECT query_id, passage_id FROM rankings WHERE run = ? ORDER BY query_id, score DESC, passage_id DESC"
 """One run's rows of `_RANKED`."""
+KEPT_TABLES = ("label_cache", "ranked_cache", "cover_cache")
+"""The caches (each dropped by triggers when what it was computed from changes)."""
 SEPARATOR = "\t"
 """Between the passage ids of a cached ranked list (ids never hold whitespace: run files split on it)."""
 
 
-class ResultCaches:
-    """The label and ranked-list caches."""
-
-    db: sqlite3.Connection
-    read_only: bool
-
-    def ensure_caches(self) -> None:
-        """Give the store the cache tables and their triggers (stores of earlier releases lack them)."""
-        have = {row[0] for row in self.db.execute(
-            "SELECT name FROM sqlite_master WHERE name LIKE 'label_cache%' OR name LIKE 'ranked_cache%'")}
-        if len(have) < len(CACHE_SCHEMA):  # written only when missing: opening never waits for a writer
-            for statement in CACHE_SCHEMA:
-                self.db.execute(statement)
+class ResultCaches(Repository):
+    """The label and ranked-list caches, and the LLM's response cache (`llm_cache`)."""
 
     def top_grades(self, grade_set_id: str, step: str) -> Iterator[tuple[str, str, int | None, int, int]]:
         """(query, passage, largest grade, usable grades, failed grades) in (query, passage) order."""
@@ -91,7 +69,7 @@ class ResultCaches:
 
     def cached_ranked_lists(self) -> dict[str, dict[str, list[str]]]:
         """`{run: {query_id: [passage_id, ...]}}` in trec_eval order, from the cache where it holds a run."""
-        runs = set(self.runs())  # type: ignore[attr-defined]
+        runs = set(self._store.corpus.runs())
         out = self._read_ranked()
         missing = runs - set(out)
         if missing and self._fill(lambda: self._keep_ranked(missing)):
@@ -149,3 +127,41 @@ class ResultCaches:
             self.db.execute("ROLLBACK")
             raise
         return True
+
+    # -- what is kept ------------------------------------------------------------------------------------
+    def kept_rows(self, table: str, grade_set_id: str | None = None) -> int:
+        """How many rows a cache (`label_cache`, `ranked_cache`, `cover_cache`) keeps (of one grade set)."""
+        if table not in KEPT_TABLES:
+            raise ValueError(f"not a cache: {table}")
+        sql, args = f"SELECT COUNT(*) FROM {table}", ()
+        if grade_set_id is not None:
+            sql, args = sql + " WHERE grade_set_id = ?", (grade_set_id,)
+        return self.db.execute(sql, args).fetchone()[0]
+
+    def kept_grade_sets(self, table: str) -> set[str]:
+        """The grade sets a kept result of grades (`grade_set_counts`, `label_cache`, `cover_cache`) holds rows
+        of: a grade set written to since it was kept has none."""
+        if table not in KEPT_PER_GRADE_SET:
+            raise ValueError(f"not kept per grade set: {table}")
+        return {row[0] for row in self.db.execute(f"SELECT DISTINCT grade_set_id FROM {table}")}
+
+    # -- response cache ------------------------------------------------------------------------------
+    def cache_get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+        """Cached replies (as stored dicts) for the keys that have one."""
+        out: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(keys), 500):
+            chunk = keys[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for key, blob in self.db.execute(f"SELECT key, reply FROM llm_cache WHERE key IN ({marks})", chunk):
+                out[key] = json.loads(blob)
+        return out
+
+    def cache_put(self, rows: Iterable[tuple[str, str, str, dict[str, Any]]]) -> None:
+        """Remember (key, backend, model, reply) rows; a key already cached keeps its reply."""
+        created = now()
+        self.db.executemany("INSERT OR IGNORE INTO llm_cache VALUES (?, ?, ?, ?, ?)",
+                            ((key, backend, model, json.dumps(reply), created) for key, backend, model, reply in rows))
+
+    def cache_count(self) -> int:
+        """Cached replies."""
+        return self.db.execute("SELECT COUNT(*) FROM llm_cache").fetchone()[0]

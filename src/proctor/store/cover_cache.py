@@ -1,4 +1,4 @@
-"""What EXAM-Cover needs at any threshold, kept per grade set, step and query (mixed into `Store`).
+"""What EXAM-Cover needs at any threshold, kept per grade set, step and query (`Store.caches`).
 
 `cover_cache` holds one row per (grade set, step, query): the query's graded question ids in order (JSON),
 its graded passages in order (JSON) and, for each passage in that order, one character per question —
@@ -22,19 +22,6 @@ from itertools import groupby
 from operator import itemgetter
 
 from proctor.store.caches import ResultCaches
-
-COVER_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS cover_cache (grade_set_id TEXT NOT NULL, step TEXT NOT NULL, query_id TEXT NOT NULL,"
-    " questions TEXT NOT NULL, passages TEXT NOT NULL, grades TEXT NOT NULL,"
-    " PRIMARY KEY (grade_set_id, step, query_id)) WITHOUT ROWID",
-    *(f"CREATE TRIGGER IF NOT EXISTS cover_cache_{event.lower()} AFTER {event} ON grades BEGIN"
-      " DELETE FROM cover_cache WHERE grade_set_id ="
-      f" (SELECT grade_set_id FROM grade_series WHERE series = {row}.series); END"
-      for event, row in (("INSERT", "NEW"), ("DELETE", "OLD"))),
-    "CREATE TRIGGER IF NOT EXISTS cover_cache_update AFTER UPDATE ON grades BEGIN DELETE FROM cover_cache WHERE"
-    " grade_set_id IN (SELECT grade_set_id FROM grade_series WHERE series IN (OLD.series, NEW.series)); END",
-)
-"""Statements (each run on its own: triggers hold semicolons) that every writable store gets when opened."""
 
 MISSING = "-"
 """The character of a question not graded for the passage: it answers nothing."""
@@ -62,15 +49,9 @@ CoverGrades = list[tuple[str, list[str], list[str], str]]
 """Per query: (query, graded question ids, graded passages, their grade characters concatenated)."""
 
 
-class CoverCache(ResultCaches):
-    """The EXAM-Cover cache (beside the label and ranked-list caches, whose filling it shares)."""
-
-    def ensure_cover_cache(self) -> None:
-        """Give the store the cover cache and its triggers (stores of earlier releases lack them)."""
-        have = {row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE name LIKE 'cover_cache%'")}
-        if len(have) < len(COVER_SCHEMA):  # written only when missing: opening never waits for a writer
-            for statement in COVER_SCHEMA:
-                self.db.execute(statement)
+class CacheRepository(ResultCaches):
+    """Every kept result: the EXAM-Cover cache beside the label and ranked-list caches (whose filling it shares)
+    and the response cache."""
 
     def cover_grades(self, grade_set_id: str, step: str) -> CoverGrades | None:
         """Per query in query order: its graded questions (sorted), graded passages (sorted) and their grade

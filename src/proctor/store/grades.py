@@ -1,5 +1,6 @@
-"""Grade sets, their grades and the response cache (mixed into `Store`). Every grade belongs to exactly one
-grade set; a step of a multi-step method keeps its grades in the set under its own step name.
+"""Grade sets, their grades and grading locks (`Store.grades`). Every grade belongs to exactly one grade set; a
+step of a multi-step method keeps its grades in the set under its own step name. Grade sets derived from others
+(ensembles) read a step's fingerprint and replace a derived step's grades in one go.
 
 A grade row names its (grade set, step) by `grade_series.series`, its question by `grade_items.item` and its
 writing time by `grade_batches.batch` (schema 3): the statements here map them to and from the names."""
@@ -7,13 +8,14 @@ writing time by `grade_batches.batch` (schema 3): the statements here map them t
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable, Iterator
-from datetime import UTC, datetime
+from contextlib import contextmanager
 from itertools import islice
 from typing import Any
 
 from proctor.records import Grade, GradeSet
+from proctor.store.bulk import KEPT_PER_GRADE_SET, GradeImport, hold_kept_triggers, upsert_sql
+from proctor.store.repository import Repository, dumps, now
 
 FAILED = "failed"
 """The `parse_status` of a grade whose reply could not be turned into a grade."""
@@ -21,8 +23,6 @@ FAILED = "failed"
 _SET_COLUMNS = "method, model, prompt_version, bank_id, bank_version, params, label_step, info, created"
 SERIES = "(SELECT series FROM grade_series WHERE grade_set_id = ? AND step = ?)"
 """The series of (grade set, step), a constant inside a statement (NULL, matching no grade, when it has none)."""
-KEPT_PER_GRADE_SET = ("grade_set_counts", "label_cache", "cover_cache")
-"""Tables of results kept per grade set (column `grade_set_id`) and dropped by triggers when its grades change."""
 SERIES_OF_SET = "(SELECT series FROM grade_series WHERE grade_set_id = ?)"
 """The series of every step of a grade set."""
 QUESTION = "(SELECT question_id FROM grade_items WHERE grade_items.item = grades.item)"
@@ -36,24 +36,9 @@ _CHUNK = 50000
 """Grade rows written per statement by `upsert_grade_rows` (their names mapped to numbers first)."""
 
 
-def upsert_sql(values: str, *, attempt: bool) -> str:
-    """The upsert of one grade row given as `values` (the 12 columns' SQL). A grading `attempt` always replaces
-    the stored grade and counts one more attempt; otherwise (an import) a stored grade is rewritten only when
-    its content differs, and its attempts stay."""
-    condition = "" if attempt else (
-        " WHERE grades.raw_reply IS NOT excluded.raw_reply OR grades.grade IS NOT excluded.grade"
-        " OR grades.parse_status IS NOT excluded.parse_status OR grades.answer IS NOT excluded.answer"
-        " OR grades.correct IS NOT excluded.correct OR grades.extra IS NOT excluded.extra")
-    return (f"INSERT INTO grades VALUES ({values}) ON CONFLICT DO UPDATE SET raw_reply = excluded.raw_reply,"
-            " grade = excluded.grade, parse_status = excluded.parse_status, answer = excluded.answer,"
-            " correct = excluded.correct, extra = excluded.extra, batch = excluded.batch,"
-            f" attempts = grades.attempts + {int(attempt)}" + condition)
-
-
-class GradeTables:
-    """The `grade_sets`, `grades` and `llm_cache` tables."""
-
-    db: sqlite3.Connection
+class GradeRepository(Repository):
+    """The `grade_sets`, `grades` (with `grade_series`, `grade_items`, `grade_batches`) and `grading_locks`
+    tables."""
 
     # -- grade sets ----------------------------------------------------------------------------------
     def ensure_grade_set(self, grade_set: GradeSet) -> str:
@@ -61,18 +46,18 @@ class GradeTables:
         self.db.execute(
             f"INSERT OR IGNORE INTO grade_sets (grade_set_id, {_SET_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (grade_set.id, grade_set.method, grade_set.model, grade_set.prompt_version, grade_set.bank,
-             grade_set.bank_version, _dumps(grade_set.params), grade_set.step, _dumps(grade_set.info), _now()))
+             grade_set.bank_version, dumps(grade_set.params), grade_set.step, dumps(grade_set.info), now()))
         return grade_set.id
 
     def update_grade_set_info(self, grade_set_id: str, info: dict[str, Any]) -> None:
         """Merge `info` into a grade set's recorded information."""
         row = self.db.execute("SELECT info FROM grade_sets WHERE grade_set_id = ?", (grade_set_id,)).fetchone()
         merged = {**(json.loads(row[0]) if row and row[0] else {}), **info}
-        self.db.execute("UPDATE grade_sets SET info = ? WHERE grade_set_id = ?", (_dumps(merged), grade_set_id))
+        self.db.execute("UPDATE grade_sets SET info = ? WHERE grade_set_id = ?", (dumps(merged), grade_set_id))
 
     def grade_sets(self) -> list[GradeSet]:
         """Every grade set with its numbers of grades and failures (of its label step)."""
-        counts = self.grade_counts()  # type: ignore[attr-defined]
+        counts = self._store.tallies.grade_counts()
         sets = []
         for row in self.db.execute(f"SELECT grade_set_id, {_SET_COLUMNS} FROM grade_sets ORDER BY method, model, "
                                    "created, grade_set_id"):
@@ -83,7 +68,7 @@ class GradeTables:
 
     def step_statuses(self, grade_set_id: str) -> dict[str, dict[str, int]]:
         """`{step: {parse_status: count}}` of one grade set."""
-        return self.grade_counts().get(grade_set_id, {})  # type: ignore[attr-defined]
+        return self._store.tallies.grade_counts().get(grade_set_id, {})
 
     def drop_grade_set(self, grade_set_id: str) -> int:
         """Delete a grade set with every grade of every step (the response cache stays); returns the grades."""
@@ -124,13 +109,13 @@ class GradeTables:
         content differs; a grading `attempt` always replaces it and counts one more attempt at the pair."""
         self.upsert_grade_rows(grade_set_id, (
             (g.method, g.query_id, g.passage_id, g.question_id, g.raw_reply, g.grade, g.parse_status, g.answer,
-             None if g.correct is None else int(g.correct), _dumps(g.extra)) for g in grades), created, attempt=attempt)
+             None if g.correct is None else int(g.correct), dumps(g.extra)) for g in grades), created, attempt=attempt)
 
     def upsert_grade_rows(self, grade_set_id: str, rows: Iterable[tuple], created: str | None = None, *,
                           attempt: bool = False) -> None:
         """`upsert_grades` of plain rows: (step, query, passage, question, raw reply, grade, parse status, answer,
         correct as 0/1/None, extra as JSON or None)."""
-        created = created or _now()
+        created = created or now()
         sql = upsert_sql("?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1", attempt=attempt)
         rows = iter(rows)
         while chunk := list(islice(rows, _CHUNK)):
@@ -169,7 +154,7 @@ class GradeTables:
                 self.db.execute("ROLLBACK")
                 return row[0], row[2]
             self.db.execute("INSERT OR REPLACE INTO grading_locks VALUES (?, ?, ?, ?)",
-                            (grade_set_id, pid, host, _now()))
+                            (grade_set_id, pid, host, now()))
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
@@ -186,7 +171,7 @@ class GradeTables:
             "SELECT query_id, passage_id, question_id, grade FROM grades JOIN grade_items USING (item)"
             f" WHERE series = {SERIES} ORDER BY query_id, passage_id, question_id", (grade_set_id, step))
 
-    def grades(self, grade_set: GradeSet, step: str | None = None) -> Iterator[Grade]:
+    def records(self, grade_set: GradeSet, step: str | None = None) -> Iterator[Grade]:
         """Full grade records of a grade set (of one step, or of all), `method` being the step."""
         sql = ("SELECT query_id, passage_id, question_id, step, grade, parse_status, raw_reply, answer, correct, extra"
                " FROM grades JOIN grade_series USING (series) JOIN grade_items USING (item) WHERE grade_set_id = ?")
@@ -220,26 +205,30 @@ class GradeTables:
             " WHERE question_id IN (SELECT question_id FROM carry_ids))", (target, step, source, source, step, FAILED))
         return cursor.rowcount
 
-    # -- response cache ------------------------------------------------------------------------------
-    def cache_get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
-        """Cached replies (as stored dicts) for the keys that have one."""
-        out: dict[str, dict[str, Any]] = {}
-        for start in range(0, len(keys), 500):
-            chunk = keys[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            for key, blob in self.db.execute(f"SELECT key, reply FROM llm_cache WHERE key IN ({marks})", chunk):
-                out[key] = json.loads(blob)
-        return out
+    @contextmanager
+    def grade_import(self, created: str) -> Iterator[GradeImport]:
+        """A `GradeImport` writing grades (stamped `created`) with the kept results' triggers held until the end,
+        when the kept results of every grade set written to are dropped at once (`store/bulk.py`). Must run
+        inside a transaction."""
+        if not self.db.in_transaction:
+            raise RuntimeError("grade_import needs a transaction (Store.transaction or bulk_transaction)")
+        writer = GradeImport(self.db, self._numbers, created)
+        with hold_kept_triggers(self.db, writer):
+            yield writer
 
-    def cache_put(self, rows: Iterable[tuple[str, str, str, dict[str, Any]]]) -> None:
-        """Remember (key, backend, model, reply) rows; a key already cached keeps its reply."""
-        created = _now()
-        self.db.executemany("INSERT OR IGNORE INTO llm_cache VALUES (?, ?, ?, ?, ?)",
-                            ((key, backend, model, json.dumps(reply), created) for key, backend, model, reply in rows))
+    # -- derived grade sets --------------------------------------------------------------------------
+    def grade_fingerprint(self, grade_set_id: str, step: str) -> list[int]:
+        """`[grades, usable grades, sum of grades, newest batch]` of one step: any added, removed, re-graded or
+        newly failed grade changes it."""
+        row = self.db.execute(f"SELECT COUNT(*), COUNT(grade), TOTAL(grade), MAX(batch) FROM grades WHERE series = "
+                              f"{SERIES}", (grade_set_id, step)).fetchone()
+        return [int(row[0]), int(row[1]), int(row[2]), int(row[3] or 0)]
 
-    def cache_count(self) -> int:
-        """Cached replies."""
-        return self.db.execute("SELECT COUNT(*) FROM llm_cache").fetchone()[0]
+    def replace_step_grades(self, grade_set_id: str, step: str, rows: Iterable[tuple]) -> None:
+        """Delete every grade of one step of a grade set and write `rows` (as `upsert_grade_rows` takes them)
+        instead; call inside a transaction."""
+        self.db.execute(f"DELETE FROM grades WHERE series = {SERIES}", (grade_set_id, step))
+        self.upsert_grade_rows(grade_set_id, rows)
 
 
 class _Stored(GradeSet):
@@ -259,10 +248,3 @@ def _grade_set(row: tuple, grades: int, failures: int) -> GradeSet:
     return GradeSet(method, model, version, bank, bank_version, json.loads(params), step,
                     json.loads(info) if info else {}, grades, failures, created)
 
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def _dumps(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)

@@ -1,4 +1,4 @@
-"""Nothing in the store is silently replaced (mixed into `Store`): the import log, the guard that refuses an
+"""Nothing in the store is silently replaced (`Store.imports`): the import log, the guard that refuses an
 import contradicting what the store holds, and grades set aside when a text they were made from is replaced.
 
 The guard is one set of temporary triggers for every import kind: an upsert that would change a stored value
@@ -11,12 +11,12 @@ inserts, and an identical file again updates no row). Under `--replace` the trig
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
+
+from proctor.store.repository import Facade, Repository, now
 
 GUARDED: dict[str, tuple[tuple[str, ...], tuple[str, ...], str, str]] = {
     "queries": (("query_id",), ("text",), "OLD.text IS NOT NULL", "origin"),
@@ -83,16 +83,17 @@ class Guard:
             self.changes.append(change)
 
 
-class ImportLog:
-    """The `import_log` table, the guard and `stale_grades`."""
+class ImportRepository(Repository):
+    """The `imports` and `import_log` tables, the guard and `stale_grades`."""
 
-    db: sqlite3.Connection
-    command_entries: frozenset[int] = frozenset()
-    """The import log entries of the command under way (their rows go in, or not, with it)."""
+    def __init__(self, store: Facade) -> None:
+        super().__init__(store)
+        self.command_entries: frozenset[int] = frozenset()
+        """The import log entries of the command under way (their rows go in, or not, with it)."""
 
     def record_import(self, kind: str, sha256: str, path: str) -> None:
         """Remember that a file was imported (the same file twice is remembered once)."""
-        self.db.execute("INSERT OR IGNORE INTO imports VALUES (?, ?, ?, ?)", (kind, sha256, str(path), _now()))
+        self.db.execute("INSERT OR IGNORE INTO imports VALUES (?, ?, ?, ?)", (kind, sha256, str(path), now()))
 
     def was_imported(self, kind: str, sha256: str) -> bool:
         """Whether a file with this content was imported as `kind` before."""
@@ -180,30 +181,6 @@ class ImportLog:
             for name in names:
                 self.db.execute(f"DROP TRIGGER IF EXISTS temp.{name}")
 
-    def delete_run_rankings(self, runs: Iterable[str]) -> int:
-        """Remove every ranking of these runs (`--replace` of a run); returns how many went."""
-        return sum(self.db.execute("DELETE FROM rankings WHERE run = ?", (run,)).rowcount for run in runs)
-
-    def fill_query_texts(self, rows: Iterable[tuple[str, str | None]]) -> int:
-        """Add queries, giving a text only to those without one (a known text is kept); returns how many of the
-        given texts differ from a stored one."""
-        rows = list(rows)
-        stored = self.queries()
-        self.db.executemany(f"INSERT INTO queries VALUES (?, ?, {self._origin_sql()}) ON CONFLICT (query_id) DO"
-                            " UPDATE SET text = excluded.text, origin = excluded.origin WHERE queries.text IS NULL",
-                            rows)
-        return sum(1 for qid, text in set(rows) if text is not None and stored.get(qid) not in (None, text))
-
-    def delete_response(self, run: str, query_id: str) -> None:
-        """Remove one generated response (its rankings and segments; `--replace`)."""
-        for table in ("rankings", "response_segments"):
-            self.db.execute(f"DELETE FROM {table} WHERE run = ? AND query_id = ?", (run, query_id))
-
-    def run_rankings(self, run: str) -> dict[tuple[str, str], tuple[int, float, int | None]]:
-        """`{(query, passage): (rank, score, origin)}` of one run's stored rankings."""
-        return {(q, p): (r, s, o) for q, p, r, s, o in self.db.execute(
-            "SELECT query_id, passage_id, rank, score, origin FROM rankings WHERE run = ?", (run,))}
-
     def stale_grades_of(self, column: str, ids: set[str], why: str, at: str) -> int:
         """Move the grades whose `column` (passage_id, query_id or question_id) is one of `ids` to `stale_grades`
         (in the caller's transaction; the triggers on `grades` drop the kept labels and counts). Returns how many
@@ -249,32 +226,6 @@ class ImportLog:
             out.setdefault(gid, {})[why] = n
         return out
 
-    def unjudgeable(self) -> int:
-        """How many ranked (query, passage) pairs of the stored runs name a passage without text."""
-        return self.db.execute("SELECT COUNT(*) FROM (SELECT DISTINCT r.query_id, r.passage_id FROM rankings r JOIN"
-                               " passages p USING (passage_id) WHERE p.text IS NULL)").fetchone()[0]
-
-    def unjudgeable_in(self, ranked: dict[str, dict[str, list[str]]], *, stored: bool) -> int:
-        """How many (query, passage) pairs of ranked lists name a passage the store has no text for (`stored`:
-        the lists are the store's own, whose passages it all knows; else a passage it lacks counts too)."""
-        textless = self.textless_passages()
-        if not stored:
-            ids = sorted({pid for per in ranked.values() for lst in per.values() for pid in lst})
-            known: set[str] = set()
-            for start in range(0, len(ids), 500):
-                chunk = ids[start:start + 500]
-                known.update(row[0] for row in self.db.execute(
-                    f"SELECT passage_id FROM passages WHERE passage_id IN ({', '.join('?' * len(chunk))})", chunk))
-            textless |= set(ids) - known
-        if not textless:
-            return 0
-        return len({(qid, pid) for per in ranked.values() for qid, lst in per.items() for pid in lst
-                    if pid in textless})
-
-    def textless_passages(self) -> set[str]:
-        """Ids of the passages the store holds no text for (never graded: unjudgeable)."""
-        return {row[0] for row in self.db.execute("SELECT passage_id FROM passages WHERE text IS NULL")}
-
 
 def _entry_words(entry: tuple[str, str, str]) -> str:
     kind, path, at = entry
@@ -286,8 +237,5 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "...'"
 
 
-__all__ = ["GUARDED", "Change", "Guard", "ImportLog"]
+__all__ = ["GUARDED", "Change", "Guard", "ImportRepository"]
 
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -1,49 +1,23 @@
-"""Robustness probes (mixed into `Store`): probe grade sets, the attacked passages they graded, their grades,
+"""Robustness probes (`Store.probes`): probe grade sets, the attacked passages they graded, their grades,
 and the reports. Kept apart from `grade_sets` and `grades`, so a probe never enters a leaderboard, a grade
 set resolution or the counts of a grade set; each probe grade set names the grade set it probes.
 
-The tables are created on first use (`ensure_probe_tables`), so stores of any schema keep working."""
+A read-only store of schema 4 may lack the tables (made on first use then): it reads as holding no probe."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-PROBE_SCHEMA = """
-CREATE TABLE IF NOT EXISTS probe_sets (
-    probe_set_id TEXT PRIMARY KEY, probe_of TEXT NOT NULL, variant TEXT NOT NULL, guard TEXT,
-    prompt_version TEXT NOT NULL, params TEXT NOT NULL, created TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS probe_passages (
-    probe_set_id TEXT NOT NULL, query_id TEXT NOT NULL, passage_id TEXT NOT NULL, text TEXT NOT NULL,
-    state TEXT NOT NULL, reason TEXT, PRIMARY KEY (probe_set_id, query_id, passage_id)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS probe_grades (
-    probe_set_id TEXT NOT NULL, query_id TEXT NOT NULL, passage_id TEXT NOT NULL, question_id TEXT NOT NULL,
-    grade INTEGER, parse_status TEXT NOT NULL, raw_reply TEXT,
-    PRIMARY KEY (probe_set_id, query_id, passage_id, question_id)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS pool_flags (
-    grade_set_id TEXT NOT NULL, query_id TEXT NOT NULL, passage_id TEXT NOT NULL, reason TEXT NOT NULL,
-    created TEXT NOT NULL, PRIMARY KEY (grade_set_id, query_id, passage_id)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS probe_reports (
-    probe_of TEXT PRIMARY KEY, report TEXT NOT NULL, created TEXT NOT NULL) WITHOUT ROWID;
-"""
+from proctor.store.repository import Repository
 
 FLAGGED = "flagged"
 """A probed pair the `detect` guard flagged: no grade, listed and counted."""
 
 
-class ProbeTables:
-    """The `probe_*` tables."""
-
-    db: sqlite3.Connection
-    read_only: bool
-
-    def ensure_probe_tables(self) -> None:
-        """Create the probe tables if this store has none yet."""
-        for statement in PROBE_SCHEMA.split(";"):
-            if statement.strip():
-                self.db.execute(statement)
+class ProbeRepository(Repository):
+    """The `probe_*` and `pool_flags` tables."""
 
     def _has_probes(self) -> bool:
         row = self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'probe_reports'")

@@ -1,35 +1,15 @@
-"""What reviewers do in `proctor review` (mixed into `Store`): drafts of a bank's next version, the audit
+"""What reviewers do in `proctor review` (`Store.review`): drafts of a bank's next version, the audit
 trail of every change, and the relevance judgments reviewers record (kept apart from imported judgments).
 
-The tables are created on first use (`ensure_review_tables`), so stores of any schema keep working as they
-are. A question's revision is the number of audit entries about it: a save names the revision it started
+A read-only store of schema 4 may lack the tables (made on first use then): it reads as never reviewed. A
+question's revision is the number of audit entries about it: a save names the revision it started
 from and is refused when another reviewer saved in between (optimistic versioning)."""
 
 from __future__ import annotations
 
-import json
-import sqlite3
-from datetime import UTC, datetime
 from typing import Any
 
-REVIEW_SCHEMA = """
-CREATE TABLE IF NOT EXISTS review_drafts (
-    draft_id INTEGER PRIMARY KEY AUTOINCREMENT, bank_id TEXT NOT NULL, base_version TEXT NOT NULL,
-    status TEXT NOT NULL, created TEXT NOT NULL, created_by TEXT NOT NULL, published_version TEXT,
-    published TEXT);
-CREATE TABLE IF NOT EXISTS review_draft_questions (
-    draft_id INTEGER NOT NULL, question_id TEXT NOT NULL, query_id TEXT NOT NULL, facet_id TEXT,
-    kind TEXT NOT NULL, text TEXT NOT NULL, answers TEXT, state TEXT NOT NULL, spurious INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (draft_id, question_id)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS review_audit (
-    audit_id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, reviewer TEXT NOT NULL, action TEXT NOT NULL,
-    bank_id TEXT, draft_id INTEGER, query_id TEXT, question_id TEXT, before TEXT, after TEXT);
-CREATE INDEX IF NOT EXISTS review_audit_by_question ON review_audit (bank_id, question_id);
-CREATE TABLE IF NOT EXISTS review_judgments (
-    judgment_id INTEGER PRIMARY KEY AUTOINCREMENT, query_id TEXT NOT NULL, passage_id TEXT NOT NULL,
-    relevance INTEGER NOT NULL, reviewer TEXT NOT NULL, at TEXT NOT NULL, grade_set_id TEXT);
-CREATE INDEX IF NOT EXISTS review_judgments_by_query ON review_judgments (query_id, passage_id);
-"""
+from proctor.store.repository import Repository, dumps, loads, now
 
 _DRAFT_COLUMNS = "question_id, query_id, facet_id, kind, text, answers, state, spurious"
 
@@ -42,16 +22,8 @@ class Conflict(Exception):
         super().__init__("another reviewer changed this question first")
 
 
-class ReviewTables:
-    """The `review_*` tables."""
-
-    db: sqlite3.Connection
-
-    def ensure_review_tables(self) -> None:
-        """Create the review tables if this store has none yet."""
-        for statement in REVIEW_SCHEMA.split(";"):
-            if statement.strip():
-                self.db.execute(statement)
+class ReviewRepository(Repository):
+    """The `review_*` tables, and the grades as the review pages show them."""
 
     # -- drafts ---------------------------------------------------------------------------------------
     def open_draft(self, bank_id: str) -> dict[str, Any] | None:
@@ -64,7 +36,7 @@ class ReviewTables:
     def start_draft(self, bank_id: str, base_version: str, reviewer: str) -> int:
         """Open a draft on a bank version (call inside a transaction)."""
         cursor = self.db.execute("INSERT INTO review_drafts (bank_id, base_version, status, created, created_by)"
-                                 " VALUES (?, ?, 'open', ?, ?)", (bank_id, base_version, _now(), reviewer))
+                                 " VALUES (?, ?, 'open', ?, ?)", (bank_id, base_version, now(), reviewer))
         return int(cursor.lastrowid or 0)
 
     def draft_questions(self, draft_id: int) -> dict[str, dict[str, Any]]:
@@ -79,12 +51,12 @@ class ReviewTables:
             f"INSERT OR REPLACE INTO review_draft_questions ({_DRAFT_COLUMNS}, draft_id)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (record["question_id"], record["query_id"], record.get("facet_id"), record["kind"], record["text"],
-             _dumps(record.get("answers")), record["state"], int(bool(record.get("spurious"))), draft_id))
+             dumps(record.get("answers")), record["state"], int(bool(record.get("spurious"))), draft_id))
 
     def close_draft(self, draft_id: int, version: str | None) -> None:
         """Mark a draft published as `version`, or discarded when None (call inside a transaction)."""
         self.db.execute("UPDATE review_drafts SET status = ?, published_version = ?, published = ?"
-                        " WHERE draft_id = ?", ("published" if version else "discarded", version, _now(), draft_id))
+                        " WHERE draft_id = ?", ("published" if version else "discarded", version, now(), draft_id))
 
     # -- audit ----------------------------------------------------------------------------------------
     def question_revision(self, bank_id: str, question_id: str) -> int:
@@ -103,8 +75,8 @@ class ReviewTables:
         """Record who did what when, with the record before and after."""
         self.db.execute("INSERT INTO review_audit (at, reviewer, action, bank_id, draft_id, query_id, question_id,"
                         " before, after) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (_now(), reviewer, action, bank_id, draft_id, query_id, question_id, _dumps(before),
-                         _dumps(after)))
+                        (now(), reviewer, action, bank_id, draft_id, query_id, question_id, dumps(before),
+                         dumps(after)))
 
     def audit(self, *, bank_id: str | None = None, question_id: str | None = None, query_id: str | None = None,
               limit: int = 200) -> list[dict[str, Any]]:
@@ -117,7 +89,7 @@ class ReviewTables:
                 args.append(value)
         rows = self.db.execute(sql + " ORDER BY audit_id DESC LIMIT ?", (*args, limit))
         return [{"id": r[0], "at": r[1], "reviewer": r[2], "action": r[3], "bank": r[4], "draft": r[5],
-                 "query_id": r[6], "question_id": r[7], "before": _loads(r[8]), "after": _loads(r[9])} for r in rows]
+                 "query_id": r[6], "question_id": r[7], "before": loads(r[8]), "after": loads(r[9])} for r in rows]
 
     def last_changes(self, bank_id: str, query_id: str) -> dict[str, dict[str, Any]]:
         """`{question_id: newest audit entry}` of one query's questions."""
@@ -132,7 +104,7 @@ class ReviewTables:
                             grade_set_id: str | None) -> None:
         """Record a reviewer's relevance judgment (history kept; the newest one counts)."""
         self.db.execute("INSERT INTO review_judgments (query_id, passage_id, relevance, reviewer, at, grade_set_id)"
-                        " VALUES (?, ?, ?, ?, ?, ?)", (query_id, passage_id, relevance, reviewer, _now(), grade_set_id))
+                        " VALUES (?, ?, ?, ?, ?, ?)", (query_id, passage_id, relevance, reviewer, now(), grade_set_id))
 
     def review_judgments(self, query_id: str | None = None) -> dict[str, dict[str, dict[str, Any]]]:
         """`{query_id: {passage_id: {relevance, reviewer, at}}}`: each passage's newest reviewer judgment (none in a
@@ -148,7 +120,6 @@ class ReviewTables:
         for qid, pid, rel, who, at in self.db.execute(sql + " ORDER BY judgment_id", args):
             out.setdefault(qid, {})[pid] = {"relevance": rel, "reviewer": who, "at": at}
         return out
-
 
     # -- grades as the review pages show them ---------------------------------------------------------
     def query_grades(self, grade_set_id: str, step: str, query_id: str) -> list[tuple[str, str, int | None, str]]:
@@ -167,16 +138,7 @@ class ReviewTables:
             " WHERE grade_set_id = ? AND query_id = ? AND passage_id = ? AND question_id = ? ORDER BY step",
             (grade_set_id, query_id, passage_id, question_id))
         return [{"step": r[0], "grade": r[1], "parse_status": r[2], "raw_reply": r[3], "answer": r[4],
-                 "correct": r[5], "extra": _loads(r[6]), "created": r[7], "attempts": r[8]} for r in rows]
-
-    def passage_texts_of(self, ids: list[str]) -> dict[str, str | None]:
-        """`{passage_id: text}` of the named passages."""
-        out: dict[str, str | None] = {}
-        for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            out.update(self.db.execute(f"SELECT passage_id, text FROM passages WHERE passage_id IN ({marks})", chunk))
-        return out
+                 "correct": r[5], "extra": loads(r[6]), "created": r[7], "attempts": r[8]} for r in rows]
 
     def grade_progress(self, grade_set_id: str, step: str) -> tuple[int, int]:
         """(grades, failed grades) of one step of a grade set."""
@@ -189,16 +151,5 @@ class ReviewTables:
 def _draft_record(row: tuple) -> dict[str, Any]:
     qid, query, facet, kind, text, answers, state, spurious = row
     return {"question_id": qid, "query_id": query, "facet_id": facet, "kind": kind, "text": text,
-            "answers": _loads(answers), "state": state, "spurious": bool(spurious)}
+            "answers": loads(answers), "state": state, "spurious": bool(spurious)}
 
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def _dumps(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)
-
-
-def _loads(value: str | None) -> Any:
-    return None if value is None else json.loads(value)

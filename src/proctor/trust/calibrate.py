@@ -90,7 +90,7 @@ def build_pool(store: Store, grade_set: GradeSet, judgments: Qrels, judged_relev
 def _questions_per_passage(store: Store, grade_set: GradeSet):
     """Usable grades of each (query, passage) of the grade set's label step."""
     key, n = None, 0
-    for qid, pid, grade, count in store.label_histogram(grade_set.id, grade_set.step):
+    for qid, pid, grade, count in store.tallies.label_histogram(grade_set.id, grade_set.step):
         if (qid, pid) != key:
             if key is not None:
                 yield n

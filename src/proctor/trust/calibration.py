@@ -23,7 +23,8 @@ def human_judgments(store: Store, which: str) -> tuple[Qrels, str]:
     in `proctor review`), `official+reviewers` (a reviewer's verdict replacing the imported one), or a qrels
     file; with a description."""
     if which in ("reviewers", "official+reviewers"):
-        reviewed = {q: {p: v["relevance"] for p, v in per.items()} for q, per in store.review_judgments().items()}
+        reviewed = {q: {p: v["relevance"] for p, v in per.items()} for q,
+                    per in store.review.review_judgments().items()}
         if which == "reviewers":
             if not reviewed:
                 raise UsageError(f"--qrels reviewers: {store.path} holds no reviewer judgments (record them in "

@@ -83,7 +83,7 @@ def spreads(store: Store, grade_set: GradeSet) -> dict[tuple[str, str], int]:
     if grade_set.method != METHOD:
         return {}
     out: dict[tuple[str, str], int] = {}
-    for g in store.grades(grade_set, STEP):
+    for g in store.grades.records(grade_set, STEP):
         spread = (g.extra or {}).get("spread") or 0
         key = (g.query_id, g.passage_id)
         out[key] = max(out.get(key, 0), spread)
@@ -93,7 +93,7 @@ def spreads(store: Store, grade_set: GradeSet) -> dict[tuple[str, str], int]:
 def top_questions(store: Store, grade_set: GradeSet) -> dict[tuple[str, str], str]:
     """The question whose grade makes each passage's label (the first of the largest), for linking its cell."""
     best: dict[tuple[str, str], tuple[int, str]] = {}
-    for qid, pid, question, grade in store.grade_rows(grade_set.id, grade_set.step):
+    for qid, pid, question, grade in store.grades.grade_rows(grade_set.id, grade_set.step):
         kept = best.get((qid, pid))
         if grade is not None and (kept is None or grade > kept[0]):
             best[(qid, pid)] = (grade, question)
@@ -104,12 +104,12 @@ def review_queue(store: Store, grade_set: GradeSet, *, min_grade: int, depth: in
                  width: int = 5) -> dict[str, Any]:
     """The queue (highest priority first, `limit` items) with counts of every sign over all passages."""
     labels = exam_qrels(store, grade_set)
-    ranked = store.ranked_lists()
+    ranked = store.corpus.ranked_lists()
     decided = deciding_passages(ranked, labels, min_grade, depth)
     spread = spreads(store, grade_set)
     if grade_set.method == METHOD:
         width = grade_set.params["scale"][1] - grade_set.params["scale"][0]
-    reviewed = store.review_judgments()
+    reviewed = store.review.review_judgments()
     items, skipped = [], 0
     for qid, per in labels.items():
         for pid, label in per.items():
