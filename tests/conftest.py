@@ -29,11 +29,15 @@ class Result:
 
 @pytest.fixture
 def cli(capsys):
-    """Run `proctor ARGS` in-process; returns a Result."""
+    """Run `proctor ARGS` in-process; returns a Result, as `run_process` does (an exit from the parser, as for
+    `--help` or a bad option, is its status)."""
 
     def run(*args: str) -> Result:
         capsys.readouterr()
-        code = main([str(a) for a in args])
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as stop:
+            code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
         captured = capsys.readouterr()
         return Result(code, captured.out, captured.err)
 
