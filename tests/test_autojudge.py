@@ -1,6 +1,7 @@
 """Proctor as a TREC AutoJudge judge, run by the track's own runner (`auto-judge run`: once as a real process,
 otherwise in-process through its click command) with Proctor's workflow.yml; outputs read with autojudge-base's
-loaders and meta-evaluated with `auto-judge-evaluate`. The autojudge tools read NLTK data at import: a local stub stands in (no downloads)."""
+loaders and meta-evaluated with `auto-judge-evaluate`. The autojudge tools read NLTK data at import: a local stub
+stands in (no downloads)."""
 
 from __future__ import annotations
 
