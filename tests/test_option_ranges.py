@@ -5,13 +5,17 @@ from __future__ import annotations
 import pytest
 
 from conftest import seed_demo
+from fake_openai import FakeOpenAI
 from proctor.cli import main
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
+    """The demo store with one grade set (the test server's self-ratings: no model to load)."""
     store = seed_demo(tmp_path_factory.mktemp("graded"))
-    assert main(["grade", "--store", str(store), "--method", "embedding"]) == 0
+    with FakeOpenAI() as server:
+        assert main(["grade", "--store", str(store), "--method", "self-rating", "--llm", "openai:judge",
+                     "--base-url", server.base_url]) == 0
     return store
 
 
