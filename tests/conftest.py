@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,11 +32,15 @@ class Result:
 
 @pytest.fixture
 def cli(capsys):
-    """Run `proctor ARGS` in-process; returns a Result."""
+    """Run `proctor ARGS` in-process; returns a Result, as `run_process` does (an exit from the parser, as for
+    `--help` or a bad option, is its status)."""
 
     def run(*args: str) -> Result:
         capsys.readouterr()
-        code = main([str(a) for a in args])
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as stop:
+            code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
         captured = capsys.readouterr()
         return Result(code, captured.out, captured.err)
 
@@ -48,7 +55,30 @@ def run_process(*args: str, cwd: Path | None = None) -> Result:
 
 
 def seed_demo(folder: Path, runs: list[str] | None = None) -> Path:
-    """A store with the demo collection's queries, passages, judgments, bank and runs (all, or `runs`)."""
+    """A store with the demo collection's queries, passages, judgments, bank and runs (all, or `runs`): a copy of
+    the one this test process imported first (the paths the store records made this folder's), the same rows
+    as a fresh import, at the cost of a file copy."""
+    key = None if runs is None else tuple(runs)
+    store = folder / "s.db"
+    if store.exists():  # importing into a store already there: no copy stands in for that
+        return _import_demo(folder, runs)
+    if key not in _DEMO_TEMPLATES:
+        _DEMO_TEMPLATES[key] = Path(tempfile.mkdtemp(prefix="proctor-demo-"))
+        atexit.register(shutil.rmtree, _DEMO_TEMPLATES[key], True)
+        _import_demo(_DEMO_TEMPLATES[key], runs)
+    template = _DEMO_TEMPLATES[key]
+    shutil.copytree(template / "collection", folder / "collection", dirs_exist_ok=True)
+    shutil.copyfile(template / "s.db", store)
+    _move_paths(store, str(template), str(folder))
+    return store
+
+
+_DEMO_TEMPLATES: dict[tuple[str, ...] | None, Path] = {}
+"""The demo stores imported once per test process, by the runs they hold."""
+
+
+def _import_demo(folder: Path, runs: list[str] | None) -> Path:
+    """The demo collection written to `folder` and imported into `folder`/s.db as a user would."""
     from proctor.demo.write import write_collection
 
     paths = write_collection(folder / "collection")
@@ -58,6 +88,23 @@ def seed_demo(folder: Path, runs: list[str] | None = None) -> Path:
     files = sorted(paths["runs"].iterdir()) if runs is None else [paths["runs"] / f"{r}.run" for r in runs]
     assert main(["import", "runs", *map(str, files), "--store", str(store)]) == 0
     return store
+
+
+def _move_paths(store: Path, old: str, new: str) -> None:
+    """Every text in the store under folder `old` (the paths of the imported files) is under `new` instead."""
+    import sqlite3
+
+    old, new = old + os.sep, new + os.sep
+    db = sqlite3.connect(store)
+    try:
+        tables = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        with db:
+            for table in tables:
+                for column in [row[1] for row in db.execute(f"PRAGMA table_info({table})") if row[2] == "TEXT"]:
+                    db.execute(f"UPDATE {table} SET {column} = ? || substr({column}, ?)"
+                               f" WHERE substr({column}, 1, ?) = ?", (new, len(old) + 1, len(old), old))
+    finally:
+        db.close()
 
 
 @pytest.fixture

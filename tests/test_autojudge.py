@@ -1,6 +1,7 @@
-"""Proctor as a TREC AutoJudge judge, run by the track's own runner (`auto-judge run`, a real process) with
-Proctor's workflow.yml; outputs read with autojudge-base's loaders and meta-evaluated with
-`auto-judge-evaluate`. The autojudge tools read NLTK data at import: a local stub stands in (no downloads)."""
+"""Proctor as a TREC AutoJudge judge, run by the track's own runner (`auto-judge run`: once as a real process,
+otherwise in-process through its click command) with Proctor's workflow.yml; outputs read with autojudge-base's
+loaders and meta-evaluated with `auto-judge-evaluate`. The autojudge tools read NLTK data at import: a local stub
+stands in (no downloads)."""
 
 from __future__ import annotations
 
@@ -44,34 +45,71 @@ def task(tmp_path, nltk_stub) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def embedded(tmp_path_factory, nltk_stub) -> tuple[dict[str, Path], Path]:
-    """One run of the `embedded` variant (the task and its --out-dir), shared by the tests that read it."""
+    """One run of the `embedded` variant (the task and its --out-dir), shared by the tests that read it: the
+    track's runner as a real process, as the packaged workflow runs (the other runs here are in-process)."""
     root = tmp_path_factory.mktemp("embedded")
     task = collection.write(root / "task")
-    done = auto_judge(task, root / "out", "embedded", nltk_stub)
+    done = auto_judge(task, root / "out", "embedded", nltk_stub, process=True)  # the one real `auto-judge`
     assert done.returncode == 0, done.stderr[-3000:]
     return task, root / "out"
 
 
-def auto_judge(task: dict[str, Path], out: Path, variant: str, nltk: Path, *extra: str,
-               env: dict[str, str] | None = None, banks: bool | Path = True, workflow: Path = WORKFLOW
-               ) -> subprocess.CompletedProcess:
-    """`auto-judge run` with Proctor's workflow, as a participant types it."""
-    environment = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "NLTK_DATA": str(nltk), "HF_HUB_OFFLINE": "1",
-                   **(env or {})}
+class Done:
+    """Exit status and standard error of one `auto-judge` command, named as `subprocess.CompletedProcess`
+    names them."""
+
+    def __init__(self, returncode: int, stderr: str) -> None:
+        self.returncode, self.stderr = returncode, stderr
+
+
+def runner_args(task: dict[str, Path], out: Path, variant: str | None, *extra: str, banks: bool | Path = True,
+                workflow: Path = WORKFLOW) -> list[str]:
+    """The arguments of `auto-judge run` with Proctor's workflow, as a participant types them (no variant: the
+    selection, such as `--sweep NAME`, is in `extra`)."""
     bank = task["bank"] if banks is True else banks
-    return subprocess.run([str(BIN / "auto-judge"), "run", "--workflow", str(workflow), "--variant", variant,
-                           "--rag-responses", str(task["responses"]), "--rag-topics", str(task["topics"]),
-                           *(["--nugget-banks", str(bank)] if banks else []), "--out-dir", str(out), *extra],
-                          capture_output=True, text=True, env=environment, timeout=600)
+    return ["run", "--workflow", str(workflow), *(["--variant", variant] if variant else []),
+            "--rag-responses", str(task["responses"]), "--rag-topics", str(task["topics"]),
+            *(["--nugget-banks", str(bank)] if banks else []), "--out-dir", str(out), *extra]
+
+
+def in_process(command, args: list[str], env: dict[str, str]) -> Done:
+    """A click command of the autojudge tools run in this process (click's CliRunner, `env` set meanwhile); an
+    exception that escapes is reported as a process would report it: a traceback on standard error, status 1."""
+    import traceback
+
+    from click.testing import CliRunner
+
+    result = CliRunner().invoke(command, args, env=env)
+    stderr = result.stderr
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        stderr += "".join(traceback.format_exception(result.exception))
+    return Done(result.exit_code, stderr)
+
+
+def auto_judge(task: dict[str, Path], out: Path, variant: str | None, nltk: Path, *extra: str,
+               env: dict[str, str] | None = None, banks: bool | Path = True, workflow: Path = WORKFLOW,
+               process: bool = False) -> Done:
+    """`auto-judge run` with Proctor's workflow: in-process through the runner's own click command, or as a real
+    process (`process`), the installed `auto-judge` program."""
+    args = runner_args(task, out, variant, *extra, banks=banks, workflow=workflow)
+    environment = {"NLTK_DATA": str(nltk), "HF_HUB_OFFLINE": "1", **(env or {})}
+    if not process:
+        from autojudge_base.cli import main
+
+        return in_process(main, args, environment)
+    done = subprocess.run([str(BIN / "auto-judge"), *args], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(ROOT / "src"), **environment})
+    return Done(done.returncode, done.stderr)
 
 
 def meta_evaluate(board: Path, truth: Path, nltk: Path) -> list[dict]:
-    """`auto-judge-evaluate meta-evaluate` of one leaderboard against a truth leaderboard."""
+    """`auto-judge-evaluate meta-evaluate` of one leaderboard against a truth leaderboard (in-process)."""
+    from autojudge_evaluate import main
+
     result = board.parent / "meta.jsonl"
-    done = subprocess.run([str(BIN / "auto-judge-evaluate"), "meta-evaluate", "--truth-leaderboard", str(truth),
-                           "--truth-format", "ir_measures", "--eval-format", "ir_measures", "--input", str(board),
-                           "--output", str(result)], capture_output=True, text=True,
-                          env={**os.environ, "NLTK_DATA": str(nltk)}, timeout=300)
+    done = in_process(main, ["meta-evaluate", "--truth-leaderboard", str(truth), "--truth-format", "ir_measures",
+                             "--eval-format", "ir_measures", "--input", str(board), "--output", str(result)],
+                      {"NLTK_DATA": str(nltk)})
     assert done.returncode == 0, done.stderr[-3000:]
     return [json.loads(line) for line in result.read_text().splitlines() if line.strip()]
 
@@ -334,11 +372,7 @@ def test_threshold_sweep_grades_once(task, tmp_path, nltk_stub):
     from autojudge_base import Leaderboard
 
     out = tmp_path / "out"
-    done = subprocess.run([str(BIN / "auto-judge"), "run", "--workflow", str(WORKFLOW), "--sweep", "threshold",
-                           "--rag-responses", str(task["responses"]), "--rag-topics", str(task["topics"]),
-                           "--nugget-banks", str(task["bank"]), "--out-dir", str(out)], capture_output=True,
-                          text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT / "src"),
-                                                      "NLTK_DATA": str(nltk_stub), "HF_HUB_OFFLINE": "1"})
+    done = auto_judge(task, out, None, nltk_stub, "--sweep", "threshold")
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stderr.count("87 pairs graded now") == 1  # the first point grades, the others read the store
     boards = {t: all_rows(Leaderboard.load(out / f"threshold-t{t}.eval.txt", format="ir_measures"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -71,15 +72,33 @@ def _position(pid: int, path: Path) -> int | None:
     return None
 
 
-def _until(condition, what: str):
-    """Poll `condition` until it holds (returns its value) or the deadline passes."""
+def _until_read(proc: subprocess.Popen, condition, what: str):
+    """Poll `condition` (how far the reader has read: /proc has no event for it) until it holds (returns its
+    value) or the deadline passes; between two looks, wait on the importing process, which must not end first."""
     end = time.monotonic() + DEADLINE
     while time.monotonic() < end:
         value = condition()
         if value:
             return value
-        time.sleep(0.002)
+        try:
+            status = proc.wait(0.002)
+        except subprocess.TimeoutExpired:
+            continue
+        raise AssertionError(f"the import ended (status {status}) before {what}")
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def _wait_dead(pid: int, what: str) -> None:
+    """Wait until process `pid` has ended (its pidfd becomes readable: an event, no polling)."""
+    try:
+        handle = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        if not select.select([handle], [], [], DEADLINE)[0]:
+            raise AssertionError(f"timed out waiting for {what}")
+    finally:
+        os.close(handle)
 
 
 # the moment of the kill: the share of the input the reader has read by then (0: as soon as it exists)
@@ -101,10 +120,10 @@ def test_kill_9_of_the_import_leaves_no_reader_alive(big_exampp, tmp_path, share
                     return pid
             return None
 
-        reader = _until(reader_far_enough, f"the reader to read {share:.0%} of the input")
+        reader = _until_read(proc, reader_far_enough, f"the reader read {share:.0%} of the input")
         proc.send_signal(signal.SIGKILL)
         proc.wait(DEADLINE)
-        _until(lambda: reader not in _group(proc.pid), "the reader to die with its parent")
+        _wait_dead(reader, "the reader to die with its parent")
         assert _group(proc.pid) == []
     finally:
         for pid in _group(proc.pid):

@@ -7,7 +7,6 @@ import gzip
 
 import pytest
 
-from conftest import run_process
 from proctor.demo.write import write_collection
 from proctor.store import Store
 
@@ -34,20 +33,20 @@ def _bad_files(tmp_path):
 
 
 @pytest.fixture
-def seeded_store(tmp_path):
+def seeded_store(tmp_path, cli):
     paths = write_collection(tmp_path / "collection")
     store = tmp_path / "s.db"
-    assert run_process("import", "queries", paths["queries"], "--store", store).code == 0
+    assert cli("import", "queries", paths["queries"], "--store", store).code == 0
     return store
 
 
 @pytest.mark.parametrize("case", ["run-columns", "qrels-relevance", "corpus-jsonl", "queries-json",
                                   "truncated-gzip", "undecodable", "empty", "unknown-query", "exampp-shape",
                                   "bank-json"])
-def test_bad_input_is_one_clear_message(tmp_path, seeded_store, case):
+def test_bad_input_is_one_clear_message(tmp_path, seeded_store, cli, case):
     kind, path, where = _bad_files(tmp_path)[case]
     before = Store.open(seeded_store).dump()
-    result = run_process("import", kind, path, "--store", seeded_store)
+    result = cli("import", kind, path, "--store", seeded_store)
     assert result.code == 2
     assert "Traceback" not in result.err
     lines = result.err.strip().splitlines()
@@ -56,21 +55,21 @@ def test_bad_input_is_one_clear_message(tmp_path, seeded_store, case):
     assert Store.open(seeded_store).dump() == before
 
 
-def test_missing_file_and_no_store_left_behind(tmp_path):
+def test_missing_file_and_no_store_left_behind(tmp_path, cli):
     store = tmp_path / "new.db"
-    result = run_process("import", "runs", tmp_path / "absent.run", "--store", store)
+    result = cli("import", "runs", tmp_path / "absent.run", "--store", store)
     assert result.code == 2 and "absent.run: no such file" in result.err and "Traceback" not in result.err
     assert not store.exists() and not (tmp_path / "new.db-wal").exists()
 
 
-def test_missing_store_for_reading(tmp_path):
-    result = run_process("leaderboard", "--store", tmp_path / "none.db", "--measure", "P@20", "--min-grade", "3")
+def test_missing_store_for_reading(tmp_path, cli):
+    result = cli("leaderboard", "--store", tmp_path / "none.db", "--measure", "P@20", "--min-grade", "3")
     assert result.code == 2 and "no such store" in result.err
     assert not (tmp_path / "none.db").exists()
 
 
-def test_unknown_measure_and_ambiguous_use(tmp_path, seeded_store):
-    result = run_process("leaderboard", "--store", seeded_store, "--measure", "bpreff", "--min-grade", "3")
+def test_unknown_measure_and_ambiguous_use(tmp_path, seeded_store, cli):
+    result = cli("leaderboard", "--store", seeded_store, "--measure", "bpreff", "--min-grade", "3")
     assert result.code == 2 and "unknown measure 'bpreff'; did you mean bpref" in result.err
-    result = run_process("qrels", "--store", seeded_store)
+    result = cli("qrels", "--store", seeded_store)
     assert result.code == 2 and "holds no grades" in result.err

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import random_store
 from conftest import raw_write
 from proctor import api
 from proctor.demo.write import write_collection
@@ -30,19 +31,10 @@ def _store(path: Path, seed: int = 16) -> Store:
     """Random grades: failures, passages graded on a subset of their query's questions, some queries never
     ranked and some runs missing queries."""
     rnd = random.Random(seed)
-    store = Store.create_or_open(path)
-    with store.transaction():
-        store.corpus.upsert_rankings((f"run{r}", f"q{q}", f"q{q}p{j}", rank, float(rnd.randint(0, 5)))
-                              for r in range(5) for q in range(7) if rnd.random() < 0.9
-                              for rank, j in enumerate(rnd.sample(range(15), 12)))
-        for grade_set in SETS:
-            store.grades.ensure_grade_set(grade_set)
-            store.grades.upsert_grades(grade_set.id, [
-                Grade(f"q{q}", f"q{q}p{j}", f"q{q}/h{k:02d}", "self-rating", grade_set.model, "v1", grade,
-                      "failed" if grade is None else "ok")
-                for q in range(8) for j in range(rnd.randint(3, 15)) for k in range(rnd.randint(1, 12))
-                if rnd.random() < 0.8 for grade in [None if rnd.random() < 0.1 else rnd.randint(0, 5)]])
-    return store
+    ranked = random_store.rankings(rnd, 5, [f"q{q}" for q in range(7)], pool=15, depth=12, top_score=5, keep=0.9)
+    graded = [(s, random_store.grades(rnd, s, [f"q{q}" for q in range(8)], (3, 15), (1, 12), question="{q}/h{k:02d}",
+                                      keep=0.8)) for s in SETS]
+    return random_store.random_store(path, ranked, graded)
 
 
 def _numbers(board: Leaderboard) -> list:

@@ -94,18 +94,22 @@ def test_an_empty_grade_set_alone_is_no_match_and_is_listed(cli, graded, tmp_pat
 
 @pytest.fixture(scope="module")
 def two_versions(tmp_path_factory):
-    """The demo store whose bank has two versions, each graded by the embedding method."""
+    """The demo store whose bank has two versions, each graded (self-ratings of the test server: no model to
+    load)."""
     from proctor.cli import main
 
     root = tmp_path_factory.mktemp("versions")
     store = seed_demo(root)
-    assert main(["grade", "--store", str(store), "--method", "embedding"]) == 0
-    bank = root / "collection" / "bank.jsonl"
-    lines = [json.loads(line) for line in bank.read_text().splitlines()]
-    lines[0]["items"].append({"question_id": "q1/extra", "question_text": "What do bees make?"})
-    bank.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    assert main(["import", "bank", str(bank), "--store", str(store)]) == 0
-    assert main(["grade", "--store", str(store), "--method", "embedding"]) == 0
+    with FakeOpenAI() as server:
+        grade = ["grade", "--store", str(store), "--method", "self-rating", "--llm", "openai:judge", "--base-url",
+                 server.base_url]
+        assert main(grade) == 0
+        bank = root / "collection" / "bank.jsonl"
+        lines = [json.loads(line) for line in bank.read_text().splitlines()]
+        lines[0]["items"].append({"question_id": "q1/extra", "question_text": "What do bees make?"})
+        bank.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        assert main(["import", "bank", str(bank), "--store", str(store)]) == 0
+        assert main(grade) == 0
     db = Store.open(store)
     try:
         versions = [b["version"] for b in db.banks.versions()]

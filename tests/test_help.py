@@ -16,14 +16,20 @@ from proctor.cli import build_parser
     (["qrels"], "largest grade"), (["leaderboard"], "EXAM-Cover"), (["demo"], "example collection"),
     (["correlate"], "tau_AP"), (["agreement"], "Krippendorff"), (["analyze"], "report.html"),
 ])
-def test_help(command, expect):
-    result = run_process(*command, "--help")
+def test_help(cli, command, expect):
+    result = cli(*command, "--help")
     assert result.code == 0 and expect in result.out
 
 
-def test_no_command_prints_help_and_fails():
-    result = run_process()
+def test_no_command_prints_help_and_fails(cli):
+    result = cli()
     assert result.code == 2 and "COMMAND" in result.out
+
+
+def test_the_module_runs_as_a_program():
+    """`python -m proctor --help`: the one real process here (the entry point, as a user starts it)."""
+    result = run_process("--help")
+    assert result.code == 0 and "EXAM-Qrels" in result.out
 
 
 def _parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:

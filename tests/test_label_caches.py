@@ -7,6 +7,7 @@ import random
 import sqlite3
 from pathlib import Path
 
+import random_store
 from conftest import raw_write, top_grades_of
 from proctor.evaluate.sources import exam_qrels, load_runs
 from proctor.records import Grade, GradeSet
@@ -17,16 +18,9 @@ SET = GradeSet("self-rating", "m", "v1", None, None, {"source": "test"}, "self-r
 
 def _store(path: Path) -> Store:
     rnd = random.Random(7)
-    store = Store.create_or_open(path)
-    with store.transaction():
-        store.corpus.upsert_rankings((f"run{r}", f"q{q}", f"q{q}p{j}", rank, float(rnd.randint(0, 4)))
-                              for r in range(3) for q in range(4) for rank, j in enumerate(rnd.sample(range(12), 10)))
-        store.grades.ensure_grade_set(SET)
-        store.grades.upsert_grades(SET.id, [
-            Grade(f"q{q}", f"q{q}p{j}", f"q{q}/h{k}", "self-rating", "m", "v1", g, "failed" if g is None else "ok")
-            for q in range(4) for j in range(12) for k in range(3)
-            for g in [None if rnd.random() < 0.1 else rnd.randint(0, 5)]])
-    return store
+    queries = [f"q{q}" for q in range(4)]
+    ranked = random_store.rankings(rnd, 3, queries, pool=12, depth=10, top_score=4)
+    return random_store.random_store(path, ranked, [(SET, random_store.grades(rnd, SET, queries, 12, 3))])
 
 
 def _uncached(store: Store) -> tuple[list, dict]:

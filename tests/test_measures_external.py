@@ -11,7 +11,6 @@ from collections import defaultdict
 import pytest
 import pytrec_eval
 
-from conftest import run_process
 from proctor.errors import UsageError
 from proctor.evaluate.measures import ExternalSpec, MeasureSpec, parse_measure
 
@@ -140,10 +139,10 @@ def official(dl19_pool):
 
 
 @pytest.mark.parametrize("measure, trec", [("bpref", "bpref"), ("R@100", "recall_100")])
-def test_dl19_official_bpref_and_recall_equal_pytrec_eval(dl19_store, official, measure, trec):
+def test_dl19_official_bpref_and_recall_equal_pytrec_eval(cli, dl19_store, official, measure, trec):
     qrels, runs = official
-    result = run_process("leaderboard", "--store", dl19_store, "--measure", measure, "--qrels", "official",
-                         "--format", "json", "--per-query")
+    result = cli("leaderboard", "--store", dl19_store, "--measure", measure, "--qrels", "official",
+                 "--format", "json", "--per-query")
     ours = _board(result)
     expected = _pytrec(qrels, runs, trec)
     assert len(ours) == len(expected) == 37

@@ -3,11 +3,12 @@ done, rate, failures and ETA; none with --no-progress."""
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 
-from conftest import run_process
 from fake_openai import FakeOpenAI
+from proctor.grading import engine
 from proctor.grading.progress import Progress
 
 
@@ -18,6 +19,19 @@ class Clock:
         self.now = 1000.0
 
     def __call__(self) -> float:
+        return self.now
+
+
+class Ticking(Clock):
+    """A clock that moves `step` seconds each time it is read: a run's progress lines come after so many reads,
+    not after real waits."""
+
+    def __init__(self, step: float) -> None:
+        super().__init__()
+        self.step = step
+
+    def __call__(self) -> float:
+        self.now += self.step
         return self.now
 
 
@@ -45,10 +59,11 @@ def test_log_lines_instead_of_a_bar_off_a_terminal():
     assert quiet.getvalue() == ""
 
 
-def test_grade_logs_progress_to_a_pipe(demo_store):
-    with FakeOpenAI(latency=0.02) as server:
-        result = run_process("grade", "--store", demo_store, "--method", "self-rating", "--llm", "openai:m",
-                             "--base-url", server.base_url, "--concurrency", "2", "--progress-every", "0.2")
+def test_grade_logs_progress_to_a_pipe(demo_store, cli, monkeypatch):
+    monkeypatch.setattr(engine, "Progress", functools.partial(Progress, clock=Ticking(0.1)))
+    with FakeOpenAI() as server:
+        result = cli("grade", "--store", demo_store, "--method", "self-rating", "--llm", "openai:m",
+                     "--base-url", server.base_url, "--concurrency", "2", "--progress-every", "0.2")
     assert result.code == 0, result.err
     lines = [line for line in result.err.splitlines() if "pairs/s" in line and "ETA" in line]
     assert len(lines) >= 2, result.err
@@ -56,7 +71,7 @@ def test_grade_logs_progress_to_a_pipe(demo_store):
     assert done == sorted(done) and done[-1] == 72
 
 
-def test_progress_every_must_be_positive(demo_store):
-    result = run_process("grade", "--store", demo_store, "--method", "self-rating", "--llm", "openai:m",
-                         "--progress-every", "0")
+def test_progress_every_must_be_positive(demo_store, cli):
+    result = cli("grade", "--store", demo_store, "--method", "self-rating", "--llm", "openai:m",
+                 "--progress-every", "0")
     assert result.code == 2 and "--progress-every" in result.err

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import random_store
 from conftest import raw_write
 from proctor import api
 from proctor.analyze.judges import store_agreement
@@ -30,26 +31,17 @@ EXPECTED = Path(__file__).parent / "data" / "recorded-results" / "expected.json"
 
 def _build(path: Path) -> Store:
     rnd = random.Random(16)
-    store = Store.create_or_open(path)
     queries = [f"q{i}" for i in range(12)]
     sets = [GradeSet("self-rating", "m1", "v1", None, None, {"source": "test"}, "self-rating"),
             GradeSet("four-prompts", "m2", "v1", None, None, {}, "four-prompts-sum")]
-    with store.transaction():
-        store.corpus.upsert_queries((q, f"text {q}") for q in queries)
-        store.corpus.upsert_passages((f"{q}p{j}", "x") for q in queries for j in range(30))
-        store.corpus.upsert_rankings((f"run{r}", q, f"{q}p{j}", rank, float(rnd.randint(0, 9)))
-                              for r in range(6) for q in queries[: 10 + r % 3]
-                              for rank, j in enumerate(rnd.sample(range(30), 25)))
-        store.corpus.upsert_judgments((q, f"{q}p{j}", rnd.randint(0, 3)) for q in queries[:10] for j in range(0, 30, 2))
-        for grade_set in sets:
-            store.grades.ensure_grade_set(grade_set)
-            steps = [grade_set.step] if grade_set.method == "self-rating" else ["four-prompts", grade_set.step]
-            store.grades.upsert_grades(grade_set.id, [
-                Grade(q, f"{q}p{j}", f"{q}/f{k % 3}/h{k}", step, grade_set.model, "v1", grade,
-                      "failed" if grade is None else rnd.choice(["ok", "ok", "defaulted"]), "reply")
-                for q in queries for j in range(rnd.randint(18, 30)) for k in range(rnd.randint(1, 7))
-                for step in steps for grade in [None if rnd.random() < 0.08 else rnd.randint(0, 5)]])
-    return store
+    ranked = random_store.rankings(rnd, 6, [queries[: 10 + r % 3] for r in range(6)], pool=30, depth=25, top_score=9)
+    judgments = ((q, f"{q}p{j}", rnd.randint(0, 3)) for q in queries[:10] for j in range(0, 30, 2))
+    graded = [(s, random_store.grades(rnd, s, queries, (18, 30), (1, 7), question="{q}/f{facet}/h{k}", failed=0.08,
+                                      steps=None if s.method == "self-rating" else ["four-prompts", s.step],
+                                      statuses=["ok", "ok", "defaulted"], reply="reply")) for s in sets]
+    return random_store.random_store(path, ranked, graded, queries=((q, f"text {q}") for q in queries),
+                                     passages=((f"{q}p{j}", "x") for q in queries for j in range(30)),
+                                     judgments=judgments)
 
 
 def _board(board: Leaderboard) -> dict:

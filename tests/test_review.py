@@ -44,12 +44,16 @@ class Server:
                                      env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
         self.banner = self.proc.stderr.readline()  # type: ignore[union-attr]
         self.url = f"http://127.0.0.1:{self.port}"
-        for _ in range(200):
+        for _ in range(200):  # the banner comes before uvicorn listens: try the port, waiting on the process between
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
                 return
             except OSError:
-                time.sleep(0.05)
+                try:
+                    status = self.proc.wait(0.05)
+                except subprocess.TimeoutExpired:
+                    continue
+                raise RuntimeError(f"the review server ended (status {status}): {self.banner}") from None
         raise RuntimeError(f"the review server did not start: {self.banner}")
 
     def get(self, path: str, headers: dict | None = None, data: bytes | None = None, method: str | None = None):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import run_process
 from proctor.errors import UsageError
 from proctor.review import editing
 from proctor.store import Store
@@ -61,7 +60,7 @@ def test_a_save_from_an_older_revision_is_refused_with_the_other_edit(store):
     assert _q1(store)[0]["text"] == "Bob's wording"
 
 
-def test_what_cannot_be_published_is_refused_and_leaves_the_store_as_it_was(store, demo_store, tmp_path):
+def test_what_cannot_be_published_is_refused_and_leaves_the_store_as_it_was(store, demo_store, tmp_path, cli):
     with pytest.raises(UsageError, match="no draft"):
         editing.publish(store, "bank", "ann")
     third = _q1(store)[2]
@@ -76,7 +75,7 @@ def test_what_cannot_be_published_is_refused_and_leaves_the_store_as_it_was(stor
     editing.edit_question(store, "bank", third["question_id"], 2, "ann", action="edit", text="Reworded")
     bank = tmp_path / "collection" / "bank.jsonl"
     bank.write_text(bank.read_text().replace("How do bees", "How exactly do bees"))
-    assert run_process("import", "bank", bank, "--store", demo_store).code == 0  # a newer version meanwhile
+    assert cli("import", "bank", bank, "--store", demo_store).code == 0  # a newer version meanwhile
     versions = len(store.banks.versions())
     with pytest.raises(UsageError, match="newer version"):
         editing.publish(store, "bank", "ann")

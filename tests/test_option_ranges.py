@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import run_process
+from conftest import seed_demo
+from fake_openai import FakeOpenAI
+from proctor.cli import main
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    from conftest import seed_demo
-
+    """The demo store with one grade set (the test server's self-ratings: no model to load)."""
     store = seed_demo(tmp_path_factory.mktemp("graded"))
-    assert run_process("grade", "--store", store, "--method", "embedding").code == 0
+    with FakeOpenAI() as server:
+        assert main(["grade", "--store", str(store), "--method", "self-rating", "--llm", "openai:judge",
+                     "--base-url", server.base_url]) == 0
     return store
 
 
@@ -39,60 +42,58 @@ CASES = [
 
 
 @pytest.mark.parametrize("args,option,detail", CASES, ids=[" ".join(c[0][:1] + c[0][-2:]) for c in CASES])
-def test_out_of_range_options_exit_2_naming_the_option(graded, args, option, detail):
+def test_out_of_range_options_exit_2_naming_the_option(graded, cli, args, option, detail):
     official = graded.parent / "official.json"
     official.write_text('{"strong": 1, "partial": 2, "middling": 3, "weak": 4}')
     args = [official if a == "OFFICIAL" else (graded.parent / "r" if a == "r" else a) for a in args]
-    result = run_process(*args, "--store", graded)
+    result = cli(*args, "--store", graded)
     assert result.code == 2 and option in result.err and detail in result.err, result.err
     assert result.out == "" and "Traceback" not in result.err
 
 
-def test_correlate_bootstrap_must_not_be_negative(tmp_path):
+def test_correlate_bootstrap_must_not_be_negative(tmp_path, cli):
     board = tmp_path / "lb.tsv"
     board.write_text("system\tscore\na\t1\nb\t2\nc\t3\n")
     official = tmp_path / "o.json"
     official.write_text('{"a": 1, "b": 2, "c": 3}')
-    result = run_process("correlate", board, "--official", official, "--bootstrap", "-5")
+    result = cli("correlate", board, "--official", official, "--bootstrap", "-5")
     assert result.code == 2 and "--bootstrap" in result.err and "0 or more" in result.err
 
 
 @pytest.mark.parametrize("row", ["c\tnan", "c\tinf", "c\t-inf"])
-def test_correlate_refuses_a_score_that_is_not_a_finite_number(tmp_path, row):
+def test_correlate_refuses_a_score_that_is_not_a_finite_number(tmp_path, cli, row):
     board = tmp_path / "lb.tsv"
     board.write_text(f"system\tscore\na\t1\nb\t2\n{row}\n")
     official = tmp_path / "o.json"
     official.write_text('{"a": 1, "b": 2, "c": 3}')
-    result = run_process("correlate", board, "--official", official)
+    result = cli("correlate", board, "--official", official)
     assert result.code == 2 and f"{board}:4:" in result.err and "not a finite number" in result.err
 
 
-def test_a_fully_tied_leaderboard_has_no_correlation_and_two_systems_warn(tmp_path):
+def test_a_fully_tied_leaderboard_has_no_correlation_and_two_systems_warn(tmp_path, cli):
     import json
 
     official = tmp_path / "o.json"
     official.write_text('{"a": 1, "b": 2, "c": 3}')
     tied = tmp_path / "tied.tsv"
     tied.write_text("a\t0.5\nb\t0.5\nc\t0.5\n")
-    result = run_process("correlate", tied, "--official", official, "--format", "json")
+    result = cli("correlate", tied, "--official", official, "--format", "json")
     data = json.loads(result.out)
     assert result.code == 0 and data["spearman"] is data["kendall"] is data["tau_ap"] is None
     assert "ranks every system the same" in result.err
     two = tmp_path / "two.tsv"
     two.write_text("a\t0.9\nb\t0.1\n")
-    result = run_process("correlate", two, "--official", official, "--format", "json")
+    result = cli("correlate", two, "--official", official, "--format", "json")
     assert result.code == 0 and "only 2 systems" in result.err and json.loads(result.out)["n_systems"] == 2
 
 
-def test_a_system_with_no_evaluable_query_is_left_out_with_a_note(tmp_path):
-    from conftest import seed_demo
-
+def test_a_system_with_no_evaluable_query_is_left_out_with_a_note(tmp_path, cli):
     store = seed_demo(tmp_path)
     stray = tmp_path / "stray.run"
     stray.write_text("q1 Q0 zzz 1 1.0 stray\n")
-    assert run_process("import", "runs", stray, "--store", store).code == 0
+    assert cli("import", "runs", stray, "--store", store).code == 0
     qrels = tmp_path / "other.qrels"
     qrels.write_text("q2 0 d201 1\n")
-    result = run_process("leaderboard", "--store", store, "--measure", "P@3", "--qrels", qrels)
+    result = cli("leaderboard", "--store", store, "--measure", "P@3", "--qrels", qrels)
     assert result.code == 0 and not [row for row in result.out.splitlines() if row.startswith("stray")]
     assert "left out, no evaluable query" in result.err and "stray" in result.err

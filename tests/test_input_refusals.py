@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from conftest import run_process, seed_demo
+from conftest import seed_demo
 from proctor.io.fields import as_id
 from proctor.store import Store
 
@@ -25,6 +25,12 @@ def _exampp(*paragraphs, qid="q1"):
 def _grades(rating):
     return [{"llm": "m", "prompt_info": {"is_self_rated": True, "prompt_class": "P"},
              "self_ratings": [{"question_id": "q1/a", "self_rating": rating}], "answers": [["q1/a", "x"]]}]
+
+
+@pytest.fixture(scope="module")
+def refusing_store(tmp_path_factory):
+    """The demo collection in one store shared by the refusal tests: each checks that it is left unchanged."""
+    return seed_demo(tmp_path_factory.mktemp("refusing"))
 
 
 BAD = [  # (kind, file name, content, what the error says)
@@ -61,14 +67,14 @@ BAD = [  # (kind, file name, content, what the error says)
 
 
 @pytest.mark.parametrize("kind,name,content,message", BAD, ids=[f"{b[0]}-{b[3][:30]}" for b in BAD])
-def test_bad_input_is_refused_with_file_and_line(demo_store, tmp_path, kind, name, content, message):
+def test_bad_input_is_refused_with_file_and_line(refusing_store, cli, tmp_path, kind, name, content, message):
     path = tmp_path / name
     path.write_text(content)
-    before = Store.open(demo_store).dump()
-    result = run_process("import", kind, path, "--store", demo_store)
+    before = Store.open(refusing_store).dump()
+    result = cli("import", kind, path, "--store", refusing_store)
     assert result.code == 2 and f"{path}:" in result.err and message in result.err, result.err
     assert "Traceback" not in result.err
-    assert Store.open(demo_store).dump() == before
+    assert Store.open(refusing_store).dump() == before
 
 
 GOOD = [
@@ -80,27 +86,27 @@ GOOD = [
 
 
 @pytest.mark.parametrize("kind,name,content,n", GOOD)
-def test_identical_duplicates_and_numeric_ids_are_harmless(tmp_path, kind, name, content, n):
+def test_identical_duplicates_and_numeric_ids_are_harmless(tmp_path, cli, kind, name, content, n):
     path = tmp_path / name
     path.write_text(content)
-    result = run_process("import", kind, path, "--store", tmp_path / "s.db")
+    result = cli("import", kind, path, "--store", tmp_path / "s.db")
     assert result.code == 0, result.err
 
 
-def test_response_ids_cannot_collide(tmp_path):
+def test_response_ids_cannot_collide(tmp_path, cli):
     """run `a` + query `b/c` and run `a/b` + query `c` would both give `a/b/c/0`: refused, not merged."""
     answers = tmp_path / "g.jsonl"
     answers.write_text(json.dumps({"run_id": "a", "query_id": "b/c", "text": "One."}) + "\n")
-    result = run_process("import", "responses", answers, "--store", tmp_path / "s.db")
+    result = cli("import", "responses", answers, "--store", tmp_path / "s.db")
     assert result.code == 2 and "contains '/'" in result.err
 
 
-def test_the_real_dl19_pool_still_imports(dl19_pool, tmp_path):
+def test_the_real_dl19_pool_still_imports(dl19_pool, tmp_path, cli):
     with gzip.open(dl19_pool, "rt") as handle:
         first = handle.readline()
     sample = tmp_path / "one.jsonl"
     sample.write_text(first)
-    assert run_process("import", "exampp", sample, "--store", tmp_path / "s.db").code == 0
+    assert cli("import", "exampp", sample, "--store", tmp_path / "s.db").code == 0
 
 
 def _rank(rank=1, score=1.0, method="r", query="q1"):
@@ -167,14 +173,14 @@ REFUSED = [  # (kind, file name, content, line of the error, what the error says
 
 
 @pytest.mark.parametrize("kind,name,content,line,message", REFUSED, ids=[f"{r[0]}-{r[4][:30]}" for r in REFUSED])
-def test_refused_in_process_with_file_and_line(cli, demo_store, tmp_path, kind, name, content, line, message):
+def test_refused_in_process_with_file_and_line(cli, refusing_store, tmp_path, kind, name, content, line, message):
     path = tmp_path / name
     path.write_bytes(content.encode("utf-8", "surrogatepass"))
-    before = Store.open(demo_store).dump()
-    result = cli("import", kind, path, "--store", demo_store)
+    before = Store.open(refusing_store).dump()
+    result = cli("import", kind, path, "--store", refusing_store)
     assert result.code == 2 and f"{path}:{line}: " in result.err and message in result.err, result.err
     assert "Traceback" not in result.err
-    assert Store.open(demo_store).dump() == before
+    assert Store.open(refusing_store).dump() == before
 
 
 ACCEPTED = [  # (kind, file name, content, rows the store then holds)
@@ -262,13 +268,13 @@ def test_the_one_id_check_refuses(value, message):
         as_id(value, "query")
 
 
-def test_exampp_facet_judgments_and_rankings_belong_to_their_query(tmp_path):
+def test_exampp_facet_judgments_and_rankings_belong_to_their_query(tmp_path, cli):
     line = json.dumps(["q1", [{"paragraph_id": "d1", "text": "x", "paragraph_data": {
         "judgments": [{"query": "q1/f1", "relevance": 1}],
         "rankings": [{"method": "r", "queryId": "q1/f1", "rank": 1, "score": 1.0}]}, "exam_grades": None}]])
     path = tmp_path / "car.jsonl"
     path.write_text(line + "\n")
-    assert run_process("import", "exampp", path, "--store", tmp_path / "s.db").code == 0
+    assert cli("import", "exampp", path, "--store", tmp_path / "s.db").code == 0
     store = Store.open(tmp_path / "s.db")
     assert store.corpus.judgments() == {"q1/f1": {"d1": 1}}
     assert store.corpus.ranking_rows() == [("r", "q1/f1", "d1", 1, 1.0)]
