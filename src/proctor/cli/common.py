@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
-from proctor.errors import UsageError
+from proctor.api import Coverage, Floor
+from proctor.api.stores import DEFAULT_LOCK_TIMEOUT, Store, open_store
+from proctor.api.stores import check_judged_relevant as check_judged_relevant  # `--judged-relevant J`, in the API
 from proctor.numeric_options import range_words
-from proctor.store import DEFAULT_LOCK_TIMEOUT, Store
 
 
 def add_store(parser: argparse.ArgumentParser) -> None:
@@ -46,7 +46,7 @@ def writable_store(path: str, lock_timeout: float | None = None) -> Iterator[Sto
     """Open (or create) a store for writing; a store this command created is removed again if it fails."""
     target = Path(path)
     existed = target.exists()
-    store = Store.create_or_open(target, lock_timeout=_timeout(lock_timeout))
+    store = open_store(target, create=True, lock_timeout=lock_timeout)
     if store.migration_note:
         note(store.migration_note)
     try:
@@ -63,17 +63,13 @@ def writable_store(path: str, lock_timeout: float | None = None) -> Iterator[Sto
 @contextmanager
 def readable_store(path: str, lock_timeout: float | None = None) -> Iterator[Store]:
     """Open an existing store for reading (read-only where the file cannot be written)."""
-    store = Store.open(path, lock_timeout=_timeout(lock_timeout))
+    store = open_store(path, lock_timeout=lock_timeout)
     if store.migration_note:
         note(store.migration_note)
     try:
         yield store
     finally:
         store.close()
-
-
-def _timeout(value: float | None) -> float:
-    return DEFAULT_LOCK_TIMEOUT if value is None else value
 
 
 MAX_GRADE = 5
@@ -98,13 +94,6 @@ GRADE = int_in(1, MAX_GRADE)
 """A threshold τ on grades: 1..5."""
 
 
-def check_judged_relevant(store: Store, value: int) -> None:
-    """`--judged-relevant J` must be reachable by the store's judgments (else every passage is non-relevant)."""
-    top = store.max_judgment()
-    if top is not None and value > top:
-        raise UsageError(f"--judged-relevant {value}: no judgment reaches it (the store's judgments go up to {top})")
-
-
 def note(message: str) -> None:
     """A note for the user on standard error (standard output stays machine-readable)."""
     print(f"proctor: {message}", file=sys.stderr)
@@ -123,7 +112,7 @@ def fraction(text: str) -> float:
 
 def add_floor_options(parser: argparse.ArgumentParser) -> None:
     """Add `--floor-queries N` and `--floor-graded F`: below them a number is flagged (docs/trust.md)."""
-    from proctor.evaluate.coverage import DEFAULT_MIN_GRADED, DEFAULT_MIN_QUERIES
+    from proctor.api import DEFAULT_MIN_GRADED, DEFAULT_MIN_QUERIES
 
     parser.add_argument("--floor-queries", type=int_in(0), default=DEFAULT_MIN_QUERIES, metavar="N",
                         help="warn when a number rests on fewer than N queries (default "
@@ -133,17 +122,23 @@ def add_floor_options(parser: argparse.ArgumentParser) -> None:
                         f"{DEFAULT_MIN_GRADED}; 0: never)")
 
 
-def floor_of(args: argparse.Namespace) -> Any:
+def floor_of(args: argparse.Namespace) -> Floor:
     """The coverage floor the options name."""
-    from proctor.evaluate.coverage import Floor
-
     return Floor(args.floor_queries, args.floor_graded)
 
 
-def warn_coverage(coverage: Any) -> None:
+def warn_coverage(coverage: Coverage | None) -> None:
     """Print a coverage's warnings (what a number rests on, below the floor) on standard error."""
     if coverage is not None:
         for warning in coverage.warnings:
             note(f"warning: {warning}; {coverage.summary()}")
         if coverage.per_system:
             note(f"systems that rest on less: {coverage.systems_text()}")
+
+
+def flag_names(args: argparse.Namespace, params: Sequence[str]) -> dict[str, str]:
+    """How the shell writes each of `params`: the command's own flag (`_record_flags`, its `param_flags` first),
+    else the option of that name (`min_grade` → `--min-grade`), as a parameter a layer below names that this
+    command has no option for."""
+    names = {**getattr(args, "flags", {}), **getattr(args, "param_flags", {})}
+    return {p: names.get(p, "--" + p.replace("_", "-")) for p in params}
