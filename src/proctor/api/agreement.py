@@ -4,7 +4,7 @@ kappa of binary merges, LLMJudge binarisations, weighted kappa, Krippendorff's a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from proctor.api.results import Report
 from proctor.api.stores import check_judged_relevant
@@ -54,6 +54,5 @@ def agreement(store: Store, judged_relevant: int, *, merges: str | Sequence[str]
     if not ms or min(ms) < 1:
         raise UsageError("{min_questions} takes positive integers, e.g. 1,2,5", params=("min_questions",))
     check_judged_relevant(store, judged_relevant)
-    result: dict[str, Any] = store_agreement(store, judged_relevant, min_questions=ms, merges=rules, method=method,
-                                             model=model, grade_set=grade_set, bank=bank, floor=floor)
-    return Agreement(result)
+    return Agreement(store_agreement(store, judged_relevant, min_questions=ms, merges=rules, method=method,
+                                     model=model, grade_set=grade_set, bank=bank, floor=floor))

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from proctor.api.modes import Ties
-from proctor.api.results import Notice, Report
+from proctor.api.results import JSON, Notice, Report
 from proctor.errors import UsageError
 from proctor.evaluate.coverage import DEFAULT_FLOOR, Floor
 from proctor.evaluate.leaderboard import Leaderboard, measure_leaderboard
@@ -134,7 +134,7 @@ def correlation(leaderboard: str | Path, *, official: str | Path | None = None, 
     return result
 
 
-def _tsv(result: dict[str, Any]) -> str:
+def _tsv(result: Correlation) -> str:
     """One row of coefficients under a header."""
     ci = result.get("confidence_intervals") or {}
     fields = ["spearman", "kendall", "tau_ap", "tauap_b", "kendall@10", "n_systems"]
@@ -146,7 +146,7 @@ def _tsv(result: dict[str, Any]) -> str:
     return "\t".join(header) + "\n" + "\t".join(values) + "\n"
 
 
-def _markdown(result: dict[str, Any]) -> str:
+def _markdown(result: Correlation) -> str:
     """The coefficients, missing systems, warnings and discordant pairs as Markdown."""
     ci = result.get("confidence_intervals") or {}
     lines = [f"**Correlation** of {escape(result['leaderboard'])} with {escape(result['official'])} "
@@ -163,7 +163,7 @@ def _markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines + discordant_lines(result["discordant_pairs"])) + "\n"
 
 
-def discordant_lines(pairs: list[dict[str, Any]]) -> list[str]:
+def discordant_lines(pairs: list[dict[str, JSON]]) -> list[str]:
     """Markdown: the pairs of systems the leaderboard orders against the official order."""
     if not pairs:
         return ["", "No pair of systems is ordered against the official order."]

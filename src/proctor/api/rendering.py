@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from proctor.api.leaderboards import render_leaderboards
-from proctor.api.results import Rendered
+from proctor.api.results import JSON, Rendered
 from proctor.errors import UsageError
 from proctor.evaluate.leaderboard import Leaderboard
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 def render(result: Leaderboard | Sequence[Leaderboard] | Rendered | Comparison, fmt: str | None = None, *,
            per_query: bool = False, title: str = "") -> str:
-    """Any result of the API as text in `fmt` (None: the result's default): leaderboards as `tsv` (default),
+    """Every result of the API as text in `fmt` (None: the result's default): leaderboards as `tsv` (default),
     `json` (with `per_query` scores), `md`, `trec` (= `tot`), `ir-measures` or `jsonl`; a significance
     `Comparison` as `tsv`, `json` or `md` (under `title`); reports (correlation, agreement, calibration, probes,
     ensembles, store info, grade sets, qrels, ...) in the formats their command offers."""
@@ -30,7 +30,7 @@ def render(result: Leaderboard | Sequence[Leaderboard] | Rendered | Comparison, 
     return ComparisonReport(result, title).render(fmt)  # type: ignore[arg-type]
 
 
-def as_rows(board: Leaderboard) -> list[dict[str, Any]]:
+def as_rows(board: Leaderboard) -> list[dict[str, JSON]]:
     """A leaderboard as plain rows `{system, score, stderr, n_queries}`, best first."""
     return [{"system": e.system, "score": e.score, "stderr": e.stderr, "n_queries": e.n_queries}
             for e in board.entries]

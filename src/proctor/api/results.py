@@ -5,20 +5,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Protocol
+from typing import ClassVar, Protocol
 
 from proctor.errors import UsageError
 
+JSON = str | int | float | bool | None | list["JSON"] | dict[str, "JSON"]
+"""A value of a JSON document, as the reports hold them."""
+
 
 class Rendered(Protocol):
-    """Anything `api.render` writes: it renders itself in one of its formats."""
+    """What `api.render` writes: a result that renders itself in one of its formats."""
 
     def render(self, fmt: str | None = None) -> str:
         """The result as text in `fmt` (None: its default)."""
         ...
 
 
-class Report(dict[str, Any]):
+class Report(dict[str, JSON]):
     """A report: the JSON object `--format json` prints, rendered by `render(fmt)` in its `formats`."""
 
     formats: ClassVar[tuple[str, ...]] = ("json",)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from proctor.api.results import Report
+from proctor.api.results import JSON, Report
 from proctor.errors import UsageError
 from proctor.store import DEFAULT_LOCK_TIMEOUT as DEFAULT_LOCK_TIMEOUT
 from proctor.store import Store as Store
@@ -33,7 +34,7 @@ def info(store: Store) -> StoreInfo:
     return StoreInfo(store.counts())
 
 
-def info_text(counts: dict[str, Any]) -> str:
+def info_text(counts: Mapping[str, JSON]) -> str:
     """What `proctor info` prints: counts, bank versions, grade sets."""
     lines = [f"{key:<14} {counts[key]}" for key in ("store", "queries", "passages", "runs", "generated_runs",
                                                      "rankings", "judgments", "banks", "questions", "grades",

@@ -4,11 +4,11 @@ robustness probes with attacked passages (`proctor probe`); heavy modules load o
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from proctor.api.results import Report
+from proctor.api.results import JSON, Report
 from proctor.errors import UsageError
 from proctor.gradesets.resolve import resolve_grade_set
 from proctor.grading.guards import GUARDS as GUARDS  # the guards `probe` takes
@@ -70,7 +70,7 @@ def _budgets(text: str) -> list[int]:
 
 
 def to_review(store: Store, grade_set: str | None = None, *, min_grade: int = 4, depth: int = 20,
-              limit: int = 50) -> dict[str, Any]:
+              limit: int = 50) -> dict[str, JSON]:
     """The review app's "to review" queue: labelled passages ordered by how much a human verdict would change
     (pairs of systems it alone decides on P@depth, ensemble members' spread, label at `min_grade`)."""
     from proctor.gradesets.ensemble import check_min_grade
@@ -90,12 +90,12 @@ class ProbeReport(Report):
     formats: ClassVar[tuple[str, ...]] = ("tsv", "json", "md")
 
     @property
-    def sample(self) -> dict[str, Any]:
+    def sample(self) -> dict[str, JSON]:
         """The passages asked for (`asked`), probed (`probed`) and how they were chosen (`basis`)."""
         return self["sample"]
 
     @property
-    def flagged_pairs(self) -> list[Any]:
+    def flagged_pairs(self) -> list[JSON]:
         """The probed pairs the `detect` guard flagged (no grade)."""
         return self["flagged_pairs"]
 
@@ -105,7 +105,7 @@ class ProbeReport(Report):
 
 
 def probe(store: Store, grade_set: str, attacks: str | Sequence[str], *, guards: str | Sequence[str] | None = (),
-          sample: int = 20, seed: int = 0, llm: str | None = None, **backend: Any) -> ProbeReport:
+          sample: int = 20, seed: int = 0, llm: str | None = None, **backend: str | float | None) -> ProbeReport:
     """Probe a grade set's judge with attacked copies of non-relevant pool passages (`attacks`: names, or
     `"a,b"`), without and with each guard (`detect`, `harden`); `llm` defaults to the grade set's backend and
     model, `backend` are `BackendConfig` fields. Returns the report (what `proctor probe --format json`
@@ -120,7 +120,7 @@ def probe(store: Store, grade_set: str, attacks: str | Sequence[str], *, guards:
     return ProbeReport(asyncio.run(probe_grade_set(store, chosen, names, guard_names, sample, seed, llm, backend)))
 
 
-def render_probe(report: dict[str, Any], fmt: str = "tsv") -> str:
+def render_probe(report: Mapping[str, JSON], fmt: str = "tsv") -> str:
     """A probe report as `tsv`, `json` or `md`."""
     from proctor.robustness.report import render_report
 
