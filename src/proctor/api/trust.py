@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar
 
-from proctor.api.results import JSON, Report
+from proctor.api.results import JSON, Notice, Report
 from proctor.errors import UsageError
 from proctor.gradesets.resolve import resolve_grade_set
 from proctor.grading.guards import GUARDS as GUARDS  # the guards `probe` takes
@@ -102,6 +102,17 @@ class ProbeReport(Report):
     def render(self, fmt: str | None = None) -> str:
         """The report as `tsv` (default), `json` or `md`."""
         return render_probe(self, fmt or "tsv")
+
+    def notes(self) -> list[str | Notice]:
+        """What a reader should know beside the table: fewer passages probed than asked, pairs flagged."""
+        sample, flagged = self.sample, self.flagged_pairs
+        notes = []
+        if sample["probed"] < sample["asked"]:  # type: ignore[operator]
+            notes.append(f"only {sample['probed']} passages could be probed ({sample['basis']})")
+        if flagged:
+            notes.append(Notice(f"{len(flagged)} probed pairs flagged by detect (no grade; listed with {{fmt}} json)",
+                                ("fmt",)))
+        return notes
 
 
 def probe(store: Store, grade_set: str, attacks: str | Sequence[str], *, guards: str | Sequence[str] | None = (),

@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from proctor.api import Coverage, Floor
+from proctor.api import Coverage, Floor, Notice
 from proctor.api.stores import DEFAULT_LOCK_TIMEOUT, Store, open_store
 from proctor.api.stores import check_judged_relevant as check_judged_relevant  # `--judged-relevant J`, in the API
 from proctor.numeric_options import range_words
@@ -142,3 +142,8 @@ def flag_names(args: argparse.Namespace, params: Sequence[str]) -> dict[str, str
     command has no option for."""
     names = {**getattr(args, "flags", {}), **getattr(args, "param_flags", {})}
     return {p: names.get(p, "--" + p.replace("_", "-")) for p in params}
+
+
+def spelled(args: argparse.Namespace, text: str) -> str:
+    """A sentence of the API as the shell says it: a `Notice`'s parameters as the command's flags."""
+    return text.spelled(flag_names(args, text.params)) if isinstance(text, Notice) else text

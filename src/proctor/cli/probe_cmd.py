@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from proctor import api
-from proctor.cli.common import add_format, add_store, int_in, note
+from proctor.cli.common import add_format, add_store, int_in, note, spelled
 from proctor.llm.config import add_backend_options
 
 DESCRIPTION = f"""\
@@ -54,9 +54,6 @@ def run(args: argparse.Namespace) -> int:
     finally:
         store.close()
     print(api.render(report, args.format), end="")
-    sample = report.sample
-    if sample["probed"] < sample["asked"]:
-        note(f"only {sample['probed']} passages could be probed ({sample['basis']})")
-    if report.flagged_pairs:
-        note(f"{len(report.flagged_pairs)} probed pairs flagged by detect (no grade; listed with --format json)")
+    for line in report.notes():
+        note(spelled(args, line))
     return 0
