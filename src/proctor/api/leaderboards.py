@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from proctor.api.labels import ANY_LABELS, LabelChoice, qrels
@@ -138,12 +139,18 @@ def render_leaderboards(board: Leaderboard | Sequence[Leaderboard], fmt: Leaderb
 
 @dataclass
 class LeaderboardReport:
-    """What `proctor leaderboard` prints: leaderboards (with intervals when asked) and, with significance, each
-    one's paired tests (`comparisons`, in the same order)."""
+    """What `proctor leaderboard` prints: leaderboards (with intervals when asked) and, with `significance`
+    settings, each one's paired tests (`comparisons`, in the same order, made when first read)."""
 
     boards: list[Leaderboard]
-    comparisons: list[Comparison] = field(default_factory=list)
+    significance: SignificanceSettings | None = None
     per_query: bool = False
+
+    @cached_property
+    def comparisons(self) -> list[Comparison]:
+        """Each leaderboard's paired tests (none without significance settings)."""
+        settings = self.significance
+        return [significance_of(board, settings) for board in self.boards] if settings is not None else []
 
     def render(self, fmt: LeaderboardFormat | None = None) -> str:
         """The leaderboards as text; with significance, JSON objects gain `significance` and each Markdown
@@ -172,7 +179,8 @@ def leaderboard_report(store: Store, *, measures: Sequence[str] = (), min_grade:
                        seed: int = 0) -> LeaderboardReport:
     """`proctor leaderboard`: the leaderboards of `leaderboards` (or the one of `leaderboard` for answers'
     `score`), checked against the output they are written in (`fmt`, `per_query`), with bootstrap `intervals`
-    (`confidence`, `resamples`, `seed`) and paired `significance` tests when asked; render with `api.render`."""
+    (`confidence`, `resamples`, `seed`) and paired `significance` tests when asked (made when the report's
+    `comparisons` are first read: a `baseline` that names no system is refused then); render with `api.render`."""
     _check_output(fmt, per_query, significance is not None, intervals, confidence, resamples)
     if intervals:
         confidence = DEFAULT_CONFIDENCE if confidence is None else confidence
@@ -188,8 +196,7 @@ def leaderboard_report(store: Store, *, measures: Sequence[str] = (), min_grade:
                               runs=runs, floor=floor)
     for board in boards if intervals else []:
         add_intervals(board, confidence=confidence, resamples=resamples, seed=seed)  # type: ignore[arg-type]
-    comparisons = [significance_of(board, significance) for board in boards] if significance else []
-    return LeaderboardReport(boards, comparisons, per_query)
+    return LeaderboardReport(boards, significance, per_query)
 
 
 def significance_of(board: Leaderboard, settings: SignificanceSettings) -> Comparison:
