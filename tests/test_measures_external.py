@@ -40,9 +40,8 @@ def test_unknown_names_list_close_matches(text, suggestion):
 
 
 def test_several_names_in_one_trec_measure_are_refused_with_the_way_out():
-    with pytest.raises(UsageError, match="give them one by one: measure P@5 measure P@10$") as refused:
+    with pytest.raises(UsageError, match="--measure P@5 --measure P@10"):
         parse_measure("P.5,10")
-    assert refused.value.spelled({"measure": "--measure"}).endswith("--measure P@5 --measure P@10")  # the CLI's words
 
 
 def _pytrec(qrels: dict, runs: dict, measure: str, level: int = 1) -> dict[str, dict[str, float]]:

@@ -109,9 +109,8 @@ def parse_external(text: str) -> ExternalSpec | None:
             continue
         measures = parsed if isinstance(parsed, list) else [parsed]
         if len(measures) != 1:
-            names = " ".join(f"{{measure}} {m}" for m in measures)
-            raise UsageError(f"measure {text!r} names {len(measures)} measures; give them one by one: {names}",
-                             params=("measure",))
+            names = " ".join(f"--measure {m}" for m in measures)
+            raise UsageError(f"measure {text!r} names {len(measures)} measures; give them one by one: {names}")
         spec = ExternalSpec(measures[0], text, trec_form)
         if _provider(spec.ir) is None:
             raise UsageError(f"measure {text!r}: no available ir_measures provider computes {spec.name}")
