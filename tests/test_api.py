@@ -29,11 +29,12 @@ def graded(tmp_path):
 
 def test_docs_example_runs(tmp_path, monkeypatch, capsys):
     text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
-    (code,) = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    code = "\n".join(re.findall(r"```python\n(.*?)```", text, flags=re.S))  # the blocks in order, one program
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "docs/api.md", "exec"), {"__name__": "docs_example"})
     out = capsys.readouterr().out
     assert "72 pairs graded" in out and "Kendall tau" in out and "['import', 'grade:recorded', 'evaluate']" in out
+    assert "qrels from grade set" in out and "**Significance**" in out and "metric cover takes no measure" in out
 
 
 @pytest.mark.parametrize("args", [

@@ -185,9 +185,12 @@ def test_an_ensemble_needs_two_members_and_a_known_rule(cli, two_prompts):
     from proctor import api
 
     opened = api.open_store(store)
-    with pytest.raises(UsageError, match="--rule vote: choose one of mean, median, max, min, majority"):
-        api.ensemble(opened, [first, second], "vote")
+    with pytest.raises(UsageError, match="^rule vote: choose one of mean, median, max, min, majority"):
+        api.ensemble(opened, [first, second], "vote")  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match=r"^an ensemble needs at least two different grade sets \(grade_set A"):
+        api.ensemble(opened, [first, first], "mean")
     opened.close()
+    assert "needs at least two different grade sets (--grade-set A --grade-set B)" in refused.err
 
 
 def test_an_ensemble_is_not_a_member(cli, two_prompts):

@@ -78,8 +78,11 @@ def test_trec_eval_output_of_several_runs(cli, tmp_path):
     path = tmp_path / "trec_eval.q"
     path.write_text(TREC_EVAL.format(run="a", p20="0.3000", map="0.1500")
                     + TREC_EVAL.format(run="b", p20="0.2000", map="0.2500").replace("0.5000", "0.3000"))
-    with pytest.raises(Exception, match="holds 3 measures \\(P_20, map, num_q\\); choose one with --measure"):
-        read_leaderboard(path)
+    with pytest.raises(Exception, match="holds 3 measures \\(P_20, map, num_q\\); choose one with measure$"):
+        read_leaderboard(path)  # the reader names the parameter; the command its flag
+    refused = cli("compare", path)
+    assert refused.code == 2 and refused.err.rstrip().endswith("holds 3 measures (P_20, map, num_q); choose one with "
+                                                               "--measure")
     board = read_leaderboard(path, "P@20")  # ir_measures' name of trec_eval's P_20
     assert board.scores == {"a": 0.3, "b": 0.2}
     assert board.per_query == {"a": {"301": 0.5, "302": 0.1}, "b": {"301": 0.3, "302": 0.1}}

@@ -40,3 +40,8 @@ class UsageError(ProctorError):
         for param in self.params:
             text = text.replace("{" + param + "}", names.get(param, param))
         return text
+
+    def as_options(self) -> str:
+        """The message with each parameter spelled as the command-line option of that name (`min_grade` →
+        `--min-grade`), as Proctor's command line and review app say it."""
+        return self.spelled({p: "--" + p.replace("_", "-") for p in self.params})

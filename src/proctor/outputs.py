@@ -16,25 +16,33 @@ from proctor.errors import UsageError
 
 
 def file_target(path: str | Path, option: str = "--out") -> Path:
-    """A path a file can be written to, or a usage error saying why not."""
+    """A path a file can be written to, or a usage error saying why not (naming `option`; a parameter's
+    `{name}` marker names it as `UsageError.params` do)."""
     target = Path(path)
     if target.is_dir() and not target.is_symlink():
-        raise UsageError(f"{option} {target}: is a folder; give the name of a file to write")
+        raise UsageError(f"{option} {target}: is a folder; give the name of a file to write", params=_named(option))
     if not target.parent.is_dir():
-        raise UsageError(f"{option} {target}: folder {target.parent} does not exist")
+        raise UsageError(f"{option} {target}: folder {target.parent} does not exist", params=_named(option))
     return target
 
 
 def folder_target(path: str | Path, option: str = "--out") -> Path:
-    """A folder to write into (created when missing), or a usage error when something else is there."""
+    """A folder to write into (created when missing), or a usage error when something else is there (naming
+    `option` as `file_target` does)."""
     target = Path(path)
     if target.exists() and not target.is_dir():
-        raise UsageError(f"{option} {target}: exists and is not a folder")
+        raise UsageError(f"{option} {target}: exists and is not a folder", params=_named(option))
     try:
         target.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UsageError(f"{option} {target}: cannot create the folder ({exc.strerror})") from None
+        raise UsageError(f"{option} {target}: cannot create the folder ({exc.strerror})",
+                         params=_named(option)) from None
     return target
+
+
+def _named(option: str) -> tuple[str, ...]:
+    """The parameter a `{name}` marker names (none for an option spelled out)."""
+    return (option[1:-1],) if option.startswith("{") and option.endswith("}") else ()
 
 
 @contextlib.contextmanager

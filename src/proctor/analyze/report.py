@@ -78,9 +78,10 @@ class Report:
 
 def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, out: Path) -> Report:
     """Run the meta-evaluation and write it into `out`; returns what was written."""
-    folder_target(out)
+    folder_target(out, "{out}")
     if (out / "plots").is_symlink():
-        raise UsageError(f"--out {out}: plots is a symlink; Proctor writes only into folders of its own")
+        raise UsageError(f"{{out}} {out}: plots is a symlink; Proctor writes only into folders of its own",
+                         params=("out",))
     (out / "plots").mkdir(exist_ok=True)
     report = Report()
     runs = load_runs(store, None)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from proctor.analyze.verify import REPORTS, VerifyOptions, build_report, render_markdown, render_text
+from proctor.api.stores import check_judged_relevant as check_judged_relevant
 from proctor.errors import UsageError
 from proctor.gradesets.resolve import resolve_grade_set
 from proctor.store import Store
@@ -29,14 +30,6 @@ class Verification:
         if fmt == "json":
             return json.dumps(self.data, indent=2) + "\n"
         return render_markdown(self.data) if fmt == "md" else render_text(self.data)
-
-
-def check_judged_relevant(store: Store, value: int) -> None:
-    """`judged_relevant` must be reachable by the store's judgments (else every passage is non-relevant)."""
-    top = store.corpus.max_judgment()
-    if top is not None and value > top:
-        raise UsageError(f"{{judged_relevant}} {value}: no judgment reaches it (the store's judgments go up to {top})",
-                         params=("judged_relevant",))
 
 
 def verify(store: Store, report: VerifyReport, *, grade_set: str | None = None, method: str | None = None,

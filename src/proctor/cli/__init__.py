@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from proctor import __version__
+from proctor.api import StoreError
 from proctor.cli import (
     agreement_cmd,
     analyze_cmd,
@@ -29,9 +30,9 @@ from proctor.cli import (
     run_cmd,
     verify_cmd,
 )
+from proctor.cli.common import flag_names
 from proctor.errors import ProctorError, UsageError
 from proctor.numeric_options import check_numbers
-from proctor.store import StoreError
 
 COMMANDS = (
     import_cmd, export_cmd, info_cmd, grade_cmd, grade_sets_cmd, qrels_cmd, leaderboard_cmd, compare_cmd,
@@ -59,7 +60,7 @@ def _record_flags(parser: argparse.ArgumentParser) -> None:
     """Give every (sub)command's namespace `flags`: parameter name → the flag that sets it, so that an API error
     naming parameters (`UsageError.params`) reads in the words of the shell (`--min-grade`, `STORE`). A command
     whose API parameter has another name than its option's `dest` adds `param_flags={"judgments": "--qrels"}`
-    to its own defaults."""
+    to its own defaults; `--format` also sets the API's `fmt`."""
     flags = {}
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
@@ -70,6 +71,8 @@ def _record_flags(parser: argparse.ArgumentParser) -> None:
             flags[action.dest] = (longs or action.option_strings)[0]
         elif action.dest != argparse.SUPPRESS:
             flags[action.dest] = action.metavar if isinstance(action.metavar, str) else action.dest.upper()
+    if "format" in flags:
+        flags.setdefault("fmt", flags["format"])
     parser.set_defaults(flags=flags)
 
 
@@ -87,8 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"proctor: error: {StoreError(getattr(args, 'store', None) or 'store', exc)}", file=sys.stderr)
         return 2
     except UsageError as exc:
-        names = {**getattr(args, "flags", {}), **getattr(args, "param_flags", {})}  # a command's own aliases win
-        print(f"proctor: error: {exc.spelled(names)}", file=sys.stderr)
+        print(f"proctor: error: {exc.spelled(flag_names(args, exc.params))}", file=sys.stderr)
         return 2
     except ProctorError as exc:
         print(f"proctor: error: {exc}", file=sys.stderr)

@@ -3,23 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 
-from proctor.analyze.agreement import validate_merge
-from proctor.analyze.agreement_render import markdown, number, rows
-from proctor.analyze.judges import store_agreement
-from proctor.cli.common import (
-    add_floor_options,
-    add_format,
-    add_store,
-    check_judged_relevant,
-    emit,
-    floor_of,
-    int_in,
-    note,
-    readable_store,
-)
-from proctor.errors import UsageError
+from proctor import api
+from proctor.cli.common import add_floor_options, add_format, add_store, emit, floor_of, int_in, note, readable_store
 
 DESCRIPTION = """\
 Agreement of the labels made from grades with the store's human judgments, for every grade set (method,
@@ -47,39 +33,18 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--method", help="only grade sets of this method")
     p.add_argument("--model", help="only grade sets of this model")
     p.add_argument("--bank", metavar="NAME[@VERSION]", help="only grade sets of this bank (version)")
-    add_format(p, ("json", "tsv", "md"), "json")
+    add_format(p, api.Agreement.formats, "json")
     add_floor_options(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Compute and print."""
-    try:
-        merges = ([validate_merge(r.strip()) for r in args.merges.split(",") if r.strip()]
-                  if args.merges is not None else None)
-        ms = [int(m) for m in args.min_questions.split(",") if m.strip()]
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    if not ms or min(ms) < 1:
-        raise UsageError("--min-questions takes positive integers, e.g. 1,2,5")
     with readable_store(args.store, args.lock_timeout) as store:
-        check_judged_relevant(store, args.judged_relevant)
-        result = store_agreement(store, args.judged_relevant, min_questions=ms, merges=merges,
-                                 method=args.method, model=args.model, grade_set=args.grade_set, bank=args.bank,
-                                 floor=floor_of(args))
-    for entry in result["grade_sets"]:
-        for warning in entry["coverage"]["warnings"]:
-            note(f"warning: grade set {entry['grade_set']}: {warning}")
-    emit(render(result, args.format), args.format)
+        result = api.agreement(store, args.judged_relevant, merges=args.merges, min_questions=args.min_questions,
+                               grade_set=args.grade_set, method=args.method, model=args.model, bank=args.bank,
+                               floor=floor_of(args))
+    for grade_set, warning in result.warnings():
+        note(f"warning: grade set {grade_set}: {warning}")
+    emit(api.render(result, args.format), args.format)
     return 0
-
-
-def render(result: dict, fmt: str) -> str:
-    """JSON, TSV rows, or Markdown tables."""
-    if fmt == "json":
-        return json.dumps(result, indent=2) + "\n"
-    if fmt == "tsv":
-        lines = ["method\tmodel\tm\tstatistic\tvalue"]
-        lines += ["\t".join(map(str, r[:4])) + f"\t{number(r[4])}" for r in rows(result)]
-        return "\n".join(lines) + "\n"
-    return markdown(result)

@@ -3,20 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+from typing import get_args
 
-from proctor.cli.common import (
-    GRADE,
-    add_floor_options,
-    add_store,
-    check_judged_relevant,
-    floor_of,
-    int_in,
-    note,
-    readable_store,
-)
-from proctor.errors import UsageError
-from proctor.evaluate.measures import parse_measure
+from proctor import api
+from proctor.cli.common import GRADE, add_floor_options, add_store, floor_of, int_in, note, readable_store
 
 DESCRIPTION = """\
 Sweep tau = 1..5 x measures (P@20, nDCG@10, RR, AP, Rprec) for EXAM-Qrels and tau = 1..5 for EXAM-Cover,
@@ -39,9 +29,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="folder for the report (created if missing)")
     p.add_argument("--judged-relevant", type=int_in(1), default=2, metavar="J",
                    help="judgments >= J are relevant, for agreement and per-query correlation (default 2)")
-    p.add_argument("--measures", default="P@20,nDCG@10,RR,AP,Rprec", help="comma-separated measures")
+    p.add_argument("--measures", default=",".join(api.DEFAULT_MEASURES), help="comma-separated measures")
     p.add_argument("--budget", type=int_in(1), default=20, metavar="K", help="EXAM-Cover budget (default 20)")
-    p.add_argument("--missing", choices=("zero", "skip"), default="zero",
+    p.add_argument("--missing", choices=get_args(api.Missing), default="zero",
                    help="EXAM-Cover: queries a system did not answer (default zero)")
     p.add_argument("--per-query-measure", default="nDCG@10", help="measure of the per-query correlation")
     p.add_argument("--per-query-tau", type=GRADE, default=3, help="τ of the per-query correlation (binary measures)")
@@ -55,29 +45,11 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Analyse and write the report."""
-    from proctor.analyze.report import AnalyzeOptions, analyze
-    from proctor.evaluate.leaderboard_files import read_official
-    from proctor.outputs import folder_target
-
-    measures = tuple(m.strip() for m in args.measures.split(",") if m.strip())
-    for m in (*measures, args.per_query_measure):
-        parse_measure(m)
-    if not measures:
-        raise UsageError("--measures is empty")
-    plot_measure = args.plot_measure or measures[0]
-    if parse_measure(plot_measure).name not in {parse_measure(m).name for m in measures}:
-        raise UsageError(f"--plot-measure {plot_measure}: not one of --measures {','.join(measures)}")
-    folder_target(args.out)
-    official = read_official(args.official)
-    options = AnalyzeOptions(official_name=args.official, judged_relevant=args.judged_relevant, measures=measures,
-                             budget=args.budget, missing_cover=args.missing,
-                             per_query_measure=args.per_query_measure, per_query_tau=args.per_query_tau,
-                             plot_measure=plot_measure, plot_tau=args.plot_tau, floor=floor_of(args))
     with readable_store(args.store, args.lock_timeout) as store:
-        check_judged_relevant(store, args.judged_relevant)
-        if not store.grades.grade_sets():
-            raise UsageError(f"{args.store}: the store holds no grades to analyse")
-        report = analyze(store, official, options, Path(args.out))
+        report = api.analyze_report(store, args.official, args.out, judged_relevant=args.judged_relevant,
+                                    measures=args.measures, budget=args.budget, missing=args.missing,
+                                    per_query_measure=args.per_query_measure, per_query_tau=args.per_query_tau,
+                                    plot_measure=args.plot_measure, plot_tau=args.plot_tau, floor=floor_of(args))
     for warning in report.warnings:
         note(f"warning: {warning}")
     note(f"wrote {len(report.files)} files to {args.out} (open report.html)")

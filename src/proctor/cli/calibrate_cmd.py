@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 
+from proctor import api
 from proctor.cli.common import add_format, add_store, emit, int_in, note, readable_store
-from proctor.errors import UsageError
-from proctor.outputs import file_target
 
 DESCRIPTION = """\
 Calibration on a few human labels: sample N topics that have human judgments, choose on them the labelling rule
@@ -36,36 +34,17 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--measure", default="P@20", help="the leaderboard whose Kendall tau is reported: P@k "
                    "(default P@20)")
     p.add_argument("--plot", metavar="FILE.png", help="also draw the curve as a PNG (PDF and SVG beside it)")
-    add_format(p, ("json", "tsv", "md"), "json")
-    p.set_defaults(func=run)
-
-
-def budgets(text: str) -> list[int]:
-    """`--budget 5` or `--budget 1,2,3`: positive integers."""
-    try:
-        values = [int(b) for b in text.split(",") if b.strip()]
-    except ValueError:
-        raise UsageError(f"--budget {text}: expected numbers of topics such as 5 or 1,2,3,5,10,20") from None
-    if not values or min(values) < 1:
-        raise UsageError(f"--budget {text}: expected positive numbers of topics such as 5 or 1,2,3,5,10,20")
-    return values
+    add_format(p, api.Calibration.formats, "json")
+    p.set_defaults(func=run, param_flags={"budgets": "--budget"})
 
 
 def run(args: argparse.Namespace) -> int:
     """Compute, print, plot."""
-    from proctor import api
-    from proctor.trust.calibrate_render import markdown, plot, tsv
-
-    wanted = budgets(args.budget)
-    target = file_target(args.plot, "--plot") if args.plot else None
-    if target is not None and target.suffix.lower() != ".png":
-        raise UsageError(f"--plot {args.plot}: give a .png file name")
     with readable_store(args.store, args.lock_timeout) as store:
-        result = api.calibrate(store, args.grade_set, qrels=args.qrels, budgets=wanted, repeats=args.repeats,
-                               seed=args.seed, judged_relevant=args.judged_relevant, measure=args.measure)
-    if target is not None:
-        plot(result, target)
-        note(f"calibration curve drawn in {target}")
-    emit(json.dumps(result, indent=2) + "\n" if args.format == "json"
-         else tsv(result) if args.format == "tsv" else markdown(result), args.format)
+        result = api.calibrate(store, args.grade_set, qrels=args.qrels, budgets=args.budget, repeats=args.repeats,
+                               seed=args.seed, judged_relevant=args.judged_relevant, measure=args.measure,
+                               plot=args.plot)
+    if result.plotted is not None:
+        note(f"calibration curve drawn in {result.plotted}")
+    emit(api.render(result, args.format), args.format)
     return 0

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
+from proctor.api import Coverage, Floor, Notice
+from proctor.api.stores import DEFAULT_LOCK_TIMEOUT, Store, open_store
+from proctor.api.stores import check_judged_relevant as check_judged_relevant  # `--judged-relevant J`, in the API
 from proctor.options.evaluation import EvaluationOptions
 from proctor.options.model import GRADE, add_options, int_in
 from proctor.options.output import add_format
-from proctor.store import DEFAULT_LOCK_TIMEOUT, Store
 
 __all__ = ["GRADE", "add_format", "int_in"]
 
@@ -43,7 +44,7 @@ def writable_store(path: str, lock_timeout: float | None = None) -> Iterator[Sto
     """Open (or create) a store for writing; a store this command created is removed again if it fails."""
     target = Path(path)
     existed = target.exists()
-    store = Store.create_or_open(target, lock_timeout=_timeout(lock_timeout))
+    store = open_store(target, create=True, lock_timeout=lock_timeout)
     if store.migration_note:
         note(store.migration_note)
     try:
@@ -60,7 +61,7 @@ def writable_store(path: str, lock_timeout: float | None = None) -> Iterator[Sto
 @contextmanager
 def readable_store(path: str, lock_timeout: float | None = None) -> Iterator[Store]:
     """Open an existing store for reading (read-only where the file cannot be written)."""
-    store = Store.open(path, lock_timeout=_timeout(lock_timeout))
+    store = open_store(path, lock_timeout=lock_timeout)
     if store.migration_note:
         note(store.migration_note)
     try:
@@ -69,15 +70,6 @@ def readable_store(path: str, lock_timeout: float | None = None) -> Iterator[Sto
         store.close()
 
 
-def _timeout(value: float | None) -> float:
-    return DEFAULT_LOCK_TIMEOUT if value is None else value
-
-
-def check_judged_relevant(store: Store, value: int) -> None:
-    """`--judged-relevant J` must be reachable by the store's judgments (else every passage is non-relevant)."""
-    from proctor.api.verification import check_judged_relevant as check  # the API's check, spelled as flags
-
-    check(store, value)
 
 
 def note(message: str) -> None:
@@ -90,17 +82,28 @@ def add_floor_options(parser: argparse.ArgumentParser) -> None:
     add_options(parser, EvaluationOptions, "floor_queries", "floor_graded")
 
 
-def floor_of(args: argparse.Namespace) -> Any:
+def floor_of(args: argparse.Namespace) -> Floor:
     """The coverage floor the options name."""
-    from proctor.evaluate.coverage import Floor
-
     return Floor(args.floor_queries, args.floor_graded)
 
 
-def warn_coverage(coverage: Any) -> None:
+def warn_coverage(coverage: Coverage | None) -> None:
     """Print a coverage's warnings (what a number rests on, below the floor) on standard error."""
     if coverage is not None:
         for warning in coverage.warnings:
             note(f"warning: {warning}; {coverage.summary()}")
         if coverage.per_system:
             note(f"systems that rest on less: {coverage.systems_text()}")
+
+
+def flag_names(args: argparse.Namespace, params: Sequence[str]) -> dict[str, str]:
+    """How the shell writes each of `params`: the command's own flag (`_record_flags`, its `param_flags` first),
+    else the option of that name (`min_grade` → `--min-grade`), as a parameter a layer below names that this
+    command has no option for."""
+    names = {**getattr(args, "flags", {}), **getattr(args, "param_flags", {})}
+    return {p: names.get(p, "--" + p.replace("_", "-")) for p in params}
+
+
+def spelled(args: argparse.Namespace, text: str) -> str:
+    """A sentence of the API as the shell says it: a `Notice`'s parameters as the command's flags."""
+    return text.spelled(flag_names(args, text.params)) if isinstance(text, Notice) else text

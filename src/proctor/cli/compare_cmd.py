@@ -4,9 +4,10 @@ randomization test over queries, corrected for multiple comparisons)."""
 from __future__ import annotations
 
 import argparse
+from typing import get_args
 
+from proctor import api
 from proctor.cli.common import add_format, emit, int_in, note
-from proctor.stats.correction import CORRECTIONS
 
 DESCRIPTION = """\
 Significance between the systems of a leaderboard, as IR papers report it: for every pair of systems (or every
@@ -27,15 +28,15 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--measure", help="the measure to read when LEADERBOARD holds several (trec_eval or ir_measures "
                    "name)")
     add_significance_options(p)
-    add_format(p, ("tsv", "json", "md"), "tsv")
+    add_format(p, get_args(api.TableFormat), "tsv")
     p.set_defaults(func=run)
 
 
 def add_significance_options(p: argparse.ArgumentParser) -> None:
     """The options `compare` and `leaderboard --significance` share."""
-    p.add_argument("--test", choices=("both", "t", "randomization"), default="both",
+    p.add_argument("--test", choices=get_args(api.Tests), default="both",
                    help="paired t-test, randomization test, or both (default)")
-    p.add_argument("--correction", choices=CORRECTIONS, default="holm",
+    p.add_argument("--correction", choices=get_args(api.Correction), default="holm",
                    help="multiple-comparison correction of each test's p-values (default holm)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--baseline", metavar="RUN", help="compare every system with this one only (default: all pairs)")
@@ -44,20 +45,16 @@ def add_significance_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="randomization test: seed (default 0)")
 
 
-def significance_settings(args: argparse.Namespace) -> dict:
-    """The keyword arguments of `api.significance` from the options."""
-    tests = ("t", "randomization") if args.test == "both" else (args.test,)
-    return {"tests": tests, "correction": args.correction, "alpha": args.alpha, "baseline": args.baseline,
-            "samples": args.samples, "seed": args.seed}
+def significance_settings(args: argparse.Namespace) -> api.SignificanceSettings:
+    """The significance settings the options name."""
+    return api.SignificanceSettings(test=args.test, correction=args.correction, alpha=args.alpha,
+                                    baseline=args.baseline, samples=args.samples, seed=args.seed)
 
 
 def run(args: argparse.Namespace) -> int:
     """Read the leaderboard, test every pair, print the table."""
-    from proctor import api
-    from proctor.stats.report import render_comparison
-
-    comparison = api.compare_file(args.leaderboard, measure=args.measure, **significance_settings(args))
-    for line in comparison.notes:
+    report = api.compare(args.leaderboard, significance_settings(args), measure=args.measure)
+    for line in report.comparison.notes:
         note(line)
-    emit(render_comparison(comparison, args.format, title=args.leaderboard), args.format)
+    emit(api.render(report, args.format), args.format)
     return 0

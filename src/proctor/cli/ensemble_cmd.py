@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
+import sys
+from typing import get_args
 
+from proctor import api
 from proctor.cli.common import add_format, add_store, int_in, readable_store
 
 DESCRIPTION = """\
@@ -25,40 +27,18 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_store(p)
     p.add_argument("--grade-set", action="append", required=True, metavar="ID", dest="grade_sets",
                    help="a member grade set (id or unique prefix); give two or more")
-    p.add_argument("--rule", required=True, choices=("mean", "median", "max", "min", "majority"),
+    p.add_argument("--rule", required=True, choices=get_args(api.Rule),
                    help="how the members' grades of a cell become one")
     p.add_argument("--name", help="a name to remember the ensemble by (not part of its identity)")
     p.add_argument("--show", type=int_in(0), default=10, metavar="N",
                    help="list the N cells whose members disagree most (default 10)")
-    add_format(p, ("text", "json"), "text")
-    p.set_defaults(func=run)
+    add_format(p, api.Ensemble.formats, "text")
+    p.set_defaults(func=run, param_flags={"grade_set": "--grade-set"})
 
 
 def run(args: argparse.Namespace) -> int:
     """Derive and print the summary."""
-    from proctor import api
-
     with readable_store(args.store, args.lock_timeout) as store:
         result = api.ensemble(store, args.grade_sets, args.rule, name=args.name, show=args.show)
-    print(json.dumps(result, indent=2) if args.format == "json" else text(result))
+    sys.stdout.write(api.render(result, args.format))
     return 0
-
-
-def text(result: dict) -> str:
-    """The summary as lines a person reads."""
-    s, g = result["summary"], result["grade_set"]
-    lines = [f"ensemble {g['id']}  rule {result['rule']}  level {result['level']}  scale "
-             f"{result['scale'][0]}-{result['scale'][1]}" + (f"  name {result['name']}" if result["name"] else ""),
-             *(f"  member {m['id']}  {m['method']} / {m['model']}  prompt {m['prompt_version']}  {m['grades']} grades"
-               for m in result["members"]),
-             f"cells {s['cells']}: {s['complete']} graded by every member, {s['partial']} by some, "
-             f"{s['failed']} by none",
-             f"members disagree on {s['disagreeing']} of {s['compared']} cells graded by two or more "
-             f"({s['queries_disagreeing']} queries); by spread: "
-             + ", ".join(f"{k}: {v}" for k, v in s["spread"].items())]
-    if result["disagreements"]:
-        lines.append("largest disagreements (query, passage, question: members -> grade):")
-        lines += [f"  {c['query_id']}  {c['passage_id']}  {c['question_id'] or '-'}: "
-                  + " ".join("-" if v is None else str(v) for v in c["members"].values()) + f" -> {c['grade']}"
-                  for c in result["disagreements"]]
-    return "\n".join(lines)

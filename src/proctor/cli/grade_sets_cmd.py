@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
+import sys
+from typing import get_args
 
+from proctor import api
 from proctor.cli.common import add_format, add_store, note, readable_store, writable_store
-from proctor.errors import UsageError
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -19,7 +20,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                              description="Every grade set: id, method / model, bank@version, prompt version, "
                              "grades and failures, and per step the grades by how they were parsed.")
     add_store(listing)
-    add_format(listing, ("text", "json"), "text")
+    add_format(listing, get_args(api.TextFormat), "text")
     listing.set_defaults(func=run_list)
     drop = sub.add_parser("drop", help="delete a grade set with all its grades (needs --yes)",
                           description="Delete one grade set with the grades of every step. Cached replies stay, "
@@ -28,63 +29,38 @@ def register(commands: argparse._SubParsersAction) -> None:
     drop.add_argument("grade_set", metavar="ID")
     drop.add_argument("--yes", action="store_true", help="really delete (without it nothing is deleted)")
     add_store(drop)
-    drop.set_defaults(func=run_drop)
+    drop.set_defaults(func=run_drop, param_flags={"grade_set": "--grade-set"})
     retry = sub.add_parser("retry-failed", help="forget failed grades so the next grade sends them again",
                            description="Delete the failed grades of one grade set (every step), also those "
                            "given up after --max-attempts, so that the next `proctor grade` with the same "
                            "options sends those pairs again. Usable grades are kept.")
     retry.add_argument("grade_set", metavar="ID")
     add_store(retry)
-    retry.set_defaults(func=run_retry)
+    retry.set_defaults(func=run_retry, param_flags={"grade_set": "--grade-set"})
 
 
 def run_list(args: argparse.Namespace) -> int:
     """Print every grade set."""
-    from proctor.gradesets.manage import list_grade_sets
-
     with readable_store(args.store, args.lock_timeout) as store:
-        sets = list_grade_sets(store)
-        stale = store.imports.stale_counts()
-    if args.format == "json":
-        print(json.dumps([{**s.as_dict(), "steps": steps, "stale": stale.get(s.id, {})} for s, steps in sets],
-                         indent=2))
-        return 0
-    if not sets:
+        listing = api.grade_sets(store)
+    if not listing.grade_sets and args.format != "json":
         note(f"{args.store}: no grade sets")
-    for grade_set, steps in sets:
-        print(grade_set.describe())
-        for step, counts in sorted(steps.items()):
-            print(f"    {step}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-        if stale.get(grade_set.id):
-            print("    stale (not counted; graded again by the next `grade`): "
-                  + ", ".join(f"{why} {n}" for why, n in stale[grade_set.id].items()))
+    sys.stdout.write(api.render(listing, args.format))
     return 0
 
 
 def run_drop(args: argparse.Namespace) -> int:
-    """Delete one grade set."""
-    from proctor.gradesets.manage import drop
-    from proctor.gradesets.resolve import resolve_grade_set
-
-    if not args.yes:
-        with readable_store(args.store, args.lock_timeout) as store:
-            grade_set = resolve_grade_set(store, grade_set=args.grade_set, fresh=False)
-        raise UsageError(f"drop {grade_set.id} ({grade_set.method} / {grade_set.model}, {grade_set.grades} grades): "
-                         "add --yes to delete it with all its grades")
-    with writable_store(args.store, args.lock_timeout) as store:
-        change = drop(store, args.grade_set)
-    note(f"dropped grade set {change.grade_set.id} ({change.grade_set.method} / {change.grade_set.model}): "
-         f"{change.grades} grades deleted")
+    """Delete one grade set (with --yes; without it, say what would be deleted)."""
+    opened = writable_store if args.yes else readable_store
+    with opened(args.store, args.lock_timeout) as store:
+        change = api.drop_grade_set(store, args.grade_set, yes=args.yes)
+    note(api.render(change))
     return 0
 
 
 def run_retry(args: argparse.Namespace) -> int:
     """Forget the failed grades of one grade set."""
-    from proctor.gradesets.manage import retry_failed
-
     with writable_store(args.store, args.lock_timeout) as store:
-        change = retry_failed(store, args.grade_set)
-    steps = ", ".join(f"{step} {n}" for step, n in sorted(change.by_step.items())) or "none"
-    note(f"grade set {change.grade_set.id}: {change.grades} failed grades forgotten ({steps}); the next "
-         "`proctor grade` with the same options sends those pairs again")
+        change = api.retry_failed(store, args.grade_set)
+    note(api.render(change))
     return 0

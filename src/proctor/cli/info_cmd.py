@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+from typing import get_args
 
-from proctor.api import info_text
+from proctor import api
 from proctor.cli.common import add_format, add_store, readable_store
 
 
@@ -17,16 +17,13 @@ def register(commands: argparse._SubParsersAction) -> None:
                             "versions, questions, and every grade set (id, method, model, bank@version, prompt "
                             "version, grades, failures). --format json has them under `grade_sets`.")
     add_store(p)
-    add_format(p, ("text", "json"), "text")
+    add_format(p, get_args(api.TextFormat), "text")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the counts."""
     with readable_store(args.store, args.lock_timeout) as store:
-        counts = store.counts()
-    if args.format == "json":
-        print(json.dumps(counts, indent=2))
-        return 0
-    sys.stdout.write(info_text(counts))
+        info = api.info(store)
+    sys.stdout.write(api.render(info, args.format))
     return 0

@@ -4,7 +4,9 @@ or EXAM-Cover leaderboards."""
 from __future__ import annotations
 
 import argparse
+from typing import get_args
 
+from proctor import api
 from proctor.cli.common import (
     add_floor_options,
     add_format,
@@ -18,8 +20,6 @@ from proctor.cli.common import (
 )
 from proctor.cli.compare_cmd import add_significance_options, significance_settings
 from proctor.cli.qrels_cmd import add_label_options
-from proctor.errors import UsageError
-from proctor.evaluate.measures import known_measures
 from proctor.options.evaluation import EvaluationOptions
 from proctor.options.model import add_options
 from proctor.papers import EXAM
@@ -40,7 +40,7 @@ Nuggets:     --metric nuggets --score all|vital|strict_all|strict_vital|weighted
 Citations:   --metric citations --score support_precision|support_precision_partial|citation_coverage
              from a citation-support grade set (see docs/nuggets.md).
 
-Measures: {known_measures()}.
+Measures: {api.known_measures()}.
 Runs come from the store, or from --runs (files or folders of TREC runs).
 TSV output: a header `system<TAB>score<TAB>stderr<TAB>n_queries<TAB>measure<TAB>labels`, then one row per
 system (and measure): `measure` is the measure with its parameters (`P(rel=3)@20`), `labels` the grade set
@@ -58,7 +58,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser("leaderboard", help="EXAM-Qrels or EXAM-Cover leaderboard of the runs",
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_store(p)
-    p.add_argument("--metric", choices=("qrels", "cover", "nuggets", "citations"), default="qrels",
+    p.add_argument("--metric", choices=get_args(api.Metric), default="qrels",
                    help="qrels: a retrieval measure over labels (default); cover: EXAM-Cover; nuggets: "
                    "AutoNuggetizer scores; citations: citation support of generated answers")
     p.add_argument("--score", help="nuggets: all, vital, strict_all, strict_vital or weighted; citations: "
@@ -68,14 +68,14 @@ def register(commands: argparse._SubParsersAction) -> None:
                    help="score with human judgments (`official`) or a qrels file instead of grades")
     add_label_options(p)
     add_options(p, EvaluationOptions, "budget", "missing", missing=None)
-    p.add_argument("--normalize", choices=("pool", "pool-per-query"),
+    p.add_argument("--normalize", choices=get_args(api.Normalize),
                    help=f"cover: n-EXAM ({EXAM}, §3.1.3): pool = the sum over queries of the system's cover divided by "
                    "the sum of what the whole pool covers (keeps EXAM's order); pool-per-query = the mean of "
                    "per-query ratios instead, as exam_pp's n-exam (a query the pool covers nothing of counts 0; not "
                    "the paper's definition; can reorder systems)")
     p.add_argument("--gold", metavar="RUN", help="cover: n-EXAM, divided by what this run (e.g. gold articles) covers")
     p.add_argument("--runs", nargs="+", metavar="DIR|FILE", help="score these run files instead of stored rankings")
-    add_format(p, ("tsv", "json", "md", "trec", "tot", "ir-measures", "jsonl"), "tsv")
+    add_format(p, get_args(api.LeaderboardFormat), "tsv")
     p.add_argument("--per-query", action="store_true", help="json: add every system's per-query scores")
     p.add_argument("--significance", action="store_true",
                    help="json/md: add paired t-tests and randomization tests between the systems, corrected for "
@@ -92,72 +92,21 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Build the leaderboard (through the Python API) and print it."""
-    from proctor import api
-
-    if args.per_query and args.format != "json":
-        raise UsageError("--per-query needs --format json")
-    if args.significance and args.format not in ("json", "md"):
-        raise UsageError("--significance needs --format json or md (or write --format json --per-query and run "
-                         "`proctor compare FILE`)")
-    if args.significance:
-        significance_settings(args)  # refuse bad options before any work
-    intervals = interval_settings(args)
+    """Build the leaderboards (through the Python API) and print them."""
     labels = api.LabelChoice(args.grade_set, args.method, args.model, args.bank, args.min_questions, args.facets)
     with readable_store(args.store, args.lock_timeout) as store:
-        if args.metric in ("nuggets", "citations") or args.score is not None:
-            boards = [api.leaderboard(store, measure=",".join(args.measure or []) or None, min_grade=args.min_grade,
-                                      metric=args.metric, labels=labels, judgments=args.qrels, budget=args.budget,
-                                      missing=args.missing, normalize=args.normalize, gold=args.gold,
-                                      runs=args.runs, score=args.score, floor=floor_of(args))]
-        else:
-            boards = api.leaderboards(store, measures=args.measure or [], min_grade=args.min_grade,
-                                      metric=args.metric, labels=labels, judgments=args.qrels, budget=args.budget,
-                                      missing=args.missing, normalize=args.normalize, gold=args.gold,
-                                      runs=args.runs, floor=floor_of(args))
-    for board in boards:
+        report = api.leaderboard_report(
+            store, measures=args.measure or [], min_grade=args.min_grade, metric=args.metric, labels=labels,
+            judgments=args.qrels, budget=args.budget, missing=args.missing, normalize=args.normalize, gold=args.gold,
+            runs=args.runs, score=args.score, floor=floor_of(args), fmt=args.format, per_query=args.per_query,
+            significance=significance_settings(args) if args.significance else None, intervals=args.intervals,
+            confidence=args.confidence, resamples=args.resamples, seed=args.seed)
+    for board in report.boards:
         for line in board.notes:
             note(line)
         warn_coverage(board.coverage)
-        if intervals is not None:
-            api.add_intervals(board, **intervals)
-    if not args.significance:
-        emit(api.render(boards, args.format, per_query=args.per_query), args.format)
-        return 0
-    comparisons = [api.significance(board, **significance_settings(args)) for board in boards]
-    for comparison in comparisons:
+    for comparison in report.comparisons:
         for line in comparison.notes:
             note(line)
-    emit(render_with_significance(boards, comparisons, args.format, args.per_query), args.format)
+    emit(api.render(report, args.format), args.format)
     return 0
-
-
-def interval_settings(args: argparse.Namespace) -> dict | None:
-    """`--intervals` settings (confidence, resamples, seed), checked before any work; None without it."""
-    from proctor.evaluate.intervals import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, check_settings
-
-    if not args.intervals:
-        if args.confidence is not None or args.resamples is not None:
-            raise UsageError("--confidence and --resamples apply to --intervals only")
-        return None
-    if args.format not in ("tsv", "json", "md"):
-        raise UsageError("--intervals needs --format tsv, json or md")
-    settings = {"confidence": DEFAULT_CONFIDENCE if args.confidence is None else args.confidence,
-                "resamples": args.resamples or DEFAULT_RESAMPLES, "seed": args.seed}
-    check_settings(settings["confidence"], settings["resamples"])
-    return settings
-
-
-def render_with_significance(boards: list, comparisons: list, fmt: str, per_query: bool) -> str:
-    """JSON: each leaderboard object gets a `significance` key; Markdown: each table is followed by its tests."""
-    import json
-
-    from proctor import api
-    from proctor.stats.report import as_dict, render_comparison
-
-    if fmt == "md":
-        return "\n".join(api.render(b, "md") + "\n" + render_comparison(c, "md", b.description.get("measure_id", ""))
-                         for b, c in zip(boards, comparisons, strict=True))
-    objects = [{**json.loads(api.render(b, "json", per_query=per_query)), "significance": as_dict(c)}
-               for b, c in zip(boards, comparisons, strict=True)]
-    return json.dumps(objects[0] if len(objects) == 1 else {"leaderboards": objects}, indent=2) + "\n"

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import argparse
 
-from proctor.cli.common import add_format, add_store, int_in, note
-from proctor.grading.guards import GUARDS
+from proctor import api
+from proctor.cli.common import add_format, add_store, int_in, note, spelled
 from proctor.options.backend import add_backend_options, given
-from proctor.robustness.attacks import ATTACKS
 
 DESCRIPTION = f"""\
 Sample --sample N pool passages the humans judged non-relevant (judgment 0; without judgments: those the grade
@@ -20,7 +19,7 @@ control (replies are not taken from the cache). Per attack: passages, mean label
 grade set's label), the share flipped to relevant at the grade set's usual thresholds (its top two grades), and
 how many the guard flagged. See docs/robustness.md.
 
-attacks:  {', '.join(ATTACKS)}
+attacks:  {', '.join(api.ATTACKS)}
 guards:   detect (flags passages that address the judge or copy rubric text verbatim: no grade, listed, counted)
           harden (the prompt fences the passage as data and says to ignore instructions in it; prompt version
           +proctor-harden-1, ours)"""
@@ -32,36 +31,27 @@ def register(commands: argparse._SubParsersAction) -> None:
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_store(p)
     p.add_argument("--grade-set", required=True, metavar="ID", help="the grade set to probe (its id or a prefix)")
-    p.add_argument("--attack", required=True, metavar="ATTACK[,ATTACK...]", help=f"of: {', '.join(ATTACKS)}")
-    p.add_argument("--guard", metavar="GUARD[,GUARD...]", help=f"also measure with these guards: {', '.join(GUARDS)}")
+    p.add_argument("--attack", required=True, metavar="ATTACK[,ATTACK...]", help=f"of: {', '.join(api.ATTACKS)}")
+    p.add_argument("--guard", metavar="GUARD[,GUARD...]",
+                   help=f"also measure with these guards: {', '.join(api.GUARDS)}")
     p.add_argument("--sample", type=int_in(1), default=20, metavar="N", help="passages to probe (default 20)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the sample and the attacks (default 0)")
     p.add_argument("--llm", metavar="SPEC", help="backend spec (default: the grade set's backend and model)")
     add_backend_options(p)
-    add_format(p, ("tsv", "json", "md"), "tsv")
-    p.set_defaults(func=run)
+    add_format(p, api.ProbeReport.formats, "tsv")
+    p.set_defaults(func=run, param_flags={"attacks": "--attack", "guards": "--guard"})
 
 
 def run(args: argparse.Namespace) -> int:
     """Probe and print the report."""
-    from proctor import api
-    from proctor.grading.guards import parse_guards
-    from proctor.robustness.attacks import parse_attacks
-    from proctor.store import Store
-
-    attacks = parse_attacks(args.attack)
-    guards = parse_guards(args.guard)
     backend = given(args)
-    store = Store.open(args.store, lock_timeout=args.lock_timeout)
+    store = api.open_store(args.store, lock_timeout=args.lock_timeout)
     try:
-        report = api.probe(store, args.grade_set, attacks, guards=guards, sample=args.sample, seed=args.seed,
+        report = api.probe(store, args.grade_set, args.attack, guards=args.guard, sample=args.sample, seed=args.seed,
                            llm=args.llm, **backend)
     finally:
         store.close()
-    print(api.render_probe(report, args.format), end="")
-    sample = report["sample"]
-    if sample["probed"] < sample["asked"]:
-        note(f"only {sample['probed']} passages could be probed ({sample['basis']})")
-    if report["flagged_pairs"]:
-        note(f"{len(report['flagged_pairs'])} probed pairs flagged by detect (no grade; listed with --format json)")
+    print(api.render(report, args.format), end="")
+    for line in report.notes():
+        note(spelled(args, line))
     return 0

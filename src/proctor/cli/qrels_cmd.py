@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from proctor import api
 from proctor.cli.common import (
     GRADE,
     add_floor_options,
@@ -14,9 +15,6 @@ from proctor.cli.common import (
     readable_store,
     warn_coverage,
 )
-from proctor.errors import UsageError
-from proctor.evaluate.labels import LabelStats
-from proctor.io.trec import write_qrels
 from proctor.options.evaluation import EvaluationOptions
 from proctor.options.model import add_options
 
@@ -50,26 +48,11 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the qrels to standard output; how they were made goes to standard error."""
-    if args.binary and args.min_grade is None:
-        raise UsageError("--binary needs --min-grade T")
-    if args.min_grade is not None and not args.binary:
-        raise UsageError("--min-grade applies with --binary only (graded labels keep every grade)")
-    from proctor import api
-
     labels = api.LabelChoice(args.grade_set, args.method, args.model, args.bank, args.min_questions, args.facets)
-    stats = LabelStats()
     with readable_store(args.store, args.lock_timeout) as store:
-        grade_set, qrels = api.qrels(store, labels, binary_min_grade=args.min_grade if args.binary else None,
-                                     stats=stats)
-        coverage = api.labels_coverage(store, grade_set, qrels, floor=floor_of(args))
-    write_qrels(qrels, sys.stdout)
-    how = "max over questions" if args.min_questions == 1 else f"{args.min_questions}-th largest grade"
-    note(f"qrels from grade set {grade_set.id} (method={grade_set.method} model={grade_set.model} "
-         f"bank={grade_set.bank_label} prompt={grade_set.prompt_version}; {how}"
-         f"{', binary >= ' + str(args.min_grade) if args.binary else ''}): {stats.passages} passages in "
-         f"{len(qrels)} queries; {stats.failed} failed grades left out, {stats.passages_without_grade} "
-         "passages without any usable grade")
-    note(f"rests on: {coverage.summary()}")
-    warn_coverage(coverage)
+        report = api.qrels_report(store, labels, binary=args.binary, min_grade=args.min_grade, floor=floor_of(args))
+    sys.stdout.write(api.render(report))
+    note(report.summary())
+    note(f"rests on: {report.coverage.summary()}")
+    warn_coverage(report.coverage)
     return 0
-

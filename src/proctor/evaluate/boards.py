@@ -3,7 +3,8 @@ citation support) with what they rest on."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, NoReturn
 
 from proctor.errors import UsageError
 from proctor.evaluate.coverage import DEFAULT_FLOOR, Coverage, Floor
@@ -18,20 +19,22 @@ ANSWER_METHOD = {"nuggets": "nugget-assign", "citations": "citation-support"}
 
 
 def answer_leaderboard(store: Store, metric: str, score: str | None, *, labels: Any = None,
-                       missing: str | None = None, conflicting: dict[str, Any] | None = None,
+                       missing: str | None = None, conflicting: Mapping[str, object] | None = None,
                        floor: Floor = DEFAULT_FLOOR) -> Leaderboard:
     """A leaderboard of generated answers: AutoNuggetizer scores of a nugget-assign grade set, or the
     citation support of a citation-support grade set (`labels`: an `api.LabelChoice`), with its coverage
-    (the topics it rests on, judged against `floor`)."""
+    (the topics it rests on, judged against `floor`); a parameter of `conflicting` (name → value) that is
+    given is refused."""
     from proctor.evaluate.citations import CITATION_SCORES, citation_leaderboard, citation_table
     from proctor.evaluate.nuggets import SCORES, nugget_leaderboard, nugget_table
 
     given = [name for name, value in (conflicting or {}).items() if value]
     if given:
-        raise UsageError(f"--metric {metric} takes no {', '.join(given)} (it reads the answers' grades directly)")
+        raise UsageError(f"{{metric}} {metric} takes no {', '.join('{' + g + '}' for g in given)} (it reads the "
+                         "answers' grades directly)", params=("metric", *given))
     known = SCORES if metric == "nuggets" else CITATION_SCORES
     if score is None:
-        raise UsageError(f"--metric {metric} needs --score, one of {', '.join(known)}")
+        raise UsageError(f"{{metric}} {metric} needs {{score}}, one of {', '.join(known)}", params=("metric", "score"))
     floor.check()
     grade_set = resolve_grade_set(store, getattr(labels, "grade_set", None),
                                   getattr(labels, "method", None) or ANSWER_METHOD[metric],
@@ -50,26 +53,33 @@ def answer_leaderboard(store: Store, metric: str, score: str | None, *, labels: 
 
 def check_leaderboard(*, measure: str | None, min_grade: int | None, metric: str, judgments: str | None,
                       budget: int, normalize: str | None, gold: str | None) -> AnySpec | None:
-    """Refuse contradictory options before any work; returns the measure (None for cover)."""
+    """Refuse contradictory parameters before any work (naming them: `UsageError.params`); returns the measure
+    (None for cover)."""
     if metric == "cover":
         if measure or judgments:
-            raise UsageError("--metric cover takes no --measure or --qrels (it reads the grades directly)")
+            _refuse("{metric} cover takes no {measure} or {judgments} (it reads the grades directly)")
         if min_grade is None:
-            raise UsageError("--metric cover needs --min-grade T (the smallest grade that answers a question)")
+            _refuse("{metric} cover needs {min_grade} T (the smallest grade that answers a question)")
         if budget < 1:
-            raise UsageError("--budget must be at least 1")
+            _refuse("{budget} must be at least 1")
         if gold and normalize:
-            raise UsageError("--gold RUN and --normalize pool are two different normalisers: choose one")
+            _refuse("{gold} RUN and {normalize} pool are two different normalisers: choose one")
         return None
     if gold:
-        raise UsageError("--gold applies to --metric cover only")
+        _refuse("{gold} applies to {metric} cover only")
     if not measure:
-        raise UsageError("--metric qrels needs --measure M (e.g. P@20 or ndcg_cut.10)")
+        _refuse("{metric} qrels needs {measure} M (e.g. P@20 or ndcg_cut.10)")
     if normalize:
-        raise UsageError("--normalize applies to --metric cover only")
-    spec = parse_measure(measure)
+        _refuse("{normalize} applies to {metric} cover only")
+    spec = parse_measure(measure)  # type: ignore[arg-type]
     if spec.rel is not None and min_grade is not None and spec.rel != min_grade:
-        raise UsageError(f"{measure} names rel={spec.rel} but --min-grade is {min_grade}")
+        _refuse(f"{measure} names rel={spec.rel} but {{min_grade}} is {min_grade}")
     if not judgments and spec.rel is None and min_grade is None and spec.measure.uses_relevance_level:
-        raise UsageError(f"{spec.name} on EXAM-Qrels needs --min-grade T (the smallest relevant grade)")
+        _refuse(f"{spec.name} on EXAM-Qrels needs {{min_grade}} T (the smallest relevant grade)")
     return spec
+
+
+def _refuse(message: str) -> NoReturn:
+    """A usage error naming the leaderboard parameters (`{metric}`, `{min_grade}`, ...) its message marks."""
+    named = ("metric", "measure", "judgments", "min_grade", "budget", "gold", "normalize")
+    raise UsageError(message, params=tuple(p for p in named if "{" + p + "}" in message))

@@ -27,8 +27,9 @@ def citation_table(store: Store, grade_set: GradeSet) -> dict[tuple[str, str], C
     """`{(run, topic): counts}`: sentences, cited, full, partial, none, failed (judgment failed or missing),
     citing_missing (cites a passage the corpus lacks), unjudgeable (cites only such passages)."""
     if grade_set.method != "citation-support":
-        raise UsageError(f"grade set {grade_set.id} is {grade_set.method}; --metric citations reads a "
-                         "citation-support grade set (grade with `proctor grade --method citation-support`)")
+        raise UsageError(f"grade set {grade_set.id} is {grade_set.method}; {{metric}} citations reads a "
+                         "citation-support grade set (grade with `proctor grade --method citation-support`)",
+                         params=("metric",))
     grades = {pid: grade for _, pid, _, grade in store.grades.grade_rows(grade_set.id, "citation-support")}
     table: dict[tuple[str, str], Counter] = defaultdict(Counter)
     for s in answer_sentences(store):
@@ -60,7 +61,7 @@ def citation_leaderboard(table: dict[tuple[str, str], Counter], score: str, *,
                          description: dict[str, Any] | None = None) -> Leaderboard:
     """One citation score as a leaderboard (mean over the topics each run answered)."""
     if score not in CITATION_SCORES:
-        raise UsageError(f"--score {score!r}: choose one of {', '.join(CITATION_SCORES)}")
+        raise UsageError(f"{{score}} {score!r}: choose one of {', '.join(CITATION_SCORES)}", params=("score",))
     per_run: dict[str, dict[str, float]] = defaultdict(dict)
     totals: dict[str, Counter] = defaultdict(Counter)
     no_precision = 0

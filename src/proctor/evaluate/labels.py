@@ -37,7 +37,7 @@ def exam_labels(
     `query_id/facet_id`; questions with no facet keep the query id.
     """
     if min_questions < 1:
-        raise UsageError("--min-questions must be at least 1")
+        raise UsageError("{min_questions} must be at least 1", params=("min_questions",))
     stats = stats if stats is not None else LabelStats()
     per_passage: dict[tuple[str, str], list[int]] = defaultdict(list)
     for qid, pid, question_id, grade in grade_rows:
@@ -77,7 +77,7 @@ def labels_for_each(
     """`labels_from_histogram` for several `min_questions` in one pass over the rows (`stats` counts the rows
     once: they are the same for every m)."""
     if any(m < 1 for m in min_questions):
-        raise UsageError("--min-questions must be at least 1")
+        raise UsageError("{min_questions} must be at least 1", params=("min_questions",))
     stats = stats if stats is not None else LabelStats()
     ms = list(dict.fromkeys(min_questions))
     out: dict[int, Qrels] = {m: defaultdict(dict) for m in ms}

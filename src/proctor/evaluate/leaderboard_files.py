@@ -30,7 +30,7 @@ class LeaderboardFile:
     """`scores`, or `ranks` when the file gave ranks (then scores are the negated ranks)."""
 
 
-def read_leaderboard(path: str | Path, measure: str | None = None, option: str = "--measure") -> LeaderboardFile:
+def read_leaderboard(path: str | Path, measure: str | None = None, option: str = "measure") -> LeaderboardFile:
     """A leaderboard in any format `proctor leaderboard` writes (TSV, JSON, Markdown, trec/tot, ir-measures,
     jsonl), trec_eval's output (`-q` or not, one run or several) or any `system<TAB>score` TSV; `measure`
     chooses one when the file holds several (`option` names it in messages)."""
@@ -63,7 +63,7 @@ def read_official(path: str | Path, measure: str | None = None) -> LeaderboardFi
     """An official leaderboard: JSON `{run: rank}` (rank 1 is best), a TSV of scores, or any leaderboard
     `read_leaderboard` reads (trec_eval's output of the official runs, ...; `measure` chooses among several)."""
     if row_format(path) is not None:
-        return read_leaderboard(path, measure, "--official-measure")
+        return read_leaderboard(path, measure, "official_measure")
     if looks_like_json(path):
         data = parse_json_document(path)
         if isinstance(data, dict) and isinstance(data.get("systems"), list):
@@ -72,7 +72,7 @@ def read_official(path: str | Path, measure: str | None = None) -> LeaderboardFi
             raise InputError(str(path), 1, "expected a JSON object {run: rank}")
         ranks = _numbers(path, data, "rank")
         return LeaderboardFile({run: -rank for run, rank in ranks.items()}, kind="ranks")
-    return LeaderboardFile(_read_tsv(path, measure, "--official-measure")[0])
+    return LeaderboardFile(_read_tsv(path, measure, "official_measure")[0])
 
 
 def _from_proctor_json(path: str | Path, data: dict) -> LeaderboardFile:
@@ -98,7 +98,7 @@ def _numbers(path: str | Path, data: dict, what: str) -> dict[str, float]:
     return out
 
 
-def _read_tsv(path: str | Path, measure: str | None = None, option: str = "--measure"
+def _read_tsv(path: str | Path, measure: str | None = None, option: str = "measure"
               ) -> tuple[dict[str, float], str | None]:
     """Scores of a `system<TAB>score` TSV (of the chosen measure when a `measure` column says), and that
     measure."""

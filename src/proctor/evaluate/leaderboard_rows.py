@@ -48,19 +48,21 @@ def same_measure(wanted: str, name: str) -> bool:
     return a == b
 
 
-def choose_measure(path: str | Path, measures: Iterable[str], wanted: str | None, option: str = "--measure") -> str:
-    """The one measure to read: the only one, or the one `wanted` (the command's `option`) names."""
+def choose_measure(path: str | Path, measures: Iterable[str], wanted: str | None, option: str = "measure") -> str:
+    """The one measure to read: the only one, or the one `wanted` (the parameter `option`) names."""
     names = list(dict.fromkeys(measures))
     if not names:
         raise InputError(str(path), None, "holds no leaderboard rows")
     if wanted is None:
         if len(names) > 1:
-            raise UsageError(f"{path}: holds {len(names)} measures ({_listed(names)}); choose one with {option}")
+            raise UsageError(f"{path}: holds {len(names)} measures ({_listed(names)}); choose one with "
+                             f"{{{option}}}", params=(option,))
         return names[0]
     found = [n for n in names if same_measure(wanted, n)]
     if len(found) != 1:
         what = "no measure" if not found else f"{len(found)} measures ({_listed(found)})"
-        raise UsageError(f"{option} {wanted}: {path} holds {what} of that name (it holds {_listed(names)})")
+        raise UsageError(f"{{{option}}} {wanted}: {path} holds {what} of that name (it holds {_listed(names)})",
+                         params=(option,))
     return found[0]
 
 
@@ -78,7 +80,7 @@ def _value(path: str | Path, line: int, text: str) -> float:
     return value
 
 
-def scores_of(path: str | Path, rows: list[Row], wanted: str | None, option: str = "--measure"
+def scores_of(path: str | Path, rows: list[Row], wanted: str | None, option: str = "measure"
               ) -> tuple[dict[str, float], dict[str, dict[str, float]], str]:
     """Scores (`all` rows) and per-query scores of the chosen measure; repeats and runs without an `all`
     row are errors naming the line."""

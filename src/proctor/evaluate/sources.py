@@ -44,7 +44,7 @@ def exam_qrels_each(store: Store, grade_set: GradeSet, min_questions: Sequence[i
     grades once, with the first labels made."""
     refuse_answer_set(grade_set)
     if any(m < 1 for m in min_questions):
-        raise UsageError("--min-questions must be at least 1")
+        raise UsageError("{min_questions} must be at least 1", params=("min_questions",))
     out: dict[int, Qrels] = {}
     if 1 in min_questions:
         out[1] = labels_from_top(store.caches.top_grades(grade_set.id, grade_set.step), stats=stats)
@@ -162,7 +162,7 @@ def load_runs(store: Store, run_paths: Sequence[str] | None) -> Ranked:
         return order_runs(read_runs(run_paths))
     ranked = store.corpus.ranked_lists()  # already in trec_eval order
     if not ranked:
-        raise UsageError(f"{store.path}: the store holds no rankings (import runs, or pass --runs)")
+        raise UsageError(f"{store.path}: the store holds no rankings (import runs, or pass {{runs}})", params=("runs",))
     return ranked
 
 

@@ -52,9 +52,10 @@ def scale_of(grade_set: GradeSet) -> tuple[int, int]:
     return method.low, method.high
 
 
-def check_min_grade(grade_set: GradeSet, min_grade: int | None, option: str = "--min-grade") -> None:
+def check_min_grade(grade_set: GradeSet, min_grade: int | None, param: str = "min_grade") -> None:
     """Refuse a relevance threshold that no grade of the grade set's scale reaches (e.g. 4 on Thomas' 0-2
-    scale: every label would be non-relevant and every score a silent 0); unknown scales pass."""
+    scale: every label would be non-relevant and every score a silent 0); unknown scales pass. The message names
+    the parameter `param` (or, when it is no identifier, says `param` as it is: `P@20: rel=`)."""
     if min_grade is None:
         return
     try:
@@ -62,18 +63,20 @@ def check_min_grade(grade_set: GradeSet, min_grade: int | None, option: str = "-
     except UsageError:
         return
     if not low < min_grade <= high:
-        named = f"{option}{'' if option.endswith('=') else ' '}{min_grade}"
+        named = "{" + param + "}" if param.isidentifier() else param
+        named += f"{'' if param.endswith('=') else ' '}{min_grade}"
         raise UsageError(f"{named}: grade set {grade_set.id} ({grade_set.method}) grades {low}-{high}, "
-                         f"so the threshold must be {low + 1}..{high}")
+                         f"so the threshold must be {low + 1}..{high}", params=(param,) if param.isidentifier() else ())
 
 
 def check_members(members: list[GradeSet], rule: str) -> tuple[tuple[int, int], str]:
     """Refuse what cannot be combined; returns the common scale and the level (`question` or `label`)."""
     if rule not in RULES:
-        raise UsageError(f"--rule {rule}: choose one of {', '.join(RULES)}")
+        raise UsageError(f"{{rule}} {rule}: choose one of {', '.join(RULES)}", params=("rule",))
     ids = [m.id for m in members]
     if len(set(ids)) < 2:
-        raise UsageError("an ensemble needs at least two different grade sets (--grade-set A --grade-set B)")
+        raise UsageError("an ensemble needs at least two different grade sets ({grade_set} A {grade_set} B)",
+                         params=("grade_set",))
     for member in members:
         if member.method == METHOD:
             raise UsageError(f"grade set {member.id} is itself an ensemble: combine its members instead")

@@ -24,9 +24,9 @@ def resolve_grade_set(store: Store, grade_set: str | None = None, method: str | 
     if not sets:
         raise UsageError(f"{store.path}: the store holds no grades (import an exam_pp file or run `proctor grade`)")
     matching, empty = grade_sets_matching(store, sets, grade_set, method, model, bank)
-    asked = f"--grade-set {grade_set}" if grade_set is not None else ", ".join(
-        f"--{k} {v}" for k, v in (("method", method), ("model", model), ("bank", bank)) if v)
-    chosen = _one(sets, matching, asked or "(grade sets of generated answers are read with --metric "
+    asked = f"{{grade_set}} {grade_set}" if grade_set is not None else ", ".join(
+        f"{{{k}}} {v}" for k, v in (("method", method), ("model", model), ("bank", bank)) if v)
+    chosen = _one(sets, matching, asked or "(grade sets of generated answers are read with {metric} "
                   "nuggets|citations)", empty)
     if not fresh:
         return chosen
@@ -62,9 +62,13 @@ def _one(sets: list[GradeSet], matching: list[GradeSet], asked: str, empty: Sequ
         listing += "\nleft out, without a single grade (a `grade` that failed before its first):\n" + "\n".join(
             "  " + s.describe() for s in empty)
     if not matching:
-        raise UsageError(f"no grade set matches {asked}; the store has:\n{listing}")
-    raise UsageError("several grade sets match; name one with --grade-set ID (or narrow with --method, --model, "
-                     f"--bank):\n{listing}")
+        raise UsageError(f"no grade set matches {asked}; the store has:\n{listing}", params=_FILTERS)
+    raise UsageError("several grade sets match; name one with {grade_set} ID (or narrow with {method}, {model}, "
+                     f"{{bank}}):\n{listing}", params=_FILTERS)
+
+
+_FILTERS = ("grade_set", "method", "model", "bank", "metric")
+"""The parameters that choose a grade set, named in the messages of `resolve_grade_set`."""
 
 
 def method_matches(grade_set: GradeSet, method: str | None, sets: list[GradeSet]) -> bool:

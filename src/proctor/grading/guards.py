@@ -37,20 +37,22 @@ MIN_COPIED_WORDS = 5
 
 
 def parse_guards(text: str | None) -> list[str]:
-    """`--guard G[,G...]`: known guard names without repeats; anything else is a usage error."""
+    """`G[,G...]` (the parameter `guards`): known guard names without repeats; anything else is a usage error."""
     if text is None:
         return []
-    return parse_names("--guard", "guard", text, GUARDS)
+    return parse_names("guards", "guard", text, GUARDS)
 
 
-def parse_names(option: str, kind: str, text: str, known) -> list[str]:
-    """`OPTION A[,B...]`: names from `known`, in order, without repeats; anything else is a usage error."""
+def parse_names(param: str, kind: str, text: str, known) -> list[str]:
+    """`A[,B...]` (the parameter `param`): names from `known`, in order, without repeats; anything else is a usage
+    error naming the parameter."""
     names = [n.strip() for n in text.split(",")]
     for name in names:
         if name not in known:
-            raise UsageError(f"{option} {name!r}: unknown {kind}; choose from {', '.join(known)}")
+            raise UsageError(f"{{{param}}} {name!r}: unknown {kind}; choose from {', '.join(known)}", params=(param,))
     if len(set(names)) != len(names):
-        raise UsageError(f"{option} {text!r}: {'an' if kind[0] in 'aeiou' else 'a'} {kind} is named twice")
+        raise UsageError(f"{{{param}}} {text!r}: {'an' if kind[0] in 'aeiou' else 'a'} {kind} is named twice",
+                         params=(param,))
     return names
 
 

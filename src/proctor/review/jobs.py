@@ -114,7 +114,7 @@ class Jobs:
         except asyncio.CancelledError:
             job.state = "cancelled"
         except ProctorError as exc:
-            job.state, job.error = "failed", str(exc)
+            job.state, job.error = "failed", exc.as_options() if isinstance(exc, UsageError) else str(exc)
         except Exception as exc:  # shown on the job page; the grades committed so far stay
             job.state, job.error = "failed", f"{type(exc).__name__}: {exc}"
             traceback.print_exc()

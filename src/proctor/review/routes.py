@@ -260,7 +260,8 @@ def error_handlers() -> dict:
     """Usage errors as a 400 page, refused CSRF as 403: one clear message, no traceback."""
 
     async def usage(request: Request, exc: Exception) -> Response:
-        return render(request, "message.html", 400, title="Refused", message=str(exc))
+        message = exc.as_options() if isinstance(exc, UsageError) else str(exc)  # in the words of the CLI
+        return render(request, "message.html", 400, title="Refused", message=message)
 
     async def forbidden(request: Request, exc: Exception) -> Response:
         return PlainTextResponse(f"403: {exc}", status_code=403)

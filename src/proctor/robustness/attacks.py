@@ -97,5 +97,6 @@ ATTACKS: dict[str, AttackInfo] = {
 
 
 def parse_attacks(text: str) -> list[str]:
-    """`--attack A[,B...]`: known attack names, in order, without repeats; anything else is a usage error."""
-    return parse_names("--attack", "attack", text, ATTACKS)
+    """`A[,B...]` (the parameter `attacks`): known attack names, in order, without repeats; anything else is a
+    usage error."""
+    return parse_names("attacks", "attack", text, ATTACKS)

@@ -122,7 +122,8 @@ async def run_probe(store: Store, grade_set: GradeSet, config: BackendConfig, op
     """Probe one grade set; every probe grade set and the report are written in one transaction at the end (an
     interrupted probe leaves the store as it was). Returns the report (see `robustness.report`)."""
     if config.spec and config.spec.split(":")[0] in ("replay",):
-        raise UsageError("--llm replay:...: a probe needs a live judge (replayed grades have no attacked copies)")
+        raise UsageError("{llm} replay:...: a probe needs a live judge (replayed grades have no attacked copies)",
+                         params=("llm",))
     if grade_set.params.get("members"):
         raise UsageError(f"grade set {grade_set.id} is an ensemble (members "
                          f"{', '.join(grade_set.params['members'])}): it has no prompt of its own to probe; "
@@ -188,7 +189,7 @@ async def probe_grade_set(store: Store, grade_set: GradeSet, attacks: Sequence[s
     names = parse_attacks(",".join(attacks))
     guard_names = parse_guards(",".join(guards)) if guards else []
     if sample < 1:
-        raise UsageError(f"--sample must be at least 1 (got {sample})")
+        raise UsageError(f"{{sample}} must be at least 1 (got {sample})", params=("sample",))
     check_numbers({"seed": seed})
     config = BackendConfig(spec=llm or f"{grade_set.params.get('backend', 'openai')}:{grade_set.model}", **backend)
     config.check()

@@ -27,8 +27,8 @@ def human_judgments(store: Store, which: str) -> tuple[Qrels, str]:
                     per in store.review.review_judgments().items()}
         if which == "reviewers":
             if not reviewed:
-                raise UsageError(f"--qrels reviewers: {store.path} holds no reviewer judgments (record them in "
-                                 "`proctor review`)")
+                raise UsageError(f"{{qrels}} reviewers: {store.path} holds no reviewer judgments (record them in "
+                                 "`proctor review`)", params=("qrels",))
             return reviewed, "reviewer judgments (proctor review)"
         merged = {q: dict(per) for q, per in official_or_file_qrels(store, "official").items()}
         for q, per in reviewed.items():
@@ -42,14 +42,15 @@ def check_options(budgets: Sequence[int], repeats: int, judged_relevant: int, me
     """Refuse bad options before any work; returns the leaderboard's depth k (P@k)."""
     check_numbers({"repeats": repeats, "judged_relevant": judged_relevant, "seed": seed})
     if not budgets or any(b < 1 for b in budgets):
-        raise UsageError("--budget takes positive numbers of topics, e.g. 5 or 1,2,3,5,10,20")
+        raise UsageError("{budgets} takes positive numbers of topics, e.g. 5 or 1,2,3,5,10,20", params=("budgets",))
     if repeats < 1:
-        raise UsageError("--repeats must be at least 1")
+        raise UsageError("{repeats} must be at least 1", params=("repeats",))
     if judged_relevant < 1:
-        raise UsageError("--judged-relevant must be at least 1")
+        raise UsageError("{judged_relevant} must be at least 1", params=("judged_relevant",))
     spec = parse_measure(measure)
     if spec.measure.name != "P" or spec.cutoff is None or spec.rel is not None:
-        raise UsageError(f"--measure {measure}: calibrate's leaderboard is precision at a depth, P@k (e.g. P@20)")
+        raise UsageError(f"{{measure}} {measure}: calibrate's leaderboard is precision at a depth, P@k (e.g. P@20)",
+                         params=("measure",))
     return spec.cutoff
 
 
@@ -60,12 +61,14 @@ def calibration(store: Store, grade_set: GradeSet, *, qrels: str = "official", b
     judgments, source = human_judgments(store, qrels)
     top = max((r for per in judgments.values() for r in per.values()), default=0)
     if judged_relevant > top:
-        raise UsageError(f"--judged-relevant {judged_relevant}: no judgment reaches it (they go up to {top})")
+        raise UsageError(f"{{judged_relevant}} {judged_relevant}: no judgment reaches it (they go up to {top})",
+                         params=("judged_relevant",))
     pool = build_pool(store, grade_set, judgments, judged_relevant, load_runs(store, None), depth)
     too_many = [b for b in budgets if b >= len(pool.topics)]
     if too_many:
-        raise UsageError(f"--budget {too_many[0]}: the grade set and the judgments share {len(pool.topics)} topics, "
-                         f"and a budget must leave one held out (at most {len(pool.topics) - 1})")
+        raise UsageError(f"{{budgets}} {too_many[0]}: the grade set and the judgments share {len(pool.topics)} "
+                         f"topics, and a budget must leave one held out (at most {len(pool.topics) - 1})",
+                         params=("budgets",))
     points, details = _clean(curve(pool, sorted(set(budgets)), repeats, seed))
     fixed = fixed_rules(pool)
     return {

@@ -1,0 +1,54 @@
+"""The meta-evaluation report (`proctor analyze`): a sweep of leaderboards correlated with the official one,
+agreement with human judgments, per-query correlation and plots, written into a folder."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from proctor.api.modes import Missing
+from proctor.api.stores import check_judged_relevant
+from proctor.errors import UsageError
+from proctor.evaluate.coverage import DEFAULT_FLOOR, Floor
+from proctor.evaluate.leaderboard_files import read_official
+from proctor.evaluate.measures import parse_measure
+from proctor.outputs import folder_target
+from proctor.store import Store
+
+if TYPE_CHECKING:  # the report's modules (plots, HTML) load when a report is made
+    from proctor.analyze.report import Report
+
+DEFAULT_MEASURES = ("P@20", "nDCG@10", "RR", "AP", "Rprec")
+"""The EXAM-Qrels measures `analyze_report` sweeps by default."""
+
+
+def analyze_report(store: Store, official: str | Path, out: str | Path, *, judged_relevant: int = 2,
+                   measures: str | Sequence[str] = DEFAULT_MEASURES, budget: int = 20, missing: Missing = "zero",
+                   per_query_measure: str = "nDCG@10", per_query_tau: int = 3, plot_measure: str | None = None,
+                   plot_tau: int = 3, floor: Floor = DEFAULT_FLOOR) -> Report:
+    """Sweep τ = 1..5 × `measures` (a list or `"P@20,nDCG@10"`) for EXAM-Qrels and τ = 1..5 for EXAM-Cover
+    (`budget`, `missing`) for every grade set, correlate each leaderboard with the `official` one (a file),
+    compute agreement with the judgments (>= `judged_relevant`), correlate query by query (`per_query_measure`
+    at `per_query_tau`), draw the plots (`plot_measure`, default the first measure, at `plot_tau`) and write it
+    all into the folder `out`; returns what was written and the warnings."""
+    from proctor.analyze.report import AnalyzeOptions, analyze
+
+    chosen = tuple(m.strip() for m in (measures.split(",") if isinstance(measures, str) else measures) if m.strip())
+    for m in (*chosen, per_query_measure):
+        parse_measure(m)
+    if not chosen:
+        raise UsageError("{measures} is empty", params=("measures",))
+    plot = plot_measure or chosen[0]
+    if parse_measure(plot).name not in {parse_measure(m).name for m in chosen}:
+        raise UsageError(f"{{plot_measure}} {plot}: not one of {{measures}} {','.join(chosen)}",
+                         params=("plot_measure", "measures"))
+    folder_target(out, "{out}")
+    reference = read_official(official)
+    options = AnalyzeOptions(official_name=str(official), judged_relevant=judged_relevant, measures=chosen,
+                             budget=budget, missing_cover=missing, per_query_measure=per_query_measure,
+                             per_query_tau=per_query_tau, plot_measure=plot, plot_tau=plot_tau, floor=floor)
+    check_judged_relevant(store, judged_relevant)
+    if not store.grades.grade_sets():
+        raise UsageError(f"{store.path}: the store holds no grades to analyse")
+    return analyze(store, reference, options, Path(out))

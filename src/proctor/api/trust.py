@@ -1,0 +1,138 @@
+"""Trust in a judge: calibration on a few human labels (`proctor calibrate`), the review app's queue, and
+robustness probes with attacked passages (`proctor probe`); heavy modules load on first use."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import ClassVar
+
+from proctor.api.results import JSON, Notice, Report
+from proctor.errors import UsageError
+from proctor.gradesets.resolve import resolve_grade_set
+from proctor.grading.guards import GUARDS as GUARDS  # the guards `probe` takes
+from proctor.outputs import file_target
+from proctor.robustness.attacks import ATTACKS as ATTACKS  # the attacks `probe` takes (with what each does)
+from proctor.store import Store
+
+
+class Calibration(Report):
+    """A calibration curve with its samples and fixed rules: what `proctor calibrate` prints as JSON; `plotted`
+    is the PNG drawn of it, if any."""
+
+    formats: ClassVar[tuple[str, ...]] = ("json", "tsv", "md")
+    plotted: Path | None = None
+
+    def as_text(self, fmt: str) -> str:
+        """One row per budget (TSV) or the curve's table (Markdown)."""
+        from proctor.trust.calibrate_render import markdown, tsv
+
+        return tsv(self) if fmt == "tsv" else markdown(self)
+
+
+def calibrate(store: Store, grade_set: str | None = None, *, qrels: str = "official",
+              budgets: Sequence[int] | str = (5,), repeats: int = 10, seed: int = 0, judged_relevant: int = 1,
+              measure: str = "P@20", plot: str | Path | None = None) -> Calibration:
+    """Calibration on a few human labels: per budget N (`budgets`: a list or `"1,2,5"`), `repeats` samples of N
+    judged topics choose the labelling rule; held-out Cohen's kappa, Krippendorff's alpha and leaderboard
+    Kendall tau (`curve`, one point per budget). `qrels`: official, reviewers, official+reviewers or a qrels
+    file. With `plot` (a .png file) the curve is drawn there too (PDF and SVG beside it)."""
+    from proctor.trust.calibration import calibration, check_options
+
+    wanted = _budgets(budgets) if isinstance(budgets, str) else budgets
+    target = file_target(plot, "{plot}") if plot else None
+    if target is not None and target.suffix.lower() != ".png":
+        raise UsageError(f"{{plot}} {plot}: give a .png file name", params=("plot",))
+    check_options(wanted, repeats, judged_relevant, measure, seed)  # before the store is read
+    chosen = resolve_grade_set(store, grade_set)
+    result = Calibration(calibration(store, chosen, qrels=qrels, budgets=wanted, repeats=repeats, seed=seed,
+                                     judged_relevant=judged_relevant, measure=measure))
+    if target is not None:
+        from proctor.trust.calibrate_render import plot as draw
+
+        draw(result, target)
+        result.plotted = target
+    return result
+
+
+def _budgets(text: str) -> list[int]:
+    """`"5"` or `"1,2,3"`: positive integers."""
+    try:
+        values = [int(b) for b in text.split(",") if b.strip()]
+    except ValueError:
+        raise UsageError(f"{{budgets}} {text}: expected numbers of topics such as 5 or 1,2,3,5,10,20",
+                         params=("budgets",)) from None
+    if not values or min(values) < 1:
+        raise UsageError(f"{{budgets}} {text}: expected positive numbers of topics such as 5 or 1,2,3,5,10,20",
+                         params=("budgets",))
+    return values
+
+
+def to_review(store: Store, grade_set: str | None = None, *, min_grade: int = 4, depth: int = 20,
+              limit: int = 50) -> dict[str, JSON]:
+    """The review app's "to review" queue: labelled passages ordered by how much a human verdict would change
+    (pairs of systems it alone decides on P@depth, ensemble members' spread, label at `min_grade`)."""
+    from proctor.gradesets.ensemble import check_min_grade
+    from proctor.trust.review_queue import review_queue
+
+    if limit < 1 or depth < 1:
+        raise UsageError("limit and depth must be at least 1")
+    chosen = resolve_grade_set(store, grade_set)
+    check_min_grade(chosen, min_grade)
+    return review_queue(store, chosen, min_grade=min_grade, depth=depth, limit=limit)
+
+
+class ProbeReport(Report):
+    """A probe's report: per attack and guard the label changes, flips and flags, beside the control (what
+    `proctor probe --format json` prints)."""
+
+    formats: ClassVar[tuple[str, ...]] = ("tsv", "json", "md")
+
+    @property
+    def sample(self) -> dict[str, JSON]:
+        """The passages asked for (`asked`), probed (`probed`) and how they were chosen (`basis`)."""
+        return self["sample"]
+
+    @property
+    def flagged_pairs(self) -> list[JSON]:
+        """The probed pairs the `detect` guard flagged (no grade)."""
+        return self["flagged_pairs"]
+
+    def render(self, fmt: str | None = None) -> str:
+        """The report as `tsv` (default), `json` or `md`."""
+        return render_probe(self, fmt or "tsv")
+
+    def notes(self) -> list[str | Notice]:
+        """What a reader should know beside the table: fewer passages probed than asked, pairs flagged."""
+        sample, flagged = self.sample, self.flagged_pairs
+        notes = []
+        if sample["probed"] < sample["asked"]:  # type: ignore[operator]
+            notes.append(f"only {sample['probed']} passages could be probed ({sample['basis']})")
+        if flagged:
+            notes.append(Notice(f"{len(flagged)} probed pairs flagged by detect (no grade; listed with {{fmt}} json)",
+                                ("fmt",)))
+        return notes
+
+
+def probe(store: Store, grade_set: str, attacks: str | Sequence[str], *, guards: str | Sequence[str] | None = (),
+          sample: int = 20, seed: int = 0, llm: str | None = None, **backend: str | float | None) -> ProbeReport:
+    """Probe a grade set's judge with attacked copies of non-relevant pool passages (`attacks`: names, or
+    `"a,b"`), without and with each guard (`detect`, `harden`); `llm` defaults to the grade set's backend and
+    model, `backend` are `BackendConfig` fields. Returns the report (what `proctor probe --format json`
+    prints)."""
+    from proctor.grading.guards import parse_guards
+    from proctor.robustness.attacks import parse_attacks
+    from proctor.robustness.probe import probe_grade_set
+
+    names = parse_attacks(attacks if isinstance(attacks, str) else ",".join(attacks))
+    guard_names = parse_guards(guards if isinstance(guards, str) or guards is None else ",".join(guards) or None)
+    chosen = resolve_grade_set(store, grade_set)
+    return ProbeReport(asyncio.run(probe_grade_set(store, chosen, names, guard_names, sample, seed, llm, backend)))
+
+
+def render_probe(report: Mapping[str, JSON], fmt: str = "tsv") -> str:
+    """A probe report as `tsv`, `json` or `md`."""
+    from proctor.robustness.report import render_report
+
+    return render_report(report, fmt)
