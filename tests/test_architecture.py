@@ -76,7 +76,7 @@ def test_no_import_circles():
 
 LAYERS = (
     ("errors", "papers", "markdown"),  # plain helpers
-    ("records", "outputs", "numeric_options"),  # plain records, file writing, the numeric check
+    ("records", "outputs"),  # plain records, file writing
     ("options",),  # the options models (backend, grading, evaluation, output) and their one adapter
     ("io", "llm", "store"),  # readers and writers of files, LLM backends, the SQLite store
     ("methods", "import_checks", "exporting"),  # prompts and parsers; what an import may change; exports

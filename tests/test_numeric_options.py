@@ -10,7 +10,7 @@ import pytest
 from conftest import store_dump
 from proctor import api
 from proctor.errors import InputError, UsageError
-from proctor.numeric_options import RULES, number_problem
+from proctor.options.numeric import RULES, number_problem
 
 GRADE = ("grade", "--method", "self-rating", "--llm", "openai:m", "--base-url", "http://127.0.0.1:9/v1")
 

@@ -18,11 +18,11 @@ from proctor.experiment.schema import BACKEND_KEYS, EVALUATE_KEYS, GRADE_KEYS, E
 from proctor.grading.engine import GradeOptions
 from proctor.llm.config import BackendConfig
 from proctor.llm.openai_backend import OpenAIOptions
-from proctor.numeric_options import RULES
 from proctor.options.backend import BackendOptions
 from proctor.options.evaluation import EvaluationOptions
 from proctor.options.grading import GradingOptions
 from proctor.options.model import base_type, default, flag, names, spec, toml_keys, toml_type, type_of
+from proctor.options.numeric import RULES
 
 MODELS = (BackendOptions, GradingOptions, EvaluationOptions)
 COMMANDS = {  # the commands whose flags are derived from each model, and the defaults a command states itself
@@ -155,7 +155,7 @@ def _declarations(tree: ast.Module, options: set[str]) -> list[str]:
 
 def test_a_backend_option_is_written_once():
     """A backend option is declared by its field in `BackendOptions` (and, when numeric, its rule in
-    `numeric_options.RULES`, the one table of numeric rules): no other module lists backend options, gives one a
+    `options.numeric.RULES`, the one table of numeric rules): no other module lists backend options, gives one a
     default or spells its flag (messages name `--base-url`, the one flag that is checked beyond its number)."""
     from conftest import ROOT
 
@@ -164,6 +164,6 @@ def test_a_backend_option_is_written_once():
     for path in sorted((ROOT / "src" / "proctor").rglob("*.py")):
         name = path.relative_to(ROOT / "src").as_posix()
         found = _declarations(ast.parse(path.read_text(encoding="utf-8")), options)
-        if found and name not in ("proctor/options/backend.py", "proctor/numeric_options.py"):
+        if found and name not in ("proctor/options/backend.py", "proctor/options/numeric.py"):
             places[name] = found
     assert places == {}

@@ -27,7 +27,7 @@ from proctor.io.exampp import read_exampp
 from proctor.io.queries import read_queries
 from proctor.io.responses import Response, read_responses
 from proctor.io.trec import read_qrels, read_run
-from proctor.numeric_options import check_numbers
+from proctor.options.numeric import check_numbers
 from proctor.records import GradeSet
 from proctor.store import Store, now
 from proctor.store.banks import IdConflict
@@ -88,7 +88,7 @@ class ImportOptions:
     """Replace what the store holds where the file contradicts it (otherwise such a file is refused)."""
 
     def __post_init__(self) -> None:
-        """`word_budget` is refused out of range, as every numeric option is (`proctor.numeric_options`)."""
+        """`word_budget` is refused out of range, as every numeric option is (`proctor.options.numeric`)."""
         check_numbers(vars(self))
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from proctor.api.choices import check_choice
 from proctor.bank.generate import generate_bank as generate_bank  # `(query_id, text)` topics, in memory
 from proctor.errors import UsageError
+from proctor.options.backend import BackendOptions
 from proctor.outputs import file_target
 from proctor.store import Store
 
@@ -77,7 +78,7 @@ class Generated:
 def generation_request(llm: str, out: str, *, queries: str | None = None, from_pool: bool = False,
                        store: str | None = None, style: Style = "dl", nuggets: bool = False, importance: bool = True,
                        per_query: int = 10, retries: int = 3, min_relevance: int = 2, max_nuggets: int = 30,
-                       dedup: bool = False, backend: BackendConfig | None = None, **backend_fields: Any
+                       dedup: bool = False, backend: BackendOptions | None = None, **backend_fields: Any
                        ) -> GenerationRequest:
     """`proctor bank generate`, checked before any LLM call: `per_query` items per topic of the `queries` file
     (questions, or `nuggets`), or with `from_pool` nuggets from `store`'s passages judged `min_relevance` or more
@@ -102,7 +103,7 @@ def generation_request(llm: str, out: str, *, queries: str | None = None, from_p
     elif not queries or store:
         raise UsageError("bank generate takes {queries} FILE (or {from_pool} {store} S {nuggets})",
                          params=("queries", "from_pool", "store", "nuggets"))
-    config = replace(backend or BackendConfig(), spec=llm, **backend_fields)
+    config = replace(BackendConfig.of(backend), spec=llm, **backend_fields)
     config.check()
     return GenerationRequest(out, config, queries, store if from_pool else None, style, nuggets, importance,
                              per_query, retries, min_relevance, max_nuggets, dedup)

@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 from proctor.api.bank_generation import Log
 from proctor.api.choices import check_choice
 from proctor.errors import UsageError
+from proctor.options.backend import BackendOptions
 from proctor.store import Store
 
 if TYPE_CHECKING:
     from proctor.evaluate.leaderboard_files import LeaderboardFile
     from proctor.grading.engine import Summary
     from proctor.io.banks import Bank
-    from proctor.llm.config import BackendConfig
     from proctor.records import GradeSet
 
 BankFormat = Literal["items", "questions", "yaml", "nuggetizer", "autojudge"]
@@ -83,7 +83,7 @@ class ImpactRequest:
     new_path: str
     old: Bank = field(repr=False)
     new: Bank = field(repr=False)
-    backend: BackendConfig | None = None
+    backend: BackendOptions | None = None
     grade_set: str | None = None
     method: str | None = None
     model: str | None = None
@@ -111,7 +111,7 @@ class ImpactRequest:
         return BankImpact(new_set, graded, result)
 
 
-def impact_request(old: str | Path, new: str | Path, *, llm: str | None = None, backend: BackendConfig | None = None,
+def impact_request(old: str | Path, new: str | Path, *, llm: str | None = None, backend: BackendOptions | None = None,
                    grade_set: str | None = None, method: str | None = None, model: str | None = None,
                    bank: str | None = None, measure: str = "P@20", min_grade: int = 3, official: str | None = None,
                    name: str | None = None, limit: int = 50, progress: bool | None = None, log: Log | None = None,
@@ -129,7 +129,7 @@ def impact_request(old: str | Path, new: str | Path, *, llm: str | None = None, 
     board = read_official(official) if official else None
     config = None
     if llm:
-        config = replace(backend or BackendConfig(), spec=llm, **backend_fields)
+        config = replace(BackendConfig.of(backend), spec=llm, **backend_fields)
         config.check()
     return ImpactRequest(str(new), old_bank, new_bank, config, grade_set, method, model, bank, measure, min_grade,
                          board, name, limit, progress)

@@ -14,7 +14,7 @@ from proctor.evaluate.coverage import DEFAULT_FLOOR, Floor
 from proctor.evaluate.leaderboard import Leaderboard, measure_leaderboard
 from proctor.evaluate.leaderboard_files import LeaderboardFile, read_leaderboard, read_official
 from proctor.markdown import escape
-from proctor.numeric_options import check_numbers
+from proctor.options.numeric import check_numbers
 from proctor.store import Store
 
 

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from proctor.api.choices import check_choice
 from proctor.errors import UsageError
 from proctor.methods import ANSWER_METHODS, METHOD_NAMES
-from proctor.numeric_options import check_numbers
+from proctor.options.backend import BackendOptions
+from proctor.options.numeric import check_numbers
 from proctor.records import GradeSet
 from proctor.store import Store
 
@@ -22,7 +23,6 @@ if TYPE_CHECKING:  # the grading engine loads when something is graded
     from proctor.grading.batch import ExportReport, ImportReport
     from proctor.grading.batch_api import BatchApiReport
     from proctor.grading.engine import Summary
-    from proctor.llm.config import BackendConfig
 
 Aggregate = Literal["prompt", "sum", "naive-bayes"]
 """four-prompts: how the criterion grades become a label."""
@@ -88,7 +88,7 @@ def ungraded(store: Store, method: str, llm: str | None = None, **options: Any) 
     return pending(store, grade_request(method, llm, **options))
 
 
-def grade_request(method: str, llm: str | None = None, *, backend: BackendConfig | None = None,
+def grade_request(method: str, llm: str | None = None, *, backend: BackendOptions | None = None,
                   aggregate: Aggregate = "prompt", thresholds: Sequence[int] | str = SUM_THRESHOLDS,
                   templates: Sequence[str | Path] = (), prefilter: str | None = None, **options: Any
                   ) -> GradeRequest:
@@ -104,7 +104,7 @@ def grade_request(method: str, llm: str | None = None, *, backend: BackendConfig
 
     spec, limits = _check_request(method, llm, thresholds, aggregate, options, prefilter)
     loose = {k: options.pop(k) for k in list(options) if k in BackendConfig.__dataclass_fields__ and k != "spec"}
-    config = replace(backend or BackendConfig(), spec=spec, **loose)
+    config = replace(BackendConfig.of(backend), spec=spec, **loose)
     config.check()
     return GradeRequest(method, config, GradeOptions(**options), aggregate=aggregate, thresholds=limits,
                         templates=tuple(map(str, templates)), prefilter=prefilter)

@@ -30,7 +30,7 @@ from proctor.evaluate.sources import (
 from proctor.evaluate.stored_coverage import query_counts
 from proctor.gradesets.ensemble import check_min_grade
 from proctor.gradesets.resolve import describe
-from proctor.numeric_options import check_numbers
+from proctor.options.numeric import check_numbers
 from proctor.store import Store
 
 if TYPE_CHECKING:  # numpy (the randomization test) loads only when a comparison is made

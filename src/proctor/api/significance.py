@@ -12,7 +12,7 @@ from proctor.api.modes import Correction, TableFormat, Tests
 from proctor.errors import UsageError
 from proctor.evaluate.leaderboard import Leaderboard
 from proctor.evaluate.leaderboard_files import read_leaderboard
-from proctor.numeric_options import check_numbers
+from proctor.options.numeric import check_numbers
 
 if TYPE_CHECKING:  # numpy (the randomization test) loads only when a comparison is made
     from proctor.stats.pairs import Comparison

@@ -38,7 +38,7 @@ def verify(store: Store, report: VerifyReport, *, grade_set: str | None = None, 
     """The `report` (one of `VERIFY_REPORTS`) of one grade set (`grade_set`, or the one `method`/`model`/`bank`
     narrow to): a question is answered at grade >= `min_grade`, judgments >= `judged_relevant` are relevant,
     `limit` passages per question (questions per query), only `query` when given."""
-    from proctor.numeric_options import check_numbers
+    from proctor.options.numeric import check_numbers
 
     check_numbers({"judged_relevant": judged_relevant})
     if report not in REPORTS:

@@ -32,7 +32,7 @@ from proctor.cli import (
 )
 from proctor.cli.common import flag_names
 from proctor.errors import ProctorError, UsageError
-from proctor.numeric_options import check_numbers
+from proctor.options.numeric import check_numbers
 
 COMMANDS = (
     import_cmd, export_cmd, info_cmd, grade_cmd, grade_sets_cmd, qrels_cmd, leaderboard_cmd, compare_cmd,

@@ -7,8 +7,7 @@ import json
 
 from proctor import api
 from proctor.cli.common import GRADE, add_format, add_store, emit, note, readable_store, writable_store
-from proctor.llm.config import BackendConfig
-from proctor.options.backend import add_backend_options
+from proctor.options.backend import add_backend_options, backend_options
 
 GENERATE = """\
 Generate a bank with an LLM: 10 questions per query (--per-query) with the prompts of RUBRIC Table 1 (DL:
@@ -121,7 +120,7 @@ def run_generate(args: argparse.Namespace) -> int:
                                      store=args.store, style=args.style, nuggets=args.nuggets,
                                      importance=args.importance, per_query=args.per_query, retries=args.retries,
                                      min_relevance=args.min_relevance, max_nuggets=args.max_nuggets,
-                                     dedup=args.dedup, backend=BackendConfig.from_args(args))
+                                     dedup=args.dedup, backend=backend_options(args))
     generated = api.generate_bank_file(request, log=note)
     if args.format == "json":
         print(json.dumps(generated.as_dict(), indent=2))
@@ -156,7 +155,7 @@ def run_diff(args: argparse.Namespace) -> int:
 def run_impact(args: argparse.Namespace) -> int:
     """Grade what is new (a grade set for bank B beside A's), then compare labels and leaderboards."""
     request = api.impact_request(args.old, args.new, llm=args.llm,
-                                 backend=BackendConfig.from_args(args) if args.llm else None,
+                                 backend=backend_options(args) if args.llm else None,
                                  grade_set=args.grade_set, method=args.method, model=args.model, bank=args.bank,
                                  measure=args.measure, min_grade=args.min_grade, official=args.official,
                                  name=args.name, limit=args.limit, progress=args.progress, log=note)

@@ -9,8 +9,7 @@ from pathlib import Path
 
 from proctor import api
 from proctor.cli.common import add_format, add_store, int_in, note
-from proctor.llm.config import BackendConfig
-from proctor.options.backend import add_backend_options
+from proctor.options.backend import add_backend_options, backend_options
 from proctor.options.grading import GradingOptions
 from proctor.options.model import add_options
 from proctor.papers import EXAM_PP, FOUR_PROMPTS, RUBRIC
@@ -101,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     """Grade (or write or read batch files) and print a summary."""
     from proctor.cli.common import writable_store
 
-    job = api.grade_job(args.method, args.llm, backend=BackendConfig.from_args(args), aggregate=args.aggregate,
+    job = api.grade_job(args.method, args.llm, backend=backend_options(args), aggregate=args.aggregate,
                         thresholds=args.sum_thresholds, templates=tuple(args.template or ()),
                         prefilter=args.prefilter, depth=args.depth, max_queries=args.max_queries,
                         max_passages=args.max_passages, bank=args.bank, prefilter_below=args.prefilter_below,

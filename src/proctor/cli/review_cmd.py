@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 
 from proctor.cli.common import GRADE, add_store, int_in
-from proctor.llm.config import BackendConfig
-from proctor.options.backend import add_backend_options
+from proctor.options.backend import add_backend_options, backend_options
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -38,5 +37,5 @@ def run(args: argparse.Namespace) -> int:
     proctor.review_app(args.store, host=args.host, port=args.port, token=args.token,
                        generate_token=args.generate_token, official=args.official, min_grade=args.min_grade,
                        judged_relevant=args.judged_relevant, llm=args.llm,
-                       backend=BackendConfig.from_args(args) if args.llm else None)
+                       backend=backend_options(args) if args.llm else None)
     return 0

@@ -32,8 +32,8 @@ class Floor:
     min_graded: float = DEFAULT_MIN_GRADED
 
     def check(self) -> Floor:
-        """Refuse a negative query floor or a fraction outside [0, 1] (`proctor.numeric_options`)."""
-        from proctor.numeric_options import check_numbers
+        """Refuse a negative query floor or a fraction outside [0, 1] (`proctor.options.numeric`)."""
+        from proctor.options.numeric import check_numbers
 
         check_numbers({"floor_queries": self.min_queries, "floor_graded": self.min_graded})
         return self

@@ -53,8 +53,8 @@ class Intervals:
 
 def check_settings(confidence: float, resamples: int, seed: int = 0) -> None:
     """Refuse a confidence outside (0, 1), a number of resamples or a seed out of range
-    (`proctor.numeric_options`)."""
-    from proctor.numeric_options import check_numbers
+    (`proctor.options.numeric`)."""
+    from proctor.options.numeric import check_numbers
 
     check_numbers({"confidence": confidence, "resamples": resamples, "seed": seed})
 

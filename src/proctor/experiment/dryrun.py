@@ -26,7 +26,7 @@ from proctor.experiment.manifest import read_manifest
 from proctor.experiment.plan import Plan
 from proctor.experiment.runner import import_sources, prepare, step_names
 from proctor.experiment.schema import Grader
-from proctor.numeric_options import check_numbers
+from proctor.options.numeric import check_numbers
 from proctor.store import Store
 
 NO_LLM = ("replay", "embed")

@@ -19,10 +19,10 @@ from proctor.experiment.schema import (
     read_document,
 )
 from proctor.methods import METHOD_NAMES
-from proctor.numeric_options import number_problem
 from proctor.options.evaluation import EvaluationOptions
 from proctor.options.grading import GradingOptions
 from proctor.options.model import choices, spec
+from proctor.options.numeric import number_problem
 
 FORMATS: tuple[str, ...] = spec(EvaluationOptions, "leaderboards").choices or ()
 

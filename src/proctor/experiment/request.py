@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from proctor.errors import UsageError
 from proctor.experiment.runner import RunResult, run_experiment
-from proctor.numeric_options import check_numbers
+from proctor.options.numeric import check_numbers
 
 
 @dataclass

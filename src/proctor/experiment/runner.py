@@ -17,7 +17,7 @@ from proctor.experiment.load import load_experiment
 from proctor.experiment.manifest import new_manifest, read_manifest, usage, write_manifest
 from proctor.experiment.plan import Plan, Step, import_kind, make_plan
 from proctor.experiment.schema import Grader
-from proctor.numeric_options import check_numbers
+from proctor.options.numeric import check_numbers
 from proctor.outputs import folder_target
 from proctor.store import Store
 

@@ -24,9 +24,9 @@ from proctor.llm.cache import cache_key, cacheable, from_cache
 from proctor.llm.health import BackendUnavailable, Breaker
 from proctor.methods import Method
 from proctor.methods.base import CORRECT, FAILED, PREFILTERED
-from proctor.numeric_options import check_numbers
 from proctor.options.grading import GradingOptions
 from proctor.options.model import borrow
+from proctor.options.numeric import check_numbers
 from proctor.records import Grade
 from proctor.store import Store
 

@@ -4,14 +4,13 @@ every one of them."""
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from proctor.errors import UsageError
 from proctor.llm.base import Backend
-from proctor.options.backend import BackendOptions, given
+from proctor.options.backend import BackendOptions
 
 Recorded = dict[tuple[str, str, str, str], tuple[int | None, str | None]]
 RecordedLoader = Callable[[str, str, str | None], tuple[Recorded, str, str]]
@@ -25,9 +24,12 @@ class BackendConfig(BackendOptions):
     spec: str | None = None
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace, spec: str | None = None) -> BackendConfig:
-        """The configuration the backend options of a command give (`proctor.options.backend.add_backend_options`)."""
-        config = cls(spec=spec if spec is not None else getattr(args, "llm", None), **given(args))
+    def of(cls, options: BackendOptions | None = None, spec: str | None = None) -> BackendConfig:
+        """The configuration of backend `options` (a command's, or the defaults) with `spec`, checked."""
+        if isinstance(options, BackendConfig):
+            config = options if spec is None else replace(options, spec=spec)
+        else:
+            config = cls(spec=spec, **asdict(options or BackendOptions()))
         config.check()
         return config
 

@@ -9,8 +9,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from proctor.errors import UsageError
-from proctor.numeric_options import check_numbers
 from proctor.options.model import add_options, names, option, spec
+from proctor.options.numeric import check_numbers
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,3 +62,10 @@ def applying_to(kind: str, options: dict[str, Any]) -> dict[str, Any]:
 def given(args: argparse.Namespace) -> dict[str, Any]:
     """The backend options a parsed command line gives (those not None)."""
     return {k: getattr(args, k) for k in names(BackendOptions) if getattr(args, k, None) is not None}
+
+
+def backend_options(args: argparse.Namespace) -> BackendOptions:
+    """The backend options a parsed command line gives (defaults for the rest), checked."""
+    options = BackendOptions(**given(args))
+    options.check()
+    return options

@@ -1,7 +1,7 @@
 """The one adapter between an options model and its doors. A model is a frozen dataclass whose fields are
 declared with `option(...)`: the field gives the name, the type and the default, its `Option` the help text,
 the flag's spelling, the argparse type and which backends or methods it applies to; the numeric rule is the
-one of `proctor.numeric_options.RULES` under the same name. From a model this module derives the argparse
+one of `proctor.options.numeric.RULES` under the same name. From a model this module derives the argparse
 arguments (`add_options`), the keys of an experiment file's table with their types (`toml_keys`, checked by
 `toml_value`), and AutoJudge workflow settings (`borrow`, coerced by `setting_value`)."""
 
@@ -17,7 +17,7 @@ from functools import cache
 from typing import Any
 
 from proctor.errors import UsageError
-from proctor.numeric_options import range_words
+from proctor.options.numeric import range_words
 
 PATHS = "path or list of paths"
 STRINGS = "string or list of strings"

@@ -10,6 +10,7 @@ from pathlib import Path
 from proctor.errors import UsageError
 from proctor.evaluate.leaderboard_files import LeaderboardFile
 from proctor.llm.config import BackendConfig
+from proctor.options.backend import BackendOptions
 from proctor.review.jobs import Jobs
 from proctor.review.pages import Cache, Thresholds
 from proctor.review.state import ReviewState
@@ -83,7 +84,7 @@ def serve(store_path: str | Path, host: str, port: int, token: str | None, **opt
 
 def review_app(store_path: str | Path, *, host: str = "127.0.0.1", port: int = 8765, token: str | None = None,
                generate_token: bool = False, official: str | Path | None = None, min_grade: int = 4,
-               judged_relevant: int = 1, llm: str | None = None, backend: BackendConfig | None = None) -> None:
+               judged_relevant: int = 1, llm: str | None = None, backend: BackendOptions | None = None) -> None:
     """`proctor review` (`proctor.review_app`): check the bind address and token (`check_bind`), read the official
     leaderboard for the impact view, then serve the app over the store until interrupted. `llm` (with `backend`'s
     options) grades what is new; without it the app cannot grade."""
@@ -94,7 +95,7 @@ def review_app(store_path: str | Path, *, host: str = "127.0.0.1", port: int = 8
     token = check_bind(host, token, generate_token)
     config = None
     if llm:
-        config = replace(backend or BackendConfig(), spec=llm)
+        config = replace(BackendConfig.of(backend), spec=llm)
         config.check()
     board = read_official(official) if official else None
     serve(store_path, host, port, token, config=config, official=board,

@@ -23,7 +23,7 @@ from proctor.llm.config import BackendConfig
 from proctor.llm.health import check_endpoint
 from proctor.methods import Method
 from proctor.methods.base import FAILED
-from proctor.numeric_options import check_numbers
+from proctor.options.numeric import check_numbers
 from proctor.records import GradeSet
 from proctor.robustness.attacks import ATTACKS, parse_attacks
 from proctor.robustness.report import build_report, probe_set_id

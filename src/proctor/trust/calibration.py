@@ -12,7 +12,7 @@ from proctor.evaluate.labels import Qrels
 from proctor.evaluate.measures import parse_measure
 from proctor.evaluate.sources import load_runs, official_or_file_qrels
 from proctor.gradesets.resolve import describe
-from proctor.numeric_options import check_numbers
+from proctor.options.numeric import check_numbers
 from proctor.records import GradeSet
 from proctor.store import Store
 from proctor.trust.calibrate import HIGH, LOW, build_pool, curve, fixed_rules
