@@ -55,7 +55,7 @@ def test_after_kill_9_only_replies_of_the_last_200_ms_are_sent_again(cli, tmp_pa
     with FakeOpenAI(latency=0.05) as server:
         args = grade_args(store, server, "--depth", "100", "--concurrency", "8")
         proc = _grade_process(args)
-        server.wait_for_requests(300)
+        assert server.wait_for_requests(300), "the grade never got going"
         _kill_9(proc)
         first = server.requests
         committed = sqlite3.connect(store).execute("SELECT COUNT(*) FROM grades").fetchone()[0]
@@ -71,7 +71,7 @@ def test_after_kill_9_only_replies_of_the_last_200_ms_are_sent_again(cli, tmp_pa
 def test_two_graders_never_share_a_grade_set(cli, demo_store):
     with FakeOpenAI(latency=0.2) as server:
         first = _grade_process(grade_args(demo_store, server, "--concurrency", "1"))
-        server.wait_for_requests(2, timeout=30)
+        assert server.wait_for_requests(2, timeout=30), "the first grade never got going"
         second = cli(*grade_args(demo_store, server))
         assert second.code == 2 and f"being graded by pid {first.pid}" in second.err, second.err
         _kill_9(first)
@@ -102,7 +102,7 @@ def test_fault_injection_kill_9_resume_and_retry_only_failures(cli, tmp_path):
     with FakeOpenAI(latency=0.02, faults=faults, stall_seconds=3) as server:
         args = grade_args(store, server, *extra, retries=3)
         proc = _grade_process(args)
-        answered_300.wait(60)
+        assert answered_300.wait(60), "the grade never got going"
         _kill_9(proc)
         resumed = cli(*args)
         assert resumed.code == 0, resumed.err
