@@ -166,6 +166,7 @@ RANGES = {"thomas": {0, 1, 2}, "fagb": {0, 1}, "fagb-few": {0, 1}, "helm": {0, 1
           "query-gen": {0, 1, 2, 3}}
 
 
+@pytest.mark.slow  # the analyze report draws every method's plots (~30 s on a quiet machine)
 def test_every_method_against_a_local_server(cli, demo_store):
     with FakeOpenAI(reply=reply) as server:
         for method in RANGES:
