@@ -49,6 +49,7 @@ class FakeOpenAI:
         self.decoding: list[dict] = []
         """Every chat request's body without its messages (what was asked for: max_tokens, logprobs, ...)."""
         self.lock = threading.Lock()
+        self._counted = threading.Condition(self.lock)
         self.port = 0
         self._ready = threading.Event()
         self.files: dict[str, bytes] = {}
@@ -73,6 +74,11 @@ class FakeOpenAI:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
+
+    def wait_for_requests(self, count: int, timeout: float = 60.0) -> bool:
+        """Block until the server has received `count` chat requests (without polling); False on timeout."""
+        with self._counted:
+            return self._counted.wait_for(lambda: self.requests >= count, timeout)
 
     def _serve(self) -> None:
         self.loop = asyncio.new_event_loop()
@@ -185,6 +191,7 @@ class FakeOpenAI:
         prompt = request["messages"][-1]["content"]
         with self.lock:
             self.requests += 1
+            self._counted.notify_all()
             self.decoding.append({k: v for k, v in request.items() if k != "messages"})
             self.attempts[prompt] += 1
             attempt = self.attempts[prompt]

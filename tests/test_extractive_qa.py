@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from conftest import grades_of, run_process
+from conftest import grades_of
 
 
 @pytest.fixture(scope="module")
@@ -52,9 +52,9 @@ def test_spans_and_the_no_answer_score(nectar_model):
 
 
 @pytest.mark.slow
-def test_grade_qa_with_an_extractive_model(demo_store, nectar_model):
-    result = run_process("grade", "--store", demo_store, "--method", "qa", "--llm", f"hf-qa:{nectar_model}",
-                         "--format", "json")
+def test_grade_qa_with_an_extractive_model(cli, demo_store, nectar_model):
+    result = cli("grade", "--store", demo_store, "--method", "qa", "--llm", f"hf-qa:{nectar_model}",
+                 "--format", "json")
     assert result.code == 0, result.err
     summary = json.loads(result.out)
     assert summary["graded_now"] == summary["pairs_in_pool"] == 72
@@ -71,7 +71,7 @@ def test_grade_qa_with_an_extractive_model(demo_store, nectar_model):
     assert {g.answer for g in wrong if g.passage_id in ("d103", "d104", "d201")} == {"unanswerable"}
     assert {g.answer for g in wrong if g.passage_id == "d101"} == {"nectar"}  # a span, not the gold answer
 
-def test_hf_qa_refuses_other_methods_and_llm_verification(demo_store, nectar_model):
+def test_hf_qa_refuses_other_methods_and_llm_verification(cli, demo_store, nectar_model):
     for extra in (["--method", "self-rating"], ["--method", "qa", "--verify", "llm"]):
-        result = run_process("grade", "--store", demo_store, *extra, "--llm", f"hf-qa:{nectar_model}")
+        result = cli("grade", "--store", demo_store, *extra, "--llm", f"hf-qa:{nectar_model}")
         assert result.code == 2 and "hf-qa" in result.err and "Traceback" not in result.err

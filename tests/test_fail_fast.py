@@ -7,17 +7,17 @@ import time
 
 import pytest
 
-from conftest import grades_of, run_process
+from conftest import grades_of
 from fake_openai import FakeOpenAI
 from proctor.llm.base import Reply
 from proctor.llm.health import CONSECUTIVE_FATAL, Breaker, is_fatal
 from proctor.store import Store
 
 
-def test_nothing_listening_exits_fast_with_the_connection_error(demo_store):
+def test_nothing_listening_exits_fast_with_the_connection_error(cli, demo_store):
     started = time.monotonic()
-    result = run_process("grade", "--store", demo_store, "--method", "self-rating", "--llm", "openai:m",
-                         "--base-url", "http://127.0.0.1:9/v1")
+    result = cli("grade", "--store", demo_store, "--method", "self-rating", "--llm", "openai:m",
+                 "--base-url", "http://127.0.0.1:9/v1")
     assert time.monotonic() - started < 10
     assert result.code != 0
     assert "cannot reach the server" in result.err and "Connection" in result.err and "127.0.0.1:9" in result.err
@@ -27,20 +27,20 @@ def test_nothing_listening_exits_fast_with_the_connection_error(demo_store):
     store.close()
 
 
-def test_model_not_listed_and_refused_key(demo_store, monkeypatch):
+def test_model_not_listed_and_refused_key(cli, demo_store, monkeypatch):
     with FakeOpenAI(models=["served-model"]) as server:
-        result = run_process("grade", "--store", demo_store, "--method", "self-rating", "--llm", "openai:other",
-                             "--base-url", server.base_url)
+        result = cli("grade", "--store", demo_store, "--method", "self-rating", "--llm", "openai:other",
+                     "--base-url", server.base_url)
         assert result.code == 2 and "'other' is not served" in result.err and "served-model" in result.err
         assert server.requests == 0 and server.model_lists == 1
     with FakeOpenAI(key="right") as server:
         monkeypatch.setenv("OPENAI_API_KEY", "wrong")
-        result = run_process("grade", "--store", demo_store, "--method", "self-rating", "--llm", "openai:m",
-                             "--base-url", server.base_url)
+        result = cli("grade", "--store", demo_store, "--method", "self-rating", "--llm", "openai:m",
+                     "--base-url", server.base_url)
         assert result.code == 2 and "API key was refused" in result.err and server.requests == 0
 
 
-def test_a_run_stops_after_consecutive_auth_failures(demo_store):
+def test_a_run_stops_after_consecutive_auth_failures(cli, demo_store):
     answered: set[str] = set()
 
     def revoke_after_ten(prompt: str, attempt: int) -> str:
@@ -50,8 +50,8 @@ def test_a_run_stops_after_consecutive_auth_failures(demo_store):
         return "401"
 
     with FakeOpenAI(faults=revoke_after_ten) as server:
-        result = run_process("grade", "--store", demo_store, "--method", "self-rating", "--llm", "openai:m",
-                             "--base-url", server.base_url, "--concurrency", "2")
+        result = cli("grade", "--store", demo_store, "--method", "self-rating", "--llm", "openai:m",
+                     "--base-url", server.base_url, "--concurrency", "2")
         assert result.code == 2 and "requests in a row failed: HTTP 401" in result.err, result.err
         assert server.requests <= 10 + CONSECUTIVE_FATAL + 2  # + the calls in flight; not the 72 of the pool
     grades = list(grades_of(demo_store, "self-rating", "m"))
@@ -77,16 +77,16 @@ def test_breaker_counts_consecutive_fatal_failures_only():
     assert first.tripped and "the first request failed" in first.message("m")
 
 
-def test_a_fleet_passes_the_check_when_one_server_answers(demo_store):
+def test_a_fleet_passes_the_check_when_one_server_answers(cli, demo_store):
     with FakeOpenAI() as server:
-        result = run_process("grade", "--store", demo_store, "--method", "self-rating", "--llm", "openai:m",
-                             "--base-url", f"http://127.0.0.1:9/v1,{server.base_url}")
+        result = cli("grade", "--store", demo_store, "--method", "self-rating", "--llm", "openai:m",
+                     "--base-url", f"http://127.0.0.1:9/v1,{server.base_url}")
         assert result.code == 0, result.err
         assert server.model_lists == 1 and server.requests > 0
     grades = list(grades_of(demo_store, "self-rating", "m"))
     assert grades and all(g.parse_status != "failed" for g in grades)
-    result = run_process("grade", "--store", demo_store, "--method", "self-rating", "--llm", "openai:m2",
-                         "--base-url", "http://127.0.0.1:9/v1,http://127.0.0.1:7/v1")
+    result = cli("grade", "--store", demo_store, "--method", "self-rating", "--llm", "openai:m2",
+                 "--base-url", "http://127.0.0.1:9/v1,http://127.0.0.1:7/v1")
     assert result.code == 2 and "none of the 2 servers can grade" in result.err and "Traceback" not in result.err
 
 

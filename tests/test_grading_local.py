@@ -7,19 +7,19 @@ import json
 
 import pytest
 
-from conftest import grades_of, run_process
+from conftest import grades_of
 from proctor.io.exampp import read_exampp
 
 
 @pytest.mark.slow
-def test_replay_reproduces_every_recorded_dl19_grade(dl19_pool, tmp_path):
+def test_replay_reproduces_every_recorded_dl19_grade(cli, dl19_pool, tmp_path):
     from conftest import DL19
 
     store = tmp_path / "g.db"
-    assert run_process("import", "exampp", dl19_pool, "--store", store, "--no-grades").code == 0
-    assert run_process("import", "bank", DL19 / "dl19-questions-graded.jsonl.gz", "--store", store).code == 0
-    result = run_process("grade", "--store", store, "--method", "self-rating", "--llm", f"replay:{dl19_pool}",
-                         "--format", "json")
+    assert cli("import", "exampp", dl19_pool, "--store", store, "--no-grades").code == 0
+    assert cli("import", "bank", DL19 / "dl19-questions-graded.jsonl.gz", "--store", store).code == 0
+    result = cli("grade", "--store", store, "--method", "self-rating", "--llm", f"replay:{dl19_pool}",
+                 "--format", "json")
     assert result.code == 0, result.err
     summary = json.loads(result.out)
     assert summary["graded_now"] == 92600 and summary["failures"] == 0
@@ -29,19 +29,19 @@ def test_replay_reproduces_every_recorded_dl19_grade(dl19_pool, tmp_path):
     assert all(ours[k].grade == v and ours[k].model == "google/flan-t5-large" for k, v in recorded.items())
     # where the recorded text would parse differently under the papers' rule, the grade says so
     assert sum(1 for g in ours.values() if g.extra and "text_parse" in g.extra) > 0
-    qrels = run_process("qrels", "--store", store, "--method", "self-rating")
+    qrels = cli("qrels", "--store", store, "--method", "self-rating")
     assert qrels.code == 0 and len(qrels.out.splitlines()) == 9260
 
 
-def test_replay_pairs_without_a_recorded_grade_are_failures(demo_store, tmp_path):
+def test_replay_pairs_without_a_recorded_grade_are_failures(cli, demo_store, tmp_path):
     source = tmp_path / "partial.jsonl"
     source.write_text(json.dumps(["q1", [{"paragraph_id": "d101", "text": "x", "paragraph_data": {},
                                           "exam_grades": [{"llm": "m", "prompt_info": {"is_self_rated": True},
                                                            "answers": [["q1/x", "4"]],
                                                            "self_ratings": [{"question_id": "q1/x",
                                                                              "self_rating": 4}]}]}]]) + "\n")
-    result = run_process("grade", "--store", demo_store, "--method", "self-rating", "--llm", f"replay:{source}",
-                         "--format", "json")
+    result = cli("grade", "--store", demo_store, "--method", "self-rating", "--llm", f"replay:{source}",
+                 "--format", "json")
     summary = json.loads(result.out)
     assert result.code == 3 and summary["failures"] == summary["graded_now"] == 72 and summary["exit_status"] == 3
     assert "every one of the 72 pairs graded now failed (no recorded grade for this pair × 72)" in result.err
@@ -49,25 +49,25 @@ def test_replay_pairs_without_a_recorded_grade_are_failures(demo_store, tmp_path
 
 
 @pytest.mark.slow
-def test_embedding_grader_orders_the_demo_systems(demo_store):
-    result = run_process("grade", "--store", demo_store, "--method", "embedding", "--format", "json")
+def test_embedding_grader_orders_the_demo_systems(cli, demo_store):
+    result = cli("grade", "--store", demo_store, "--method", "embedding", "--format", "json")
     assert result.code == 0, result.err
     assert json.loads(result.out)["by_status"] == {"similarity": 72}
     grades = list(grades_of(demo_store, "embedding"))
     assert all(0 <= g.grade <= 5 and -1 <= g.extra["similarity"] <= 1 for g in grades)
-    board = run_process("leaderboard", "--store", demo_store, "--method", "embedding", "--measure", "nDCG@5")
+    board = cli("leaderboard", "--store", demo_store, "--method", "embedding", "--measure", "nDCG@5")
     order = [line.split("\t")[0] for line in board.out.splitlines()[1:] if not line.startswith("partial")]
     assert order == ["strong", "middling", "weak"]
 
 
 @pytest.mark.slow
-def test_prefilter_skips_the_llm_for_dissimilar_pairs(demo_store):
+def test_prefilter_skips_the_llm_for_dissimilar_pairs(cli, demo_store):
     from fake_openai import FakeOpenAI
 
     with FakeOpenAI() as server:
-        result = run_process("grade", "--store", demo_store, "--method", "self-rating", "--llm", "openai:m",
-                             "--base-url", server.base_url, "--prefilter", "embed:minilm", "--prefilter-below", "0.3",
-                             "--format", "json")
+        result = cli("grade", "--store", demo_store, "--method", "self-rating", "--llm", "openai:m",
+                     "--base-url", server.base_url, "--prefilter", "embed:minilm", "--prefilter-below", "0.3",
+                     "--format", "json")
         asked = server.requests
     summary = json.loads(result.out)
     assert result.code == 0, result.err
@@ -111,9 +111,9 @@ def tiny_models(tmp_path_factory):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["tiny-t5", "tiny-gpt2"])
-def test_hf_backend_grades_with_real_models(demo_store, tiny_models, name):
-    result = run_process("grade", "--store", demo_store, "--method", "self-rating", "--llm", f"hf:{tiny_models[name]}",
-                         "--max-queries", "1", "--max-passages", "3", "--batch-size", "4", "--format", "json")
+def test_hf_backend_grades_with_real_models(cli, demo_store, tiny_models, name):
+    result = cli("grade", "--store", demo_store, "--method", "self-rating", "--llm", f"hf:{tiny_models[name]}",
+                 "--max-queries", "1", "--max-passages", "3", "--batch-size", "4", "--format", "json")
     assert result.code == 0, result.err
     summary = json.loads(result.out)
     assert summary["pairs_in_pool"] == 9 and summary["graded_now"] == 9
@@ -126,10 +126,10 @@ def test_hf_backend_grades_with_real_models(demo_store, tiny_models, name):
 
 
 @pytest.mark.slow
-def test_hf_backend_reads_grade_probabilities(demo_store, tiny_models):
-    result = run_process("grade", "--store", demo_store, "--method", "self-rating", "--llm",
-                         f"hf:{tiny_models['tiny-t5']}", "--grade-probabilities", "--max-queries", "1",
-                         "--max-passages", "2", "--format", "json")
+def test_hf_backend_reads_grade_probabilities(cli, demo_store, tiny_models):
+    result = cli("grade", "--store", demo_store, "--method", "self-rating", "--llm",
+                 f"hf:{tiny_models['tiny-t5']}", "--grade-probabilities", "--max-queries", "1",
+                 "--max-passages", "2", "--format", "json")
     assert result.code == 0, result.err
     grades = list(grades_of(demo_store, "self-rating", "tiny-t5"))
     assert len(grades) == 6 and {g.parse_status for g in grades} == {"distribution"}

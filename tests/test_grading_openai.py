@@ -11,10 +11,11 @@ import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import closing
 
 import pytest
 
-from conftest import ROOT, grades_of, run_process
+from conftest import ROOT, grades_of
 from fake_openai import FakeOpenAI
 
 
@@ -47,9 +48,9 @@ def grade_args(store, server, *extra, method="self-rating"):
             "--format", "json", *extra]
 
 
-def test_faults_end_as_grades_or_recorded_failures(demo_store):
+def test_faults_end_as_grades_or_recorded_failures(cli, demo_store):
     with FakeOpenAI(faults=faults, stall_seconds=3) as server:
-        result = run_process(*grade_args(demo_store, server))
+        result = cli(*grade_args(demo_store, server))
     assert result.code == 0, result.err
     summary = json.loads(result.out)
     assert summary["pairs_in_pool"] == 72 and summary["graded_now"] == 72
@@ -67,9 +68,9 @@ def test_faults_end_as_grades_or_recorded_failures(demo_store):
     assert any((g.extra or {}).get("attempts", 1) > 1 for g in grades if g.parse_status == "number")
 
 
-def test_grades_are_the_servers_and_rerun_uses_the_cache(demo_store):
+def test_grades_are_the_servers_and_rerun_uses_the_cache(cli, demo_store):
     with FakeOpenAI() as server:
-        first = run_process(*grade_args(demo_store, server))
+        first = cli(*grade_args(demo_store, server))
         assert first.code == 0, first.err
         calls = server.requests
         assert calls == 72
@@ -78,16 +79,16 @@ def test_grades_are_the_servers_and_rerun_uses_the_cache(demo_store):
         assert json.loads(first.out)["grade_set"]["grades"] == 72
         assert json.loads(first.out)["grade_set"]["created"]
         assert all(d["max_tokens"] == 16 and "logprobs" not in d for d in server.decoding)
-        again = json.loads(run_process(*grade_args(demo_store, server)).out)
+        again = json.loads(cli(*grade_args(demo_store, server)).out)
         assert again["graded_now"] == 0 and again["already_graded"] == 72 and server.requests == calls
         # drop the grades: the re-grade is answered from the cache, without asking the server
         db = sqlite3.connect(demo_store)
         db.execute("DELETE FROM grades")
         db.commit()
         db.close()
-        cached = json.loads(run_process(*grade_args(demo_store, server)).out)
+        cached = json.loads(cli(*grade_args(demo_store, server)).out)
         assert cached["cache_hits"] == 72 and server.requests == calls
-    labels = run_process("qrels", "--store", demo_store, "--method", "self-rating")
+    labels = cli("qrels", "--store", demo_store, "--method", "self-rating")
     assert labels.code == 0 and {int(line.split()[3]) for line in labels.out.splitlines()} <= set(range(6))
 
 
@@ -96,7 +97,20 @@ def _snapshot(store) -> dict:
             for g in grades_of(store, "self-rating", "fake-model")}
 
 
-def test_kill_9_then_rerun_equals_an_uninterrupted_run(demo_store, tmp_path):
+def _wait_for_grades(store, count: int, timeout: float = 60.0) -> None:
+    """Until another process has committed `count` grades to the store (its commits are seen only by looking)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with closing(sqlite3.connect(store)) as db:
+                if db.execute("SELECT COUNT(*) FROM grades").fetchone()[0] >= count:
+                    return
+        except sqlite3.OperationalError:
+            pass
+        time.sleep(0.05)
+
+
+def test_kill_9_then_rerun_equals_an_uninterrupted_run(cli, demo_store, tmp_path):
     reference = tmp_path / "reference.db"
     subprocess.run(["cp", demo_store, reference], check=True)
     with FakeOpenAI(latency=0.15) as server:
@@ -104,36 +118,29 @@ def test_kill_9_then_rerun_equals_an_uninterrupted_run(demo_store, tmp_path):
         args[args.index("8")] = "2"  # concurrency 2: slow enough to kill mid-run
         proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 env={**os.environ, "HF_HUB_OFFLINE": "1"})
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            time.sleep(0.2)
-            try:
-                n = sqlite3.connect(demo_store).execute("SELECT COUNT(*) FROM grades").fetchone()[0]
-            except sqlite3.OperationalError:
-                n = 0
-            if n >= 10:
-                break
+        assert server.wait_for_requests(20), "the grade never got going"
+        _wait_for_grades(demo_store, 10)  # received replies are committed within 200 ms
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         partial = len(_snapshot(demo_store))
         assert 10 <= partial < 72
-        resumed = run_process(*grade_args(demo_store, server))
+        resumed = cli(*grade_args(demo_store, server))
         assert resumed.code == 0
         assert json.loads(resumed.out)["already_graded"] == partial
-        assert run_process(*grade_args(reference, server)).code == 0
+        assert cli(*grade_args(reference, server)).code == 0
     got, want = _snapshot(demo_store), _snapshot(reference)
     assert got == want and len(got) == 72
     assert all(grade == int(reply) for grade, _, reply in got.values())
 
 
-def test_qa_with_llm_verification(demo_store):
+def test_qa_with_llm_verification(cli, demo_store):
     def reply(prompt: str) -> str:
         if prompt.startswith("Is the answer"):
             return "Yes." if 'answer "nectar' in prompt else "No"
         return "nectar, mostly" if "bees collect" in prompt else "the Moon"
 
     with FakeOpenAI(reply=reply) as server:
-        result = run_process(*grade_args(demo_store, server, "--max-queries", "1", "--verify", "llm", method="qa"))
+        result = cli(*grade_args(demo_store, server, "--max-queries", "1", "--verify", "llm", method="qa"))
         asked = server.requests
     assert result.code == 0, result.err
     grades = list(grades_of(demo_store, "qa", "fake-model"))
@@ -148,9 +155,9 @@ def test_qa_with_llm_verification(demo_store):
     assert all(g.grade == 0 and g.parse_status == "wrong" for g in others)
 
 
-def test_grade_distribution_from_logprobs(demo_store):
+def test_grade_distribution_from_logprobs(cli, demo_store):
     with FakeOpenAI() as server:
-        result = run_process(*grade_args(demo_store, server, "--max-queries", "1", "--grade-probabilities"))
+        result = cli(*grade_args(demo_store, server, "--max-queries", "1", "--grade-probabilities"))
     assert result.code == 0, result.err
     # only the first token is read, so only one is asked for (with the alternatives the grade tokens are among)
     assert server.decoding and all(d["max_tokens"] == 1 and d["logprobs"] is True and d["top_logprobs"] == 10
@@ -164,7 +171,7 @@ def test_grade_distribution_from_logprobs(demo_store):
         assert sum(probabilities.values()) == pytest.approx(1.0)
 
 
-def test_llm_verification_is_cached_too(demo_store):
+def test_llm_verification_is_cached_too(cli, demo_store):
     def reply(prompt: str) -> str:
         if prompt.startswith("Is the answer"):
             return "Yes."
@@ -172,7 +179,7 @@ def test_llm_verification_is_cached_too(demo_store):
 
     with FakeOpenAI(reply=reply) as server:
         args = grade_args(demo_store, server, "--max-queries", "1", "--verify", "llm", method="qa")
-        assert run_process(*args).code == 0
+        assert cli(*args).code == 0
         first = {(g.passage_id, g.question_id): (g.grade, g.parse_status) for g in
                  grades_of(demo_store, "qa", "fake-model")}
         asked = server.requests
@@ -180,7 +187,7 @@ def test_llm_verification_is_cached_too(demo_store):
         db.execute("DELETE FROM grades")
         db.commit()
         db.close()
-        again = json.loads(run_process(*args).out)
+        again = json.loads(cli(*args).out)
         # answers and verdicts both come from the cache (each a declared step of its own)
         assert server.requests == asked and [s["cache_hits"] for s in again["steps"]] == [18, 18, 0]
     second = {(g.passage_id, g.question_id): (g.grade, g.parse_status) for g in

@@ -9,7 +9,7 @@ import random
 import pytest
 from sklearn.naive_bayes import GaussianNB as SklearnNB
 
-from conftest import grades_of, run_process
+from conftest import grades_of
 from fake_openai import FakeOpenAI
 from proctor.methods import get_method
 from proctor.methods.aggregate import GaussianNB, cross_validated, sum_label
@@ -166,19 +166,20 @@ RANGES = {"thomas": {0, 1, 2}, "fagb": {0, 1}, "fagb-few": {0, 1}, "helm": {0, 1
           "query-gen": {0, 1, 2, 3}}
 
 
-def test_every_method_against_a_local_server(demo_store):
+@pytest.mark.slow  # the analyze report draws every method's plots (~30 s on a quiet machine)
+def test_every_method_against_a_local_server(cli, demo_store):
     with FakeOpenAI(reply=reply) as server:
         for method in RANGES:
-            result = run_process("grade", "--store", demo_store, "--method", method, "--llm", "openai:judge",
-                                 "--base-url", server.base_url, "--format", "json")
+            result = cli("grade", "--store", demo_store, "--method", method, "--llm", "openai:judge",
+                         "--base-url", server.base_url, "--format", "json")
             assert result.code == 0, (method, result.err)
         for aggregate in ("sum", "naive-bayes"):
-            result = run_process("grade", "--store", demo_store, "--method", "four-prompts", "--aggregate", aggregate,
-                                 "--llm", "openai:judge", "--base-url", server.base_url)
+            result = cli("grade", "--store", demo_store, "--method", "four-prompts", "--aggregate", aggregate,
+                         "--llm", "openai:judge", "--base-url", server.base_url)
             assert result.code == 0, (aggregate, result.err)
     ranges = {**RANGES, "four-prompts-sum": {0, 1, 2, 3}, "four-prompts-naive-bayes": {0, 1, 2, 3}}
     for method, allowed in ranges.items():
-        qrels = run_process("qrels", "--store", demo_store, "--method", method)
+        qrels = cli("qrels", "--store", demo_store, "--method", method)
         assert qrels.code == 0, (method, qrels.err)
         labels = {int(line.split()[3]) for line in qrels.out.splitlines()}
         assert len(qrels.out.splitlines()) == 24 and labels <= allowed, (method, labels)
@@ -189,8 +190,8 @@ def test_every_method_against_a_local_server(demo_store):
     # the whole meta-evaluation takes them all, side by side, without special cases
     official = demo_store.parent / "official.json"
     official.write_text(json.dumps({"strong": 1, "partial": 2, "middling": 3, "weak": 4}))
-    report = run_process("analyze", "--store", demo_store, "--official", official, "--out", demo_store.parent / "r",
-                         "--measures", "P@3,nDCG@5", "--budget", "3")
+    report = cli("analyze", "--store", demo_store, "--official", official, "--out", demo_store.parent / "r",
+                 "--measures", "P@3,nDCG@5", "--budget", "3")
     assert report.code == 0, report.err
     text = (demo_store.parent / "r" / "report.md").read_text()
     for method in ranges:
@@ -198,11 +199,11 @@ def test_every_method_against_a_local_server(demo_store):
     assert "| criteria |" not in text and "parse failures" in text
 
 
-def test_direct_methods_need_query_texts(tmp_path):
+def test_direct_methods_need_query_texts(cli, tmp_path):
     store = tmp_path / "s.db"
     run = tmp_path / "r.run"
     run.write_text("q1 Q0 d1 1 1.0 sys\n")
-    assert run_process("import", "runs", run, "--store", store).code == 0
-    result = run_process("grade", "--store", store, "--method", "thomas", "--llm", "openai:x", "--base-url",
-                         "http://127.0.0.1:9/v1")
+    assert cli("import", "runs", run, "--store", store).code == 0
+    result = cli("grade", "--store", store, "--method", "thomas", "--llm", "openai:x", "--base-url",
+                 "http://127.0.0.1:9/v1")
     assert result.code == 2 and "no query texts" in result.err and "proctor import queries" in result.err

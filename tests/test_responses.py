@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import run_process, seed_demo
+from conftest import seed_demo
 from proctor.io.segment import count_tokens, segment, sentences, truncate_words
 from proctor.store import Store
 from rag_collection import SYSTEMS, rag24_record, rag25_record, write_jsonl, write_text_dir
@@ -28,37 +28,37 @@ def store(tmp_path):
     return seed_demo(tmp_path, runs=["strong"])
 
 
-def test_generated_and_retrieval_systems_in_one_leaderboard(store, tmp_path):
-    result = run_process("import", "responses", write_jsonl(tmp_path / "answers.jsonl"), "--store", store)
+def test_generated_and_retrieval_systems_in_one_leaderboard(cli, store, tmp_path):
+    result = cli("import", "responses", write_jsonl(tmp_path / "answers.jsonl"), "--store", store)
     assert result.code == 0, result.err
     assert "12 responses" in result.err and "3 runs" in result.err
-    assert run_process("grade", "--store", store, "--method", "embedding").code == 0
-    cover = run_process("leaderboard", "--store", store, "--metric", "cover", "--min-grade", "4", "--budget", "20",
-                        "--format", "json")
+    assert cli("grade", "--store", store, "--method", "embedding").code == 0
+    cover = cli("leaderboard", "--store", store, "--metric", "cover", "--min-grade", "4", "--budget", "20",
+                "--format", "json")
     scores = {row["system"]: row["score"] for row in json.loads(cover.out)["systems"]}
     assert set(scores) == {"strong", *SYSTEMS}
     assert scores["gen-good"] > scores["gen-mediocre"] > scores["gen-bad"]
     assert scores["strong"] > scores["gen-mediocre"]
-    qrels = run_process("leaderboard", "--store", store, "--measure", "P@3", "--min-grade", "4", "--format", "json")
+    qrels = cli("leaderboard", "--store", store, "--measure", "P@3", "--min-grade", "4", "--format", "json")
     p3 = {row["system"]: row["score"] for row in json.loads(qrels.out)["systems"]}
     assert p3["gen-good"] > p3["gen-mediocre"] >= p3["gen-bad"]
-    gold = run_process("leaderboard", "--store", store, "--metric", "cover", "--min-grade", "4", "--gold", "gen-good",
-                       "--format", "json")
+    gold = cli("leaderboard", "--store", store, "--metric", "cover", "--min-grade", "4", "--gold", "gen-good",
+               "--format", "json")
     normalised = {row["system"]: row["score"] for row in json.loads(gold.out)["systems"]}
     assert normalised["gen-good"] == pytest.approx(1.0) and normalised["gen-bad"] < 0.5
 
 
-def test_order_and_ids_are_the_systems(store, tmp_path):
-    assert run_process("import", "responses", write_text_dir(tmp_path / "answers"), "--store", store).code == 0
+def test_order_and_ids_are_the_systems(cli, store, tmp_path):
+    assert cli("import", "responses", write_text_dir(tmp_path / "answers"), "--store", store).code == 0
     db = Store.open(store)
     rows = sorted(r for r in db.corpus.ranking_rows() if r[0] == "gen-good" and r[1] == "q2")
     assert [r[2] for r in rows] == ["gen-good/q2/0"] and rows[0][3] == 1
     assert db.corpus.passage_texts()["gen-good/q2/0"].startswith("The sky is blue")
 
 
-def test_word_budget_truncates_every_system_alike(store, tmp_path):
-    result = run_process("import", "responses", write_jsonl(tmp_path / "a.jsonl"), "--store", store,
-                         "--word-budget", "10")
+def test_word_budget_truncates_every_system_alike(cli, store, tmp_path):
+    result = cli("import", "responses", write_jsonl(tmp_path / "a.jsonl"), "--store", store,
+                 "--word-budget", "10")
     assert result.code == 0
     texts = Store.open(store).corpus.passage_texts()
     assert all(len(texts[f"{run}/{q}/0"].split()) <= 10 for run in SYSTEMS for q in ("q1", "q2", "q3", "q4"))
@@ -66,10 +66,10 @@ def test_word_budget_truncates_every_system_alike(store, tmp_path):
 
 
 @pytest.mark.parametrize(("fmt", "make"), [("rag24", rag24_record), ("rag25", rag25_record)])
-def test_trec_rag_records_keep_their_citations(store, tmp_path, fmt, make):
+def test_trec_rag_records_keep_their_citations(cli, store, tmp_path, fmt, make):
     path = tmp_path / f"{fmt}.jsonl"
     path.write_text("".join(json.dumps(make(f"{fmt}-run", q)) + "\n" for q in ("q1", "q2", "q3", "q4")))
-    result = run_process("import", "responses", path, "--store", store)  # format detected
+    result = cli("import", "responses", path, "--store", store)  # format detected
     assert result.code == 0, result.err
     db = Store.open(store)
     segments = db.corpus.segments()
@@ -93,21 +93,21 @@ BAD_RECORDS = [
 
 
 @pytest.mark.parametrize(("record", "message"), BAD_RECORDS)
-def test_malformed_records_fail_with_file_and_line(store, tmp_path, record, message):
+def test_malformed_records_fail_with_file_and_line(cli, store, tmp_path, record, message):
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps(rag24_record("ok", "q1")) + "\n" + json.dumps(record) + "\n")
     before = Store.open(store).dump()
-    result = run_process("import", "responses", path, "--store", store, "--format", "rag24")
+    result = cli("import", "responses", path, "--store", store, "--format", "rag24")
     assert result.code == 2 and f"{path}:2:" in result.err and message in result.err, result.err
     assert "Traceback" not in result.err and len(result.err.strip().splitlines()) == 1
     assert Store.open(store).dump() == before
 
 
-def test_on_error_skip_reports_and_keeps_the_rest(store, tmp_path):
+def test_on_error_skip_reports_and_keeps_the_rest(cli, store, tmp_path):
     path = tmp_path / "mixed.jsonl"
     path.write_text(json.dumps(rag24_record("ok", "q1")) + "\n" + json.dumps(BAD_RECORDS[0][0]) + "\n"
                     + "{not json\n")
-    result = run_process("import", "responses", path, "--store", store, "--format", "rag24", "--on-error", "skip")
+    result = cli("import", "responses", path, "--store", store, "--format", "rag24", "--on-error", "skip")
     assert result.code == 0, result.err
     assert f"{path}:2:" in result.err and f"{path}:3:" in result.err and "skipped 2 malformed records" in result.err
     assert "ok" in Store.open(store).corpus.runs()

@@ -8,9 +8,9 @@ import json
 import os
 import subprocess
 import sys
-import time
+import threading
 
-from conftest import ROOT, run_process
+from conftest import ROOT
 from fake_openai import FakeOpenAI, prompt_grade
 from proctor.store import Store
 
@@ -68,32 +68,30 @@ def test_batch_wait_submits_failed_lines_again(cli, demo_store):
     assert sum(1 for r in store.grades.grade_rows(grade_set.id, "self-rating") if r[3] is not None) == 72
 
 
-def test_a_second_grade_during_the_submit_step_is_refused_not_submitted(demo_store):
-    """Two `grade --llm openai-batch:m` processes on one grade set: while the first is uploading (the server
-    holds its upload), the second is refused with a clear message; one batch is submitted, not two."""
+def test_a_second_grade_during_the_submit_step_is_refused_not_submitted(cli, demo_store):
+    """Two `grade --llm openai-batch:m` on one grade set, the first a process of its own: while it is uploading
+    (the server holds its upload), the second is refused with a clear message; one batch is submitted, not two."""
     with FakeOpenAI() as server:
-        args = [sys.executable, "-m", "proctor", "grade", "--store", str(demo_store), "--method", "self-rating",
-                "--llm", "openai-batch:m", "--base-url", server.base_url, "--format", "json"]
-        env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+        args = ["grade", "--store", str(demo_store), "--method", "self-rating", "--llm", "openai-batch:m",
+                "--base-url", server.base_url, "--format", "json"]
         server.hold_uploads = True
-        first = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
-        second = None
+        first = subprocess.Popen([sys.executable, "-m", "proctor", *args], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, cwd=ROOT, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        # should the second go on to upload, its upload is held too: released after a minute, it fails the test
+        release = threading.Timer(60, setattr, (server, "hold_uploads", False))
         try:
             assert server.uploading.wait(60), "the first grade never reached its upload"
-            second = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                                      env=env)
-            deadline = time.monotonic() + 60
-            while second.poll() is None and server.uploads < 2 and time.monotonic() < deadline:
-                time.sleep(0.05)
+            release.start()
+            second = cli(*args)
             assert server.uploads == 1, "the second grade went on to upload a batch of its own"
         finally:
+            release.cancel()
             server.hold_uploads = False
             out, err = first.communicate(timeout=60)
-            _, second_err = second.communicate(timeout=60) if second is not None else ("", "")
-        assert second is not None and second.returncode == 2 and "Traceback" not in second_err, second_err
-        assert f"is being graded by pid {first.pid}" in second_err
+        assert second.code == 2 and "Traceback" not in second.err, second.err
+        assert f"is being graded by pid {first.pid}" in second.err
         assert first.returncode == 0, err
         data = json.loads(out)
         assert len(data["submitted"]) == 1 and data["steps"][0]["graded_now"] == 72 and len(server.batches) == 1
-        after = _batch(run_process, demo_store, server)  # run again: nothing left, nothing submitted
+        after = _batch(cli, demo_store, server)  # run again: nothing left, nothing submitted
         assert after["submitted"] == [] and len(server.batches) == 1 and server.requests == 72
