@@ -1,0 +1,84 @@
+"""The demo collection built once per test session (per xdist worker) and shared by the tests that only read
+it: the output of `proctor demo`, and the demo store graded with the embedded default grader. A test that
+writes copies the store first (`copy_store`). Everything runs in-process (`run_cli`): the embedding model
+is loaded once per process, where a process per command loaded torch and the model every time."""
+
+from __future__ import annotations
+
+import io
+import sqlite3
+from collections.abc import Callable
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import Result, seed_demo
+from proctor.cli import main
+
+
+def run_cli(*args: Any) -> Result:
+    """Run `proctor ARGS` in-process with stdout and stderr captured; usable where the `cli` fixture is not
+    (fixtures wider than a test)."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main([str(a) for a in args])
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+def copy_store(source: Path, target: Path) -> Path:
+    """A copy of the store file `source` at `target` (SQLite's backup: complete whatever the journal)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    src, dst = sqlite3.connect(source), sqlite3.connect(target)
+    try:
+        src.backup(dst)
+    finally:
+        src.close()
+        dst.close()
+    return target
+
+
+_BUILT: dict[str, Any] = {}
+
+
+def _once(name: str, build: Callable[[], Any]) -> Any:
+    """`build()` the first time `name` is asked for in this process: a fixture module imported by several
+    test modules gives each its own session fixture, so the value itself is kept here."""
+    if name not in _BUILT:
+        _BUILT[name] = build()
+    return _BUILT[name]
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory) -> Result:
+    """`proctor demo --out ROOT` run once; the Result, with the folder as its attribute `root`. Read only."""
+
+    def build() -> Result:
+        root = tmp_path_factory.mktemp("demo-run")
+        result = run_cli("demo", "--out", root)
+        assert result.code == 0, result.err
+        result.root = root  # type: ignore[attr-defined]
+        return result
+
+    return _once("demo_run", build)
+
+
+@pytest.fixture(scope="session")
+def graded_demo_store(tmp_path_factory) -> Path:
+    """The demo collection (`seed_demo`) graded with `grade --method embedding`, built once. Read only: copy it
+    with `copy_store` to write."""
+
+    def build() -> Path:
+        store = seed_demo(tmp_path_factory.mktemp("graded-demo"))
+        result = run_cli("grade", "--store", store, "--method", "embedding")
+        assert result.code == 0, result.err
+        return store
+
+    return _once("graded_demo_store", build)
+
+
+@pytest.fixture
+def graded_demo(graded_demo_store, tmp_path) -> Path:
+    """A fresh copy of the graded demo store, for a test that writes to it."""
+    return copy_store(graded_demo_store, tmp_path / "graded" / "s.db")
