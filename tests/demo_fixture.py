@@ -1,7 +1,8 @@
 """The demo collection built once per test session (per xdist worker) and shared by the tests that only read
 it: the output of `proctor demo`, and the demo store graded with the embedded default grader. A test that
-writes copies the store first (`copy_store`). Everything runs in-process (`run_cli`): the embedding model
-is loaded once per process, where a process per command loaded torch and the model every time."""
+writes copies the store first (`copy_store`). A test module imports the fixtures it uses (`demo_run_fixture`
+for `demo_run`, ...). Everything runs in-process (`run_cli`): the embedding model is loaded once per
+process, where a process per command loaded torch and the model every time."""
 
 from __future__ import annotations
 
@@ -50,8 +51,8 @@ def _once(name: str, build: Callable[[], Any]) -> Any:
     return _BUILT[name]
 
 
-@pytest.fixture(scope="session")
-def demo_run(tmp_path_factory) -> Result:
+@pytest.fixture(scope="session", name="demo_run")
+def demo_run_fixture(tmp_path_factory) -> Result:
     """`proctor demo --out ROOT` run once; the Result, with the folder as its attribute `root`. Read only."""
 
     def build() -> Result:
@@ -64,8 +65,8 @@ def demo_run(tmp_path_factory) -> Result:
     return _once("demo_run", build)
 
 
-@pytest.fixture(scope="session")
-def graded_demo_store(tmp_path_factory) -> Path:
+@pytest.fixture(scope="session", name="graded_demo_store")
+def graded_demo_store_fixture(tmp_path_factory) -> Path:
     """The demo collection (`seed_demo`) graded with `grade --method embedding`, built once. Read only: copy it
     with `copy_store` to write."""
 
@@ -78,7 +79,7 @@ def graded_demo_store(tmp_path_factory) -> Path:
     return _once("graded_demo_store", build)
 
 
-@pytest.fixture
-def graded_demo(graded_demo_store, tmp_path) -> Path:
+@pytest.fixture(name="graded_demo")
+def graded_demo_fixture(graded_demo_store, tmp_path) -> Path:
     """A fresh copy of the graded demo store, for a test that writes to it."""
     return copy_store(graded_demo_store, tmp_path / "graded" / "s.db")

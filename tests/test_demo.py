@@ -4,7 +4,7 @@ installed wheel: tests/test_wheel.py.)"""
 
 from __future__ import annotations
 
-from demo_fixture import demo_run, run_cli  # noqa: F401  (demo_run: a fixture)
+from demo_fixture import demo_run_fixture, run_cli  # noqa: F401  (a fixture)
 
 
 def test_demo_end_to_end(demo_run):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from demo_fixture import demo_run, run_cli  # noqa: F401  (demo_run: a fixture)
+from demo_fixture import demo_run_fixture, run_cli  # noqa: F401  (a fixture)
 from proctor.evaluate.sources import load_runs
 from proctor.evaluate.sweep import sweep
 from proctor.gradesets.resolve import resolve_grade_set
