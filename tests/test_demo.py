@@ -4,9 +4,12 @@ installed wheel: tests/test_wheel.py.)"""
 
 from __future__ import annotations
 
+import pytest
+
 from demo_fixture import demo_run_fixture, run_cli  # noqa: F401  (a fixture)
 
 
+@pytest.mark.slow  # loads the embedding model (torch) once per process
 def test_demo_end_to_end(demo_run):
     assert "EXAM-Cover" in demo_run.out and "labels=human judgments" in demo_run.out
     assert "method=embedding" in demo_run.out and "all-MiniLM-L6-v2" in demo_run.out
@@ -15,6 +18,7 @@ def test_demo_end_to_end(demo_run):
     assert len(qrels) == 24
 
 
+@pytest.mark.slow  # loads the embedding model (torch) once per process
 def test_demo_collection_orders_systems_by_quality(demo_run):
     store = demo_run.root / "demo.db"
     for args in (["--measure", "nDCG@5"], ["--measure", "P@3", "--min-grade", "4"],

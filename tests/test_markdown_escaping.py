@@ -3,11 +3,14 @@ names and question texts never become HTML, links or extra table cells."""
 
 from __future__ import annotations
 
+import pytest
+
 from demo_fixture import run_cli
 
 EVIL = "evil|<img_src=x_onerror=alert(1)>[click](javascript:alert(2))"
 
 
+@pytest.mark.slow  # loads the embedding model (torch) once per process
 def test_markdown_outputs_escape_what_comes_from_input_files(demo_store, tmp_path):
     import json
 

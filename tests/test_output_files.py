@@ -34,6 +34,7 @@ def test_bank_export_yaml_to_a_missing_folder_is_refused(demo_store, tmp_path):
     assert result.code == 2 and "does not exist" in result.err and "Traceback" not in result.err
 
 
+@pytest.mark.slow  # loads the embedding model (torch) once per process
 def test_analyze_out_that_is_a_file_is_refused(graded_demo, tmp_path):
     demo_store = graded_demo  # graded with --method embedding
     official = tmp_path / "o.json"
@@ -58,6 +59,7 @@ def test_bank_generate_out_checks_the_target_before_calling_the_llm(tmp_path, ta
     assert result.code == 2 and "Traceback" not in result.err
 
 
+@pytest.mark.slow  # loads the embedding model (torch) once per process
 def test_analyze_never_writes_through_a_symlink_inside_its_folder(graded_demo, tmp_path):
     demo_store = graded_demo  # graded with --method embedding
     official = tmp_path / "o.json"

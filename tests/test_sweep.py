@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from demo_fixture import demo_run_fixture, run_cli  # noqa: F401  (a fixture)
 from proctor.evaluate.sources import load_runs
 from proctor.evaluate.sweep import sweep
@@ -11,6 +13,7 @@ from proctor.gradesets.resolve import resolve_grade_set
 from proctor.store import Store
 
 
+@pytest.mark.slow  # loads the embedding model (torch) once per process
 def test_sweep_equals_single_leaderboards(demo_run):
     store_path = demo_run.root / "demo.db"
     store = Store.open(store_path)
