@@ -1,31 +1,20 @@
 """The demo collection built once per test session (per xdist worker) and shared by the tests that only read
 it: the output of `proctor demo`, and the demo store graded with the embedded default grader. A test that
 writes copies the store first (`copy_store`). A test module imports the fixtures it uses (`demo_run_fixture`
-for `demo_run`, ...). Everything runs in-process (`run_cli`): the embedding model is loaded once per
+for `demo_run`, ...). Everything runs in-process (`inprocess.run_cli`): the embedding model is loaded once per
 process, where a process per command loaded torch and the model every time."""
 
 from __future__ import annotations
 
-import io
 import sqlite3
 from collections.abc import Callable
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conftest import Result, seed_demo
-from proctor.cli import main
-
-
-def run_cli(*args: Any) -> Result:
-    """Run `proctor ARGS` in-process with stdout and stderr captured; usable where the `cli` fixture is not
-    (fixtures wider than a test)."""
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main([str(a) for a in args])
-    return Result(code, out.getvalue(), err.getvalue())
+from inprocess import run_cli
 
 
 def copy_store(source: Path, target: Path) -> Path:

@@ -10,7 +10,8 @@ import struct
 import pytest
 
 from conftest import DL19
-from demo_fixture import copy_store, demo_run_fixture, run_cli  # noqa: F401  (a fixture)
+from demo_fixture import copy_store, demo_run_fixture  # noqa: F401  (a fixture)
+from inprocess import run_cli
 from proctor.analyze.html_report import Section, render
 from proctor.analyze.tables import Table
 from proctor.records import GradeSet

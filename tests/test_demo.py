@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from demo_fixture import demo_run_fixture, run_cli  # noqa: F401  (a fixture)
+from demo_fixture import demo_run_fixture  # noqa: F401  (a fixture)
+from inprocess import run_cli
 
 
 @pytest.mark.slow  # loads the embedding model (torch) once per process

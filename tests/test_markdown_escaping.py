@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from demo_fixture import run_cli
+from inprocess import run_cli
 
 EVIL = "evil|<img_src=x_onerror=alert(1)>[click](javascript:alert(2))"
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from demo_fixture import graded_demo_fixture, graded_demo_store_fixture, run_cli  # noqa: F401  (fixtures)
+from demo_fixture import graded_demo_fixture, graded_demo_store_fixture  # noqa: F401  (fixtures)
+from inprocess import run_cli
 
 
 def _listing(folder):

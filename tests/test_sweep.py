@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from demo_fixture import demo_run_fixture, run_cli  # noqa: F401  (a fixture)
+from demo_fixture import demo_run_fixture  # noqa: F401  (a fixture)
+from inprocess import run_cli
 from proctor.evaluate.sources import load_runs
 from proctor.evaluate.sweep import sweep
 from proctor.gradesets.resolve import resolve_grade_set
