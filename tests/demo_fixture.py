@@ -6,38 +6,12 @@ process, where a process per command loaded torch and the model every time."""
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from conftest import Result, seed_demo
-from inprocess import run_cli
-
-
-def copy_store(source: Path, target: Path) -> Path:
-    """A copy of the store file `source` at `target` (SQLite's backup: complete whatever the journal)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    src, dst = sqlite3.connect(source), sqlite3.connect(target)
-    try:
-        src.backup(dst)
-    finally:
-        src.close()
-        dst.close()
-    return target
-
-
-_BUILT: dict[str, Any] = {}
-
-
-def _once(name: str, build: Callable[[], Any]) -> Any:
-    """`build()` the first time `name` is asked for in this process: a fixture module imported by several
-    test modules gives each its own session fixture, so the value itself is kept here."""
-    if name not in _BUILT:
-        _BUILT[name] = build()
-    return _BUILT[name]
+from inprocess import copy_store, once, run_cli
 
 
 @pytest.fixture(scope="session", name="demo_run")
@@ -51,7 +25,7 @@ def demo_run_fixture(tmp_path_factory) -> Result:
         result.root = root  # type: ignore[attr-defined]
         return result
 
-    return _once("demo_run", build)
+    return once("demo_run", build)
 
 
 @pytest.fixture(scope="session", name="graded_demo_store")
@@ -65,7 +39,7 @@ def graded_demo_store_fixture(tmp_path_factory) -> Path:
         assert result.code == 0, result.err
         return store
 
-    return _once("graded_demo_store", build)
+    return once("graded_demo_store", build)
 
 
 @pytest.fixture(name="graded_demo")

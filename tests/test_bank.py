@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from conftest import DL19
+from dl19_fixture import dl19_replay_fixture, dl19_replay_store_fixture  # noqa: F401  (fixtures)
 from fake_openai import FakeOpenAI
 from inprocess import run_cli
 from proctor.bank.parse import extract_items
@@ -166,16 +167,9 @@ def test_impact_grades_only_what_is_new(tmp_path, demo_store):
     assert {s["system"] for s in data["systems"]} == {"strong", "middling", "weak", "partial"}
 
 
-@pytest.fixture(scope="module")
-def replay_store(dl19_pool, tmp_path_factory):
-    store = tmp_path_factory.mktemp("replay") / "g.db"
-    assert run_cli("import", "exampp", dl19_pool, "--store", store, "--no-grades").code == 0
-    assert run_cli("import", "bank", DL19 / "dl19-questions-graded.jsonl.gz", "--store", store).code == 0
-    assert run_cli("grade", "--store", store, "--method", "self-rating", "--llm", f"replay:{dl19_pool}").code == 0
-    return store
-
-
-def test_dl19_spurious_uncovered_and_impact_of_removing_them(replay_store, tmp_path):
+@pytest.mark.slow
+def test_dl19_spurious_uncovered_and_impact_of_removing_them(dl19_replay, tmp_path):
+    replay_store = dl19_replay  # written to: bank impact adds a grade set
     spurious = run_cli("verify", "spurious", "--store", replay_store, "--judged-relevant", "2", "--limit", "2",
                        "--format", "json")
     assert spurious.code == 0, spurious.err

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from dl19_fixture import DL19_BANK, dl19_replay_fixture, dl19_replay_store_fixture  # noqa: F401
 from fake_openai import FakeOpenAI
 from inprocess import run_cli
 from proctor.store import Store
@@ -251,14 +252,8 @@ def test_a_refused_impact_writes_nothing(demo_store, tmp_path):
 
 # -- the DL19 must-show -------------------------------------------------------------------------------------
 @pytest.mark.slow
-def test_dl19_leaderboard_is_unchanged_by_a_bank_impact_run(dl19_pool, tmp_path):
-    from conftest import DL19
-
-    store = tmp_path / "s.db"
-    bank = DL19 / "dl19-questions-graded.jsonl.gz"
-    assert run_cli("import", "exampp", dl19_pool, "--store", store, "--no-grades").code == 0
-    assert run_cli("import", "bank", bank, "--store", store, "--name", "dl19").code == 0
-    assert run_cli("grade", "--store", store, "--method", "self-rating", "--llm", f"replay:{dl19_pool}").code == 0
+def test_dl19_leaderboard_is_unchanged_by_a_bank_impact_run(dl19_replay, tmp_path):
+    store, bank = dl19_replay, DL19_BANK  # the pool without its grades, the bank, the replayed grades
     board = ("leaderboard", "--store", store, "--measure", "P@20", "--min-grade", "3")
     before = run_cli(*board)
     assert before.code == 0
