@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from conftest import run_process
+from inprocess import run_cli
 from proctor.analyze.agreement import agreement_report, cohen_kappa, confusion, krippendorff_alpha_ordinal
 from proctor.evaluate.sources import exam_qrels
 from proctor.gradesets.resolve import resolve_grade_set
@@ -71,7 +71,7 @@ def _kappa_values_and_keys(node, key=""):
 
 
 def test_agreement_command_on_dl19(dl19_store):
-    result = run_process("agreement", "--store", dl19_store, "--judged-relevant", "2", "--format", "json")
+    result = run_cli("agreement", "--store", dl19_store, "--judged-relevant", "2", "--format", "json")
     assert result.code == 0, result.err
     data = json.loads(result.out)
     reports = data["grade_sets"][0]["at_least_m_questions"]
@@ -82,7 +82,7 @@ def test_agreement_command_on_dl19(dl19_store):
     assert "linear_weighted_kappa" in reports["1"] and "krippendorff_alpha_ordinal" in reports["1"]
     assert reports["1"]["confusion"]["total"] == 9260
     for fmt in ("md", "tsv"):
-        assert run_process("agreement", "--store", dl19_store, "--judged-relevant", "2", "--format", fmt).code == 0
+        assert run_cli("agreement", "--store", dl19_store, "--judged-relevant", "2", "--format", fmt).code == 0
 
 
 def test_agreement_needs_judgments(tmp_path):
@@ -92,8 +92,8 @@ def test_agreement_needs_judgments(tmp_path):
                                          "exam_grades": [{"llm": "m", "prompt_info": {"is_self_rated": True},
                                                           "self_ratings": [{"question_id": "q/1",
                                                                             "self_rating": 3}]}]}]]) + "\n")
-    assert run_process("import", "exampp", grades, "--store", store).code == 0
-    result = run_process("agreement", "--store", store, "--judged-relevant", "2")
+    assert run_cli("import", "exampp", grades, "--store", store).code == 0
+    result = run_cli("agreement", "--store", store, "--judged-relevant", "2")
     assert result.code == 2 and "no judgments" in result.err
 
 

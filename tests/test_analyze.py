@@ -9,7 +9,9 @@ import struct
 
 import pytest
 
-from conftest import DL19, run_process
+from conftest import DL19
+from demo_fixture import copy_store, demo_run_fixture  # noqa: F401  (a fixture)
+from inprocess import run_cli
 from proctor.analyze.html_report import Section, render
 from proctor.analyze.tables import Table
 from proctor.records import GradeSet
@@ -21,9 +23,9 @@ BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-r
 
 
 @pytest.fixture(scope="module")
-def demo_report(tmp_path_factory):
+def demo_report(demo_run, tmp_path_factory):
     root = tmp_path_factory.mktemp("demo")
-    assert run_process("demo", "--out", root).code == 0
+    copy_store(demo_run.root / "demo.db", root / "demo.db")  # the grade set added below stays in this copy
     official = root / "official.json"
     official.write_text(json.dumps({"strong": 1, "partial": 2, "middling": 3, "weak": 4}))
     store = Store.open(root / "demo.db")
@@ -31,8 +33,8 @@ def demo_report(tmp_path_factory):
         store.grades.ensure_grade_set(GradeSet("self-rating", "empty-model", "v1", None, None))
     store.close()
     out = root / "report"
-    result = run_process("analyze", "--store", root / "demo.db", "--official", official, "--out", out,
-                         "--measures", "P@3,nDCG@5,RR", "--budget", "3")
+    result = run_cli("analyze", "--store", root / "demo.db", "--official", official, "--out", out,
+                     "--measures", "P@3,nDCG@5,RR", "--budget", "3")
     assert result.code == 0, result.err
     return out
 
@@ -105,8 +107,8 @@ def test_html_report_renders_its_plots_in_chromium(demo_report, tmp_path):
 @pytest.mark.slow
 def test_analyze_dl19(dl19_store, tmp_path):
     out = tmp_path / "dl19-report"
-    result = run_process("analyze", "--store", dl19_store, "--official", DL19 / "dl19-official-leaderboard.json",
-                         "--out", out)
+    result = run_cli("analyze", "--store", dl19_store, "--official", DL19 / "dl19-official-leaderboard.json",
+                     "--out", out)
     assert result.code == 0, result.err
     rows = json.loads((out / "correlations.json").read_text())
     p20 = next(r for r in rows if r["measure"] == "P@20" and r["tau"] == 3)

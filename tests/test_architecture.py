@@ -4,6 +4,7 @@ touch the store, and SQL only in the store."""
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 from conftest import ROOT
@@ -12,7 +13,9 @@ SRC = ROOT / "src"
 PACKAGE = SRC / "proctor"
 
 
+@cache
 def _modules() -> dict[str, tuple[Path, ast.Module]]:
+    """{module name: (its file, its syntax tree)}: every module parsed once per test session (read only)."""
     out = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         name = ".".join(path.relative_to(SRC).with_suffix("").parts).removesuffix(".__init__")
@@ -22,6 +25,12 @@ def _modules() -> dict[str, tuple[Path, ast.Module]]:
 
 def _imports(tree: ast.Module, known: set[str]) -> set[str]:
     """Proctor modules a module imports (at the top or inside functions)."""
+    return set(_proctor_imports(tree)) & known
+
+
+@cache
+def _proctor_imports(tree: ast.Module) -> frozenset[str]:
+    """Every `proctor...` name a module imports, walked once per tree."""
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("proctor"):
@@ -29,7 +38,7 @@ def _imports(tree: ast.Module, known: set[str]) -> set[str]:
             found |= {f"{node.module}.{alias.name}" for alias in node.names}
         elif isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names if alias.name.startswith("proctor")}
-    return found & known
+    return frozenset(found)
 
 
 def test_no_module_over_400_lines_and_no_function_over_60():
@@ -101,8 +110,10 @@ def _unit(module: str) -> str:
     return module.split(".")[1] if "." in module else module
 
 
+@cache
 def _package_graph() -> dict[str, dict[str, set[str]]]:
-    """{package: {imported package: the module imports behind the edge}} (imports inside functions count)."""
+    """{package: {imported package: the module imports behind the edge}} (imports inside functions count);
+    built once per test session (read only)."""
     modules = _modules()
     graph: dict[str, dict[str, set[str]]] = {_unit(name): {} for name in modules if name != "proctor"}
     for name, (_, tree) in modules.items():

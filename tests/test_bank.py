@@ -10,8 +10,10 @@ import json
 import pytest
 import yaml
 
-from conftest import DL19, run_process
+from conftest import DL19
+from dl19_fixture import dl19_replay_fixture, dl19_replay_store_fixture  # noqa: F401  (fixtures)
 from fake_openai import FakeOpenAI
+from inprocess import run_cli
 from proctor.bank.parse import extract_items
 from proctor.demo.write import write_collection
 from proctor.io.bank_files import load_bank
@@ -55,9 +57,9 @@ def test_generate_retries_and_reports_what_never_succeeded(tmp_path):
     paths = write_collection(tmp_path / "c")
     out = tmp_path / "bank.jsonl"
     with FakeOpenAI(faults=flaky, reply=bank_reply, stall_seconds=3) as server:
-        result = run_process("bank", "generate", "--queries", paths["queries"], "--style", "dl", "--llm",
-                             "openai:gen-model", "--base-url", server.base_url, "--timeout", "1", "--backoff-max",
-                             "0.05", "--retries", "3", "--out", out, "--format", "json")
+        result = run_cli("bank", "generate", "--queries", paths["queries"], "--style", "dl", "--llm",
+                         "openai:gen-model", "--base-url", server.base_url, "--timeout", "1", "--backoff-max",
+                         "0.05", "--retries", "3", "--out", out, "--format", "json")
     assert result.code == 0, result.err
     summary = json.loads(result.out)
     assert summary["generated"] == 3 and [f["query_id"] for f in summary["failed"]] == ["q4"]
@@ -72,7 +74,7 @@ def test_generate_retries_and_reports_what_never_succeeded(tmp_path):
             digest = hashlib.md5(item["question_text"].encode()).hexdigest()
             assert item["question_id"] == f"{line['query_id']}/{digest}"
     store = tmp_path / "s.db"
-    imported = run_process("import", "bank", out, "--store", store)
+    imported = run_cli("import", "bank", out, "--store", store)
     assert imported.code == 0 and "30 questions" in imported.err
 
 
@@ -80,8 +82,8 @@ def test_generate_car_style_nuggets(tmp_path):
     topics = tmp_path / "car.jsonl"
     topics.write_text(json.dumps({"query_id": "tqa2:L_1", "facet_id": "T_2", "text": "Earth Science / Geology"}) + "\n")
     with FakeOpenAI(reply=lambda p: json.dumps({"nuggets": ["Rocks form in cycles", "Plates move slowly"]})) as s:
-        result = run_process("bank", "generate", "--queries", topics, "--style", "car", "--nuggets", "--llm",
-                             "openai:m", "--base-url", s.base_url, "--out", tmp_path / "n.jsonl")
+        result = run_cli("bank", "generate", "--queries", topics, "--style", "car", "--nuggets", "--llm",
+                         "openai:m", "--base-url", s.base_url, "--out", tmp_path / "n.jsonl")
     assert result.code == 0, result.err
     line = json.loads((tmp_path / "n.jsonl").read_text())
     assert line["facet_id"] == "T_2" and line["query_text"] == "Earth Science / Geology"
@@ -109,13 +111,13 @@ def test_yaml_bank_and_export_round_trips(tmp_path):
     source = tmp_path / "manual.yaml"
     source.write_text(YAML_BANK)
     store = tmp_path / "s.db"
-    assert run_process("import", "bank", source, "--store", store).code == 0
+    assert run_cli("import", "bank", source, "--store", store).code == 0
     questions = {q["text"]: q for q in load_bank(source).questions}
     assert questions["Which flower part makes nectar?"]["answers"] == ["nectary"]
     assert questions["Bees evaporate water from nectar"]["kind"] == "nugget"
     for fmt in ("items", "questions", "yaml"):
         out = tmp_path / f"export.{ 'yaml' if fmt == 'yaml' else 'jsonl'}"
-        assert run_process("bank", "export", "--store", store, "--as", fmt, "--out", out).code == 0
+        assert run_cli("bank", "export", "--store", store, "--as", fmt, "--out", out).code == 0
         again = {q["question_id"]: (q["text"], q["kind"], q["answers"]) for q in load_bank(out).questions}
         assert again == {q["question_id"]: (q["text"], q["kind"], q["answers"]) for q in load_bank(source).questions}
     assert yaml.safe_load((tmp_path / "export.yaml").read_text())["queries"][0]["query_id"] == "q1"
@@ -124,7 +126,7 @@ def test_yaml_bank_and_export_round_trips(tmp_path):
 def test_bad_yaml_names_the_line(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("queries:\n  - query_id: q1\n    questions: [unclosed\n")
-    result = run_process("import", "bank", bad, "--store", tmp_path / "s.db")
+    result = run_cli("import", "bank", bad, "--store", tmp_path / "s.db")
     assert result.code == 2 and "bad.yaml:" in result.err and "invalid YAML" in result.err
 
 
@@ -134,7 +136,7 @@ def test_diff(tmp_path):
         "What do bees collect from flowers?", "Where is honey stored?", "Who keeps bees?"]}]}))
     b.write_text(yaml.safe_dump({"queries": [{"query_id": "q", "questions": [
         "What do bees collect from the flowers?", "Who keeps bees?", "Why do bees swarm?"]}]}))
-    result = json.loads(run_process("bank", "diff", a, b, "--format", "json").out)
+    result = json.loads(run_cli("bank", "diff", a, b, "--format", "json").out)
     assert [r["new"] for r in result["reworded"]] == ["What do bees collect from the flowers?"]
     assert [q["text"] for q in result["added"]] == ["Why do bees swarm?"]
     assert [q["text"] for q in result["removed"]] == ["Where is honey stored?"]
@@ -150,13 +152,13 @@ def test_impact_grades_only_what_is_new(tmp_path, demo_store):
     new = tmp_path / "new.jsonl"
     new.write_text("".join(json.dumps(line) + "\n" for line in lines))
     with FakeOpenAI() as server:
-        first = run_process("grade", "--store", store, "--method", "self-rating", "--llm", "openai:m",
-                            "--base-url", server.base_url)
+        first = run_cli("grade", "--store", store, "--method", "self-rating", "--llm", "openai:m",
+                        "--base-url", server.base_url)
         assert first.code == 0 and server.requests == 72
-        refused = run_process("bank", "impact", old, new, "--store", store)
+        refused = run_cli("bank", "impact", old, new, "--store", store)
         assert refused.code == 2 and "pass --llm" in refused.err
-        result = run_process("bank", "impact", old, new, "--store", store, "--llm", "openai:m", "--base-url",
-                             server.base_url, "--format", "json")
+        result = run_cli("bank", "impact", old, new, "--store", store, "--llm", "openai:m", "--base-url",
+                         server.base_url, "--format", "json")
         assert result.code == 0, result.err
         assert server.requests == 72 + 6  # the new question × the 6 pool passages of q1
     data = json.loads(result.out)
@@ -165,26 +167,19 @@ def test_impact_grades_only_what_is_new(tmp_path, demo_store):
     assert {s["system"] for s in data["systems"]} == {"strong", "middling", "weak", "partial"}
 
 
-@pytest.fixture(scope="module")
-def replay_store(dl19_pool, tmp_path_factory):
-    store = tmp_path_factory.mktemp("replay") / "g.db"
-    assert run_process("import", "exampp", dl19_pool, "--store", store, "--no-grades").code == 0
-    assert run_process("import", "bank", DL19 / "dl19-questions-graded.jsonl.gz", "--store", store).code == 0
-    assert run_process("grade", "--store", store, "--method", "self-rating", "--llm", f"replay:{dl19_pool}").code == 0
-    return store
-
-
-def test_dl19_spurious_uncovered_and_impact_of_removing_them(replay_store, tmp_path):
-    spurious = run_process("verify", "spurious", "--store", replay_store, "--judged-relevant", "2", "--limit", "2",
-                           "--format", "json")
+@pytest.mark.slow
+def test_dl19_spurious_uncovered_and_impact_of_removing_them(dl19_replay, tmp_path):
+    replay_store = dl19_replay  # written to: bank impact adds a grade set
+    spurious = run_cli("verify", "spurious", "--store", replay_store, "--judged-relevant", "2", "--limit", "2",
+                       "--format", "json")
     assert spurious.code == 0, spurious.err
     data = json.loads(spurious.out)
     worst = data["most_spurious_per_query"]
     assert len(worst) == 43 and all(len(v) == 2 for v in worst.values())
     top = data["questions"][0]
     assert top["non_relevant_answering"] >= data["questions"][1]["non_relevant_answering"]
-    uncovered = json.loads(run_process("verify", "uncovered", "--store", replay_store, "--judged-relevant", "2",
-                                       "--format", "json").out)
+    uncovered = json.loads(run_cli("verify", "uncovered", "--store", replay_store, "--judged-relevant", "2",
+                                   "--format", "json").out)
     assert uncovered["judged_relevant_passages"] == 2501 and 0 < uncovered["uncovered"] < 2501
     assert all(p["best_grade"] is None or p["best_grade"] < 4 for p in uncovered["passages"])
     drop = {q for qs in worst.values() for q in qs}
@@ -194,18 +189,18 @@ def test_dl19_spurious_uncovered_and_impact_of_removing_them(replay_store, tmp_p
             record = json.loads(line)
             record["questions"] = [q for q in record["questions"] if q["question_id"] not in drop]
             out.write(json.dumps(record) + "\n")
-    first = json.loads(run_process("info", "--store", replay_store, "--format", "json").out)["grade_sets"][0]["id"]
-    impact = run_process("bank", "impact", DL19 / "dl19-questions-graded.jsonl.gz", new, "--store", replay_store,
-                         "--official", DL19 / "dl19-official-leaderboard.json")
+    first = json.loads(run_cli("info", "--store", replay_store, "--format", "json").out)["grade_sets"][0]["id"]
+    impact = run_cli("bank", "impact", DL19 / "dl19-questions-graded.jsonl.gz", new, "--store", replay_store,
+                     "--official", DL19 / "dl19-official-leaderboard.json")
     assert impact.code == 0, impact.err
     assert "passage labels change" in impact.out and "Kendall 0.7538 →" in impact.out
     # bank B's grade set now stands beside A's: reading grades without naming one lists both
-    both = run_process("verify", "answers", "--store", replay_store)
+    both = run_cli("verify", "answers", "--store", replay_store)
     assert both.code == 2 and first in both.err and "several grade sets match" in both.err
     for report in ("answers", "distribution"):
         for fmt in ("text", "md", "json"):
-            assert run_process("verify", report, "--store", replay_store, "--grade-set", first, "--query", "1037798",
-                               "--format", fmt).code == 0
+            assert run_cli("verify", report, "--store", replay_store, "--grade-set", first, "--query", "1037798",
+                           "--format", fmt).code == 0
 
 
 def test_a_spurious_mark_is_part_of_the_version_and_survives_a_yaml_round_trip(tmp_path):
@@ -217,12 +212,12 @@ def test_a_spurious_mark_is_part_of_the_version_and_survives_a_yaml_round_trip(t
     plain.write_text(YAML_BANK)
     assert load_bank(source).version != load_bank(plain).version
     store = tmp_path / "s.db"
-    assert run_process("import", "bank", source, "--store", store).code == 0
+    assert run_cli("import", "bank", source, "--store", store).code == 0
     out = tmp_path / "export.yaml"
-    assert run_process("bank", "export", "--store", store, "--as", "yaml", "--out", out).code == 0
+    assert run_cli("bank", "export", "--store", store, "--as", "yaml", "--out", out).code == 0
     assert load_bank(out).version == load_bank(source).version
     bad = tmp_path / "bad.yaml"
     bad.write_text(YAML_BANK.replace("      - text: Which flower part makes nectar?\n",
                                      "      - text: Which flower part makes nectar?\n        spurious: maybe\n"))
-    result = run_process("import", "bank", bad, "--store", store)
+    result = run_cli("import", "bank", bad, "--store", store)
     assert result.code == 2 and "`spurious` must be true or false" in result.err

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import sqlite3
 import stat
 from pathlib import Path
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import raw_rows, raw_write
+from inprocess import copy_store
 from proctor import api
 from proctor.errors import UsageError
 from proctor.records import Grade, GradeSet
@@ -107,13 +109,24 @@ def _schema_2_copy(store: Store, path: Path) -> None:
     db.close()
 
 
-@pytest.fixture
-def stores(tmp_path: Path) -> tuple[Store, Path]:
-    """A schema-3 store with the content, and a schema-2 file with the same content."""
-    store = Store.create_or_open(tmp_path / "v3.db")
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory) -> tuple[Path, Path]:
+    """A schema-3 store file with the content, and a schema-2 file with the same content; built once (many
+    small writes: seconds on a busy disk) and copied by `stores`."""
+    folder = tmp_path_factory.mktemp("compact")
+    store = Store.create_or_open(folder / "v3.db")
     _fill(store)
-    _schema_2_copy(store, tmp_path / "v2.db")
-    return store, tmp_path / "v2.db"
+    _schema_2_copy(store, folder / "v2.db")
+    store.close()
+    return folder / "v3.db", folder / "v2.db"
+
+
+@pytest.fixture
+def stores(filled, tmp_path: Path) -> tuple[Store, Path]:
+    """A schema-3 store with the content, and a schema-2 file with the same content (fresh copies)."""
+    v3, v2 = filled
+    shutil.copyfile(v2, tmp_path / "v2.db")  # as written: a schema-2 file under a rollback journal
+    return Store.open(copy_store(v3, tmp_path / "v3.db")), tmp_path / "v2.db"
 
 
 def test_grade_rows_hold_numbers_and_reads_give_names_in_text_order(stores) -> None:

@@ -7,17 +7,18 @@ import json
 import pytest
 from scipy import stats
 
-from conftest import DL19, run_process
+from conftest import DL19
+from inprocess import run_cli
 from proctor.analyze.compare import per_query_correlation
 
 
 def test_must_show_on_dl19(dl19_store, tmp_path):
     lb = tmp_path / "lb.tsv"
-    result = run_process("leaderboard", "--store", dl19_store, "--measure", "P@20", "--min-grade", "3",
-                         "--format", "tsv")
+    result = run_cli("leaderboard", "--store", dl19_store, "--measure", "P@20", "--min-grade", "3",
+                     "--format", "tsv")
     lb.write_text(result.out)
     official_file = DL19 / "dl19-official-leaderboard.json"
-    out = run_process("correlate", lb, "--official", official_file, "--format", "json")
+    out = run_cli("correlate", lb, "--official", official_file, "--format", "json")
     assert out.code == 0, out.err
     data = json.loads(out.out)
     assert data["n_systems"] == 36
@@ -34,15 +35,15 @@ def test_must_show_on_dl19(dl19_store, tmp_path):
 
 def test_bootstrap_and_per_query_with_official_qrels(dl19_store, tmp_path):
     lb = tmp_path / "lb.json"
-    lb.write_text(run_process("leaderboard", "--store", dl19_store, "--measure", "nDCG@10", "--format", "json",
-                              "--per-query").out)
+    lb.write_text(run_cli("leaderboard", "--store", dl19_store, "--measure", "nDCG@10", "--format", "json",
+                          "--per-query").out)
     qrels = tmp_path / "official.qrels"
     from proctor.io.trec import write_qrels
     from proctor.store import Store
     with open(qrels, "w") as handle:
         write_qrels(Store.open(dl19_store).corpus.judgments(), handle)
-    out = run_process("correlate", lb, "--official-qrels", qrels, "--measure", "nDCG@10", "--store", dl19_store,
-                      "--bootstrap", "200")
+    out = run_cli("correlate", lb, "--official-qrels", qrels, "--measure", "nDCG@10", "--store", dl19_store,
+                  "--bootstrap", "200")
     data = json.loads(out.out)
     assert out.code == 0 and data["n_systems"] == 37 and not data["missing"]["only_in_official"]
     ci = data["confidence_intervals"]
@@ -67,11 +68,11 @@ def test_official_tsv_ties_and_formats(tmp_path):
     lb.write_text("system\tscore\tstderr\tn_queries\nA\t0.9\t0\t1\nB\t0.5\t0\t1\nC\t0.5\t0\t1\nD\t0.1\t0\t1\n")
     official = tmp_path / "official.json"
     official.write_text(json.dumps({"A": 1, "B": 2.5, "C": 2.5, "E": 4}))
-    out = run_process("correlate", lb, "--official", official, "--format", "tsv")
+    out = run_cli("correlate", lb, "--official", official, "--format", "tsv")
     header, row = out.out.splitlines()
     values = dict(zip(header.split("\t"), row.split("\t"), strict=True))
     assert values["kendall"] == "1.0000" and values["n_systems"] == "3" and values["missing"] == "D,E"
-    md = run_process("correlate", lb, "--official", official, "--format", "md")
+    md = run_cli("correlate", lb, "--official", official, "--format", "md")
     assert "Missing (only in leaderboard): D" in md.out and "Missing (only in official): E" in md.out
 
 
@@ -80,7 +81,7 @@ def test_bad_leaderboard_line(tmp_path):
     lb.write_text("A\t0.9\nB\tlots\n")
     official = tmp_path / "o.json"
     official.write_text('{"A": 1, "B": 2}')
-    out = run_process("correlate", lb, "--official", official)
+    out = run_cli("correlate", lb, "--official", official)
     assert out.code == 2 and f"{lb}:2:" in out.err and "Traceback" not in out.err
 
 

@@ -50,12 +50,13 @@ def test_correlation_from_2_queries_warns(cli, tmp_path):
     lb.write_text(cli("leaderboard", "--store", store, "--measure", "P@1", "--min-grade", "3", "--format", "json",
                       "--per-query").out)
     official = _write(tmp_path, "official.json", {"A": 1, "B": 2, "C": 3})
-    r = cli("correlate", lb, "--official", official)
+    few = ("--bootstrap", "50")  # the intervals are not the point here (the default 1000 took most of the time)
+    r = cli("correlate", lb, "--official", official, *few)
     data = json.loads(r.out)
     assert data["coverage"]["queries"]["scored"] == 2 and data["coverage"]["queries"]["of"] == 43
     assert data["coverage"]["counts"] == {"systems": 3}
     assert "warning: coverage: rests on 2 of 43 queries (fewer than 10)" in r.err
-    quiet = cli("correlate", lb, "--official", official, "--floor-queries", "2")
+    quiet = cli("correlate", lb, "--official", official, "--floor-queries", "2", *few)
     assert "rests on" not in quiet.err
 
 

@@ -12,7 +12,8 @@ from collections import defaultdict
 import pytest
 import pytrec_eval
 
-from conftest import DL19, run_process
+from conftest import DL19
+from inprocess import run_cli
 from proctor.store import Store
 
 
@@ -45,19 +46,19 @@ def _tsv(result) -> list[list[str]]:
 
 
 def test_must_show_commands(dl19_store, tmp_path):
-    rows = _tsv(run_process("leaderboard", "--store", dl19_store, "--measure", "P@20", "--min-grade", "3",
-                            "--format", "tsv"))
+    rows = _tsv(run_cli("leaderboard", "--store", dl19_store, "--measure", "P@20", "--min-grade", "3",
+                        "--format", "tsv"))
     assert len(rows) == 37 and all(r[3] == "43" for r in rows)
     assert [float(r[1]) for r in rows] == sorted((float(r[1]) for r in rows), reverse=True)
-    cover = run_process("leaderboard", "--store", dl19_store, "--metric", "cover", "--min-grade", "3",
-                        "--budget", "20", "--missing", "skip", "--format", "tsv")
+    cover = run_cli("leaderboard", "--store", dl19_store, "--metric", "cover", "--min-grade", "3",
+                    "--budget", "20", "--missing", "skip", "--format", "tsv")
     assert len(_tsv(cover)) == 37 and "skipped" in cover.err
-    qrels = run_process("qrels", "--store", dl19_store)
+    qrels = run_cli("qrels", "--store", dl19_store)
     assert qrels.code == 0 and len(qrels.out.splitlines()) == 9260
-    official = run_process("leaderboard", "--store", dl19_store, "--measure", "ndcg_cut.10", "--qrels", "official",
-                           "--format", "tsv")
+    official = run_cli("leaderboard", "--store", dl19_store, "--measure", "ndcg_cut.10", "--qrels", "official",
+                       "--format", "tsv")
     assert len(_tsv(official)) == 37
-    info = run_process("info", "--store", dl19_store, "--format", "json")
+    info = run_cli("info", "--store", dl19_store, "--format", "json")
     counts = json.loads(info.out)
     assert (counts["queries"], counts["runs"], counts["judgments"], counts["grades"]) == (43, 37, 9260, 92600)
     assert counts["grade_sets"][0]["method"] == "self-rating"
@@ -65,14 +66,14 @@ def test_must_show_commands(dl19_store, tmp_path):
 
 def test_exam_qrels_equal_pytrec_eval(dl19_store, raw, tmp_path):
     runs, _ = raw
-    qrels_out = run_process("qrels", "--store", dl19_store)
+    qrels_out = run_cli("qrels", "--store", dl19_store)
     qrels: dict = defaultdict(dict)
     for line in qrels_out.out.splitlines():
         qid, _, pid, label = line.split()
         qrels[qid][pid] = int(label)
     for tau in (3, 5):
-        ours = _board(run_process("leaderboard", "--store", dl19_store, "--measure", "P@20", "--min-grade", tau,
-                                  "--format", "json"))
+        ours = _board(run_cli("leaderboard", "--store", dl19_store, "--measure", "P@20", "--min-grade", tau,
+                              "--format", "json"))
         evaluator = pytrec_eval.RelevanceEvaluator(dict(qrels), {"P_20"}, relevance_level=tau)
         for run, per_query in runs.items():
             values = [v["P_20"] for v in evaluator.evaluate(per_query).values()]
@@ -83,7 +84,7 @@ def test_exam_qrels_equal_pytrec_eval(dl19_store, raw, tmp_path):
 def test_exam_label_is_max_self_rating(dl19_store, raw):
     _, grades = raw
     labels = {(q, p): int(label) for q, _, p, label in
-              (line.split() for line in run_process("qrels", "--store", dl19_store).out.splitlines())}
+              (line.split() for line in run_cli("qrels", "--store", dl19_store).out.splitlines())}
     for qid, per in grades.items():
         for pid, ratings in per.items():
             assert labels[(qid, pid)] == max(ratings.values())
@@ -91,7 +92,7 @@ def test_exam_label_is_max_self_rating(dl19_store, raw):
 
 def test_official_ndcg_orders_systems_as_official_leaderboard(dl19_store):
     official = json.loads((DL19 / "dl19-official-leaderboard.json").read_text())
-    rows = _tsv(run_process("leaderboard", "--store", dl19_store, "--measure", "ndcg_cut.10", "--qrels", "official"))
+    rows = _tsv(run_cli("leaderboard", "--store", dl19_store, "--measure", "ndcg_cut.10", "--qrels", "official"))
     ours = [r[0] for r in rows if r[0] in official]
     assert len(ours) == len(official) == 36
     # The data README: Spearman 1.000, Kendall 0.997 — one adjacent near-tie (0.67463 vs 0.67458) swaps.
@@ -114,8 +115,8 @@ def test_cover_matches_definition_on_hand_checked_queries(dl19_store, raw, query
         answered = {q for pid, _ in ranked[:k] for q, r in grades[query].get(pid, {}).items() if r >= tau}
         expected[run] = len(answered) / len(questions)
     for missing in ("skip", "zero"):
-        board = _board(run_process("leaderboard", "--store", dl19_store, "--metric", "cover", "--min-grade", tau,
-                                   "--budget", k, "--missing", missing, "--format", "json", "--per-query"))
+        board = _board(run_cli("leaderboard", "--store", dl19_store, "--metric", "cover", "--min-grade", tau,
+                               "--budget", k, "--missing", missing, "--format", "json", "--per-query"))
         for run in runs:
             got = board[run]["per_query"].get(query)
             if run in expected:
@@ -127,10 +128,10 @@ def test_cover_matches_definition_on_hand_checked_queries(dl19_store, raw, query
 @pytest.mark.slow
 def test_export_import_round_trip(dl19_store, dl19_pool, tmp_path):
     out = tmp_path / "export.jsonl.gz"
-    result = run_process("export", "exampp", "--store", dl19_store, "--out", out)
+    result = run_cli("export", "exampp", "--store", dl19_store, "--out", out)
     assert result.code == 0, result.err
     again = tmp_path / "again.db"
-    assert run_process("import", "exampp", out, "--store", again).code == 0
+    assert run_cli("import", "exampp", out, "--store", again).code == 0
     first, second = Store.open(dl19_store).dump(), Store.open(again).dump()
     for table in first:
         if table in ("grades", "grade_sets"):  # all but the time of grading, which exam_pp files do not carry
@@ -167,8 +168,8 @@ def test_n_exam_keeps_the_order_of_exam_cover_and_is_a_ratio_of_sums(dl19_store)
     from proctor.analyze.correlation import kendall_tau_b
 
     def board(*extra):
-        result = run_process("leaderboard", "--store", dl19_store, "--metric", "cover", "--min-grade", "3",
-                             "--budget", "20", "--format", "json", "--per-query", *extra)
+        result = run_cli("leaderboard", "--store", dl19_store, "--metric", "cover", "--min-grade", "3",
+                         "--budget", "20", "--format", "json", "--per-query", *extra)
         assert result.code == 0, result.err
         return json.loads(result.out)
 

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import DL19, ROOT, run_process
+from conftest import DL19, ROOT
 
 
 @pytest.mark.slow
@@ -38,7 +38,7 @@ def test_bundled_dl19_experiment(dl19_pool, tmp_path, cli):
     assert float(human[1]) > 0.99 and human[4] == "36"  # NIST judgments reproduce the official order
     assert (out / "report" / "report.html").exists() and (out / "leaderboards" / "minilm.cover.t3.k20.tsv").exists()
     start = time.monotonic()
-    second = run_process("run", path, *limits)
+    second = cli("run", path, *limits)
     elapsed = time.monotonic() - start
     assert second.code == 0 and elapsed < 10.0, (second.err, elapsed)  # regrading DL19 would take minutes
     assert json.loads((out / "run.json").read_text())["last_run"]["ran"] == []

@@ -84,17 +84,22 @@ def test_interrupted_grading_resumes(tmp_path, cli, monkeypatch):
     import signal
     import subprocess
     import sys
-    import time
+    import threading
 
     monkeypatch.setenv("OPENAI_API_KEY", "test")
-    with FakeOpenAI(latency=0.1) as server:
+    fifth = threading.Event()  # set by the server when the 5th request comes in: no polling
+
+    def count(prompt: str, attempt: int) -> str:
+        if server.requests >= 5:
+            fifth.set()
+        return "ok"
+
+    with FakeOpenAI(latency=0.1, faults=count) as server:
         grader = LLM_GRADER.format(url=server.base_url) + "concurrency = 1\n"
         path = write_experiment(tmp_path, EXPERIMENT + grader)
         proc = subprocess.Popen([sys.executable, "-m", "proctor", "run", str(path)], stderr=subprocess.PIPE,
                                 text=True, env={**os.environ, "OPENAI_API_KEY": "test"})
-        deadline = time.monotonic() + 60
-        while server.requests < 5 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        fifth.wait(60)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
         assert proc.returncode == 130, err

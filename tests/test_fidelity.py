@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from conftest import run_process
 from fake_openai import FakeOpenAI
+from inprocess import run_cli
 
 
 def test_an_invalid_check_gives_four_prompts_cot_label_0_invalid(demo_store):
@@ -14,12 +14,12 @@ def test_an_invalid_check_gives_four_prompts_cot_label_0_invalid(demo_store):
         return "Perhaps." if "predict whether the passage includes an answer" in prompt else "2"
 
     with FakeOpenAI(reply=reply) as server:
-        result = run_process("grade", "--store", demo_store, "--method", "four-prompts-cot", "--llm", "openai:m",
-                             "--base-url", server.base_url, "--format", "json")
+        result = run_cli("grade", "--store", demo_store, "--method", "four-prompts-cot", "--llm", "openai:m",
+                         "--base-url", server.base_url, "--format", "json")
     assert result.code == 0, result.err
     data = json.loads(result.out)
     assert data["steps"][0]["by_status"] == {"invalid": 24}  # the check step: no failure, label 0 (002 §4.1)
-    qrels = run_process("qrels", "--store", demo_store, "--method", "four-prompts-cot")
+    qrels = run_cli("qrels", "--store", demo_store, "--method", "four-prompts-cot")
     labels = [line.split() for line in qrels.out.splitlines()]
     assert len(labels) == 24 and {label for *_, label in labels} == {"0"}
     assert data["steps"][-1]["by_status"] == {"invalid": 24}
@@ -30,9 +30,9 @@ def test_qa_refuses_a_bank_without_answer_keys(demo_store, tmp_path):
     bank.write_text(json.dumps({"query_id": "q1", "items": [
         {"question_id": "q1/k1", "question_text": "Why do bees dance?"},
         {"question_id": "q1/k2", "question_text": "What is honey?", "gold_answers": ["sugar"]}]}) + "\n")
-    assert run_process("import", "bank", bank, "--store", demo_store, "--name", "nokeys").code == 0
-    result = run_process("grade", "--store", demo_store, "--method", "qa", "--llm", "openai:m", "--base-url",
-                         "http://127.0.0.1:9/v1", "--bank", "nokeys")
+    assert run_cli("import", "bank", bank, "--store", demo_store, "--name", "nokeys").code == 0
+    result = run_cli("grade", "--store", demo_store, "--method", "qa", "--llm", "openai:m", "--base-url",
+                     "http://127.0.0.1:9/v1", "--bank", "nokeys")
     assert result.code == 2 and "bank nokeys@" in result.err and "1 of 2 questions have no answer key" in result.err
 
 
@@ -43,7 +43,7 @@ def test_spearman_with_random_tie_breaking(tmp_path):
     official.write_text('{"a": 1, "b": 2, "c": 3, "d": 4}')
 
     def correlate(*extra):
-        result = run_process("correlate", board, "--official", official, "--format", "json", *extra)
+        result = run_cli("correlate", board, "--official", official, "--format", "json", *extra)
         assert result.code == 0, result.err
         return json.loads(result.out)
 

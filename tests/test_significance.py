@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from conftest import run_process
+from inprocess import run_cli
 from proctor.stats.correction import adjust
 from proctor.stats.randomization import randomization_test
 from proctor.stats.ttest import TestResult as Result
@@ -111,10 +111,10 @@ def test_leaderboard_significance_and_compare_on_the_demo(cli, demo_store, tmp_p
 
 def test_dl19_significance_equals_scipy(dl19_store, tmp_path):
     board = tmp_path / "ndcg.json"
-    made = run_process("leaderboard", "--store", dl19_store, "--measure", "nDCG@10", "--qrels", "official",
-                       "--format", "json", "--per-query")
+    made = run_cli("leaderboard", "--store", dl19_store, "--measure", "nDCG@10", "--qrels", "official",
+                   "--format", "json", "--per-query")
     board.write_text(made.out)
-    result = run_process("compare", board, "--format", "json", "--samples", "20000")
+    result = run_cli("compare", board, "--format", "json", "--samples", "20000")
     assert result.code == 0, result.err
     data = json.loads(result.out)
     per_query = {s["system"]: s["per_query"] for s in json.loads(made.out)["systems"]}
