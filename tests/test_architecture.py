@@ -171,3 +171,15 @@ def test_sql_lives_in_the_store_only():
             if isinstance(node, ast.Attribute) and node.attr in ("execute", "executemany", "executescript"):
                 offenders.append(f"{name}:{node.lineno}")
     assert offenders == []
+
+
+CLI_DOOR = ("proctor.api", "proctor.cli", "proctor.options", "proctor.errors", "proctor.papers", "proctor.__version__")
+"""What a command (a `proctor.cli` module) may import: the door, the CLI itself, the option models (the parse
+step), the error types and how `--help` cites the papers; `proctor` alone is the API's names loaded on first use, and its version."""
+
+
+def test_commands_import_nothing_past_the_door():
+    past = {name: sorted(n for n in _proctor_imports(tree)
+                         if n != "proctor" and not any(n == d or n.startswith(d + ".") for d in CLI_DOOR))
+            for name, (_, tree) in _modules().items() if name == "proctor.cli" or name.startswith("proctor.cli.")}
+    assert {name: names for name, names in past.items() if names} == {}

@@ -92,3 +92,15 @@ def test_a_schema_4_store_without_the_later_tables_reads_the_same_read_only_and_
     got = _reads(migrated)
     assert {k: v for k, v in got.items() if k != "items"} == {k: v for k, v in expected.items() if k != "items"}
     migrated.close()
+
+
+def test_the_store_is_a_small_facade_over_repositories(tmp_path):
+    store = Store.create_or_open(tmp_path / "facade.db")
+    try:
+        public = sorted(a for a in dir(store) if not a.startswith("_"))
+        assert len(public) <= 30, public
+        for area in ("corpus", "banks", "grades", "tallies", "caches", "imports", "review", "batches", "probes"):
+            assert type(getattr(store, area)).__module__.startswith("proctor.store.")
+        assert not hasattr(store, "upsert_queries")  # the repositories' methods are not the facade's
+    finally:
+        store.close()
