@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -159,6 +160,19 @@ def grades_of(path: Path, method: str, model: str | None = None, step: str | Non
         store.close()
 
 
+@contextmanager
+def opened_store(path: Path | str, **options) -> Iterator:
+    """The store at `path` (`Store.open` with `options`), open while the block runs: tests read it through its
+    repositories."""
+    from proctor.store import Store
+
+    store = Store.open(path, **options)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
 def store_dump(path: Path) -> str:
     """The store's content as SQL text (`sqlite3 .dump`), to compare a store before and after a refused command;
     '' when there is no store file."""
@@ -199,6 +213,74 @@ def top_grades_of(store, grade_set_id: str, step: str) -> list[tuple]:
         else:
             row[0], row[1] = grade if row[0] is None else max(row[0], grade), row[1] + 1
     return [(qid, pid, *row) for (qid, pid), row in sorted(out.items())]
+
+
+class RawConnection:
+    """A connection of its own to a store file, held open as another program would hold one: its reads see what
+    is committed, its write lock keeps Proctor's writers out. Tests use raw SQL only through this class and the
+    helpers below, where SQL is the point (the file's layout, another writer, a file of an earlier schema)."""
+
+    def __init__(self, path: Path | str) -> None:
+        import sqlite3
+
+        self._db = sqlite3.connect(path, isolation_level=None)
+
+    def rows(self, sql: str, args: tuple = ()) -> list[tuple]:
+        """Rows of one statement."""
+        return self._db.execute(sql, args).fetchall()
+
+    def write(self, *statements: str | tuple[str, tuple]) -> int:
+        """Run statements (SQL, or (SQL, args)) in one transaction and commit; returns the rows the last changed."""
+        changed = 0
+        self._db.execute("BEGIN")
+        try:
+            for statement in statements:
+                sql, args = (statement, ()) if isinstance(statement, str) else statement
+                changed = self._db.execute(sql, args).rowcount
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+        return changed
+
+    @contextmanager
+    def write_lock(self) -> Iterator[None]:
+        """Hold the file's write lock (BEGIN IMMEDIATE) while the block runs, then let it go unchanged."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        finally:
+            self._db.execute("ROLLBACK")
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._db.close()
+
+    def __enter__(self) -> RawConnection:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+@contextmanager
+def held_write_lock(path: Path | str) -> Iterator[None]:
+    """Another program holds the store file's write lock while the block runs."""
+    with RawConnection(path) as other, other.write_lock():
+        yield
+
+
+def raw_script(path: Path | str, *statements: str | tuple[str, tuple]) -> int:
+    """Run statements on a store file in one transaction of a connection of its own, as another program would or to
+    make a file of an earlier release; returns the rows the last statement changed."""
+    with RawConnection(path) as db:
+        return db.write(*statements)
+
+
+def cap_file_size(db, pages: int) -> None:
+    """Let the file of connection `db` grow by `pages` pages at most, as a full disk would."""
+    size = db.execute("PRAGMA page_count").fetchone()[0]
+    db.execute(f"PRAGMA max_page_count = {size + pages}")
 
 
 def raw_rows(path: Path, sql: str, args: tuple = ()) -> list[tuple]:

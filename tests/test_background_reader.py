@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sqlite3
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import opened_store
 from proctor.errors import InputError
 from proctor.io import background
 from proctor.io.background import in_background
@@ -125,9 +125,9 @@ def test_an_error_late_in_a_large_file_names_its_line_and_writes_nothing(tmp_pat
     assert "Traceback" not in done.stderr
     assert time.monotonic() - started < 60
     if store.exists():
-        db = sqlite3.connect(store)
-        assert db.execute("SELECT COUNT(*) FROM grades").fetchone()[0] == 0
-        assert db.execute("SELECT COUNT(*) FROM passages").fetchone()[0] == 0
+        with opened_store(store) as opened:
+            counts = opened.counts()
+        assert counts["grades"] == 0 and counts["passages"] == 0
 
 
 def _read_in_a_daemon(queue) -> None:

@@ -7,11 +7,10 @@ user's own keeps every trigger in place. The exam_pp reader merges an entry give
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import pytest
 
-from conftest import raw_rows, raw_write, top_grades_of
+from conftest import RawConnection, raw_rows, raw_write, top_grades_of
 from proctor.errors import InputError
 from proctor.io.exampp import read_exampp
 from proctor.records import Grade, GradeSet
@@ -82,12 +81,13 @@ def test_writing_the_same_grades_again_changes_nothing_and_keeps_every_kept_resu
 
 
 def test_another_connection_never_sees_the_store_without_its_triggers(store, tmp_path):
-    other = sqlite3.connect(tmp_path / "s.db")
+    other = RawConnection(tmp_path / "s.db")
     with store.transaction(), store.grades.grade_import(now()) as grades:
         grades.write(A.id, A.step, _rows(_grades("a", shift=2)))
-        assert len(other.execute(TRIGGERS).fetchall()) == 9
-        assert {r[0] for r in other.execute("SELECT grade_set_id FROM label_cache")} == {A.id, B.id}
-    assert {r[0] for r in other.execute("SELECT grade_set_id FROM label_cache")} == {B.id}
+        assert len(other.rows(TRIGGERS)) == 9
+        assert {r[0] for r in other.rows("SELECT grade_set_id FROM label_cache")} == {A.id, B.id}
+    assert {r[0] for r in other.rows("SELECT grade_set_id FROM label_cache")} == {B.id}
+    other.close()
 
 
 def test_an_error_inside_the_bulk_write_rolls_everything_back(store):

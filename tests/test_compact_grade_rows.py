@@ -172,9 +172,8 @@ def test_a_grade_row_takes_under_60_bytes(tmp_path: Path) -> None:
 
 
 def _table_bytes(path: Path, table: str) -> int:
-    db = sqlite3.connect(path)
-    db.execute("VACUUM")
-    return db.execute("SELECT SUM(pgsize) FROM dbstat WHERE name = ?", (table,)).fetchone()[0]
+    raw_write(path, "VACUUM")
+    return raw_rows(path, "SELECT SUM(pgsize) FROM dbstat WHERE name = ?", (table,))[0][0]
 
 
 def test_a_schema_2_store_migrates_with_every_read_identical(stores) -> None:
@@ -253,7 +252,7 @@ def test_a_read_only_schema_2_store_is_refused_clearly_and_copies_migrate(stores
         Store.open(v2, read_only=True)
     copy = Store.copy_of(v2, tmp_path / "copy.db")  # what a dry run reads: the copy migrates, the store stays
     assert copy.migration_note and copy.dump() == store.dump()
-    assert sqlite3.connect(v2).execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("2",)
+    assert raw_rows(v2, "SELECT value FROM meta WHERE key = 'schema_version'") == [("2",)]
     os.chmod(v2, stat.S_IRUSR)
     try:
         if not os.access(v2, os.W_OK):  # (root writes read-only files all the same)

@@ -4,13 +4,12 @@ to a grade set's grades (triggers), and a read-only or busy store, or grades it 
 from __future__ import annotations
 
 import random
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 import random_store
-from conftest import raw_write
+from conftest import held_write_lock, raw_write
 from proctor import api
 from proctor.demo.write import write_collection
 from proctor.evaluate.cover import CoverTable, n_exam
@@ -155,12 +154,10 @@ def test_a_read_only_or_busy_store_computes_from_the_grades(tmp_path):
     assert reader.caches.cover_grades(grade_set.id, grade_set.step) is None
     _same(_cached(reader, grade_set), want)
     reader.close()
-    busy = sqlite3.connect(path, isolation_level=None)
-    busy.execute("BEGIN IMMEDIATE")  # another process holds the write lock: nothing is kept, nothing waits
-    store = Store.open(path)
-    assert store.caches.cover_grades(grade_set.id, grade_set.step) is None
-    _same(_cached(store, grade_set), want)
-    busy.execute("ROLLBACK")
+    with held_write_lock(path):  # another process holds the write lock: nothing is kept, nothing waits
+        store = Store.open(path)
+        assert store.caches.cover_grades(grade_set.id, grade_set.step) is None
+        _same(_cached(store, grade_set), want)
     assert _kept(store) == 0
     _same(_cached(store, grade_set), want)
     assert _kept(store, grade_set)

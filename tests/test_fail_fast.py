@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import grades_of
+from conftest import grades_of, store_dump
 from fake_openai import FakeOpenAI
 from proctor.llm.base import Reply
 from proctor.llm.health import CONSECUTIVE_FATAL, Breaker, is_fatal
@@ -90,20 +90,10 @@ def test_a_fleet_passes_the_check_when_one_server_answers(cli, demo_store):
     assert result.code == 2 and "none of the 2 servers can grade" in result.err and "Traceback" not in result.err
 
 
-def _dump(store) -> list[str]:
-    import sqlite3
-
-    db = sqlite3.connect(store)
-    try:
-        return list(db.iterdump())
-    finally:
-        db.close()
-
-
 @pytest.mark.parametrize("refusal", ["unreachable", "model not served", "key refused"])
 def test_a_refused_endpoint_leaves_the_store_as_it_was(cli, demo_store, monkeypatch, refusal):
     """Nothing was sent: no empty grade set (nor its kept counts) is left behind; the dump is the same."""
-    before = _dump(demo_store)
+    before = store_dump(demo_store)
     server = FakeOpenAI(models=["served-model"] if refusal == "model not served" else None,
                         key="right" if refusal == "key refused" else None)
     monkeypatch.setenv("OPENAI_API_KEY", "wrong")
@@ -112,5 +102,5 @@ def test_a_refused_endpoint_leaves_the_store_as_it_was(cli, demo_store, monkeypa
         result = cli("grade", "--store", demo_store, "--method", "self-rating", "--llm", "openai:m", "--base-url", url,
                      "--no-progress")
     assert result.code == 2 and "Traceback" not in result.err, result.err
-    assert _dump(demo_store) == before
+    assert store_dump(demo_store) == before
     assert "grade set" not in cli("info", "--store", demo_store).out

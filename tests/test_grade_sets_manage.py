@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 
+from conftest import opened_store
 from fake_openai import FakeOpenAI
 
 
@@ -35,13 +35,13 @@ def test_list_retry_failed_and_drop(cli, demo_store):
     assert gid in text.out and "number" in text.out
     refused = cli("grade-sets", "drop", gid, "--store", demo_store)
     assert refused.code == 2 and "--yes" in refused.err
-    assert sqlite3.connect(demo_store).execute("SELECT COUNT(*) FROM grades").fetchone()[0] == 72
+    with opened_store(demo_store) as store:
+        assert store.counts()["grades"] == 72
     dropped = cli("grade-sets", "drop", gid, "--yes", "--store", demo_store)
     assert dropped.code == 0 and "72 grades deleted" in dropped.err
-    db = sqlite3.connect(demo_store)
-    assert db.execute("SELECT COUNT(*) FROM grades").fetchone()[0] == 0
-    assert db.execute("SELECT COUNT(*) FROM grade_sets").fetchone()[0] == 0
-    assert db.execute("SELECT COUNT(*) FROM llm_cache").fetchone()[0] == 72  # cached replies stay
+    with opened_store(demo_store) as store:
+        assert store.counts()["grades"] == 0 and store.grades.grade_sets() == []
+        assert store.caches.cache_count() == 72  # cached replies stay
     unknown = cli("grade-sets", "drop", "ffff", "--yes", "--store", demo_store)
     assert unknown.code == 2 and "no grades" in unknown.err
 
@@ -50,8 +50,7 @@ def test_drop_is_refused_while_grading(cli, demo_store):
     with FakeOpenAI() as server:
         _grade(cli, demo_store, server)
     gid = json.loads(cli("grade-sets", "list", "--store", demo_store, "--format", "json").out)[0]["id"]
-    db = sqlite3.connect(demo_store)
-    with db:
-        db.execute("INSERT INTO grading_locks VALUES (?, ?, ?, ?)", (gid, 1, __import__("socket").gethostname(), "now"))
+    with opened_store(demo_store) as store:  # process 1 of this host grades it
+        assert store.grades.lock_grade_set(gid, 1, __import__("socket").gethostname(), lambda pid: True) is None
     refused = cli("grade-sets", "drop", gid, "--yes", "--store", demo_store)
     assert refused.code == 2 and "being graded by pid 1" in refused.err

@@ -5,8 +5,8 @@ completion says what came back; an unparseable reply cached by an older release 
 from __future__ import annotations
 
 import json
-import sqlite3
 
+from conftest import raw_rows, raw_script, raw_write
 from fake_openai import FakeOpenAI
 from grading_fixture import grade_args
 from proctor.store import Store
@@ -20,7 +20,7 @@ def test_failed_replies_are_not_cached_and_are_retried_up_to_max_attempts(cli, d
         assert json.loads(runs[3].out)["given_up"] == 72
         assert "every one of the 72 pairs graded now failed" in runs[0].err
     assert Store.open(demo_store).caches.cache_count() == 0
-    failed = sqlite3.connect(demo_store).execute("SELECT DISTINCT attempts, parse_status FROM grades").fetchall()
+    failed = raw_rows(demo_store, "SELECT DISTINCT attempts, parse_status FROM grades")  # the attempts kept per row
     assert failed == [(3, "failed")]
     with FakeOpenAI() as server:  # more attempts allowed, a healthy server: they are graded now
         result = cli(*grade_args(demo_store, server, "--max-attempts", "4"))
@@ -50,21 +50,14 @@ def test_a_200_that_is_no_completion_names_what_came_back(cli, demo_store):
 def test_an_unparseable_reply_cached_by_an_older_release_is_asked_again(cli, demo_store):
     with FakeOpenAI(reply=lambda prompt: "") as server:
         assert cli(*grade_args(demo_store, server, "--max-queries", "1")).code == 3
-    db = sqlite3.connect(demo_store)
-    keys = [row[0] for row in db.execute("SELECT key FROM llm_cache")]
-    assert keys == []  # nothing failed is cached now; put one in as 0.1.0 did
-    db.execute("DELETE FROM grades")
-    db.commit()
-    db.close()
+    assert Store.open(demo_store).caches.cache_count() == 0  # nothing failed is cached now; put one in as 0.1.0 did
+    raw_write(demo_store, "DELETE FROM grades")
     with FakeOpenAI() as server:
         first = cli(*grade_args(demo_store, server, "--max-queries", "1"))
         sent = server.requests
     with FakeOpenAI(reply=lambda prompt: "") as server:
-        store = sqlite3.connect(demo_store)
-        store.execute("UPDATE llm_cache SET reply = '{\"text\": \"\", \"tokens\": 0}'")
-        store.execute("DELETE FROM grades")
-        store.commit()
-        store.close()
+        raw_script(demo_store, "UPDATE llm_cache SET reply = '{\"text\": \"\", \"tokens\": 0}'",  # as 0.1.0 did
+                   "DELETE FROM grades")
         again = cli(*grade_args(demo_store, server, "--max-queries", "1"))
         assert first.code == 0 and sent == 18 and server.requests == 18  # asked, not answered from the cache
         assert json.loads(again.out)["cache_hits"] == 0

@@ -11,11 +11,10 @@ import sqlite3
 import subprocess
 import sys
 import time
-from contextlib import closing
 
 import pytest
 
-from conftest import ROOT, grades_of
+from conftest import ROOT, grades_of, raw_rows, raw_write
 from fake_openai import FakeOpenAI
 
 
@@ -82,10 +81,7 @@ def test_grades_are_the_servers_and_rerun_uses_the_cache(cli, demo_store):
         again = json.loads(cli(*grade_args(demo_store, server)).out)
         assert again["graded_now"] == 0 and again["already_graded"] == 72 and server.requests == calls
         # drop the grades: the re-grade is answered from the cache, without asking the server
-        db = sqlite3.connect(demo_store)
-        db.execute("DELETE FROM grades")
-        db.commit()
-        db.close()
+        raw_write(demo_store, "DELETE FROM grades")  # behind Proctor's back: its kept counts must notice
         cached = json.loads(cli(*grade_args(demo_store, server)).out)
         assert cached["cache_hits"] == 72 and server.requests == calls
     labels = cli("qrels", "--store", demo_store, "--method", "self-rating")
@@ -102,9 +98,8 @@ def _wait_for_grades(store, count: int, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            with closing(sqlite3.connect(store)) as db:
-                if db.execute("SELECT COUNT(*) FROM grades").fetchone()[0] >= count:
-                    return
+            if raw_rows(store, "SELECT COUNT(*) FROM grades")[0][0] >= count:  # read as another program would
+                return
         except sqlite3.OperationalError:
             pass
         time.sleep(0.05)
@@ -183,10 +178,7 @@ def test_llm_verification_is_cached_too(cli, demo_store):
         first = {(g.passage_id, g.question_id): (g.grade, g.parse_status) for g in
                  grades_of(demo_store, "qa", "fake-model")}
         asked = server.requests
-        db = sqlite3.connect(demo_store)
-        db.execute("DELETE FROM grades")
-        db.commit()
-        db.close()
+        raw_write(demo_store, "DELETE FROM grades")  # behind Proctor's back: the cache still answers
         again = json.loads(cli(*args).out)
         # answers and verdicts both come from the cache (each a declared step of its own)
         assert server.requests == asked and [s["cache_hits"] for s in again["steps"]] == [18, 18, 0]

@@ -9,14 +9,13 @@ import hashlib
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
 from collections import Counter
 from pathlib import Path
 
-from conftest import ROOT
+from conftest import ROOT, opened_store
 from fake_openai import FakeOpenAI
 from grading_fixture import grade_args
 from proctor.store import Store
@@ -58,14 +57,16 @@ def test_after_kill_9_only_replies_of_the_last_200_ms_are_sent_again(cli, tmp_pa
         assert server.wait_for_requests(300), "the grade never got going"
         _kill_9(proc)
         first = server.requests
-        committed = sqlite3.connect(store).execute("SELECT COUNT(*) FROM grades").fetchone()[0]
+        with opened_store(store) as opened:
+            committed = opened.counts()["grades"]
         resumed = cli(*args)
         assert resumed.code == 0, resumed.err
         assert json.loads(resumed.out)["already_graded"] == committed
         sent_again = first + (server.requests - first) - total
     # at 8 in flight and 50 ms a reply: 8 in flight + at most 200 ms of replies (32) may be lost
     assert 0 <= sent_again <= 8 + 32, (first, committed, sent_again)
-    assert sqlite3.connect(store).execute("SELECT COUNT(*) FROM grades").fetchone()[0] == total
+    with opened_store(store) as opened:
+        assert opened.counts()["grades"] == total
 
 
 def test_two_graders_never_share_a_grade_set(cli, demo_store):
@@ -106,9 +107,9 @@ def test_fault_injection_kill_9_resume_and_retry_only_failures(cli, tmp_path):
         _kill_9(proc)
         resumed = cli(*args)
         assert resumed.code == 0, resumed.err
-        db = sqlite3.connect(store)
-        rows = dict(((q, p, i), s) for q, p, i, s in db.execute(
-            "SELECT query_id, passage_id, question_id, parse_status FROM grades JOIN grade_items USING (item)"))
+        with opened_store(store) as opened:
+            rows = {(g.query_id, g.passage_id, g.question_id): g.parse_status
+                    for s in opened.grades.grade_sets() for g in opened.grades.records(s)}
         assert len(rows) == total  # no pair lost
         failed = sum(1 for s in rows.values() if s == "failed")
         assert failed == sum(1 for p in server.attempts if int(hashlib.md5(p.encode()).hexdigest(), 16) % 20 == 3)

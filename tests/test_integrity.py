@@ -5,12 +5,11 @@ and `--replace` replaces, says what it replaced and logs it."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
 
-from conftest import seed_demo, store_dump
+from conftest import opened_store, raw_rows, seed_demo, store_dump
 
 
 def _edit(source: Path, target: Path, line: int, change) -> Path:
@@ -124,41 +123,44 @@ def test_the_identical_file_again_changes_nothing(graded, cli, kind, name):
 
 
 REPLACED = {
-    # case: (kind, file, line, edit, what the summary counts, the column and value the store then holds)
+    # case: (kind, file, line, edit, what the summary counts, a read of the store and the value it then gives)
     "passage text": ("corpus", "corpus.jsonl", 2, _json(lambda o: o.update(text="other")), "1 passages",
-                     ("SELECT text FROM passages WHERE passage_id = 'd102'", "other")),
+                     (lambda s: s.corpus.passage_texts()["d102"], "other")),
     "query text": ("queries", "queries.tsv", 2, lambda t: "q2\twhy is the sea blue", "1 queries",
-                   ("SELECT text FROM queries WHERE query_id = 'q2'", "why is the sea blue")),
+                   (lambda s: s.corpus.queries()["q2"], "why is the sea blue")),
     "judgment": ("qrels", "qrels.txt", 1, lambda t: "q1 0 d101 0", "1 judgments",
-                 ("SELECT relevance FROM judgments WHERE query_id = 'q1' AND passage_id = 'd101'", 0)),
+                 (lambda s: s.corpus.judgments()["q1"]["d101"], 0)),
     "run": ("runs", "runs/middling.run", 24, lambda t: None, "24 rankings",
-            ("SELECT COUNT(*) FROM rankings WHERE run = 'middling'", 23)),
+            (lambda s: sum(row[0] == "middling" for row in s.corpus.ranking_rows()), 23)),
     "exampp grade": ("exampp", "grades.jsonl", 1, _json(_rate), "1 grades",
-                     ("SELECT COUNT(*) FROM grades WHERE grade = 2 AND passage_id = 'd101'", 1)),
+                     (lambda s: sum(g.grade == 2 and g.passage_id == "d101"
+                                    for gs in s.grades.grade_sets() for g in s.grades.records(gs)), 1)),
 }
 
 
 @pytest.mark.parametrize("case", REPLACED)
 def test_replace_replaces_and_says_what(graded, cli, tmp_path, case):
     store, folder = graded
-    kind, name, line, edit, counted, (sql, value) = REPLACED[case]
+    kind, name, line, edit, counted, (read, value) = REPLACED[case]
     changed = _edit(folder / name, tmp_path / Path(name).name, line, edit)
     result = cli("import", kind, changed, "--store", store, "--replace")
     assert result.code == 0, result.err
     assert f"replaced {counted}" in result.err
-    db = sqlite3.connect(store)
-    assert db.execute(sql).fetchone()[0] == value
-    kind_, path, replaced = db.execute("SELECT kind, path, replaced FROM import_log ORDER BY entry DESC").fetchone()
-    assert (kind_, path) == (kind, str(changed)) and int(counted.split()[0]) == json.loads(replaced)[counted.split()[1]]
+    with opened_store(store) as opened:
+        assert read(opened) == value
+        last = opened.imports.import_log()[-1]
+    assert (last["kind"], last["path"]) == (kind, str(changed))
+    assert int(counted.split()[0]) == last["replaced"][counted.split()[1]]
     again = cli("import", kind, changed, "--store", store)  # now the stored content: the same file is a no-op
     assert again.code == 0 and "nothing changed" in again.err
 
 
 def test_the_import_log_names_every_file_that_changed_the_store(graded, cli):
     store, folder = graded
-    rows = sqlite3.connect(store).execute("SELECT kind, path, counts FROM import_log ORDER BY entry").fetchall()
-    assert [r[0] for r in rows] == ["queries", "corpus", "qrels", "bank", "runs", "runs", "runs", "runs", "exampp"]
-    assert json.loads(rows[0][2]) == {"queries": 4} and rows[-1][1] == str(folder / "grades.jsonl")
+    with opened_store(store) as opened:
+        rows = opened.imports.import_log()
+    assert [r["kind"] for r in rows] == ["queries", "corpus", "qrels", "bank", "runs", "runs", "runs", "runs", "exampp"]
+    assert rows[0]["counts"] == {"queries": 4} and rows[-1]["path"] == str(folder / "grades.jsonl")
 
 
 def _same(obj):
@@ -193,9 +195,9 @@ def test_a_question_may_be_in_several_banks_with_its_one_text(graded, cli, tmp_p
     if code == 2:
         assert store_dump(store) == before and f"{other}:1:" in result.err
     else:
-        texts = sqlite3.connect(store).execute("SELECT DISTINCT text FROM questions WHERE question_id ="
-                                               " (SELECT question_id FROM questions WHERE bank_id = 'other' LIMIT 1)")
-        assert len(texts.fetchall()) == 1  # one question: one text, whichever bank holds it
+        texts = raw_rows(store, "SELECT DISTINCT text FROM questions WHERE question_id ="  # the file's rows
+                         " (SELECT question_id FROM questions WHERE bank_id = 'other' LIMIT 1)")
+        assert len(texts) == 1  # one question: one text, whichever bank holds it
 
 
 def test_the_two_dl19_banks_share_six_questions(dl19_pool, tmp_path, cli):
@@ -204,9 +206,8 @@ def test_the_two_dl19_banks_share_six_questions(dl19_pool, tmp_path, cli):
     for bank in banks:
         result = cli("import", "bank", bank, "--store", store)
         assert result.code == 0, result.err
-    db = sqlite3.connect(store)
-    shared = db.execute("SELECT COUNT(*) FROM (SELECT question_id FROM questions GROUP BY question_id"
-                        " HAVING COUNT(DISTINCT bank_id) = 2 AND COUNT(DISTINCT text) = 1)").fetchone()[0]
+    shared = raw_rows(store, "SELECT COUNT(*) FROM (SELECT question_id FROM questions GROUP BY question_id"  # rows
+                      " HAVING COUNT(DISTINCT bank_id) = 2 AND COUNT(DISTINCT text) = 1)")[0][0]
     assert shared == 6
     info = json.loads(cli("info", "--store", store, "--format", "json").out)
     assert info["questions"] == 430 + 430 - 6
@@ -225,9 +226,10 @@ def test_a_different_response_is_refused_then_replaced(graded, cli, tmp_path):
     assert store_dump(store) == before
     replaced = cli("import", "responses", second, "--store", store, "--replace")
     assert replaced.code == 0 and "replaced 1 responses" in replaced.err, replaced.err
-    texts = sqlite3.connect(store).execute("SELECT p.text FROM rankings r JOIN passages p USING (passage_id)"
-                                           " WHERE r.run = 'rag' AND r.query_id = 'q1'").fetchall()
-    assert texts == [("Bees fan nectar dry.",)]
+    with opened_store(store) as opened:
+        ranked = opened.corpus.ranked_lists()["rag"]["q1"]
+        texts = opened.corpus.passage_texts_of(ranked)
+    assert [texts[pid] for pid in ranked] == ["Bees fan nectar dry."]
 
 
 def test_a_response_topic_text_never_replaces_the_query_text(graded, cli, tmp_path):
@@ -238,5 +240,6 @@ def test_a_response_topic_text_never_replaces_the_query_text(graded, cli, tmp_pa
     path.write_text(json.dumps(record) + "\n")
     result = cli("import", "responses", path, "--store", store, "--format", "rag24")
     assert result.code == 0 and "1 queries carry another text than the store's" in result.err, result.err
-    stored = sqlite3.connect(store).execute("SELECT text FROM queries WHERE query_id = 'q1'").fetchone()[0]
+    with opened_store(store) as opened:
+        stored = opened.corpus.queries()["q1"]
     assert stored == "how do bees make honey"

@@ -4,11 +4,10 @@ drops what it changes (triggers), a read-only store computes, and the numbers eq
 from __future__ import annotations
 
 import random
-import sqlite3
 from pathlib import Path
 
 import random_store
-from conftest import raw_write, top_grades_of
+from conftest import held_write_lock, raw_write, top_grades_of
 from proctor.evaluate.sources import exam_qrels, load_runs
 from proctor.records import Grade, GradeSet
 from proctor.store import Store
@@ -73,11 +72,9 @@ def test_a_read_only_or_busy_store_computes(tmp_path):
     reader = Store.open(path, read_only=True)
     assert list(reader.caches.top_grades(SET.id, SET.step)) == top and reader.corpus.ranked_lists() == ranked
     reader.close()
-    busy = sqlite3.connect(path, isolation_level=None)
-    busy.execute("BEGIN IMMEDIATE")  # another process holds the write lock: nothing is kept, nothing waits
-    store = Store.open(path)
-    assert list(store.caches.top_grades(SET.id, SET.step)) == top and store.corpus.ranked_lists() == ranked
-    busy.execute("ROLLBACK")
+    with held_write_lock(path):  # another process holds the write lock: nothing is kept, nothing waits
+        store = Store.open(path)
+        assert list(store.caches.top_grades(SET.id, SET.step)) == top and store.corpus.ranked_lists() == ranked
     assert _kept(store) == (0, 0)
     assert load_runs(store, None)  # and the runs read through the cache once it can be kept
     assert _kept(store)[1] == 12

@@ -132,17 +132,16 @@ def test_an_import_killed_midway_leaves_the_store_as_it_was(tmp_path):
 
 
 def test_an_import_beside_another_connection_keeps_the_wal(tmp_path):
-    import sqlite3
-
+    from conftest import RawConnection
     from proctor.importing import import_files
     from proctor.store import Store
 
     db = tmp_path / "s.db"
     store = Store.create_or_open(db)
-    other = sqlite3.connect(db)
-    assert other.execute("SELECT COUNT(*) FROM grades").fetchone() == (0,)
+    other = RawConnection(db)  # another program's connection: what it sees is the point
+    assert other.rows("SELECT COUNT(*) FROM grades") == [(0,)]
     import_files(store, "exampp", [_pool(tmp_path / "pool.jsonl", queries=3)])
-    assert other.execute("SELECT COUNT(*) FROM grades").fetchone() == (3 * 20 * 10,)
+    assert other.rows("SELECT COUNT(*) FROM grades") == [(3 * 20 * 10,)]
     assert store.schema.journal_mode() == "wal"
     other.close()
     import_files(store, "exampp", [_pool(tmp_path / "pool2.jsonl", queries=3, questions=12)])  # a rollback journal

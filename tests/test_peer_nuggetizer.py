@@ -168,8 +168,7 @@ def test_a_nuggetizer_record_without_qid_names_the_missing_field(tmp_path, cli):
 
 
 def test_bank_order_is_kept_and_a_store_made_before_goes_by_id(assigned, cli, tmp_path):
-    import sqlite3
-
+    from conftest import raw_script
     from proctor.store import Store
 
     store_path, _ = assigned
@@ -180,11 +179,8 @@ def test_bank_order_is_kept_and_a_store_made_before_goes_by_id(assigned, cli, tm
         assert texts == [t for t, _ in NUGGETS]  # the file's order, not the ids'
     finally:
         store.close()
-    db = sqlite3.connect(store_path)  # as a store written before the order was kept (of schema 4)
-    db.execute("DROP TABLE question_positions")
-    db.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
-    db.commit()
-    db.close()
+    raw_script(store_path, "DROP TABLE question_positions",  # as a store written before the order was kept (schema 4)
+               "UPDATE meta SET value = '4' WHERE key = 'schema_version'")
     store = Store.open(store_path)
     try:
         ids = [i for i, _, _ in store.banks.bank_items("nugget", name, version)["t1"]]

@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import sqlite3
 
 import pytest
 
+from conftest import raw_script, raw_write
 from fake_openai import FakeOpenAI
 from proctor.grading import GradeOptions, MethodChoice, run_grade_set
 from proctor.llm.config import BackendConfig
@@ -66,21 +66,14 @@ def test_ray_engine_answers_from_the_cache_before_asking_workers(cli, demo_store
                 server.base_url, "--format", "json"]
         assert cli(*args).code == 0  # the in-process engine fills the cache
         before = _rows(demo_store)
-        db = sqlite3.connect(demo_store)
-        db.execute("DELETE FROM grades")
-        dropped = db.execute("DELETE FROM llm_cache WHERE key IN "
-                             "(SELECT key FROM llm_cache ORDER BY key LIMIT 24)").rowcount
-        db.commit()
-        db.close()
+        dropped = raw_script(demo_store, "DELETE FROM grades",  # behind Proctor's back, as another program would
+                             "DELETE FROM llm_cache WHERE key IN (SELECT key FROM llm_cache ORDER BY key LIMIT 24)")
         asked = server.requests
         assert dropped == 24
         data = json.loads(cli(*args, "--engine", "ray", "--ray-workers", "2").out)
         assert data["graded_now"] == 72 and data["failures"] == 0 and data["cache_hits"] == 72 - dropped
         assert server.requests - asked == dropped == data["llm_calls"]  # only the uncached pairs went to workers
-        db = sqlite3.connect(demo_store)
-        db.execute("DELETE FROM grades")
-        db.commit()
-        db.close()
+        raw_write(demo_store, "DELETE FROM grades")
         again = json.loads(cli(*args, "--engine", "ray", "--ray-workers", "2").out)
         assert again["cache_hits"] == 72 and again["llm_calls"] == 0 and server.requests - asked == dropped
     assert _rows(demo_store) == before

@@ -5,10 +5,10 @@ carries an instruction to the judge)."""
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import pytest
 
+from conftest import opened_store
 from fake_openai import FakeOpenAI, gullible_judge
 from proctor.grading.guards import HARDEN_VERSION, detect
 from proctor.robustness.attacks import ATTACKS, INJECTION, foreign_texts, other_language, query_terms
@@ -28,11 +28,9 @@ def graded(demo_store, cli):
 
 
 def dump(path) -> dict:
-    db = sqlite3.connect(path)
-    try:
-        return {t: sorted(db.execute(f"SELECT * FROM {t}").fetchall()) for t in ("grade_sets", "grades", "passages")}
-    finally:
-        db.close()
+    with opened_store(path) as store:
+        content = store.dump()
+    return {t: content[t] for t in ("grade_sets", "grades", "passages")}
 
 
 def test_injection_flips_and_detect_restores_the_control(graded, cli):
@@ -65,9 +63,8 @@ def test_probe_grade_sets_stay_out_of_resolution_and_leaderboards(graded, cli):
                "--sample", "3", *backend(server)).code == 0
     again = cli("leaderboard", "--store", store, "--measure", "P@5", "--min-grade", "4", "--format", "json")
     assert again.code == 0 and again.out == board.out  # still exactly one grade set resolves, the same scores
-    db = sqlite3.connect(store)
-    probes = db.execute("SELECT probe_of, variant, guard FROM probe_sets").fetchall()
-    db.close()
+    with opened_store(store) as opened:
+        probes = opened.probes.probe_sets()
     assert sorted(probes) == sorted([(grade_set, v, None) for v in ("control", "injection", "stuffing")])
 
 
@@ -189,10 +186,9 @@ def test_grade_with_detect_flags_pool_passages_and_leaderboards_count_them(demo_
     assert result.code == 0, result.err
     summary = json.loads(result.out)
     assert summary["by_status"]["flagged"] == 1 and summary["grade_set"]["params"]["guard"] == "detect"
-    db = sqlite3.connect(demo_store)
-    graded = {row[0] for row in db.execute("SELECT DISTINCT passage_id FROM grades")}
-    flags = db.execute("SELECT query_id, passage_id, reason FROM pool_flags").fetchall()
-    db.close()
+    with opened_store(demo_store) as opened:
+        graded = {g.passage_id for s in opened.grades.grade_sets() for g in opened.grades.records(s)}
+        flags = [(f["query_id"], f["passage_id"], f["reason"]) for f in opened.probes.pool_flags()]
     assert planted not in graded and flags == [("q1", planted, flags[0][2])] and "addresses the judge" in flags[0][2]
     board = cli("leaderboard", "--store", demo_store, "--measure", "P@3", "--min-grade", "4", "--format", "json")
     assert json.loads(board.out)["flagged_pairs"] == 1 and "1 pool pairs flagged" in board.err

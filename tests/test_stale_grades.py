@@ -5,11 +5,10 @@ exactly those pairs again. A store of schema 3 sets aside the grades of passages
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import pytest
 
-from conftest import seed_demo
+from conftest import raw_rows, raw_script, seed_demo
 from fake_openai import FakeOpenAI
 from proctor import api
 from proctor.api import LabelChoice
@@ -47,8 +46,10 @@ REPLACEMENTS = {"passage text": _retext_passage, "query text": _retext_query, "q
 
 
 def _pairs(store, column, value, table="grades"):
+    """Rows of `table` (grades, or those set aside in stale_grades) whose `column` is `value`, as the file
+    holds them."""
     sql = (f"SELECT COUNT(*) FROM {table} JOIN grade_items USING (item) WHERE {column} = ?")
-    return sqlite3.connect(store).execute(sql, (value,)).fetchone()[0]
+    return raw_rows(store, sql, (value,))[0][0]
 
 
 @pytest.mark.parametrize("case", REPLACEMENTS)
@@ -86,25 +87,20 @@ def test_migrating_a_schema_3_store_sets_aside_grades_of_passages_without_text(t
     store = seed_demo(tmp_path)
     with FakeOpenAI() as server:
         _grade(cli, store, server)
-    db = sqlite3.connect(store)
-    db.execute("UPDATE passages SET text = NULL WHERE passage_id = 'd101'")  # graded before schema 4 without text
-    textless = db.execute("SELECT COUNT(*) FROM grades WHERE passage_id = 'd101'").fetchone()[0]
-    for table in ("import_log", "stale_grades"):
-        db.execute(f"DROP TABLE {table}")
-    for table in ("queries", "passages", "rankings", "judgments"):
-        db.execute(f"ALTER TABLE {table} DROP COLUMN origin")
-    db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
-    db.commit()
-    db.close()
+    textless = _pairs(store, "passage_id", "d101")
+    raw_script(store,  # a store of schema 3, graded before schema 4 without the passage's text
+               "UPDATE passages SET text = NULL WHERE passage_id = 'd101'",
+               *(f"DROP TABLE {table}" for table in ("import_log", "stale_grades")),
+               *(f"ALTER TABLE {table} DROP COLUMN origin"
+                 for table in ("queries", "passages", "rankings", "judgments")),
+               "UPDATE meta SET value = '3' WHERE key = 'schema_version'")
     assert textless > 0
     opened = Store.open(store)
     assert "schema 3 to 4" in opened.migration_note and f"{textless} grades" in opened.migration_note
     assert opened.imports.stale_counts() and opened.corpus.unjudgeable() > 0
+    assert opened.schema.version() == 5 and "origin" in opened.schema.columns("rankings")
     opened.close()
-    db = sqlite3.connect(store)
-    assert db.execute("SELECT COUNT(*) FROM grades WHERE passage_id = 'd101'").fetchone()[0] == 0
-    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "5"
-    assert "origin" in {row[1] for row in db.execute("PRAGMA table_info(rankings)")}
+    assert _pairs(store, "passage_id", "d101") == 0
 
 
 def test_an_exampp_file_replacing_a_text_keeps_its_own_new_grades(tmp_path, cli):
@@ -122,6 +118,6 @@ def test_an_exampp_file_replacing_a_text_keeps_its_own_new_grades(tmp_path, cli)
     result = cli("import", "exampp", changed, "--store", store, "--replace")
     assert result.code == 0 and "3 grades were made from a text this import replaced" in result.err, result.err
     pid = record[1][0]["paragraph_id"]
-    db = sqlite3.connect(store)
-    assert db.execute("SELECT grade FROM grades WHERE passage_id = ?", (pid,)).fetchall() == [(4,)] * 3
-    assert db.execute("SELECT COUNT(*) FROM stale_grades WHERE passage_id = ?", (pid,)).fetchone()[0] == 3
+    assert raw_rows(store, "SELECT grade FROM grades JOIN grade_items USING (item) WHERE passage_id = ?",
+                    (pid,)) == [(4,)] * 3
+    assert _pairs(store, "passage_id", pid, "stale_grades") == 3

@@ -10,24 +10,19 @@ import time
 
 import pytest
 
-from conftest import run_process, seed_demo
+from conftest import cap_file_size, held_write_lock, raw_rows, raw_write, run_process, seed_demo
 from fake_openai import FakeOpenAI
 from grading_fixture import grade_args
 from proctor.store import Store
 
 
 def test_a_second_writer_waits_for_the_lock_then_says_so(cli, demo_store, tmp_path):
-    holder = sqlite3.connect(demo_store, isolation_level=None)
-    holder.execute("BEGIN IMMEDIATE")
     queries = tmp_path / "q.tsv"
     queries.write_text("q9\tanother query\n")
-    try:
+    with held_write_lock(demo_store):
         start = time.time()
         result = run_process("import", "queries", queries, "--store", demo_store, "--lock-timeout", "1")
         waited = time.time() - start
-    finally:
-        holder.execute("ROLLBACK")
-        holder.close()
     assert result.code == 2 and "another process is writing to the store" in result.err, result.err
     assert "Traceback" not in result.err and 1 <= waited < 10
     assert cli("import", "queries", queries, "--store", demo_store).code == 0
@@ -40,8 +35,7 @@ def test_a_full_disk_is_one_clear_line_and_the_store_stays_usable(demo_store, cl
 
     def small_disk(path, lock_timeout):
         db = connect(path, lock_timeout)
-        pages = db.execute("PRAGMA page_count").fetchone()[0]
-        db.execute(f"PRAGMA max_page_count = {pages + 2}")
+        cap_file_size(db, 2)
         return db
 
     with FakeOpenAI(reply=lambda prompt: "4 " + "x" * 3000) as server:
@@ -50,7 +44,7 @@ def test_a_full_disk_is_one_clear_line_and_the_store_stays_usable(demo_store, cl
         monkeypatch.setattr(store_module, "_connect", connect)
         assert full.code == 2 and "the disk is full" in full.err and "Traceback" not in full.err, full.err
         assert len(full.err.strip().splitlines()) <= 2
-        assert sqlite3.connect(demo_store).execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert raw_rows(demo_store, "PRAGMA integrity_check") == [("ok",)]
         resumed = cli(*grade_args(demo_store, server))
     assert resumed.code == 0 and json.loads(resumed.out)["graded_now"] + json.loads(resumed.out)[
         "already_graded"] == 72
@@ -78,10 +72,7 @@ def test_a_folder_or_a_foreign_sqlite_file_is_no_store(cli, tmp_path, kind):
     if kind == "folder":
         path.mkdir()
     else:
-        db = sqlite3.connect(path)
-        db.execute("CREATE TABLE mine (a)")
-        db.commit()
-        db.close()
+        raw_write(path, "CREATE TABLE mine (a)")  # an SQLite file of another program
     queries = tmp_path / "q.tsv"
     queries.write_text("q1\tbees\n")
     for args in (("info",), ("import", "queries", queries)):
@@ -89,7 +80,7 @@ def test_a_folder_or_a_foreign_sqlite_file_is_no_store(cli, tmp_path, kind):
         assert result.code == 2 and "Traceback" not in result.err, result.err
         assert ("is a folder" if kind == "folder" else "not a Proctor store") in result.err
     if kind == "foreign":
-        tables = sqlite3.connect(path).execute("SELECT name FROM sqlite_master").fetchall()
+        tables = raw_rows(path, "SELECT name FROM sqlite_master")
         assert tables == [("mine",)]
 
 

@@ -83,6 +83,12 @@ class ProbeRepository(Repository):
         keys = ("grade_set", "query_id", "passage_id", "reason")
         return [dict(zip(keys, row, strict=True)) for row in self.db.execute(sql + " ORDER BY 1, 2, 3", args)]
 
+    def probe_sets(self) -> list[tuple[str, str, str | None]]:
+        """(probed grade set, variant, guard) of every probe grade set, sorted."""
+        if not self._has_probes():
+            return []
+        return sorted(self.db.execute("SELECT probe_of, variant, guard FROM probe_sets"), key=repr)
+
     def probe_set_count(self) -> int:
         """How many probe grade sets the store holds."""
         if not self._has_probes():
