@@ -175,7 +175,8 @@ def test_sql_lives_in_the_store_only():
 
 CLI_DOOR = ("proctor.api", "proctor.cli", "proctor.options", "proctor.errors", "proctor.papers", "proctor.__version__")
 """What a command (a `proctor.cli` module) may import: the door, the CLI itself, the option models (the parse
-step), the error types and how `--help` cites the papers; `proctor` alone is the API's names loaded on first use, and its version."""
+step), the error types and how `--help` cites the papers; `proctor` alone is the API's names loaded on first use,
+and its version."""
 
 
 def test_commands_import_nothing_past_the_door():
