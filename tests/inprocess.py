@@ -6,7 +6,6 @@ copies a shared store for a test that writes."""
 from __future__ import annotations
 
 import io
-import sqlite3
 from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 
 from conftest import Result
 from proctor.cli import main
+from proctor.store import Store
 
 
 def run_cli(*args: Any) -> Result:
@@ -27,12 +27,7 @@ def run_cli(*args: Any) -> Result:
 def copy_store(source: Path, target: Path) -> Path:
     """A copy of the store file `source` at `target` (SQLite's backup: complete whatever the journal)."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    src, dst = sqlite3.connect(source), sqlite3.connect(target)
-    try:
-        src.backup(dst)
-    finally:
-        src.close()
-        dst.close()
+    Store.copy_of(source, target).close()
     return target
 
 
