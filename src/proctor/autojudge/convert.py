@@ -46,7 +46,7 @@ def proctor_board(store: Store, grade_set: GradeSet, settings: JudgeSettings, na
                                  budget=settings.budget, missing="zero",
                                  normalize="pool" if name == "n-EXAM" else None)[0]
     elif kind in ("nuggets", "citations") and score:
-        board = api.answer_leaderboard(store, kind, score, labels=labels)
+        board = api.leaderboard(store, metric=kind, score=score, labels=labels)
     else:
         board = api.leaderboards(store, measures=[name], min_grade=settings.min_grade, labels=labels,
                                  missing="zero")[0]
