@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from inprocess import Result, run_cli
+from inprocess import Result, run_main
 from proctor.cli import main
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -25,9 +25,18 @@ DL19_POOL = DL19 / "dl19-pool-graded-flan-t5-large.jsonl.gz"
 
 
 @pytest.fixture
-def cli():
-    """Run `proctor ARGS` in-process (`inprocess.run_cli`); returns a Result, as `run_process` does."""
-    return run_cli
+def cli(capsys):
+    """Run `proctor ARGS` in-process (`inprocess.run_main`); returns a Result, as `run_process` does. The output
+    goes through pytest's capture, not `run_cli`'s own streams, so a test may patch `sys.stdout` (e.g. `isatty`)
+    before the call."""
+
+    def run(*args: str) -> Result:
+        capsys.readouterr()
+        code = run_main(*args)
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return run
 
 
 def run_process(*args: str, cwd: Path | None = None) -> Result:

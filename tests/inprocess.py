@@ -1,6 +1,6 @@
 """In-process helpers: `run_cli` runs a command in-process, as `conftest.run_process` runs it as a real
-process, for the tests where a process is not the point (it is the `cli` fixture) and for fixtures wider than a
-test; `once` keeps what a session fixture built for the whole process; `copy_store`
+process, for fixtures wider than a test (where the `cli` fixture, which captures with pytest's capsys, is not
+available; both run `run_main`); `once` keeps what a session fixture built for the whole process; `copy_store`
 copies a shared store for a test that writes."""
 
 from __future__ import annotations
@@ -22,15 +22,20 @@ class Result:
         self.code, self.out, self.err = code, out, err
 
 
+def run_main(*args: Any) -> int:
+    """Run `proctor ARGS` in-process, output uncaptured; returns the exit status, as a process would (an exit
+    from the parser, as for `--help` or a bad option, is its status)."""
+    try:
+        return main([str(a) for a in args])
+    except SystemExit as stop:
+        return stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+
+
 def run_cli(*args: Any) -> Result:
-    """Run `proctor ARGS` in-process with stdout and stderr captured; returns a Result, as `conftest.run_process`
-    does (an exit from the parser, as for `--help` or a bad option, is its status)."""
+    """Run `proctor ARGS` in-process (`run_main`) with stdout and stderr captured; returns a Result."""
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
-        try:
-            code = main([str(a) for a in args])
-        except SystemExit as stop:
-            code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        code = run_main(*args)
     return Result(code, out.getvalue(), err.getvalue())
 
 
