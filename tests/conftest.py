@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from inprocess import Result, run_main
 from proctor.cli import main
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -24,24 +25,15 @@ DL19 = SHARED / "dl19"
 DL19_POOL = DL19 / "dl19-pool-graded-flan-t5-large.jsonl.gz"
 
 
-class Result:
-    """Exit status and captured output of one command."""
-
-    def __init__(self, code: int, out: str, err: str) -> None:
-        self.code, self.out, self.err = code, out, err
-
-
 @pytest.fixture
 def cli(capsys):
-    """Run `proctor ARGS` in-process; returns a Result, as `run_process` does (an exit from the parser, as for
-    `--help` or a bad option, is its status)."""
+    """Run `proctor ARGS` in-process (`inprocess.run_main`); returns a Result, as `run_process` does. The output
+    goes through pytest's capture, not `run_cli`'s own streams, so a test may patch `sys.stdout` (e.g. `isatty`)
+    before the call."""
 
     def run(*args: str) -> Result:
         capsys.readouterr()
-        try:
-            code = main([str(a) for a in args])
-        except SystemExit as stop:
-            code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        code = run_main(*args)
         captured = capsys.readouterr()
         return Result(code, captured.out, captured.err)
 

@@ -1,6 +1,6 @@
 """In-process helpers: `run_cli` runs a command in-process, as `conftest.run_process` runs it as a real
-process, for the tests where a process is not the point and for fixtures wider than a test (where the `cli`
-fixture is not available); `once` keeps what a session fixture built for the whole process; `copy_store`
+process, for fixtures wider than a test (where the `cli` fixture, which captures with pytest's capsys, is not
+available; both run `run_main`); `once` keeps what a session fixture built for the whole process; `copy_store`
 copies a shared store for a test that writes."""
 
 from __future__ import annotations
@@ -11,16 +11,31 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
-from conftest import Result
 from proctor.cli import main
 from proctor.store import Store
 
 
+class Result:
+    """Exit status and captured output of one command."""
+
+    def __init__(self, code: int, out: str, err: str) -> None:
+        self.code, self.out, self.err = code, out, err
+
+
+def run_main(*args: Any) -> int:
+    """Run `proctor ARGS` in-process, output uncaptured; returns the exit status, as a process would (an exit
+    from the parser, as for `--help` or a bad option, is its status)."""
+    try:
+        return main([str(a) for a in args])
+    except SystemExit as stop:
+        return stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+
+
 def run_cli(*args: Any) -> Result:
-    """Run `proctor ARGS` in-process with stdout and stderr captured; returns a Result."""
+    """Run `proctor ARGS` in-process (`run_main`) with stdout and stderr captured; returns a Result."""
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
-        code = main([str(a) for a in args])
+        code = run_main(*args)
     return Result(code, out.getvalue(), err.getvalue())
 
 

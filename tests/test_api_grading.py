@@ -73,12 +73,12 @@ def demo(tmp_path) -> Path:
     return seed_demo(tmp_path)
 
 
-@pytest.mark.parametrize("args,call,message", GRADE_CASES, ids=[" ".join(c[0][1:4]) + f" #{i}"
-                                                                for i, c in enumerate(GRADE_CASES)])
-def test_grade_refuses_in_the_api_what_the_command_refuses_with_the_same_words(cli, demo, args, call, message):
+def _refused_alike(cli, demo: Path, args, call, message: str, command: tuple[str, ...]) -> UsageError:
+    """Run the command (`{d}` its folder, `{s}` the store) and `call(store, folder)`: both refuse, with the same
+    words (`message` the command's), and leave the store unchanged; returns the API's refusal."""
     folder = demo.parent
     before = store_dump(demo)
-    result = cli(*GRADE, demo, *(a.replace("{d}", str(folder)) for a in args))
+    result = cli(*(a.replace("{d}", str(folder)).replace("{s}", str(demo)) for a in args))
     assert result.code == 2 and result.out == "" and "Traceback" not in result.err, result.err
     assert result.err.startswith(f"proctor: error: {message}")
     store = api.open_store(demo)
@@ -87,10 +87,17 @@ def test_grade_refuses_in_the_api_what_the_command_refuses_with_the_same_words(c
             call(store, folder)
     finally:
         store.close()
-    assert refused.value.spelled(_flags("grade")) == result.err.removeprefix("proctor: error: ").rstrip("\n")
-    assert "--" not in str(refused.value).split(":")[0]  # the API names parameters, not flags
+    assert refused.value.spelled(_flags(*command)) == result.err.removeprefix("proctor: error: ").rstrip("\n")
     assert store_dump(demo) == before
-    assert not (folder / "shards").exists()
+    return refused.value
+
+
+@pytest.mark.parametrize("args,call,message", GRADE_CASES, ids=[" ".join(c[0][1:4]) + f" #{i}"
+                                                                for i, c in enumerate(GRADE_CASES)])
+def test_grade_refuses_in_the_api_what_the_command_refuses_with_the_same_words(cli, demo, args, call, message):
+    refused = _refused_alike(cli, demo, (*GRADE, str(demo), *args), call, message, ("grade",))
+    assert "--" not in str(refused).split(":")[0]  # the API names parameters, not flags
+    assert not (demo.parent / "shards").exists()
 
 
 def test_the_api_names_parameters_where_the_command_names_flags():
@@ -169,20 +176,8 @@ OTHER_CASES: list[tuple[tuple[str, ...], Callable[[Any, Path], Any], str, tuple[
                                                                         for i, c in enumerate(OTHER_CASES)])
 def test_other_commands_refuse_in_the_api_what_they_refuse_with_the_same_words(cli, demo, args, call, message,
                                                                                command):
-    folder = demo.parent
-    before = store_dump(demo)
-    result = cli(*(a.replace("{d}", str(folder)).replace("{s}", str(demo)) for a in args))
-    assert result.code == 2 and result.out == "" and "Traceback" not in result.err, result.err
-    assert result.err.startswith(f"proctor: error: {message}")
-    store = api.open_store(demo)
-    try:
-        with pytest.raises(UsageError) as refused:
-            call(store, folder)
-    finally:
-        store.close()
-    assert refused.value.spelled(_flags(*command)) == result.err.removeprefix("proctor: error: ").rstrip("\n")
-    assert store_dump(demo) == before
-    assert not (folder / "b.jsonl").exists()
+    _refused_alike(cli, demo, args, call, message, command)
+    assert not (demo.parent / "b.jsonl").exists()
 
 
 def test_typed_results_of_export_and_bank(tmp_path, demo):

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+from contextlib import closing
 
 from conftest import ROOT
 from fake_openai import FakeOpenAI, prompt_grade
@@ -23,12 +24,9 @@ def _batch(cli, store, server, *extra: str):
 
 
 def _rows(path) -> dict:
-    store = Store.open(path)
-    try:
+    with closing(Store.open(path)) as store:
         [grade_set] = store.grades.grade_sets()
         return {grade_set.id: sorted(store.grades.grade_rows(grade_set.id, "self-rating"))}
-    finally:
-        store.close()
 
 
 def test_detached_batches_resume_polling_and_equal_synchronous_grades(cli, demo_store, tmp_path):

@@ -33,6 +33,15 @@ def refusing_store(tmp_path_factory):
     return seed_demo(tmp_path_factory.mktemp("refusing"))
 
 
+def _assert_import_refused(cli, store, kind, path, where: str, message: str) -> None:
+    """`import KIND PATH` exits 2 with `where` (FILE:LINE) and `message`, no traceback, the store unchanged."""
+    before = Store.open(store).dump()
+    result = cli("import", kind, path, "--store", store)
+    assert result.code == 2 and where in result.err and message in result.err, result.err
+    assert "Traceback" not in result.err
+    assert Store.open(store).dump() == before
+
+
 BAD = [  # (kind, file name, content, what the error says)
     ("queries", "q.tsv", "q 1\tbees\n", "contains whitespace"),
     ("queries", "q.jsonl", '{"query_id": {"a": 1}, "text": "bees"}\n', "got an object"),
@@ -70,11 +79,7 @@ BAD = [  # (kind, file name, content, what the error says)
 def test_bad_input_is_refused_with_file_and_line(refusing_store, cli, tmp_path, kind, name, content, message):
     path = tmp_path / name
     path.write_text(content)
-    before = Store.open(refusing_store).dump()
-    result = cli("import", kind, path, "--store", refusing_store)
-    assert result.code == 2 and f"{path}:" in result.err and message in result.err, result.err
-    assert "Traceback" not in result.err
-    assert Store.open(refusing_store).dump() == before
+    _assert_import_refused(cli, refusing_store, kind, path, f"{path}:", message)
 
 
 GOOD = [
@@ -176,11 +181,7 @@ REFUSED = [  # (kind, file name, content, line of the error, what the error says
 def test_refused_in_process_with_file_and_line(cli, refusing_store, tmp_path, kind, name, content, line, message):
     path = tmp_path / name
     path.write_bytes(content.encode("utf-8", "surrogatepass"))
-    before = Store.open(refusing_store).dump()
-    result = cli("import", kind, path, "--store", refusing_store)
-    assert result.code == 2 and f"{path}:{line}: " in result.err and message in result.err, result.err
-    assert "Traceback" not in result.err
-    assert Store.open(refusing_store).dump() == before
+    _assert_import_refused(cli, refusing_store, kind, path, f"{path}:{line}: ", message)
 
 
 ACCEPTED = [  # (kind, file name, content, rows the store then holds)
@@ -244,10 +245,7 @@ def test_responses_and_retrieval_runs_never_merge(cli, tmp_path, kind, content, 
     store, _ = _generated_store(tmp_path, cli)
     path = tmp_path / "second.txt"
     path.write_text((content if isinstance(content, str) else json.dumps(content)) + "\n")
-    before = Store.open(store).dump()
-    result = cli("import", kind, path, "--store", store)
-    assert result.code == 2 and f"{path}:1: " in result.err and message in result.err, result.err
-    assert Store.open(store).dump() == before
+    _assert_import_refused(cli, store, kind, path, f"{path}:1: ", message)
 
 
 @pytest.mark.parametrize("value,expected", [

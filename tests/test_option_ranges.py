@@ -51,39 +51,35 @@ def test_out_of_range_options_exit_2_naming_the_option(graded, cli, args, option
     assert result.out == "" and "Traceback" not in result.err
 
 
-def test_correlate_bootstrap_must_not_be_negative(tmp_path, cli):
-    board = tmp_path / "lb.tsv"
-    board.write_text("system\tscore\na\t1\nb\t2\nc\t3\n")
-    official = tmp_path / "o.json"
+def _correlate(cli, folder, name: str, board: str, *extra: str):
+    """`correlate` of the leaderboard `board` (written to FOLDER/NAME) against official ranks a, b, c; returns
+    the Result and the leaderboard's path."""
+    path = folder / name
+    path.write_text(board)
+    official = folder / "o.json"
     official.write_text('{"a": 1, "b": 2, "c": 3}')
-    result = cli("correlate", board, "--official", official, "--bootstrap", "-5")
+    return cli("correlate", path, "--official", official, *extra), path
+
+
+def test_correlate_bootstrap_must_not_be_negative(tmp_path, cli):
+    result, _ = _correlate(cli, tmp_path, "lb.tsv", "system\tscore\na\t1\nb\t2\nc\t3\n", "--bootstrap", "-5")
     assert result.code == 2 and "--bootstrap" in result.err and "0 or more" in result.err
 
 
 @pytest.mark.parametrize("row", ["c\tnan", "c\tinf", "c\t-inf"])
 def test_correlate_refuses_a_score_that_is_not_a_finite_number(tmp_path, cli, row):
-    board = tmp_path / "lb.tsv"
-    board.write_text(f"system\tscore\na\t1\nb\t2\n{row}\n")
-    official = tmp_path / "o.json"
-    official.write_text('{"a": 1, "b": 2, "c": 3}')
-    result = cli("correlate", board, "--official", official)
+    result, board = _correlate(cli, tmp_path, "lb.tsv", f"system\tscore\na\t1\nb\t2\n{row}\n")
     assert result.code == 2 and f"{board}:4:" in result.err and "not a finite number" in result.err
 
 
 def test_a_fully_tied_leaderboard_has_no_correlation_and_two_systems_warn(tmp_path, cli):
     import json
 
-    official = tmp_path / "o.json"
-    official.write_text('{"a": 1, "b": 2, "c": 3}')
-    tied = tmp_path / "tied.tsv"
-    tied.write_text("a\t0.5\nb\t0.5\nc\t0.5\n")
-    result = cli("correlate", tied, "--official", official, "--format", "json")
+    result, _ = _correlate(cli, tmp_path, "tied.tsv", "a\t0.5\nb\t0.5\nc\t0.5\n", "--format", "json")
     data = json.loads(result.out)
     assert result.code == 0 and data["spearman"] is data["kendall"] is data["tau_ap"] is None
     assert "ranks every system the same" in result.err
-    two = tmp_path / "two.tsv"
-    two.write_text("a\t0.9\nb\t0.1\n")
-    result = cli("correlate", two, "--official", official, "--format", "json")
+    result, _ = _correlate(cli, tmp_path, "two.tsv", "a\t0.9\nb\t0.1\n", "--format", "json")
     assert result.code == 0 and "only 2 systems" in result.err and json.loads(result.out)["n_systems"] == 2
 
 

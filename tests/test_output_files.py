@@ -35,14 +35,18 @@ def test_bank_export_yaml_to_a_missing_folder_is_refused(demo_store, tmp_path):
     assert result.code == 2 and "does not exist" in result.err and "Traceback" not in result.err
 
 
+def _analyze(store, out, *extra):
+    """`analyze` of `store` into `out` against the demo's official ranks (written beside `out`)."""
+    official = out.parent / "o.json"
+    official.write_text('{"strong": 1, "partial": 2, "middling": 3, "weak": 4}')
+    return run_cli("analyze", "--store", store, "--official", official, "--out", out, *extra)
+
+
 @pytest.mark.slow  # loads the embedding model (torch) once per process
 def test_analyze_out_that_is_a_file_is_refused(graded_demo, tmp_path):
-    demo_store = graded_demo  # graded with --method embedding
-    official = tmp_path / "o.json"
-    official.write_text('{"strong": 1, "partial": 2, "middling": 3, "weak": 4}')
     target = tmp_path / "report"
     target.write_text("a file")
-    result = run_cli("analyze", "--store", demo_store, "--official", official, "--out", target)
+    result = _analyze(graded_demo, target)  # graded with --method embedding
     assert result.code == 2 and "exists and is not a folder" in result.err and target.read_text() == "a file"
 
 
@@ -62,20 +66,16 @@ def test_bank_generate_out_checks_the_target_before_calling_the_llm(tmp_path, ta
 
 @pytest.mark.slow  # loads the embedding model (torch) once per process
 def test_analyze_never_writes_through_a_symlink_inside_its_folder(graded_demo, tmp_path):
-    demo_store = graded_demo  # graded with --method embedding
-    official = tmp_path / "o.json"
-    official.write_text('{"strong": 1, "partial": 2, "middling": 3, "weak": 4}')
     out = tmp_path / "report"
     out.mkdir()
     outside = tmp_path / "precious.md"
     outside.write_text("keep me")
     (out / "report.md").symlink_to(outside)
-    result = run_cli("analyze", "--store", demo_store, "--official", official, "--out", out,
-                     "--measures", "P@3", "--budget", "3")
+    result = _analyze(graded_demo, out, "--measures", "P@3", "--budget", "3")  # graded with --method embedding
     assert result.code == 0, result.err
     assert outside.read_text() == "keep me" and not (out / "report.md").is_symlink()
     assert not [p for p in out.rglob("*.partial")]
     (out / "plots").rename(tmp_path / "plots-elsewhere")
     (out / "plots").symlink_to(tmp_path / "plots-elsewhere")
-    refused = run_cli("analyze", "--store", demo_store, "--official", official, "--out", out)
+    refused = _analyze(graded_demo, out)
     assert refused.code == 2 and "plots is a symlink" in refused.err

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from contextlib import closing
 
 import pytest
 
@@ -27,12 +28,9 @@ def local_ray():
 
 
 def _rows(path) -> dict:
-    store = Store.open(path)
-    try:
+    with closing(Store.open(path)) as store:
         return {g.id: sorted((x.query_id, x.passage_id, x.question_id, x.grade, x.parse_status, x.raw_reply)
                              for x in store.grades.records(g)) for g in store.grades.grade_sets()}
-    finally:
-        store.close()
 
 
 def test_ray_engine_grades_like_the_in_process_engine(cli, demo_store, tmp_path):
