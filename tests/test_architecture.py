@@ -93,7 +93,7 @@ LAYERS = (
     ("gradesets",),  # which grade set a command reads, derived grade sets (ensembles), management
     ("evaluate",),  # grade set -> labels -> leaderboards (with coverage and intervals)
     ("stats", "analyze", "robustness"),  # meta-evaluation: significance, correlation and agreement, probes
-    ("trust",),  # calibration on a few human labels, the review queue, the door to ensembles and probes
+    ("trust",),  # calibration on a few human labels, the review queue
     ("api",),  # the door
     ("review", "experiment"),  # built on the door: the human in the loop (new bank versions), experiment files
     ("autojudge", "demo"),  # built on the door: the TREC AutoJudge judge, the bundled example
