@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import raw_rows, raw_write
+import pytest
+
+from conftest import held_write_lock, raw_rows, raw_write
+from proctor.errors import UsageError
 from proctor.records import Grade, GradeSet
 from proctor.store import Store
 from proctor.store.schema import ADDED_V5, SCHEMA, SCHEMA_VERSION, TABLES_V4
@@ -85,7 +88,13 @@ def test_a_schema_4_store_without_the_later_tables_reads_the_same_read_only_and_
         k: v for k, v in expected.items() if k != "items"}
     assert {q: [i for i, _, _ in items] for q, items in reader.banks.bank_items("question", "bank", "v1").items()} \
         == {"q0": ["q0/a", "q0/b"], "q1": ["q1/a", "q1/b"]}  # without the kept order: by id
+    copy = reader.copy_to(tmp_path / "copy.db")  # a copy is a store like any opened one: migrated
+    assert copy.schema.version() == 5 and names <= copy.schema.names()
+    copy.close()
     reader.close()
+    # another writer while the migration would run: the lock is named, not a read-only file
+    with held_write_lock(path), pytest.raises(UsageError, match="another process is writing"):
+        Store.open(path, lock_timeout=0.2)
     migrated = Store.open(path)
     assert migrated.migration_note is None and migrated.schema.version() == 5
     assert names | _names((TABLES_V4["question_positions"],)) <= migrated.schema.names()

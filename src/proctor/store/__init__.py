@@ -130,6 +130,8 @@ class Store:
                         note = migrate(self.db)
                     notes += [note] if note else []
                 except sqlite3.OperationalError as exc:
+                    if not self.read_only:  # locked by another writer, disk full: StoreError says which
+                        raise StoreError(self.path, exc) from None
                     raise UsageError(f"{self.path}: a store of {which} is migrated when first opened, but this one "
                                      f"cannot be written ({exc}); copy it somewhere writable") from None
                 version = old + 1
@@ -156,10 +158,9 @@ class Store:
         return cls.open(path)  # checks (and migrates) the copy
 
     def copy_to(self, path: str | Path) -> Store:
-        """A copy of this store at `path` (SQLite's online backup), opened for writing."""
-        copy = Store.create_or_open(path)
-        self.db.backup(copy.db)
-        return copy
+        """A copy of this store at `path` (SQLite's online backup), opened for writing and migrated like any
+        store opened (`copy_of`)."""
+        return Store.copy_of(self.path, path)
 
     def close(self) -> None:
         """Close the connection."""

@@ -99,8 +99,6 @@ def _script(statements: list[str]) -> str:
     return "".join(f"{statement};\n" for statement in statements)
 
 
-SCHEMA_V4 = _script(list(TABLES_V4.values()))
-"""The whole schema 4 (tables only: the kept results came with the opening)."""
 
 SCHEMA_V2 = _script([GRADES_V2 if name == "grades" else sql for name, sql in TABLES_V4.items()
                      if name not in GRADE_TABLES_V3[:-1]])
