@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import shutil
 import subprocess
@@ -16,6 +17,12 @@ import pytest
 
 from inprocess import Result, run_main
 from proctor.cli import main
+
+# NLTK's downloader keeps the sys.stderr it is first imported under as its default stream. Commands run in-process:
+# imported inside a test's captured output, that stream is closed when the test ends, and the next import of a
+# peer (autojudge-base asks the downloader for punkt) fails writing to it. Import it once, here, first.
+with contextlib.suppress(ImportError):
+    import nltk.downloader  # noqa: F401
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
