@@ -208,3 +208,23 @@ def test_every_result_renders_through_api_render(graded):
         assert api.render(comparison, "json") == api.render(api.ComparisonReport(comparison), "json")
     finally:
         store.close()
+
+
+@pytest.mark.parametrize(("command", "words"), [
+    (["calibrate", "--budget", "x"], "--budget x: expected numbers of topics"),
+    (["probe", "--grade-set", "g", "--attack", "bogus"], "--attack 'bogus': unknown attack"),
+    (["analyze", "--official", "OFFICIAL", "--out", "OUT"], "exists and is not a folder"),
+])
+def test_options_are_refused_before_the_store_is_opened(cli, tmp_path, command, words):
+    official = tmp_path / "official.json"
+    official.write_text(json.dumps({"a": 1}))
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    args = [str(official) if a == "OFFICIAL" else str(a_file) if a == "OUT" else a for a in command]
+    result = cli(*args, "--store", tmp_path / "no-such.db")  # the option's error, not the missing store's
+    assert result.code == 2 and words in result.err and "no such store" not in result.err
+
+
+def test_results_that_render_themselves_as_text_render_through_api_render():
+    diff = api.BankDiff({"added": [], "removed": [], "reworded": [], "unchanged": 3})
+    assert api.render(diff, "json") == diff.text("json") and api.render(diff) == diff.text()

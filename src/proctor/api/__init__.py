@@ -90,7 +90,9 @@ from proctor.api.rendering import as_rows as as_rows
 from proctor.api.rendering import render as render
 from proctor.api.rendering import to_frame as to_frame
 from proctor.api.reports import DEFAULT_MEASURES as DEFAULT_MEASURES
+from proctor.api.reports import AnalyzeRequest as AnalyzeRequest
 from proctor.api.reports import analyze_report as analyze_report
+from proctor.api.reports import analyze_request as analyze_request
 from proctor.api.results import Notice as Notice
 from proctor.api.results import Report as Report
 from proctor.api.significance import ComparisonReport as ComparisonReport
@@ -107,9 +109,13 @@ from proctor.api.stores import open_store as open_store
 from proctor.api.trust import ATTACKS as ATTACKS
 from proctor.api.trust import GUARDS as GUARDS
 from proctor.api.trust import Calibration as Calibration
+from proctor.api.trust import CalibrationRequest as CalibrationRequest
 from proctor.api.trust import ProbeReport as ProbeReport
+from proctor.api.trust import ProbeRequest as ProbeRequest
 from proctor.api.trust import calibrate as calibrate
+from proctor.api.trust import calibration_request as calibration_request
 from proctor.api.trust import probe as probe
+from proctor.api.trust import probe_request as probe_request
 from proctor.api.trust import render_probe as render_probe
 from proctor.api.trust import to_review as to_review
 from proctor.api.verification import VERIFY_REPORTS as VERIFY_REPORTS

@@ -84,7 +84,6 @@ def generation_request(llm: str, out: str, *, queries: str | None = None, from_p
     (questions, or `nuggets`), or with `from_pool` nuggets from `store`'s passages judged `min_relevance` or more
     (at most `max_nuggets` per query); `llm` a text-generating backend (openai:, hf:, llamacpp:), `backend` a
     `BackendConfig` and/or its fields; `out` the bank file to write."""
-    from dataclasses import replace
 
     from proctor.llm.config import BackendConfig
 
@@ -103,8 +102,7 @@ def generation_request(llm: str, out: str, *, queries: str | None = None, from_p
     elif not queries or store:
         raise UsageError("bank generate takes {queries} FILE (or {from_pool} {store} S {nuggets})",
                          params=("queries", "from_pool", "store", "nuggets"))
-    config = replace(BackendConfig.of(backend), spec=llm, **backend_fields)
-    config.check()
+    config = BackendConfig.of(backend, llm, **backend_fields)
     return GenerationRequest(out, config, queries, store if from_pool else None, style, nuggets, importance,
                              per_query, retries, min_relevance, max_nuggets, dedup)
 

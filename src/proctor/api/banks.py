@@ -120,7 +120,6 @@ def impact_request(old: str | Path, new: str | Path, *, llm: str | None = None, 
     `log`), the official leaderboard for the correlation, and the backend (`llm`, `backend` and/or its fields)
     for B's questions without a grade; A's grade set is `grade_set`, or the one `method`/`model`/`bank`
     narrow to. Carry it out with `.run(store)`."""
-    from dataclasses import replace
 
     from proctor.evaluate.leaderboard_files import read_official
     from proctor.llm.config import BackendConfig
@@ -129,8 +128,7 @@ def impact_request(old: str | Path, new: str | Path, *, llm: str | None = None, 
     board = read_official(official) if official else None
     config = None
     if llm:
-        config = replace(BackendConfig.of(backend), spec=llm, **backend_fields)
-        config.check()
+        config = BackendConfig.of(backend, llm, **backend_fields)
     return ImpactRequest(str(new), old_bank, new_bank, config, grade_set, method, model, bank, measure, min_grade,
                          board, name, limit, progress)
 

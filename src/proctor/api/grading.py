@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from proctor.api.choices import check_choice
 from proctor.errors import UsageError
 from proctor.methods import ANSWER_METHODS, METHOD_NAMES
+from proctor.methods.aggregate import SUM_THRESHOLDS
 from proctor.options.backend import BackendOptions
 from proctor.options.numeric import check_numbers
 from proctor.records import GradeSet
@@ -34,7 +35,6 @@ GradeMode = Literal["grade", "batch-export", "batch-import", "batch-api"]
 """What a `GradeJob` does: grade now, write batch shards, grade from batch result files, or use the OpenAI Batch
 API (`--llm openai-batch:MODEL`)."""
 
-SUM_THRESHOLDS = (10, 7, 5)
 BATCH_MAX_REQUESTS = 50_000
 BATCH_MAX_BYTES = 190_000_000
 _CHOICES: dict[str, Any] = {"aggregate": Aggregate, "verify": Verify, "engine": Engine, "guard": Guard}
@@ -97,15 +97,13 @@ def grade_request(method: str, llm: str | None = None, *, backend: BackendOption
     `BackendConfig`, whose spec `llm` replaces) and/or its fields, `aggregate` and `thresholds` (four-prompts),
     `templates` (YAML files), `prefilter` with `prefilter_below`, and the `GradeOptions` fields (`depth`, `bank`,
     `verify`, `guard`, `engine`, ...)."""
-    from dataclasses import replace
 
     from proctor.grading import GradeOptions, GradeRequest
     from proctor.llm.config import BackendConfig
 
     spec, limits = _check_request(method, llm, thresholds, aggregate, options, prefilter)
     loose = {k: options.pop(k) for k in list(options) if k in BackendConfig.__dataclass_fields__ and k != "spec"}
-    config = replace(BackendConfig.of(backend), spec=spec, **loose)
-    config.check()
+    config = BackendConfig.of(backend, spec, **loose)
     return GradeRequest(method, config, GradeOptions(**options), aggregate=aggregate, thresholds=limits,
                         templates=tuple(map(str, templates)), prefilter=prefilter)
 

@@ -25,6 +25,8 @@ def render(result: Leaderboard | Sequence[Leaderboard] | Rendered | Comparison, 
         return render_leaderboards(result, fmt or "tsv", per_query=per_query)  # type: ignore[arg-type]
     if hasattr(result, "render"):
         return result.render(fmt)  # type: ignore[union-attr]
+    if hasattr(result, "text"):  # verify reports, bank diffs and impacts, experiment estimates
+        return result.text(fmt) if fmt else result.text()  # type: ignore[union-attr]
     from proctor.api.significance import ComparisonReport
 
     return ComparisonReport(result, title).render(fmt)  # type: ignore[arg-type]

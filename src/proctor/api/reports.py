@@ -4,6 +4,7 @@ agreement with human judgments, per-query correlation and plots, written into a 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,28 +12,45 @@ from proctor.api.modes import Missing
 from proctor.api.stores import check_judged_relevant
 from proctor.errors import UsageError
 from proctor.evaluate.coverage import DEFAULT_FLOOR, Floor
-from proctor.evaluate.leaderboard_files import read_official
+from proctor.evaluate.leaderboard_files import LeaderboardFile, read_official
 from proctor.evaluate.measures import parse_measure
 from proctor.outputs import folder_target
 from proctor.store import Store
 
 if TYPE_CHECKING:  # the report's modules (plots, HTML) load when a report is made
-    from proctor.analyze.report import Report
+    from proctor.analyze.report import AnalyzeOptions, Report
 
 DEFAULT_MEASURES = ("P@20", "nDCG@10", "RR", "AP", "Rprec")
 """The EXAM-Qrels measures `analyze_report` sweeps by default."""
 
 
-def analyze_report(store: Store, official: str | Path, out: str | Path, *, judged_relevant: int = 2,
-                   measures: str | Sequence[str] = DEFAULT_MEASURES, budget: int = 20, missing: Missing = "zero",
-                   per_query_measure: str = "nDCG@10", per_query_tau: int = 3, plot_measure: str | None = None,
-                   plot_tau: int = 3, floor: Floor = DEFAULT_FLOOR) -> Report:
-    """Sweep τ = 1..5 × `measures` (a list or `"P@20,nDCG@10"`) for EXAM-Qrels and τ = 1..5 for EXAM-Cover
-    (`budget`, `missing`) for every grade set, correlate each leaderboard with the `official` one (a file),
-    compute agreement with the judgments (>= `judged_relevant`), correlate query by query (`per_query_measure`
-    at `per_query_tau`), draw the plots (`plot_measure`, default the first measure, at `plot_tau`) and write it
-    all into the folder `out`; returns what was written and the warnings."""
-    from proctor.analyze.report import AnalyzeOptions, analyze
+@dataclass(frozen=True)
+class AnalyzeRequest:
+    """`proctor analyze`'s options, checked and the official leaderboard read before any store is opened
+    (`analyze_request`); `run` writes the report of one store."""
+
+    reference: LeaderboardFile
+    options: AnalyzeOptions
+    out: Path
+    judged_relevant: int
+
+    def run(self, store: Store) -> Report:
+        """Write the report of this store into `out`; returns what was written and the warnings."""
+        from proctor.analyze.report import analyze
+
+        check_judged_relevant(store, self.judged_relevant)
+        if not store.grades.grade_sets():
+            raise UsageError(f"{store.path}: the store holds no grades to analyse")
+        return analyze(store, self.reference, self.options, self.out)
+
+
+def analyze_request(official: str | Path, out: str | Path, *, judged_relevant: int = 2,
+                    measures: str | Sequence[str] = DEFAULT_MEASURES, budget: int = 20, missing: Missing = "zero",
+                    per_query_measure: str = "nDCG@10", per_query_tau: int = 3, plot_measure: str | None = None,
+                    plot_tau: int = 3, floor: Floor = DEFAULT_FLOOR) -> AnalyzeRequest:
+    """The options of `analyze_report`, checked (measures, the plotted measure, the out folder) and the
+    `official` leaderboard read."""
+    from proctor.analyze.report import AnalyzeOptions
 
     chosen = tuple(m.strip() for m in (measures.split(",") if isinstance(measures, str) else measures) if m.strip())
     for m in (*chosen, per_query_measure):
@@ -48,7 +66,18 @@ def analyze_report(store: Store, official: str | Path, out: str | Path, *, judge
     options = AnalyzeOptions(official_name=str(official), judged_relevant=judged_relevant, measures=chosen,
                              budget=budget, missing_cover=missing, per_query_measure=per_query_measure,
                              per_query_tau=per_query_tau, plot_measure=plot, plot_tau=plot_tau, floor=floor)
-    check_judged_relevant(store, judged_relevant)
-    if not store.grades.grade_sets():
-        raise UsageError(f"{store.path}: the store holds no grades to analyse")
-    return analyze(store, reference, options, Path(out))
+    return AnalyzeRequest(reference, options, Path(out), judged_relevant)
+
+
+def analyze_report(store: Store, official: str | Path, out: str | Path, *, judged_relevant: int = 2,
+                   measures: str | Sequence[str] = DEFAULT_MEASURES, budget: int = 20, missing: Missing = "zero",
+                   per_query_measure: str = "nDCG@10", per_query_tau: int = 3, plot_measure: str | None = None,
+                   plot_tau: int = 3, floor: Floor = DEFAULT_FLOOR) -> Report:
+    """Sweep τ = 1..5 × `measures` (a list or `"P@20,nDCG@10"`) for EXAM-Qrels and τ = 1..5 for EXAM-Cover
+    (`budget`, `missing`) for every grade set, correlate each leaderboard with the `official` one (a file),
+    compute agreement with the judgments (>= `judged_relevant`), correlate query by query (`per_query_measure`
+    at `per_query_tau`), draw the plots (`plot_measure`, default the first measure, at `plot_tau`) and write it
+    all into the folder `out`; returns what was written and the warnings."""
+    return analyze_request(official, out, judged_relevant=judged_relevant, measures=measures, budget=budget,
+                           missing=missing, per_query_measure=per_query_measure, per_query_tau=per_query_tau,
+                           plot_measure=plot_measure, plot_tau=plot_tau, floor=floor).run(store)

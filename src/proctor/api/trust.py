@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
@@ -31,6 +32,51 @@ class Calibration(Report):
         return tsv(self) if fmt == "tsv" else markdown(self)
 
 
+@dataclass(frozen=True)
+class CalibrationRequest:
+    """`proctor calibrate`'s options, checked before any store is opened (`calibration_request`); `run` draws
+    the curve of one store."""
+
+    grade_set: str | None
+    qrels: str
+    budgets: Sequence[int]
+    repeats: int
+    seed: int
+    judged_relevant: int
+    measure: str
+    plot: Path | None
+
+    def run(self, store: Store) -> Calibration:
+        """The calibration curve of this store's grade set (drawn into `plot` when one was given)."""
+        from proctor.trust.calibration import calibration
+
+        chosen = resolve_grade_set(store, self.grade_set)
+        result = Calibration(calibration(store, chosen, qrels=self.qrels, budgets=self.budgets,
+                                         repeats=self.repeats, seed=self.seed, judged_relevant=self.judged_relevant,
+                                         measure=self.measure))
+        if self.plot is not None:
+            from proctor.trust.calibrate_render import plot as draw
+
+            draw(result, self.plot)
+            result.plotted = self.plot
+        return result
+
+
+def calibration_request(grade_set: str | None = None, *, qrels: str = "official",
+                        budgets: Sequence[int] | str = (5,), repeats: int = 10, seed: int = 0,
+                        judged_relevant: int = 1, measure: str = "P@20",
+                        plot: str | Path | None = None) -> CalibrationRequest:
+    """The options of `calibrate`, checked (budgets, repeats, measure, seed, the plot's file name)."""
+    from proctor.trust.calibration import check_options
+
+    wanted = _budgets(budgets) if isinstance(budgets, str) else budgets
+    target = file_target(plot, "{plot}") if plot else None
+    if target is not None and target.suffix.lower() != ".png":
+        raise UsageError(f"{{plot}} {plot}: give a .png file name", params=("plot",))
+    check_options(wanted, repeats, judged_relevant, measure, seed)
+    return CalibrationRequest(grade_set, qrels, wanted, repeats, seed, judged_relevant, measure, target)
+
+
 def calibrate(store: Store, grade_set: str | None = None, *, qrels: str = "official",
               budgets: Sequence[int] | str = (5,), repeats: int = 10, seed: int = 0, judged_relevant: int = 1,
               measure: str = "P@20", plot: str | Path | None = None) -> Calibration:
@@ -38,22 +84,8 @@ def calibrate(store: Store, grade_set: str | None = None, *, qrels: str = "offic
     judged topics choose the labelling rule; held-out Cohen's kappa, Krippendorff's alpha and leaderboard
     Kendall tau (`curve`, one point per budget). `qrels`: official, reviewers, official+reviewers or a qrels
     file. With `plot` (a .png file) the curve is drawn there too (PDF and SVG beside it)."""
-    from proctor.trust.calibration import calibration, check_options
-
-    wanted = _budgets(budgets) if isinstance(budgets, str) else budgets
-    target = file_target(plot, "{plot}") if plot else None
-    if target is not None and target.suffix.lower() != ".png":
-        raise UsageError(f"{{plot}} {plot}: give a .png file name", params=("plot",))
-    check_options(wanted, repeats, judged_relevant, measure, seed)  # before the store is read
-    chosen = resolve_grade_set(store, grade_set)
-    result = Calibration(calibration(store, chosen, qrels=qrels, budgets=wanted, repeats=repeats, seed=seed,
-                                     judged_relevant=judged_relevant, measure=measure))
-    if target is not None:
-        from proctor.trust.calibrate_render import plot as draw
-
-        draw(result, target)
-        result.plotted = target
-    return result
+    return calibration_request(grade_set, qrels=qrels, budgets=budgets, repeats=repeats, seed=seed,
+                               judged_relevant=judged_relevant, measure=measure, plot=plot).run(store)
 
 
 def _budgets(text: str) -> list[int]:
@@ -115,20 +147,47 @@ class ProbeReport(Report):
         return notes
 
 
+@dataclass(frozen=True)
+class ProbeRequest:
+    """`proctor probe`'s options, checked before any store is opened (`probe_request`); `run` probes."""
+
+    grade_set: str
+    attacks: Sequence[str]
+    guards: Sequence[str]
+    sample: int
+    seed: int
+    llm: str | None
+    backend: Mapping[str, str | float | None]
+
+    def run(self, store: Store) -> ProbeReport:
+        """Probe this store's grade set; the report."""
+        from proctor.robustness.probe import probe_grade_set
+
+        chosen = resolve_grade_set(store, self.grade_set)
+        return ProbeReport(asyncio.run(probe_grade_set(store, chosen, self.attacks, self.guards, self.sample,
+                                                       self.seed, self.llm, dict(self.backend))))
+
+
+def probe_request(grade_set: str, attacks: str | Sequence[str], *, guards: str | Sequence[str] | None = (),
+                  sample: int = 20, seed: int = 0, llm: str | None = None,
+                  **backend: str | float | None) -> ProbeRequest:
+    """The options of `probe`, checked (the attack and guard names)."""
+    from proctor.grading.guards import parse_guards
+    from proctor.robustness.attacks import parse_attacks
+
+    names = parse_attacks(attacks if isinstance(attacks, str) else ",".join(attacks))
+    guard_names = parse_guards(guards if isinstance(guards, str) or guards is None else ",".join(guards) or None)
+    return ProbeRequest(grade_set, names, guard_names, sample, seed, llm, backend)
+
+
 def probe(store: Store, grade_set: str, attacks: str | Sequence[str], *, guards: str | Sequence[str] | None = (),
           sample: int = 20, seed: int = 0, llm: str | None = None, **backend: str | float | None) -> ProbeReport:
     """Probe a grade set's judge with attacked copies of non-relevant pool passages (`attacks`: names, or
     `"a,b"`), without and with each guard (`detect`, `harden`); `llm` defaults to the grade set's backend and
     model, `backend` are `BackendConfig` fields. Returns the report (what `proctor probe --format json`
     prints)."""
-    from proctor.grading.guards import parse_guards
-    from proctor.robustness.attacks import parse_attacks
-    from proctor.robustness.probe import probe_grade_set
-
-    names = parse_attacks(attacks if isinstance(attacks, str) else ",".join(attacks))
-    guard_names = parse_guards(guards if isinstance(guards, str) or guards is None else ",".join(guards) or None)
-    chosen = resolve_grade_set(store, grade_set)
-    return ProbeReport(asyncio.run(probe_grade_set(store, chosen, names, guard_names, sample, seed, llm, backend)))
+    return probe_request(grade_set, attacks, guards=guards, sample=sample, seed=seed, llm=llm,
+                         **backend).run(store)
 
 
 def render_probe(report: Mapping[str, JSON], fmt: str = "tsv") -> str:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from proctor.analyze.verify import REPORTS, VerifyOptions, build_report, render_markdown, render_text
-from proctor.api.stores import check_judged_relevant as check_judged_relevant
+from proctor.api.stores import check_judged_relevant
 from proctor.errors import UsageError
 from proctor.gradesets.resolve import resolve_grade_set
 from proctor.store import Store

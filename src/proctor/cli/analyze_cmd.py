@@ -45,11 +45,13 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Analyse and write the report."""
+    request = api.analyze_request(args.official, args.out, judged_relevant=args.judged_relevant,
+                                  measures=args.measures, budget=args.budget, missing=args.missing,
+                                  per_query_measure=args.per_query_measure, per_query_tau=args.per_query_tau,
+                                  plot_measure=args.plot_measure, plot_tau=args.plot_tau,
+                                  floor=floor_of(args))  # checked (and the official file read) before the store
     with readable_store(args.store, args.lock_timeout) as store:
-        report = api.analyze_report(store, args.official, args.out, judged_relevant=args.judged_relevant,
-                                    measures=args.measures, budget=args.budget, missing=args.missing,
-                                    per_query_measure=args.per_query_measure, per_query_tau=args.per_query_tau,
-                                    plot_measure=args.plot_measure, plot_tau=args.plot_tau, floor=floor_of(args))
+        report = request.run(store)
     for warning in report.warnings:
         note(f"warning: {warning}")
     note(f"wrote {len(report.files)} files to {args.out} (open report.html)")

@@ -40,10 +40,11 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Compute, print, plot."""
+    request = api.calibration_request(args.grade_set, qrels=args.qrels, budgets=args.budget, repeats=args.repeats,
+                                      seed=args.seed, judged_relevant=args.judged_relevant, measure=args.measure,
+                                      plot=args.plot)  # checked before the store is opened
     with readable_store(args.store, args.lock_timeout) as store:
-        result = api.calibrate(store, args.grade_set, qrels=args.qrels, budgets=args.budget, repeats=args.repeats,
-                               seed=args.seed, judged_relevant=args.judged_relevant, measure=args.measure,
-                               plot=args.plot)
+        result = request.run(store)
     if result.plotted is not None:
         note(f"calibration curve drawn in {result.plotted}")
     emit(api.render(result, args.format), args.format)

@@ -11,7 +11,6 @@ from pathlib import Path
 
 from proctor.api import Coverage, Floor, Notice
 from proctor.api.stores import DEFAULT_LOCK_TIMEOUT, Store, open_store
-from proctor.api.stores import check_judged_relevant as check_judged_relevant  # `--judged-relevant J`, in the API
 from proctor.options.evaluation import EvaluationOptions
 from proctor.options.model import GRADE, add_options, int_in
 from proctor.options.output import add_format

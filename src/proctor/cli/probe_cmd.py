@@ -44,11 +44,11 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Probe and print the report."""
-    backend = given(args)
+    request = api.probe_request(args.grade_set, args.attack, guards=args.guard, sample=args.sample, seed=args.seed,
+                                llm=args.llm, **given(args))  # checked before the store is opened
     store = api.open_store(args.store, lock_timeout=args.lock_timeout)
     try:
-        report = api.probe(store, args.grade_set, args.attack, guards=args.guard, sample=args.sample, seed=args.seed,
-                           llm=args.llm, **backend)
+        report = request.run(store)
     finally:
         store.close()
     print(api.render(report, args.format), end="")

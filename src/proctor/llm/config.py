@@ -24,12 +24,11 @@ class BackendConfig(BackendOptions):
     spec: str | None = None
 
     @classmethod
-    def of(cls, options: BackendOptions | None = None, spec: str | None = None) -> BackendConfig:
-        """The configuration of backend `options` (a command's, or the defaults) with `spec`, checked."""
-        if isinstance(options, BackendConfig):
-            config = options if spec is None else replace(options, spec=spec)
-        else:
-            config = cls(spec=spec, **asdict(options or BackendOptions()))
+    def of(cls, options: BackendOptions | None = None, spec: str | None = None, **fields: Any) -> BackendConfig:
+        """The configuration of backend `options` (a command's, or the defaults) with `spec` and any `fields`
+        (backend options by name) set, checked once."""
+        base = options if isinstance(options, BackendConfig) else cls(**asdict(options or BackendOptions()))
+        config = replace(base, **({"spec": spec} if spec is not None else {}), **fields)
         config.check()
         return config
 

@@ -88,15 +88,13 @@ def review_app(store_path: str | Path, *, host: str = "127.0.0.1", port: int = 8
     """`proctor review` (`proctor.review_app`): check the bind address and token (`check_bind`), read the official
     leaderboard for the impact view, then serve the app over the store until interrupted. `llm` (with `backend`'s
     options) grades what is new; without it the app cannot grade."""
-    from dataclasses import replace
 
     from proctor.evaluate.leaderboard_files import read_official
 
     token = check_bind(host, token, generate_token)
     config = None
     if llm:
-        config = replace(BackendConfig.of(backend), spec=llm)
-        config.check()
+        config = BackendConfig.of(backend, llm)
     board = read_official(official) if official else None
     serve(store_path, host, port, token, config=config, official=board,
           thresholds=Thresholds(min_grade, judged_relevant))
