@@ -86,6 +86,9 @@ class ImportOptions:
     """exampp: attach the imported grades to this bank (`NAME[@VERSION]`), which must hold every graded question."""
     replace: bool = False
     """Replace what the store holds where the file contradicts it (otherwise such a file is refused)."""
+    keep_query_texts: bool = False
+    """bank: a query text the bank names where the store holds another is the bank's wording: the store's text
+    stays, a note counts them (the AutoJudge judge: the topic file's title is the query)."""
 
     def __post_init__(self) -> None:
         """`word_budget` is refused out of range, as every numeric option is (`proctor.options.numeric`)."""
@@ -222,8 +225,15 @@ def _import_bank(store: Store, path: Path, options: ImportOptions, report: Impor
     first = {}
     for q in questions:
         first.setdefault(q["query_id"], bank.lines.get(q["question_id"]))
-    store.corpus.upsert_queries(guard.track((first.get(qid), (qid, text)) for qid, text in bank.query_texts.items()
-                                     if not check.known or qid in check.known))
+    texts = [(first.get(qid), (qid, text)) for qid, text in bank.query_texts.items()
+             if not check.known or qid in check.known]
+    if options.keep_query_texts:
+        differ = store.corpus.fill_query_texts(row for _, row in texts)
+        if differ:
+            report.notes.append(f"{path}: {differ} queries are worded otherwise in the bank; the store's query "
+                                "texts are kept (the bank keeps its wording)")
+    else:
+        store.corpus.upsert_queries(guard.track(texts))
     try:
         added = store.banks.add_bank_version(name, bank.version, str(path), bank.info or None, questions,
                                        replace=options.replace, replaced=guard.replaced_questions)

@@ -40,17 +40,19 @@ class ImportRequest:
 def import_request(kind: ImportKind, paths: Sequence[str | Path], *, with_grades: bool = True,
                    bank_name: str | None = None, grades_bank: str | None = None,
                    response_format: ResponseFormat = "auto", word_budget: int | None = None, on_error: OnError = "fail",
-                   replace: bool = False, skip_unknown_queries: bool = False) -> ImportRequest:
+                   replace: bool = False, skip_unknown_queries: bool = False,
+                   keep_query_texts: bool = False) -> ImportRequest:
     """`proctor import KIND FILES`, checked before any store is opened: `with_grades` (exampp), `bank_name` (bank:
     its name in the store), `grades_bank` (exampp: the bank its grades graded), `response_format` and `word_budget`
     (responses), `on_error` (responses, bank: a malformed record fails or is skipped), `replace` (what the store
-    holds where a file contradicts it), `skip_unknown_queries`."""
+    holds where a file contradicts it), `skip_unknown_queries`, `keep_query_texts` (bank: the store's query
+    texts stay where the bank words a query otherwise)."""
     check_choice("kind", kind, ImportKind)
     check_choice("response_format", response_format, ResponseFormat)
     check_choice("on_error", on_error, OnError)
     options = ImportOptions(with_grades=with_grades, bank_name=bank_name, skip_unknown_queries=skip_unknown_queries,
                             response_format=response_format, word_budget=word_budget, on_error=on_error,
-                            grades_bank=grades_bank, replace=replace)
+                            grades_bank=grades_bank, replace=replace, keep_query_texts=keep_query_texts)
     if grades_bank and kind != "exampp":
         raise UsageError("{grades_bank} applies to `import exampp` only (bank files take {bank_name})",
                          params=("grades_bank", "bank_name"))

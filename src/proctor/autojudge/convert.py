@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 import tempfile
 from collections import defaultdict
+from collections.abc import Callable, Collection
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +37,11 @@ from proctor.store import Store
 TOLERANCE = 1e-9
 
 
-def proctor_board(store: Store, grade_set: GradeSet, settings: JudgeSettings, name: str, runs: list[str]
-                  ) -> ProctorBoard:
+def proctor_board(store: Store, grade_set: GradeSet, settings: JudgeSettings, name: str, runs: list[str],
+                  log: Callable[[str], None] = note) -> ProctorBoard:
     """The Proctor leaderboard of `runs` behind one measure name of the settings (a system's score does not
-    depend on the other systems; n-EXAM's pool is every graded sentence in the store)."""
+    depend on the other systems; n-EXAM's pool is every graded sentence in the store). When no sentence of the
+    pool reaches τ, n-EXAM is 0/0: written as 0 wherever EXAM-Cover is (also 0 then), with a note."""
     labels = api.LabelChoice(grade_set=grade_set.id, min_questions=settings.min_questions)
     kind, _, score = name.partition(":")
     if name in ("EXAM-Cover", "n-EXAM"):
@@ -50,6 +53,13 @@ def proctor_board(store: Store, grade_set: GradeSet, settings: JudgeSettings, na
     else:
         board = api.leaderboards(store, measures=[name], min_grade=settings.min_grade, labels=labels,
                                  missing="zero")[0]
+    if name == "n-EXAM" and not any(e.per_query for e in board.entries):
+        cover = proctor_board(store, grade_set, settings, "EXAM-Cover", runs)
+        if cover.entries:
+            log(f"n-EXAM: no sentence of the pool reaches grade >= {settings.min_grade} on any topic, so n-EXAM is 0/0 "
+                "(nothing to normalise by); written as 0 for every run and topic, as EXAM-Cover is")
+            board.entries = [replace(e, score=0.0, per_query=dict.fromkeys(e.per_query, 0.0)) for e in cover.entries]
+            board.description = {**board.description, "undefined": "the pool covers nothing: written as 0"}
     board.entries = [e for e in board.entries if e.system in set(runs)]
     return board
 
@@ -81,9 +91,11 @@ def describe_measure(name: str, board: ProctorBoard, settings: JudgeSettings) ->
 
 
 def to_leaderboard(store: Store, grade_set: GradeSet, settings: JudgeSettings, topic_ids: list[str],
-                   runs: list[str]) -> Leaderboard:
-    """AutoJudge's leaderboard of `runs` for the measures the settings name, checked against Proctor's scores."""
-    boards = {name: proctor_board(store, grade_set, settings, name, runs) for name in settings.measures}
+                   runs: list[str], empty: Collection[tuple[str, str]] = (), log: Callable[[str], None] = note
+                   ) -> Leaderboard:
+    """AutoJudge's leaderboard of `runs` for the measures the settings name, checked against Proctor's scores;
+    an empty answer (`empty`: run, topic) is a row of zeros."""
+    boards = {name: proctor_board(store, grade_set, settings, name, runs, log) for name in settings.measures}
     spec = LeaderboardSpec(measures=tuple(MeasureSpec(name, float, describe_measure(name, board, settings))
                                           for name, board in boards.items()))
     wanted = set(topic_ids)
@@ -95,6 +107,9 @@ def to_leaderboard(store: Store, grade_set: GradeSet, settings: JudgeSettings, t
                 # a topic the run did not answer is AutoJudge's to fill (on_missing), not Proctor's zero
                 if topic in wanted and topic in answered.get(entry.system, {}):
                     rows[(entry.system, topic)][name] = value
+    for run, topic in empty:
+        if topic in wanted and run in runs:
+            rows[(run, topic)] = dict.fromkeys(boards, 0.0)
     partial = sorted(key for key, values in rows.items() if len(values) != len(boards))
     if partial:
         run, topic = partial[0]
@@ -107,20 +122,21 @@ def to_leaderboard(store: Store, grade_set: GradeSet, settings: JudgeSettings, t
         result = builder.build(expected_topic_ids=topic_ids, on_missing=settings.on_missing)  # type: ignore[arg-type]
     except ValueError as e:  # on_missing="error"
         raise UsageError(f"on_missing=error: {e}") from None
-    check_all_rows(result, boards, wanted)
+    check_all_rows(result, boards, wanted, empty)
     return result
 
 
-def check_all_rows(result: Leaderboard, boards: dict[str, ProctorBoard], topics: set[str]) -> None:
+def check_all_rows(result: Leaderboard, boards: dict[str, ProctorBoard], topics: set[str],
+                   empty: Collection[tuple[str, str]] = ()) -> None:
     """Every `all` value AutoJudge computed equals Proctor's score of that run over the judged topics (else
-    AutoJudge counts topics as 0 that Proctor does not score: say which)."""
+    AutoJudge counts topics as 0 that Proctor does not score: say which; an empty answer scores 0)."""
     all_rows = {e.run_id: e.values for e in result.entries if e.topic_id == result.all_topic_id}
     for name, board in boards.items():
         for entry in board.entries:
             value = all_rows.get(entry.system, {}).get(name)
             if value is None:
                 continue
-            unscored = sorted(topics - set(entry.per_query))
+            unscored = sorted(topics - set(entry.per_query) - {t for r, t in empty if r == entry.system})
             if name == "n-EXAM" and set(entry.per_query) - topics:
                 raise UsageError(f"n-EXAM is a ratio over the {len(entry.per_query)} topics of the store's bank, "
                                  f"but this run judges {len(topics)}: judge them all, or give this run its own "
@@ -136,14 +152,16 @@ def check_all_rows(result: Leaderboard, boards: dict[str, ProctorBoard], topics:
 
 
 def to_qrels(store: Store, grade_set: GradeSet, settings: JudgeSettings, topic_ids: list[str],
-             sentences: dict[str, str]) -> Qrels:
+             sentences: dict[str, str], empty: Collection[tuple[str, str]] = ()) -> Qrels:
     """EXAM-Qrels of the sentences of this run's responses (`sentences`: passage id → the text as the report
-    gives it); the document id is the md5 of that text, as `autojudge_base.doc_id_md5`."""
+    gives it); the document id is the md5 of that text, as `autojudge_base.doc_id_md5`. An empty answer is the
+    empty text, label 0 (so a topic only answered empty still has qrels, as AutoJudge's runner requires)."""
     _, labels = api.qrels(store, api.LabelChoice(grade_set=grade_set.id, min_questions=settings.min_questions))
     stored = store.corpus.passage_texts()
     wanted = set(topic_ids)
     records = [(topic, doc_id_md5(sentences[pid]), label) for topic, per in sorted(labels.items()) if topic in wanted
                for pid, label in sorted(per.items()) if pid in sentences]
+    records += sorted({(topic, doc_id_md5(""), 0) for _, topic in empty if topic in wanted})
     altered = [pid for pid in sentences if stored.get(pid) not in (sentences[pid], sentences[pid].strip())]
     if altered:
         raise UsageError(f"{len(altered)} sentences differ from the text the store grades (e.g. {altered[0]}): "

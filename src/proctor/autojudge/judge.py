@@ -62,7 +62,7 @@ class ProctorJudge:
             if session.settings.method in ANSWER_METHODS:
                 return None
             return to_qrels(session.store, grade_set, session.settings, [t.request_id for t in rag_topics],
-                            session.sentences)
+                            session.sentences, session.empty)
 
     @user_errors
     def judge(self, rag_responses: Iterable[Any], rag_topics: Sequence[Any], llm_config: Any,
@@ -72,7 +72,7 @@ class ProctorJudge:
         with Session.open(kwargs, llm_config) as session:
             grade_set = session.graded(rag_topics, rag_responses, nugget_banks, corpus)
             return to_leaderboard(session.store, grade_set, session.settings, [t.request_id for t in rag_topics],
-                                  session.runs)
+                                  session.runs, session.empty, session.note)
 
 
 class ProctorNuggetizerJudge(ProctorJudge):

@@ -14,7 +14,8 @@ from typing import Any
 from proctor import api
 from proctor.autojudge.llm_config import resolve
 from proctor.autojudge.settings import JudgeSettings
-from proctor.errors import UsageError
+from proctor.autojudge.sources import bank_origins, relocated, report_origins
+from proctor.errors import InputError, UsageError
 from proctor.llm.health import BackendUnavailable
 from proctor.methods import DIRECT
 from proctor.records import GradeSet
@@ -43,6 +44,14 @@ class Session:
     """The runs of this run's responses: the only ones its leaderboard and qrels show (the store may hold more)."""
     sentences: dict[str, str] = field(default_factory=dict)
     """Passage id (`run/topic/i`) → the sentence's text exactly as the report gives it."""
+    empty: set[tuple[str, str]] = field(default_factory=set)
+    """(run, topic) of the reports with no sentence text (`answer: []`): not imported, they score 0."""
+
+    def note(self, message: str) -> None:
+        """A line for the person running the judge: standard error, and the judge's log `S.log` in --out-dir."""
+        note(message)
+        with open(self.outdir / f"{self.stem}.log", "a", encoding="utf-8") as log:
+            log.write(f"{message}\n")
 
     @classmethod
     def open(cls, kwargs: dict[str, Any], llm_config: Any) -> Session:
@@ -73,7 +82,7 @@ class Session:
         if nugget_banks is not None:
             self.import_banks(nugget_banks, [t.request_id for t in topics])
         elif not self.has_bank():
-            note("no bank given or stored: generating one with the LLM")
+            self.note("no bank given or stored: generating one with the LLM")
             self.generate_bank(topics, nuggets=self.settings.method in ("nugget-rating", "nugget-assign"))
 
     def graded(self, topics: Sequence[Any], responses: Iterable[Any], nugget_banks: Any, corpus: str | None
@@ -100,18 +109,38 @@ class Session:
         responses = list(responses)
         self.runs = sorted({r.metadata.run_id for r in responses})
         self.sentences = sentence_texts(responses)
+        origins = report_origins(responses)
+        kept = self.answered(responses, origins)
         reports = self.outdir / f"{self.stem}.responses.jsonl"
-        _write_lines(reports, (r.model_dump(mode="json", exclude_none=True) for r in responses))
-        (report,) = api.import_into(self.store, "responses", [reports], skip_unknown_queries=True)
+        _write_lines(reports, (r.model_dump(mode="json", exclude_none=True) for r in kept))
+        try:
+            (report,) = api.import_into(self.store, "responses", [reports], skip_unknown_queries=True)
+        except InputError as e:  # found in the judge's copy: name the user's file and line
+            at = [(origins.get(_key(r)) or [None])[0] for r in kept]
+            raise relocated(e, reports, at, "--rag-responses") from None
         if report.skipped_unknown_queries:
-            note(f"{report.skipped_unknown_queries} responses answer topics not in --rag-topics: not judged")
+            self.note(f"{report.skipped_unknown_queries} responses answer topics not in --rag-topics: not judged")
+
+    def answered(self, responses: list[Any], origins: dict[tuple[str, str], list[Any]]) -> list[Any]:
+        """The reports with some sentence text; the others (`answer: []`, blank sentences only: a smell in the
+        2026 track specs, not an error) are counted and score 0. A run answering a topic twice is refused."""
+        for key, where in origins.items():
+            if len(where) > 1:
+                (path, line), (first, at) = where[1], where[0]
+                raise InputError(path, line, f"run {key[0]!r} answers topic {key[1]!r} twice (first on {first}:{at})")
+        self.empty = {_key(r) for r in responses if not _texts(r)}
+        if self.empty:
+            shown = ", ".join(f"{run}/{topic}" for run, topic in sorted(self.empty)[:10])
+            self.note(f"{len(self.empty)} empty answers (no sentence text) score 0 on every measure: {shown}"
+                      f"{' ...' if len(self.empty) > 10 else ''}")
+        return [r for r in responses if _texts(r)]
 
     def load_corpus(self, corpus: str | None) -> None:
         """`--corpus`: the cited documents' texts, which citation support judges against (a corpus file Proctor
         reads: JSONL `{id, text}`, TSV, ...); the other methods grade the response sentences and ignore it."""
         if self.settings.method != "citation-support":
             if corpus:
-                note(f"--corpus {corpus}: not used by method {self.settings.method}")
+                self.note(f"--corpus {corpus}: not used by method {self.settings.method}")
             return
         if not corpus or not Path(corpus).is_file():
             raise UsageError(f"method citation-support judges cited sentences against the cited documents: give "
@@ -132,7 +161,13 @@ class Session:
         kept = type(nugget_banks)(banks={q: b for q, b in nugget_banks.banks.items() if q in wanted})
         path = self.outdir / f"{self.stem}.given-bank.jsonl"
         write_nugget_banks_generic(kept, path)
-        api.import_into(self.store, "bank", [path], bank_name=self.bank_name)
+        try:  # the topic file's titles are the query texts; a bank's other wording stays the bank's
+            (report,) = api.import_into(self.store, "bank", [path], bank_name=self.bank_name, keep_query_texts=True)
+        except InputError as e:  # found in the judge's copy: name the user's file and line
+            origins = bank_origins()
+            raise relocated(e, path, [origins.get(q) for q in kept.banks], "--nugget-banks") from None
+        for line in report.notes:
+            self.note(line.replace(str(path), "--nugget-banks"))
 
     @property
     def bank_name(self) -> str:
@@ -174,7 +209,7 @@ class Session:
                     f"{summary.model}) have no grade: not in the cache of {self.store.path}, and the LLM failed"
                     f"{': ' + reasons if reasons else ''}. Nothing was written; run again with the endpoint up")
         done = sum(x.graded for x in summaries)
-        note(f"grade set {grade_set.id}: {done} pairs graded now, "
+        self.note(f"grade set {grade_set.id}: {done} pairs graded now, "
              f"{sum(x.already_graded for x in summaries)} from the store")
         return grade_set
 
@@ -184,15 +219,24 @@ class Session:
         return missing_text(self.store, pairs, self.settings.method, llm, why)
 
 
+def _key(report: Any) -> tuple[str, str]:
+    """(run, topic) of a report."""
+    m = report.metadata
+    return str(m.run_id), str(m.topic_id or m.narrative_id or m.request_id)
+
+
+def _texts(report: Any) -> list[str]:
+    """The report's sentence texts, sentences without text left out (as the responses reader does)."""
+    return [s.text for s in (report.responses or report.answer or []) if (s.text or "").strip()]
+
+
 def sentence_texts(responses: Iterable[Any]) -> dict[str, str]:
     """Proctor's passage id of every report sentence (`run/topic/i`, sentences without text skipped, as the
     responses reader numbers them) → its text as given."""
     out = {}
     for r in responses:
-        m = r.metadata
-        topic = m.topic_id or m.narrative_id or m.request_id
-        texts = [s.text for s in (r.responses or r.answer or []) if (s.text or "").strip()]
-        out.update({f"{m.run_id}/{topic}/{i}": text for i, text in enumerate(texts)})
+        run, topic = _key(r)
+        out.update({f"{run}/{topic}/{i}": text for i, text in enumerate(_texts(r))})
     return out
 
 

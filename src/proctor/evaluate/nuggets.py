@@ -6,7 +6,10 @@
 - `weighted`: Σ weight × credit / Σ weight, vital 2 and okay 1 (Auto-ARGUE's `nugget_coverage_weighted`),
   credit 1 / 0.5 / 0 for support / partial / none.
 
-As in nuggetizer, a topic without vital nuggets scores 0 on `vital`/`strict_vital`, and a nugget whose
+A question of an AutoJudge bank whose `aggregator_type` is AND or OR (RAGTIME 2026) is one nugget made of
+its answers (`proctor.io.nugget_banks`: one answer nugget each, labelled on its own): AND gives it the lowest
+label of its answers (supported when all are), OR the highest (supported when one is); a failed answer counts
+as not supported. As in nuggetizer, a topic without vital nuggets scores 0 on `vital`/`strict_vital`, and a nugget whose
 assignment failed counts as not supported — Proctor counts such nuggets and says so in the notes. Scores
 that use importance refuse banks with nuggets lacking it. A run without an answer to a topic scores 0 on
 it (`missing="zero"`, the papers' way) or the topic is skipped (`missing="skip"`)."""
@@ -59,8 +62,28 @@ def nugget_table(store: Store, grade_set: GradeSet) -> dict[str, Any]:
     for qid, pid, nugget, grade in store.grades.grade_rows(grade_set.id, "nugget-assign"):
         if pid in by_pid and by_pid[pid][1] == qid:
             labels[by_pid[pid]][nugget] = grade
+    infos = {q["question_id"]: q["info"] or {} for q in store.banks.bank_questions(*bank) if q["kind"] == "nugget"}
+    groups = {item: (info["nugget_of"], info["aggregator"]) for item, info in infos.items() if info.get("nugget_of")}
     return {"nuggets": nuggets, "importance": store.banks.nugget_importance(*bank), "answers": answers,
-            "labels": labels}
+            "labels": labels, "groups": groups}
+
+
+def combined(labels: dict[str, int | None], groups: dict[str, tuple[str, str]]) -> dict[str, int | None]:
+    """Each nugget's label: an answer nugget's label goes to its question, combined with its siblings' by the
+    question's aggregator (AND: the lowest, OR: the highest; a failed or missing answer label counts 0 in
+    both); other nuggets keep theirs."""
+    out: dict[str, int | None] = {}
+    answers: dict[str, list[int]] = defaultdict(list)
+    rule: dict[str, str] = {}
+    for nugget, label in labels.items():
+        if nugget in groups:
+            parent, rule[parent] = groups[nugget]
+            answers[parent].append(label or 0)
+        else:
+            out[nugget] = label
+    for parent, values in answers.items():
+        out[parent] = min(values) if rule[parent] == "AND" else max(values)
+    return out
 
 
 def nugget_leaderboard(table: dict[str, Any], score: str, *, missing: str = "zero",
@@ -88,7 +111,9 @@ def nugget_leaderboard(table: dict[str, Any], score: str, *, missing: str = "zer
             row = {n: got.get(n) for n in nuggets[qid]}
             failed += sum(1 for n in nuggets[qid] if n in got and got[n] is None)
             ungraded += sum(1 for n in nuggets[qid] if n not in got)
-            per_run[run][qid] = topic_scores(row, importance)[score]
+            units = combined(row, table.get("groups", {}))
+            weights = {table.get("groups", {}).get(n, (n,))[0]: importance.get(n) for n in nuggets[qid]}
+            per_run[run][qid] = topic_scores(units, weights)[score]
     notes = [f"nuggets {score}: topics a run did not answer are "
              f"{'counted as 0' if missing == 'zero' else 'skipped'} (--missing {missing})"]
     if failed or ungraded:

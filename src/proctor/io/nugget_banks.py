@@ -8,7 +8,12 @@ bank records as every other bank (`proctor.io.banks.Bank`):
   `nugget_data`), one bank per line `{query_id, title_query, format_version, nugget_bank: {question text:
   {question, question_id, answers, importance, ...}}, claim_bank: {claim text: {claim, claim_id, ...}}}`.
   Questions become bank questions (their gold answers kept), claims become nuggets; ids are
-  `query_id/<their id>` (their ids are md5(text) and repeat across topics), their own id kept.
+  `query_id/<their id>` (their ids are md5(text) and repeat across topics), their own id kept. A question
+  whose `aggregator_type` is `AND` or `OR` (the RAGTIME 2026 nugget format, read by AutoJudge's v3 loader)
+  also gives one *answer nugget* per answer (`QUESTION ANSWER`, id `<question id>/md5(answer)`, info
+  `nugget_of` and `aggregator`): what nugget assignment labels, combined per question by
+  `proctor.evaluate.nuggets` (AND: the lowest label of its answers, OR: the highest). Answer nuggets are
+  Proctor's grading units, not the bank's content: the writers leave them out.
 
 Whatever else a record holds (creator, references, metadata, sub-nuggets, reasoning, ...) is kept in the
 item's `info` and written back on export, so import → export gives the same content. Every problem names the
@@ -29,6 +34,9 @@ from proctor.io.textfile import jsonl_records
 
 FORMATS = ("nuggetizer", "autojudge")
 _AJ = {"question": ("nugget_bank", "question_id", "question"), "nugget": ("claim_bank", "claim_id", "claim")}
+AGGREGATORS = ("AND", "OR")
+"""The aggregators a question's answers are combined with (RAGTIME 2026: AND, every answer must appear; OR,
+any one does). AutoJudge's `Default` means none; its `NOT` and `SUM` are kept but not scored (a note says so)."""
 
 
 def records(path: str | Path, bank: Bank, on_error: str) -> Iterator[tuple[int, Any]]:
@@ -121,7 +129,8 @@ def _autojudge_line(path: str | Path, line: int, obj: Any, bank: Bank) -> list[d
         if not isinstance(entries, dict | list):
             raise InputError(str(path), line, f"{key}: expected an object (or a list) of entries")
         for n, entry in enumerate(entries.values() if isinstance(entries, dict) else entries):
-            items.append(_autojudge_entry(path, line, f"{key}[{n}]", qid, kind, entry, extras))
+            item = _autojudge_entry(path, line, f"{key}[{n}]", qid, kind, entry, extras)
+            items += [item, *_answer_nuggets(path, line, f"{key}[{n}]", item, entry, bank)]
     if optional_text(obj.get("title_query")) is not None:
         bank.query_texts.setdefault(qid, obj["title_query"])
     return items
@@ -147,6 +156,32 @@ def _autojudge_entry(path: str | Path, line: int, where: str, qid: str, kind: st
             "answers": _answers(path, line, where, entry.get("answers")), "info": info}
 
 
+def _answer_nuggets(path: str | Path, line: int, where: str, item: dict[str, Any], entry: dict[str, Any],
+                    bank: Bank) -> list[dict[str, Any]]:
+    """A question's answer nuggets when its `aggregator_type` is AND or OR (none otherwise)."""
+    aggregator = entry.get("aggregator_type")
+    if aggregator is None or item["kind"] != "question":
+        return []
+    if not isinstance(aggregator, str) or aggregator.strip().upper() not in (*AGGREGATORS, "NOT", "SUM", "DEFAULT"):
+        raise InputError(str(path), line, f"{where}: unknown aggregator_type {aggregator!r} (AND or OR)")
+    aggregator = aggregator.strip().upper()
+    if aggregator not in AGGREGATORS:
+        if aggregator != "DEFAULT":
+            bank.notes.append(f"{path}:{line}: {where}: aggregator_type {aggregator} is kept, but only AND and OR "
+                              "are scored: the question has no answer nuggets")
+        return []
+    if not item["answers"]:
+        raise InputError(str(path), line, f"{where}: aggregator_type {aggregator} combines the question's answers, "
+                         "but it has none")
+    info = item["info"]
+    extra = {"importance": info["importance"]} if info.get("importance") else {}
+    return [{"question_id": f"{item['question_id']}/{hashlib.md5(answer.encode()).hexdigest()}",
+             "query_id": item["query_id"], "facet_id": None, "kind": "nugget", "text": f"{item['text']} {answer}",
+             "answers": None, "info": {"nugget_of": item["question_id"], "aggregator": aggregator, "answer": answer,
+                                       **extra}}
+            for answer in item["answers"]]
+
+
 def _answers(path: str | Path, line: int, where: str, value: Any) -> list[str] | None:
     if value is None:
         return None
@@ -164,7 +199,7 @@ def nuggetizer_lines(questions: list[dict[str, Any]], query_texts: dict[str, str
     """nuggetizer records of a bank's nuggets, one per query (sorted), nuggets in their order."""
     by_query: dict[str, list[dict[str, Any]]] = {}
     for q in questions:
-        if q["kind"] == "nugget":
+        if q["kind"] == "nugget" and not (q.get("info") or {}).get("nugget_of"):
             by_query.setdefault(q["query_id"], []).append(q)
     lines = []
     for qid in sorted(by_query):
@@ -189,7 +224,8 @@ def autojudge_lines(questions: list[dict[str, Any]], query_texts: dict[str, str]
     `claim_bank`, keyed by their text."""
     by_query: dict[str, list[dict[str, Any]]] = {}
     for q in questions:
-        by_query.setdefault(q["query_id"], []).append(q)
+        if not (q.get("info") or {}).get("nugget_of"):  # answer nuggets are Proctor's, not the bank's
+            by_query.setdefault(q["query_id"], []).append(q)
     lines = []
     for qid in sorted(by_query):
         items = by_query[qid]
