@@ -171,6 +171,7 @@ def test_rag26_leaderboard_and_qrels(tmp_path, nltk_stub):
     assert done.returncode == 0, done.stderr[-3000:]
     assert "1 empty answers (no sentence text) score 0 on every measure: r26-idx/t3" in done.stderr
     assert "1 empty answers" in (out / "llm.log").read_text()
+    assert "3 topics are worded otherwise in the banks' title_query (t1, t2, t3)" in done.stderr
     assert_values(rows(out / "llm.eval.txt"), exam_expected(c.ANSWERS, c.QUESTIONS))
     qrels = {(r.topic_id, r.doc_id): r.grade for r in read_qrel_file(out / "llm.qrels.txt").rows}
     assert qrels == qrels_expected(c.ANSWERS, c.QUESTIONS)

@@ -87,8 +87,7 @@ class ImportOptions:
     replace: bool = False
     """Replace what the store holds where the file contradicts it (otherwise such a file is refused)."""
     keep_query_texts: bool = False
-    """bank: a query text the bank names where the store holds another is the bank's wording: the store's text
-    stays, a note counts them (the AutoJudge judge: the topic file's title is the query)."""
+    """bank: where the store holds a query's text, a bank's other wording of it stays the bank's (not refused)."""
 
     def __post_init__(self) -> None:
         """`word_budget` is refused out of range, as every numeric option is (`proctor.options.numeric`)."""
@@ -225,15 +224,8 @@ def _import_bank(store: Store, path: Path, options: ImportOptions, report: Impor
     first = {}
     for q in questions:
         first.setdefault(q["query_id"], bank.lines.get(q["question_id"]))
-    texts = [(first.get(qid), (qid, text)) for qid, text in bank.query_texts.items()
-             if not check.known or qid in check.known]
-    if options.keep_query_texts:
-        differ = store.corpus.fill_query_texts(row for _, row in texts)
-        if differ:
-            report.notes.append(f"{path}: {differ} queries are worded otherwise in the bank; the store's query "
-                                "texts are kept (the bank keeps its wording)")
-    else:
-        store.corpus.upsert_queries(guard.track(texts))
+    texts = [(first.get(q), (q, t)) for q, t in bank.query_texts.items() if not check.known or q in check.known]
+    (store.corpus.fill_query_texts if options.keep_query_texts else store.corpus.upsert_queries)(guard.track(texts))
     try:
         added = store.banks.add_bank_version(name, bank.version, str(path), bank.info or None, questions,
                                        replace=options.replace, replaced=guard.replaced_questions)

@@ -168,6 +168,11 @@ class Session:
             raise relocated(e, path, [origins.get(q) for q in kept.banks], "--nugget-banks") from None
         for line in report.notes:
             self.note(line.replace(str(path), "--nugget-banks"))
+        titles = self.store.corpus.queries()
+        other = sorted(q for q, b in kept.banks.items() if getattr(b, "title_query", None) not in (None, titles.get(q)))
+        if other:
+            self.note(f"{len(other)} topics are worded otherwise in the banks' title_query ({', '.join(other[:10])}): "
+                      "the topic file's title is the query text; the banks keep their wording")
 
     @property
     def bank_name(self) -> str:
