@@ -270,6 +270,8 @@ def test_a_pool_that_reaches_no_threshold_writes_zeros(tmp_path, nltk_stub):
     done = judge(task, tmp_path / "out", "llm", nltk_stub, lambda prompt: "1")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "n-EXAM: no sentence of the pool reaches grade >= 4 on any topic" in done.stderr
+    assert "0/0, written as 0" in (tmp_path / "out" / "llm.eval.measures.yml").read_text()
+    assert "n-EXAM: no sentence" in (tmp_path / "out" / "llm.log").read_text()
     got = rows(tmp_path / "out" / "llm.eval.txt")
     assert {k: v for k, v in got.items() if k[2] != "nDCG@10"} == {
         (run, t, m): 0.0 for run in c.ANSWERS for t in (*c.TITLES, "all") for m in ("EXAM-Cover", "n-EXAM", "P@20")}

@@ -160,3 +160,58 @@ def test_a_yaml_bank_of_another_shape_is_refused_with_the_shape_and_its_line(tmp
     empty.write_text("queries:\n  - query_id: q1\n    questions:\n      - text: What?\n      - answers: [x]\n")
     result = cli("import", "bank", empty, "--store", store)
     assert result.code == 2 and f"{empty}:5: queries[0].questions[1]: needs a non-empty `text`" in result.err
+
+
+RAGTIME26 = [  # the RAGTIME 2026 nugget format (autojudge-base 1.0.0 `Ragtime26NuggetBank`)
+    {"metadata": {"team_id": "t", "topic_id": "t1", "run_id": "b"}, "nugget_bank": [
+        {"question": "Where do bees collect nectar?", "aggregator_type": "OR", "importance": "vital",
+         "answers": [{"answer": "flowers", "references": ["d1"]}, {"answer": "blossoms"}]},
+        {"question": "How is nectar dried?", "aggregator_type": "AND",
+         "answers": [{"answer": "fan"}, {"answer": "wax"}]},
+        {"question": "Who makes honey?", "answers": [{"answer": "bees"}]}]},
+]
+
+
+def test_ragtime26_questions_give_answer_nuggets_with_their_aggregator(tmp_path, cli):
+    """An AND/OR question is kept as given (and exported so) and gives one answer nugget per answer, which
+    nugget assignment labels; a question without an aggregator gives none."""
+    from proctor import api
+
+    source = write_jsonl(tmp_path / "rt.jsonl", RAGTIME26)
+    store = tmp_path / "s.db"
+    assert cli("import", "bank", source, "--store", store).code == 0
+    opened = api.open_store(store)
+    try:
+        items = opened.banks.bank_questions()
+    finally:
+        opened.close()
+    answers = sorted((q["text"], q["info"]["aggregator"], q["info"].get("importance")) for q in items
+                     if q["kind"] == "nugget")
+    assert answers == [("How is nectar dried? fan", "AND", None), ("How is nectar dried? wax", "AND", None),
+                       ("Where do bees collect nectar? blossoms", "OR", "vital"),
+                       ("Where do bees collect nectar? flowers", "OR", "vital")]
+    assert sum(q["kind"] == "question" for q in items) == 3
+    out = tmp_path / "out.jsonl"
+    assert cli("bank", "export", "--store", store, "--as", "autojudge", "--out", out).code == 0
+    (line,) = [json.loads(x) for x in out.read_text().splitlines()]
+    assert "claim_bank" not in line and {q: e.get("aggregator_type") for q, e in line["nugget_bank"].items()} == {
+        "Where do bees collect nectar?": "OR", "How is nectar dried?": "AND", "Who makes honey?": None}
+
+
+@pytest.mark.parametrize("nugget, message", [
+    ({"question": "Q?", "aggregator_type": "XOR", "answers": [{"answer": "a"}]}, "unknown aggregator_type 'XOR'"),
+    ({"question": "Q?", "aggregator_type": "AND"}, "aggregator_type AND combines the question's answers, but it has"),
+    ({"question": "Q?", "importance": "high", "answers": [{"answer": "a"}]}, "unknown importance 'high'"),
+    ({"question": "Q?", "importance": 2, "answers": [{"answer": "a"}]}, "unknown importance 2"),
+])
+def test_ragtime26_lines_proctor_cannot_score_are_refused_with_their_line(tmp_path, cli, nugget, message):
+    path = write_jsonl(tmp_path / "rt.jsonl", [*RAGTIME26, {"metadata": {"topic_id": "t2"}, "nugget_bank": [nugget]}])
+    result = cli("import", "bank", path, "--store", tmp_path / "s.db")
+    assert result.code == 2 and f"rt.jsonl:2: nugget_bank[0]: {message}" in result.err
+
+
+def test_a_v3_aggregator_ragtime26_does_not_have_is_kept_and_said(tmp_path, cli):
+    line = {"query_id": "t3", "format_version": "v3", "nugget_bank": {"Q?": {
+        "question": "Q?", "aggregator_type": "NOT", "answers": {"a": {"answer": "a"}}}}}
+    result = cli("import", "bank", write_jsonl(tmp_path / "v3.jsonl", [line]), "--store", tmp_path / "s.db")
+    assert result.code == 0 and "aggregator_type NOT is kept, but only AND and OR are scored" in result.err

@@ -76,7 +76,8 @@ def describe_measure(name: str, board: ProctorBoard, settings: JudgeSettings) ->
                 "response counts 0.")
     elif name == "n-EXAM":
         text = (f"n-EXAM@{k}: EXAM-Cover normalised by what the whole graded pool covers, a ratio of sums over "
-                "topics; per-topic values are scaled so that their mean is that ratio.")
+                "topics; per-topic values are scaled so that their mean is that ratio."
+                + (" No sentence of the pool reaches the threshold: 0/0, written as 0." if d.get("undefined") else ""))
     elif name.startswith("nuggets:"):
         text = (f"AutoNuggetizer score {name[8:]} of the nugget assignments (support 1, partial support 0.5 "
                 "except in strict scores; vital nuggets weigh 2 in weighted).")

@@ -117,9 +117,11 @@ def read_autojudge(path: str | Path, on_error: str = "fail") -> Bank:
 
 
 def _autojudge_line(path: str | Path, line: int, obj: Any, bank: Bank) -> list[dict[str, Any]]:
-    if not isinstance(obj, dict) or obj.get("query_id") is None:
-        raise InputError(str(path), line, "expected an AutoJudge nugget bank with a query_id")
-    qid = record_id(path, line, obj["query_id"], "query")
+    meta = obj.get("metadata") if isinstance(obj, dict) and isinstance(obj.get("metadata"), dict) else {}
+    topic = meta.get("topic_id") if not isinstance(obj, dict) or obj.get("query_id") is None else obj["query_id"]
+    if topic is None:
+        raise InputError(str(path), line, "expected an AutoJudge nugget bank with a query_id (or metadata.topic_id)")
+    qid = record_id(path, line, topic, "query")
     extras = {k: v for k, v in obj.items() if k not in ("nugget_bank", "claim_bank")}
     items = []
     for kind, (key, _, _) in _AJ.items():
