@@ -275,3 +275,12 @@ def test_a_pool_that_reaches_no_threshold_writes_zeros(tmp_path, nltk_stub):
     got = rows(tmp_path / "out" / "llm.eval.txt")
     assert {k: v for k, v in got.items() if k[2] != "nDCG@10"} == {
         (run, t, m): 0.0 for run in c.ANSWERS for t in (*c.TITLES, "all") for m in ("EXAM-Cover", "n-EXAM", "P@20")}
+
+
+def test_a_bad_topic_is_named_as_the_runners_topic(tmp_path, nltk_stub):
+    """The runner keeps no file name of its topics: the error names --rag-topics and the topic."""
+    task = c.write(tmp_path / "task", "rag26")
+    task["topics"].write_text(task["topics"].read_text().replace('"how do bees make honey"', '""'))
+    done = judge(task, tmp_path / "out", "llm", nltk_stub, c.self_rating)
+    assert done.returncode == 2 and "proctor: error: --rag-topics: query 't1': the text is empty" in done.stderr
+    assert "topics.jsonl" not in done.stderr.split("proctor: error:")[1]

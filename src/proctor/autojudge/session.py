@@ -103,7 +103,10 @@ class Session:
         """Import the topics and the responses (the identical files again change nothing)."""
         queries = self.outdir / f"{self.stem}.topics.jsonl"
         _write_lines(queries, ({"query_id": t.request_id, "text": t.title} for t in topics))
-        api.import_into(self.store, "queries", [queries])
+        try:
+            api.import_into(self.store, "queries", [queries])
+        except InputError as e:  # the runner keeps no file name of its topics: the topic names itself
+            raise relocated(e, queries, [None] * len(topics), "--rag-topics") from None
         if responses is None:
             return
         responses = list(responses)
