@@ -169,8 +169,8 @@ def test_rag26_leaderboard_and_qrels(tmp_path, nltk_stub):
     out = tmp_path / "out"
     done = judge(task, out, "llm", nltk_stub, c.self_rating)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "1 empty answers (no sentence text) score 0 on every measure: r26-idx/t3" in done.stderr
-    assert "1 empty answers" in (out / "llm.log").read_text()
+    assert "1 empty answer (no sentence text): 0 on every measure for r26-idx/t3" in done.stderr
+    assert "1 empty answer (no sentence text)" in (out / "llm.log").read_text()
     assert "3 topics are worded otherwise in the banks' title_query (t1, t2, t3)" in done.stderr
     assert_values(rows(out / "llm.eval.txt"), exam_expected(c.ANSWERS, c.QUESTIONS))
     qrels = {(r.topic_id, r.doc_id): r.grade for r in read_qrel_file(out / "llm.qrels.txt").rows}
@@ -199,7 +199,7 @@ def test_ragtime26_leaderboard_qrels_and_and_or_nuggets(tmp_path, nltk_stub):
     task = c.write(tmp_path / "task", "ragtime26")
     done = judge(task, tmp_path / "out", "llm", nltk_stub, c.self_rating)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "1 empty answers (no sentence text) score 0 on every measure: rt-ids/t1" in done.stderr
+    assert "1 empty answer (no sentence text): 0 on every measure for rt-ids/t1" in done.stderr
     assert_values(rows(tmp_path / "out" / "llm.eval.txt"), exam_expected(c.REPORTS, ragtime_questions()))
     qrels = {(r.topic_id, r.doc_id): r.grade for r in read_qrel_file(tmp_path / "out" / "llm.qrels.txt").rows}
     assert qrels == qrels_expected(c.REPORTS, ragtime_questions())

@@ -134,8 +134,8 @@ class Session:
         self.empty = {_key(r) for r in responses if not _texts(r)}
         if self.empty:
             shown = ", ".join(f"{run}/{topic}" for run, topic in sorted(self.empty)[:10])
-            self.note(f"{len(self.empty)} empty answers (no sentence text) score 0 on every measure: {shown}"
-                      f"{' ...' if len(self.empty) > 10 else ''}")
+            self.note(f"{len(self.empty)} empty answer{'s' * (len(self.empty) != 1)} (no sentence text): 0 on every "
+                      f"measure for {shown}{' ...' if len(self.empty) > 10 else ''}")
         return [r for r in responses if _texts(r)]
 
     def load_corpus(self, corpus: str | None) -> None:
@@ -168,7 +168,8 @@ class Session:
             (report,) = api.import_into(self.store, "bank", [path], bank_name=self.bank_name, keep_query_texts=True)
         except InputError as e:  # found in the judge's copy: name the user's file and line
             origins = bank_origins()
-            raise relocated(e, path, [origins.get(q) for q in kept.banks], "--nugget-banks") from None
+            at = [origins.get(q, (f"--nugget-banks (topic {q})", None)) for q in kept.banks]
+            raise relocated(e, path, at, "--nugget-banks") from None
         for line in report.notes:
             self.note(line.replace(str(path), "--nugget-banks"))
         titles = self.store.corpus.queries()

@@ -13,8 +13,8 @@ from typing import Any
 
 from proctor.errors import InputError
 
-Origin = tuple[str, int]
-"""A user's file and line (1-based)."""
+Origin = tuple[str, int | None]
+"""A user's file and line (1-based; None where only the input is known)."""
 
 
 def _lines(path: Path) -> Iterable[tuple[int, Any]]:
