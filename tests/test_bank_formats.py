@@ -215,3 +215,26 @@ def test_a_v3_aggregator_ragtime26_does_not_have_is_kept_and_said(tmp_path, cli)
         "question": "Q?", "aggregator_type": "NOT", "answers": {"a": {"answer": "a"}}}}}
     result = cli("import", "bank", write_jsonl(tmp_path / "v3.jsonl", [line]), "--store", tmp_path / "s.db")
     assert result.code == 0 and "aggregator_type NOT is kept, but only AND and OR are scored" in result.err
+
+
+def test_answer_nuggets_are_graded_by_nugget_assignment_only(tmp_path, cli):
+    """The passage-level nugget methods (nugget-rating) grade the bank's claims, as before AND/OR questions
+    gave answer nuggets: their EXAM-Cover would count answers, not questions."""
+    from proctor import api
+    from proctor.errors import UsageError
+    from proctor.grading.plan import items_of
+    from proctor.methods import get_method
+
+    claims = {"query_id": "t1", "format_version": "v3",
+              "claim_bank": {"Bees make honey.": {"claim": "Bees make honey.", "claim_id": "k1"}}}
+    store = tmp_path / "s.db"
+    assert cli("import", "bank", write_jsonl(tmp_path / "rt.jsonl", RAGTIME26), "--store", store).code == 0
+    assert cli("import", "bank", write_jsonl(tmp_path / "k.jsonl", [claims]), "--store", store).code == 0
+    opened = api.open_store(store)
+    try:
+        rt, k = ({v["bank"]: (v["bank"], v["version"]) for v in opened.banks.versions()}[name] for name in ("rt", "k"))
+        with pytest.raises(UsageError, match="no nuggets in bank rt@"):
+            items_of(opened, get_method("nugget-rating"), rt)
+        assert items_of(opened, get_method("nugget-rating"), k) == {"t1": [("t1/k1", "Bees make honey.", None)]}
+    finally:
+        opened.close()

@@ -93,7 +93,8 @@ def banked_items(store: Store, grade_set: GradeSet, graded: set[str]) -> dict[st
     the queries EXAM-Cover scores; None for a grade set without a bank."""
     if grade_set.bank is None:
         return None
-    records = [r for r in store.banks.bank_questions(grade_set.bank, grade_set.bank_version) if not is_spurious(r)]
+    records = [r for r in store.banks.bank_questions(grade_set.bank, grade_set.bank_version)
+               if not is_spurious(r) and not (r["info"] or {}).get("nugget_of")]  # answer nuggets: not EXAM items
     kinds = {r["kind"] for r in records if r["question_id"] in graded} or {r["kind"] for r in records}
     out: dict[str, set[str]] = {}
     for r in records:

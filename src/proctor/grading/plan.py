@@ -83,6 +83,10 @@ def items_of(store: Store, method: Method, bank: tuple[str, str] | None) -> Item
     kind = method.items
     if kind in ("question", "nugget"):
         items = store.banks.bank_items(kind, *bank) if bank else {}
+        if kind == "nugget" and bank:  # answer nuggets (of AND/OR questions) are nugget assignment's alone
+            answers = {r["question_id"] for r in store.banks.bank_questions(*bank)
+                       if (r["info"] or {}).get("nugget_of")}
+            items = {q: kept for q, found in items.items() if (kept := [i for i in found if i[0] not in answers])}
         if not items:
             where = f"bank {bank[0]}@{bank[1]}" if bank else "the store's banks"
             raise UsageError(f"{store.path}: no {kind}s in {where} (import a bank with `proctor import bank`); "
