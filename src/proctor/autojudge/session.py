@@ -127,8 +127,9 @@ class Session:
     def answered(self, responses: list[Any], origins: dict[tuple[str, str], list[Any]]) -> list[Any]:
         """The reports with some sentence text; the others (`answer: []`, blank sentences only: a smell in the
         2026 track specs, not an error) are counted and score 0. A run answering a topic twice is refused."""
+        given = {_key(r) for r in responses}
         for key, where in origins.items():
-            if len(where) > 1:
+            if len(where) > 1 and key in given:
                 (path, line), (first, at) = where[1], where[0]
                 raise InputError(path, line, f"run {key[0]!r} answers topic {key[1]!r} twice (first on {first}:{at})")
         self.empty = {_key(r) for r in responses if not _texts(r)}
@@ -219,7 +220,7 @@ class Session:
                     f"{': ' + reasons if reasons else ''}. Nothing was written; run again with the endpoint up")
         done = sum(x.graded for x in summaries)
         self.note(f"grade set {grade_set.id}: {done} pairs graded now, "
-             f"{sum(x.already_graded for x in summaries)} from the store")
+                  f"{sum(x.already_graded for x in summaries)} from the store")
         return grade_set
 
     def missing(self, llm: str, options: dict[str, Any], why: str) -> str:
