@@ -216,3 +216,29 @@ def test_grade_with_a_cache_dir_shared_by_two_stores(cli, tmp_path):
         assert third.code == 0 and server.requests == asked
     refused = cli(*grade_args(three, SimpleNamespace(base_url=url), "--cache-refresh"))
     assert refused.code == 2 and "--cache-refresh refreshes the response cache of --cache-dir DIR" in refused.err
+
+
+@needs_autojudge
+@pytest.mark.slow
+def test_what_the_cache_lacks_is_named(task, tmp_path, peer_nltk):
+    """A new run after run 1, the endpoint down, a fresh out-dir: the pairs the CACHE_DIR cannot answer are
+    counted exactly and named, with the cache's file; nothing is written."""
+    import shutil
+
+    cache = tmp_path / "cache"
+    key = {"OPENAI_MODEL": "judge-model", "OPENAI_API_KEY": "k", "CACHE_DIR": str(cache)}
+    with FakeOpenAI(reply=generating()) as server:
+        env = {**key, "OPENAI_BASE_URL": server.base_url}
+        assert judge(task, tmp_path / "A", "llm", peer_nltk, env).returncode == 0
+    new = task["responses"] / "gen-new.jsonl"
+    shutil.copy(task["responses"] / "gen-good.jsonl", new)
+    new.write_text(new.read_text().replace('"gen-good"', '"gen-new"').replace("Bees make honey", "Bees produce honey"))
+    from test_autojudge import auto_judge
+
+    done = auto_judge(task, tmp_path / "B", "llm", peer_nltk, "--set", "max_retries=0", "--set", "timeout=2",
+                      env=env, banks=False)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    message = done.stderr[done.stderr.index("proctor: error:"):]
+    assert "2 pairs (self-rating / openai:judge-model) are not in the cache of " in message  # 1 sentence x 2
+    assert str(cache / "proctor-llm-cache.db") in message and "sentence gen-new/q1/0" in message
+    assert not (tmp_path / "B" / "llm.eval.txt").exists()

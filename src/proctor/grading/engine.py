@@ -174,8 +174,8 @@ class Engine:
                 task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await committer  # re-raises what stopped it (a full disk), after which nothing more is committed
-            if self._failure is None:
-                self._flush()
+            if self._failure is None or isinstance(self._failure, BackendUnavailable):  # a dead endpoint: keep
+                self._flush()  # what the cache answered, so what is left is exactly what it cannot answer
             progress.close()
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.remove_signal_handler(signal.SIGINT)
