@@ -242,3 +242,28 @@ def test_what_the_cache_lacks_is_named(task, tmp_path, peer_nltk):
     assert "2 pairs (self-rating / openai:judge-model) are not in the cache of " in message  # 1 sentence x 2
     assert str(cache / "proctor-llm-cache.db") in message and "sentence gen-new/q1/0" in message
     assert not (tmp_path / "B" / "llm.eval.txt").exists()
+
+
+def test_bank_generate_replays_from_the_cache_dir(cli, tmp_path):
+    """`proctor bank generate --cache-dir`: the same bank file byte for byte with the server stopped (the lines
+    record when their replies were first received); a failed reply is not kept."""
+    from types import SimpleNamespace
+
+    queries = tmp_path / "q.tsv"
+    queries.write_text("q1\thow do bees make honey\nq2\twhy is the sky blue\n")
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+
+    def generate(server, out: str, *extra: str):
+        return cli("bank", "generate", "--queries", str(queries), "--llm", "openai:m", "--base-url", server.base_url,
+                   "--max-retries", "0", "--retries", "0", "--out", str(tmp_path / out), *cache, *extra)
+
+    with FakeOpenAI(reply=generating(), faults=lambda p, a: "500" if "sky" in p else "ok") as server:
+        assert generate(server, "a.jsonl").code == 0  # q2 failed (reported), q1 written: only q1 kept
+        assert [json.loads(line)["query_id"] for line in (tmp_path / "a.jsonl").read_text().splitlines()] == ["q1"]
+        url = server.base_url
+    with FakeOpenAI(reply=generating()) as server:
+        assert generate(server, "b.jsonl").code == 0
+        assert server.requests == 1  # q1 from the cache, q2 asked
+    again = generate(SimpleNamespace(base_url=url), "c.jsonl")  # no server
+    assert again.code == 0, again.err
+    assert (tmp_path / "c.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()

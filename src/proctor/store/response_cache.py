@@ -73,6 +73,7 @@ class ResponseCache:
             db = sqlite3.connect(path, isolation_level=None, timeout=LOCK_TIMEOUT)
             db.execute(f"PRAGMA busy_timeout = {int(LOCK_TIMEOUT * 1000)}")
             db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")  # as the store: WAL keeps the file whole
             _prepare(db, path)
         except sqlite3.DatabaseError as e:
             raise UsageError(f"response cache {path}: {_why(e)}") from None
