@@ -267,3 +267,47 @@ def test_bank_generate_replays_from_the_cache_dir(cli, tmp_path):
     again = generate(SimpleNamespace(base_url=url), "c.jsonl")  # no server
     assert again.code == 0, again.err
     assert (tmp_path / "c.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+
+
+@needs_autojudge
+@pytest.mark.slow
+def test_the_kit_llm_config_names_the_cache_and_its_model_choice_replays(task, tmp_path, peer_nltk):
+    """The starter kit's llm-config.yml with `cache_dir`: the model chosen from `model_preferences` is kept in
+    the cache folder, so a fresh out-dir without the endpoint grades with the same model and writes the same."""
+    config = tmp_path / "llm-config.yml"
+    config.write_text(f'model_preferences: ["big-model", "mid-model"]\non_no_match: "error"\n'
+                      f'cache_dir: "{tmp_path / "cache"}"\n')
+    from test_autojudge import auto_judge
+
+    with FakeOpenAI(reply=generating(), models=["mid-model"]) as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_MODEL": "small-model", "OPENAI_API_KEY": "k"}
+        first = auto_judge(task, tmp_path / "A", "llm", peer_nltk, "--set", f"llm_config_file={config}", env=env,
+                           banks=False)
+        assert first.returncode == 0, first.stderr[-3000:]
+    assert list((tmp_path / "cache").glob("proctor-model-choice-*.json"))
+    second = auto_judge(task, tmp_path / "B", "llm", peer_nltk, "--set", f"llm_config_file={config}", env=env,
+                        banks=False)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "using the model chosen on the first run: mid-model" in second.stderr
+    assert files(tmp_path / "B", "llm", ("eval.txt", "qrels.txt", "nuggets.jsonl")) == files(
+        tmp_path / "A", "llm", ("eval.txt", "qrels.txt", "nuggets.jsonl"))
+
+
+def test_cache_settings_file_over_environment(tmp_path, monkeypatch):
+    """`cache_dir` / `force_refresh` of the LLM configuration file over AutoJudge's and the environment's, as
+    minima-llm reads them; wrong types refused naming the file."""
+    from proctor.autojudge.llm_config import cache_choice
+    from proctor.errors import InputError
+
+    monkeypatch.setenv("CACHE_DIR", str(tmp_path / "env"))
+    monkeypatch.setenv("CACHE_FORCE_REFRESH", "1")
+    assert cache_choice(None, None) == (str(tmp_path / "env"), True)
+    assert cache_choice(None, tmp_path / "runner") == (str(tmp_path / "runner"), True)
+    config = tmp_path / "llm-config.yml"
+    config.write_text("cache_dir: ./mine\nforce_refresh: false\n")
+    assert cache_choice(str(config), tmp_path / "runner") == ("./mine", False)
+    monkeypatch.delenv("CACHE_DIR")
+    assert cache_choice(None, None) == (None, False)  # refreshing nothing: ignored, as before
+    config.write_text("force_refresh: 1\n")
+    with pytest.raises(InputError, match="force_refresh: true or false"):
+        cache_choice(str(config), None)

@@ -77,14 +77,23 @@ def resolve(path: str | None, model: str | None, base_url: str | None, record: P
         return recorded["model"], base_url
     chosen = next((m for m in prefs if m in listed), None)
     if chosen is not None:
-        part = record.with_name(f"{record.name}.{os.getpid()}.part")  # whole or not at all (judges share a cache)
-        part.write_text(json.dumps({"model_preferences": prefs, "model": chosen, "base_url": base_url}) + "\n")
-        os.replace(part, record)
+        _record(record, {"model_preferences": prefs, "model": chosen, "base_url": base_url})
         return chosen, base_url
     if config.get("on_no_match", "use_default") == "error":
         raise UsageError(f"{path}: none of the model_preferences {prefs} is served at {base_url} "
                          f"(it lists {', '.join(sorted(listed)) or 'none'}), and on_no_match is error")
     return model, base_url
+
+
+def _record(path: Path, choice: dict[str, Any]) -> None:
+    """Write the model choice whole or not at all (judges may share the cache folder), creating the folder."""
+    part = path.with_name(f"{path.name}.{os.getpid()}.part")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        part.write_text(json.dumps(choice) + "\n")
+        os.replace(part, path)
+    except OSError as e:
+        raise UsageError(f"cannot record the model choice in {path}: {e.strerror}") from None
 
 
 def served_models(base_url: str | None) -> set[str]:
