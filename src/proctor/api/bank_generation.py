@@ -147,10 +147,12 @@ def nuggets_from_pool(request: GenerationRequest, *, log: Log | None = None) -> 
 
 
 def _with_backend(request: GenerationRequest, total: int, label: str, work: Callable[[Any, Any], Any]) -> Outcome:
-    """Run `work(backend, progress)` with the request's backend (closed after) and a progress bar."""
+    """Run `work(backend, progress)` with the request's backend (closed after; reading and keeping replies in its
+    response cache folder when it names one) and a progress bar."""
+    from proctor.bank.generate import cached_backend
     from proctor.grading.progress import Progress
 
-    backend = request.backend.build("generate")
+    backend, cache = cached_backend(request.backend, "generate")
     progress = Progress(total, None, label)
 
     async def go() -> Outcome:
@@ -159,7 +161,11 @@ def _with_backend(request: GenerationRequest, total: int, label: str, work: Call
         finally:
             await backend.aclose()
 
-    outcome = asyncio.run(go())
+    try:
+        outcome = asyncio.run(go())
+    finally:
+        if cache is not None:
+            cache.close()
     progress.close()
     return outcome
 

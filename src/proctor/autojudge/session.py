@@ -1,6 +1,8 @@
 """One judge configuration's state: a Proctor store inside `--out-dir` that holds the topics, the responses,
-the bank, the grades and the LLM's replies. Every step goes through `proctor.api`; a second run resumes and
-grades only what is missing, and a pair that has no grade after grading is an error naming it."""
+the bank, the grades and the LLM's replies (with `CACHE_DIR`: the replies, of grading and of bank generation,
+in the response cache there instead, which a fresh --out-dir replays). Every step goes through `proctor.api`; a
+second run resumes and grades only what is missing, and a pair that has no grade after grading is an error
+naming it."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor import api
-from proctor.autojudge.llm_config import resolve
+from proctor.autojudge.llm_config import cache_choice, resolve
 from proctor.autojudge.settings import JudgeSettings
 from proctor.autojudge.sources import bank_origins, relocated, report_origins
 from proctor.errors import InputError, UsageError
@@ -20,6 +22,7 @@ from proctor.llm.health import BackendUnavailable
 from proctor.methods import DIRECT
 from proctor.records import GradeSet
 from proctor.store import Store
+from proctor.store.response_cache import FILE_NAME
 
 ANSWER_METHODS = ("nugget-assign", "citation-support")
 NO_BANK_METHODS = (*DIRECT, "four-prompts", "four-prompts-cot", "query-gen", "citation-support")
@@ -44,6 +47,8 @@ class Session:
     """The runs of this run's responses: the only ones its leaderboard and qrels show (the store may hold more)."""
     sentences: dict[str, str] = field(default_factory=dict)
     """Passage id (`run/topic/i`) → the sentence's text exactly as the report gives it."""
+    cache: dict[str, Any] = field(default_factory=dict)
+    """The response cache options (`cache_dir`, `cache_refresh`) when `CACHE_DIR` names a folder."""
     empty: set[tuple[str, str]] = field(default_factory=set)
     """(run, topic) of the reports with no sentence text (`answer: []`): not imported, they score 0."""
 
@@ -59,11 +64,15 @@ class Session:
         settings = JudgeSettings.from_kwargs(kwargs)
         outdir = Path(kwargs.get("outdir") or ".")
         outdir.mkdir(parents=True, exist_ok=True)
+        folder, refresh = cache_choice(settings.llm_config_file, getattr(llm_config, "cache_dir", None))
         model, base_url = resolve(settings.llm_config_file, getattr(llm_config, "model", None),
                                   getattr(llm_config, "base_url", None),
-                                  outdir / f"{Path(settings.store).name.removesuffix('.db')}.llm-choice.json")
+                                  outdir / f"{Path(settings.store).name.removesuffix('.db')}.llm-choice.json", folder)
         store = api.open_store(outdir / settings.store, create=True)
-        return cls(settings, store, outdir, model, base_url)
+        cache = {"cache_dir": folder, "cache_refresh": refresh} if folder else {}
+        if folder:
+            note(f"response cache: {Path(folder) / FILE_NAME}{' (force refresh: asking again)' * refresh}")
+        return cls(settings, store, outdir, model, base_url, cache=cache)
 
     def __enter__(self) -> Session:
         return self
@@ -188,7 +197,7 @@ class Session:
         """Generate questions (or nuggets with importance) for the topics with the configured LLM."""
         outcome = api.generate_bank([(t.request_id, t.title) for t in topics], self.settings.llm_spec(self.model),
                                     kind="nuggets" if nuggets else "questions", n=self.settings.generate,
-                                    importance=nuggets, **self.settings.backend_options(self.base_url))
+                                    importance=nuggets, **self.settings.backend_options(self.base_url), **self.cache)
         if outcome.failures:
             missing = ", ".join(f["query_id"] for f in outcome.failures[:10])
             raise UsageError(f"bank generation gave no usable reply for {len(outcome.failures)} topics ({missing}): "
@@ -201,7 +210,7 @@ class Session:
         """Grade what is missing; a pair left without a grade (not in the cache, the LLM failing) is an error."""
         s = self.settings
         llm = s.llm or ("embed:minilm" if s.method == "embedding" else s.llm_spec(self.model))
-        options: dict[str, Any] = {**s.backend_options(self.base_url), "progress": False}
+        options: dict[str, Any] = {**s.backend_options(self.base_url), **self.cache, "progress": False}
         if s.method not in ANSWER_METHODS:
             options.update(depth=s.depth)
         if s.bank and s.method not in NO_BANK_METHODS:
@@ -216,7 +225,7 @@ class Session:
                 reasons = "; ".join(f"{reason} ({n})" for reason, n in summary.errors.most_common(3))
                 raise UsageError(
                     f"{left} of {summary.pairs} pairs of grade set {summary.grade_set} ({summary.method} / "
-                    f"{summary.model}) have no grade: not in the cache of {self.store.path}, and the LLM failed"
+                    f"{summary.model}) have no grade: not in the cache of {self.cache_name}, and the LLM failed"
                     f"{': ' + reasons if reasons else ''}. Nothing was written; run again with the endpoint up")
         done = sum(x.graded for x in summaries)
         self.note(f"grade set {grade_set.id}: {done} pairs graded now, "
@@ -226,7 +235,13 @@ class Session:
     def missing(self, llm: str, options: dict[str, Any], why: str) -> str:
         """The error text when the endpoint is down and the store lacks grades."""
         pairs = api.ungraded(self.store, self.settings.method, llm, **options)
-        return missing_text(self.store, pairs, self.settings.method, llm, why)
+        return missing_text(self.cache_name, pairs, self.settings.method, llm, why)
+
+    @property
+    def cache_name(self) -> str:
+        """Where the replies are cached: the response cache under CACHE_DIR, else the store."""
+        folder = self.cache.get("cache_dir")
+        return str(Path(folder) / FILE_NAME) if folder else str(self.store.path)
 
 
 def _key(report: Any) -> tuple[str, str]:
@@ -250,12 +265,12 @@ def sentence_texts(responses: Iterable[Any]) -> dict[str, str]:
     return out
 
 
-def missing_text(store: Store, pairs: list[tuple[str, str, str]], method: str, llm: str, why: str) -> str:
+def missing_text(cache: str, pairs: list[tuple[str, str, str]], method: str, llm: str, why: str) -> str:
     """What a run without the LLM lacks: how many pairs, of which runs and topics, a few of them."""
     runs = sorted({pid.split("/")[0] for _, pid, _ in pairs})
     topics = sorted({qid for qid, _, _ in pairs})
     shown = "; ".join(f"topic {q}, sentence {p}, item {i}" for q, p, i in pairs[:3])
-    return (f"{len(pairs)} pairs ({method} / {llm}) are not in the cache of {store.path} and the LLM cannot be "
+    return (f"{len(pairs)} pairs ({method} / {llm}) are not in the cache of {cache} and the LLM cannot be "
             f"asked ({why}): runs {', '.join(runs[:10])}{' ...' if len(runs) > 10 else ''}, topics "
             f"{', '.join(topics[:10])}{' ...' if len(topics) > 10 else ''}; e.g. {shown}. Nothing was written")
 

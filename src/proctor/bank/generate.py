@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -21,8 +21,13 @@ from proctor.io.ids import item_id
 from proctor.io.queries import read_queries
 from proctor.io.textfile import iter_jsonl
 from proctor.llm.base import Backend, Request
+from proctor.llm.cache import Recording, keep
 from proctor.outputs import file_target, write_text
 from proctor.store import now
+from proctor.store.response_cache import ResponseCache
+
+if TYPE_CHECKING:
+    from proctor.llm.config import BackendConfig
 
 
 @dataclass(frozen=True)
@@ -97,12 +102,14 @@ async def generate(topics: list[Topic], backend: Backend, *, style: str, kind: s
         prompt = render(topic, style, kind, n)
         reasons = []
         for _attempt in range(retries + 1):
+            request = Request(topic.query_id, "", "", prompt, "", "", 1024)
             async with gate:
-                reply = (await backend.complete([Request(topic.query_id, "", "", prompt, "", "", 1024)]))[0]
+                reply = (await backend.complete([request]))[0]
             outcome.attempts += 1
             items = None if reply.error else extract_items(reply.text)
             if items:
-                line = _line(topic, items[:n], item_kind, prompt, backend.model, params)
+                keep(backend, request, reply)
+                line = _line(topic, items[:n], item_kind, prompt, backend.model, params, reply.info.get("time"))
                 if importance and item_kind == "nugget":
                     await _label(line, topic, backend, gate, retries, outcome)
                 outcome.lines.append(line)
@@ -134,13 +141,15 @@ async def _label(line: dict[str, Any], topic: Topic, backend: Backend, gate: asy
                                             "reasons": labelled.failures})
 
 
-def _line(topic: Topic, items: list[str], kind: str, prompt: str, model: str, params: dict) -> dict[str, Any]:
+def _line(topic: Topic, items: list[str], kind: str, prompt: str, model: str, params: dict,
+          time: str | None = None) -> dict[str, Any]:
+    """One bank line; `time`: when the reply was received (a cached reply's first receipt), else now."""
     id_key, text_key = ("nugget_id", "nugget_text") if kind == "nugget" else ("question_id", "question_text")
     return {
         "query_id": topic.query_id, "facet_id": topic.facet_id, "test_collection": "proctor",
         "query_text": topic.text,
         "info": {"generator": "proctor bank generate", "prompt": prompt, "prompt_version": prompts()["version"],
-                 "model": model, "params": params, "time": now(), "prompt_target": f"{kind}s"},
+                 "model": model, "params": params, "time": time or now(), "prompt_target": f"{kind}s"},
         "items": [{"query_id": topic.query_id, "facet_id": topic.facet_id, id_key: item_id(topic.query_id, text,
                                                                                            topic.facet_id),
                    text_key: text} for text in items],
@@ -158,7 +167,7 @@ def generate_bank(topics: list[tuple[str, str]], llm: str, *, kind: str = "quest
         raise UsageError("bank generation needs a text-generating backend: openai:MODEL, hf:PATH, llamacpp:PATH")
     config = BackendConfig(spec=llm, **backend)
     config.check()
-    engine = config.build("generate")
+    engine, cache = cached_backend(config, "generate")
 
     async def go() -> Outcome:
         try:
@@ -167,7 +176,26 @@ def generate_bank(topics: list[tuple[str, str]], llm: str, *, kind: str = "quest
         finally:
             await engine.aclose()
 
-    return asyncio.run(go())
+    try:
+        return asyncio.run(go())
+    finally:
+        if cache is not None:
+            cache.close()
+
+
+def cached_backend(config: BackendConfig, method: str) -> tuple[Backend, ResponseCache | None]:
+    """The configuration's backend; when it names a response cache folder (`cache_dir`), one that answers from
+    and keeps its usable replies there (`proctor.llm.cache.Recording`), with that cache (the caller closes it)."""
+    cache = ResponseCache.in_folder(config.cache_dir) if config.cache_dir else None
+    try:
+        backend = config.build(method)
+    except BaseException:
+        if cache is not None:
+            cache.close()
+        raise
+    if cache is None:
+        return backend, None
+    return Recording(backend, cache, refresh=config.cache_refresh), cache
 
 
 def write_bank(lines: list[dict[str, Any]], out: str | Path) -> None:

@@ -15,6 +15,7 @@ import yaml
 
 from proctor.io.banks import IMPORTANCE
 from proctor.llm.base import Backend, Request
+from proctor.llm.cache import keep
 from proctor.methods.label_lists import parse_labels, python_list
 
 
@@ -51,6 +52,7 @@ async def ask_labels(backend: Backend, gate: asyncio.Semaphore, request: Request
         if reply.error is None:
             labels, reason = parse_labels(reply.text, count, allowed)
             if labels is not None:
+                keep(backend, request, reply)
                 return labels, attempt + 1, reasons
             reasons.append(f"{reason}: {(reply.text or '')[:80]!r}")
         else:

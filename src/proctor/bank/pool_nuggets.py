@@ -18,6 +18,7 @@ from proctor.bank.generate import Outcome
 from proctor.bank.importance import fill, nuggetizer_prompts, provenance, score_importance
 from proctor.io.ids import item_id
 from proctor.llm.base import Backend, Request
+from proctor.llm.cache import keep
 from proctor.methods.label_lists import parse_text_list, python_list
 from proctor.store import now
 
@@ -75,6 +76,7 @@ async def create_from_pool(topics: list[PoolTopic], backend: Backend, *, max_nug
                 outcome.attempts += 1
                 found, reason = (None, reply.error) if reply.error else parse_text_list(reply.text)
                 if found is not None:
+                    keep(backend, request, reply)
                     nuggets = (_unique(found) if dedup else found)[:max_nuggets]
                     break
                 reasons.append(f"{reason}: {(reply.text or '')[:80]!r}" if not reply.error else str(reason))

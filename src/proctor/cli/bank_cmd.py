@@ -6,7 +6,17 @@ import argparse
 import json
 
 from proctor import api
-from proctor.cli.common import GRADE, add_format, add_store, emit, note, readable_store, writable_store
+from proctor.cli.common import (
+    GRADE,
+    add_format,
+    add_response_cache,
+    add_store,
+    cache_options,
+    emit,
+    note,
+    readable_store,
+    writable_store,
+)
 from proctor.options.backend import add_backend_options, backend_options
 
 GENERATE = """\
@@ -56,6 +66,7 @@ def _register_generate(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--per-query", type=int, default=10, metavar="N", help="items per query (default 10)")
     g.add_argument("--llm", required=True, help="openai:MODEL, hf:PATH or llamacpp:PATH.gguf")
     add_backend_options(g, concurrency=4, timeout=120.0)
+    add_response_cache(g)
     g.add_argument("--retries", type=int, default=3, help="asks again when a reply holds no usable list (default 3)")
     g.add_argument("--out", required=True, help="bank file to write (JSONL, workbench `items` format)")
     add_format(g, ("text", "json"), "text")
@@ -120,7 +131,7 @@ def run_generate(args: argparse.Namespace) -> int:
                                      store=args.store, style=args.style, nuggets=args.nuggets,
                                      importance=args.importance, per_query=args.per_query, retries=args.retries,
                                      min_relevance=args.min_relevance, max_nuggets=args.max_nuggets,
-                                     dedup=args.dedup, backend=backend_options(args))
+                                     dedup=args.dedup, backend=backend_options(args), **cache_options(args))
     generated = api.generate_bank_file(request, log=note)
     if args.format == "json":
         print(json.dumps(generated.as_dict(), indent=2))

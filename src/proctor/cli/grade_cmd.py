@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from proctor import api
-from proctor.cli.common import add_format, add_store, int_in, note
+from proctor.cli.common import add_format, add_response_cache, add_store, cache_options, int_in, note
 from proctor.options.backend import add_backend_options, backend_options
 from proctor.options.grading import GradingOptions
 from proctor.options.model import add_options
@@ -58,6 +58,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                    help=f"one of: {', '.join(api.METHOD_NAMES + api.ANSWER_METHODS)}")
     add_options(p, GradingOptions, "llm", "template")
     add_backend_options(p)
+    add_response_cache(p)
     add_options(p, GradingOptions, "aggregate", "sum_thresholds", "verify", "guard", "depth", "max_queries",
                 "max_passages", "bank", "prefilter", "prefilter_below", "max_attempts")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -109,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
                         progress_every=args.progress_every, guard=args.guard, batch_export=args.batch_export,
                         batch_import=args.batch_import or (), batch_wait=args.batch_wait,
                         batch_poll=args.batch_poll, batch_max_requests=args.batch_max_requests,
-                        batch_max_bytes=args.batch_max_bytes)
+                        batch_max_bytes=args.batch_max_bytes, **cache_options(args))
     with writable_store(args.store, args.lock_timeout) as store:
         outcome = api.run_grade_job(store, job)
     if outcome.mode == "batch-export":

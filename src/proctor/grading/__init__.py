@@ -5,7 +5,10 @@ configuration, resolves the grade set and runs the method's declared steps."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from proctor.errors import UsageError
 from proctor.grading.answers import ANSWER_METHODS, run_answer_method
@@ -18,6 +21,7 @@ from proctor.methods import user_method
 from proctor.methods.aggregate import SUM_THRESHOLDS
 from proctor.records import GradeSet
 from proctor.store import Store
+from proctor.store.response_cache import ResponseCache
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,8 @@ async def grade(store: Store, request: GradeRequest, grade_set: GradeSet | None 
                  if request.prefilter else None)
     options = replace(request.options, prefilter=prefilter, backend_config=request.backend, method_name=request.method)
     try:
-        grade_set, summaries = await run_grade_set(store, choice, backend, options, grade_set)
+        with replies_of(request) as cached:
+            grade_set, summaries = await run_grade_set(store, choice, backend, replace(options, **cached), grade_set)
         servers = backend.stats() if hasattr(backend, "stats") else []
         if summaries and len(servers) > 1:
             summaries[-1].servers = servers
@@ -65,6 +70,18 @@ async def grade(store: Store, request: GradeRequest, grade_set: GradeSet | None 
         await backend.aclose()
         if prefilter is not None:
             await prefilter.aclose()
+
+
+@contextmanager
+def replies_of(request: GradeRequest) -> Iterator[dict[str, Any]]:
+    """The `GradeOptions` of the request's response cache: its folder's cache, open meanwhile (`cache_dir`),
+    and whether to ask again (`cache_refresh`)."""
+    config = request.backend
+    if not config.cache_dir:
+        yield {"refresh_cache": config.cache_refresh}
+        return
+    with ResponseCache.in_folder(config.cache_dir) as cache:
+        yield {"reply_cache": cache, "refresh_cache": config.cache_refresh}
 
 
 async def grade_answers(store: Store, request: GradeRequest) -> tuple[GradeSet, list[Summary]]:
@@ -78,7 +95,8 @@ async def grade_answers(store: Store, request: GradeRequest) -> tuple[GradeSet, 
         raise UsageError("--bank: citation-support judges cited sentences against their passages, not bank items")
     backend = request.backend.build(request.method)
     try:
-        return await run_answer_method(store, request.method, backend, request.options)
+        with replies_of(request) as cached:
+            return await run_answer_method(store, request.method, backend, replace(request.options, **cached))
     finally:
         await backend.aclose()
 

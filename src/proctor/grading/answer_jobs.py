@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from proctor.grading.engine import GradeOptions, Summary, reason_of
 from proctor.grading.progress import Progress
+from proctor.grading.replies import Replies
 from proctor.llm.base import Backend, Reply, Request
 from proctor.llm.cache import cache_key, cacheable, from_cache
 from proctor.methods.base import FAILED, Template
@@ -41,6 +42,7 @@ class LabelRunner:
         self.store, self.backend, self.template, self.parser = store, backend, template, parser
         self.grade_set, self.step, self.options = grade_set, step, options
         self.params = {**backend.params(), "max_tokens": template.max_tokens}
+        self.replies = Replies(store, options.reply_cache, options.refresh_cache)
 
     async def run(self, jobs: list[Job], summary: Summary) -> Summary:
         """Grade every job, concurrently as the backend allows."""
@@ -77,7 +79,7 @@ class LabelRunner:
                        context, self.template.max_tokens, self.template.system, self.step), truncated
 
     def _cached(self, key: str, count: int) -> Reply | None:
-        hit = self.store.caches.cache_get_many([key]).get(key)
+        hit = self.replies.lookup([key]).get(key)
         if hit is None:
             return None
         reply = from_cache(hit)
@@ -106,8 +108,7 @@ class LabelRunner:
         if labels is None:
             summary.failures += len(grades)
             summary.errors[reason_of(reason or "failed")] += len(grades)
-        with self.store.transaction():
-            self.store.grades.upsert_grades(self.grade_set, grades, attempt=True)
-            if labels is not None and cacheable(reply) and self.backend.uses_cache and not reply.cached:
-                self.store.caches.cache_put([(key, self.backend.kind, self.backend.model, reply.to_cache())])
+        keep = labels is not None and cacheable(reply) and self.backend.uses_cache and not reply.cached
+        self.replies.commit(lambda: self.store.grades.upsert_grades(self.grade_set, grades, attempt=True),
+                            [(key, self.backend.kind, self.backend.model, reply.to_cache())] if keep else [])
         return 0 if labels is not None else len(grades)

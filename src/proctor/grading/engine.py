@@ -19,9 +19,10 @@ from typing import Any
 from proctor.grading.plan import Plan, WorkItem
 from proctor.grading.progress import Progress
 from proctor.grading.prompting import render, similarity_request
+from proctor.grading.replies import Replies
 from proctor.llm.base import Backend, Reply
 from proctor.llm.cache import cache_key, cacheable, from_cache
-from proctor.llm.health import BackendUnavailable, Breaker
+from proctor.llm.health import BackendUnavailable, Breaker, check_endpoint
 from proctor.methods import Method
 from proctor.methods.base import CORRECT, FAILED, PREFILTERED
 from proctor.options.grading import GradingOptions
@@ -65,6 +66,10 @@ class GradeOptions:
     guard: str | None = None
     """`detect`: pool passages that address the judge are flagged and not graded; `harden`: the prompts fence the
     passage as data (`proctor.grading.guards`)."""
+    reply_cache: Any = None
+    """A response cache of its own (`proctor.store.ResponseCache`, `--cache-dir`) instead of the store's."""
+    refresh_cache: bool = False
+    """Ask again instead of answering from the response cache; the new replies are kept over the old."""
 
     def __post_init__(self) -> None:
         """Numbers out of range (NaN, infinities, 0 passages, ...) are refused here, before any work."""
@@ -119,6 +124,10 @@ class Engine:
         self.grade_set, self.step = grade_set, step or method.name
         self.options = options or GradeOptions()
         self.cached_replies = backend.uses_cache
+        self.replies = Replies(store, self.options.reply_cache, self.options.refresh_cache)
+        self.checked = self.options.reply_cache is None
+        """Whether the endpoint was checked (before the run; with a cache of its own, before the first request:
+        a run the cache answers whole needs no endpoint)."""
         self.params = {**backend.params(), "max_tokens": method.template.max_tokens}
         self.results = dict(plan.done)
         """`{(query, passage, item): (grade, answer)}`: the step's usable grades, earlier and new."""
@@ -165,8 +174,8 @@ class Engine:
                 task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await committer  # re-raises what stopped it (a full disk), after which nothing more is committed
-            if self._failure is None:
-                self._flush()
+            if self._failure is None or isinstance(self._failure, BackendUnavailable):  # a dead endpoint: keep
+                self._flush()  # what the cache answered, so what is left is exactly what it cannot answer
             progress.close()
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.remove_signal_handler(signal.SIGINT)
@@ -184,7 +193,7 @@ class Engine:
         rest, cached, replies = [], [], []
         prepared = [(item, *render(self.method, self.step, item, self.backend)) for item in chunk]
         keys = [self._key(request.text()) for _, request, _ in prepared] if self.cached_replies else []
-        hits = self.store.caches.cache_get_many(keys) if keys else {}
+        hits = self.replies.lookup(keys)
         for n, (item, request, truncated) in enumerate(prepared):
             key = keys[n] if keys else None
             reply = from_cache(hits[key]) if key is not None and key in hits else None
@@ -240,6 +249,9 @@ class Engine:
                 if stop.is_set():
                     return None
                 if not self.breaker.answered:
+                    if not self.checked:
+                        await check_endpoint(self.backend)
+                        self.checked = True
                     return await self._call(batch)
         return await self._call(batch)
 
@@ -322,9 +334,9 @@ class Engine:
     def _flush(self) -> None:
         if not self._buffer and not self._cache_buffer:
             return
-        with self.store.transaction():
-            self.store.grades.upsert_grades(self.grade_set, self._buffer, attempt=True)
-            self.store.caches.cache_put(self._cache_buffer)
+        grades = self._buffer
+        self.replies.commit(lambda: self.store.grades.upsert_grades(self.grade_set, grades, attempt=True),
+                            self._cache_buffer)
         self._buffer, self._cache_buffer = [], []
         self._last_commit = time.monotonic()
 

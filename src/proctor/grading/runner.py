@@ -216,8 +216,8 @@ async def _run_steps(store: Store, choice: MethodChoice, backend: Backend, optio
                          needs_answer_key="{gold}" in method.template.template, flagged=flagged)
         if narrow is not None and (plan := narrow(step.name, method, plan)) is None:
             break
-        if not checked and plan.pairs - plan.already - plan.given_up > 0:
-            await check_endpoint(backend)  # before pre-filtering and before any pair is sent
+        if not checked and plan.pairs - plan.already - plan.given_up > 0 and options.reply_cache is None:
+            await check_endpoint(backend)  # before pre-filtering and before any pair is sent (else: `Engine`)
             checked = True
         engine_class = Engine
         if options.engine == "ray":

@@ -13,6 +13,8 @@ from proctor.llm.base import Backend
 from proctor.options.backend import BackendOptions
 
 Recorded = dict[tuple[str, str, str, str], tuple[int | None, str | None]]
+CACHE_FIELDS = ("cache_dir", "cache_refresh")
+"""Where replies are cached, not how the backend asks (never in a manifest, never passed to a backend)."""
 RecordedLoader = Callable[[str, str, str | None], tuple[Recorded, str, str]]
 """(source, method, model or grade set id) → ({(step, query, passage, item): (grade, reply)}, model, origin)."""
 
@@ -22,6 +24,11 @@ class BackendConfig(BackendOptions):
     """The backend a command names (`spec`) and every backend option (`proctor.options.backend`)."""
 
     spec: str | None = None
+    cache_dir: str | None = None
+    """A response cache of its own (`FOLDER/proctor-llm-cache.db`, shared by runs and stores) instead of the
+    store's; bank generation caches its replies only there."""
+    cache_refresh: bool = False
+    """Ask again instead of answering from the response cache, and record the new replies over the old."""
 
     @classmethod
     def of(cls, options: BackendOptions | None = None, spec: str | None = None, **fields: Any) -> BackendConfig:
@@ -34,7 +41,7 @@ class BackendConfig(BackendOptions):
 
     def options(self) -> dict[str, Any]:
         """The options as a plain dict (for `make_backend` and manifests)."""
-        return {k: v for k, v in asdict(self).items() if k != "spec"}
+        return {k: v for k, v in asdict(self).items() if k not in ("spec", *CACHE_FIELDS)}
 
     def build(self, method: str, *, spec: str | None = None, recorded: RecordedLoader | None = None) -> Backend:
         """The backend for `method` (its spec, or `spec`); replay backends read recorded grades via `recorded`."""

@@ -21,7 +21,8 @@ from operator import itemgetter
 from typing import Any
 
 from proctor.store.bulk import KEPT_PER_GRADE_SET
-from proctor.store.repository import Repository, now
+from proctor.store.repository import Repository
+from proctor.store.response_cache import get_replies, put_replies
 
 _TOP_ROWS = ("SELECT query_id, passage_id, MAX(grade) AS top, COUNT(grade) AS graded, COUNT(*) - COUNT(grade) AS failed"
              " FROM grades WHERE series = (SELECT series FROM grade_series WHERE grade_set_id = ? AND step = ?)"
@@ -147,20 +148,13 @@ class ResultCaches(Repository):
 
     # -- response cache ------------------------------------------------------------------------------
     def cache_get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
-        """Cached replies (as stored dicts) for the keys that have one."""
-        out: dict[str, dict[str, Any]] = {}
-        for start in range(0, len(keys), 500):
-            chunk = keys[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            for key, blob in self.db.execute(f"SELECT key, reply FROM llm_cache WHERE key IN ({marks})", chunk):
-                out[key] = json.loads(blob)
-        return out
+        """Cached replies (as stored dicts, with their `time`) for the keys that have one."""
+        return get_replies(self.db, keys) if keys else {}
 
-    def cache_put(self, rows: Iterable[tuple[str, str, str, dict[str, Any]]]) -> None:
-        """Remember (key, backend, model, reply) rows; a key already cached keeps its reply."""
-        created = now()
-        self.db.executemany("INSERT OR IGNORE INTO llm_cache VALUES (?, ?, ?, ?, ?)",
-                            ((key, backend, model, json.dumps(reply), created) for key, backend, model, reply in rows))
+    def cache_put(self, rows: Iterable[tuple[str, str, str, dict[str, Any]]], *, replace: bool = False) -> None:
+        """Remember (key, backend, model, reply) rows (inside the caller's transaction); a key already cached
+        keeps its reply unless `replace`."""
+        put_replies(self.db, rows, replace=replace)
 
     def cache_count(self) -> int:
         """Cached replies."""
