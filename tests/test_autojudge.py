@@ -474,7 +474,7 @@ def test_citations_variant_reads_the_corpus(task, tmp_path, nltk_stub):
     with FakeOpenAI(reply=lambda prompt: verdict["text"](prompt)) as server:
         env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_MODEL": "judge-model", "OPENAI_API_KEY": "k"}
         refused = auto_judge(task, out, "citations", nltk_stub, env=env)
-        assert refused.returncode == 2 and "give --corpus FILE" in refused.stderr and server.requests == 0
+        assert refused.returncode == 2 and "carry none" in refused.stderr and server.requests == 0
         done = auto_judge(task, out, "citations", nltk_stub, "--corpus", str(corpus), env=env)
         assert done.returncode == 0, done.stderr[-3000:]
         assert server.requests == 29  # one per cited sentence

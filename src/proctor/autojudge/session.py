@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor import api
+from proctor.autojudge.documents import scope_documents
 from proctor.autojudge.llm_config import resolve
 from proctor.autojudge.settings import JudgeSettings
 from proctor.errors import UsageError
@@ -43,6 +44,8 @@ class Session:
     """The runs of this run's responses: the only ones its leaderboard and qrels show (the store may hold more)."""
     sentences: dict[str, str] = field(default_factory=dict)
     """Passage id (`run/topic/i`) → the sentence's text exactly as the report gives it."""
+    documents: list[dict[str, str]] = field(default_factory=list)
+    """The documents the reports carry, as corpus lines (citation support only: `scope_documents`)."""
 
     @classmethod
     def open(cls, kwargs: dict[str, Any], llm_config: Any) -> Session:
@@ -101,22 +104,33 @@ class Session:
         self.runs = sorted({r.metadata.run_id for r in responses})
         self.sentences = sentence_texts(responses)
         reports = self.outdir / f"{self.stem}.responses.jsonl"
-        _write_lines(reports, (r.model_dump(mode="json", exclude_none=True) for r in responses))
+        records = [r.model_dump(mode="json", exclude_none=True) for r in responses]
+        if self.settings.method == "citation-support":
+            self.documents = [line for record in records for line in scope_documents(record)]
+        _write_lines(reports, records)
         (report,) = api.import_into(self.store, "responses", [reports], skip_unknown_queries=True)
         if report.skipped_unknown_queries:
             note(f"{report.skipped_unknown_queries} responses answer topics not in --rag-topics: not judged")
 
     def load_corpus(self, corpus: str | None) -> None:
-        """`--corpus`: the cited documents' texts, which citation support judges against (a corpus file Proctor
-        reads: JSONL `{id, text}`, TSV, ...); the other methods grade the response sentences and ignore it."""
+        """The cited documents' texts, which citation support judges against: the documents the reports carry
+        (`proctor.autojudge.documents`), and `--corpus FILE` when given (a corpus file Proctor reads: JSONL
+        `{id, text}`, TSV, ...); the other methods grade the response sentences and ignore both."""
         if self.settings.method != "citation-support":
             if corpus:
                 note(f"--corpus {corpus}: not used by method {self.settings.method}")
             return
-        if not corpus or not Path(corpus).is_file():
-            raise UsageError(f"method citation-support judges cited sentences against the cited documents: give "
-                             f"--corpus FILE (JSONL {{id, text}} or TSV), not {corpus!r}")
-        api.import_into(self.store, "corpus", [corpus])
+        if corpus:
+            if not Path(corpus).is_file():
+                raise UsageError(f"--corpus {corpus}: no such file")
+            api.import_into(self.store, "corpus", [corpus])
+        if self.documents:
+            path = self.outdir / f"{self.stem}.documents.jsonl"
+            _write_lines(path, self.documents)
+            api.import_into(self.store, "corpus", [path])
+        elif not corpus:
+            raise UsageError("method citation-support judges cited sentences against the cited documents: the "
+                             "reports carry none (`documents`) and no --corpus FILE (JSONL {id, text} or TSV) is given")
 
     def has_bank(self) -> bool:
         """Whether the store holds a bank (given or generated on an earlier run)."""
@@ -140,10 +154,11 @@ class Session:
         return (self.settings.bank or "autojudge").split("@")[0]
 
     def generate_bank(self, topics: Sequence[Any], *, nuggets: bool) -> None:
-        """Generate questions (or nuggets with importance) for the topics with the configured LLM."""
-        outcome = api.generate_bank([(t.request_id, t.title) for t in topics], self.settings.llm_spec(self.model),
+        """Generate questions (or nuggets with importance) for the topics with the LLM `generator_spec` names."""
+        llm = self.settings.generator_spec(self.model)
+        outcome = api.generate_bank([(t.request_id, t.title) for t in topics], llm,
                                     kind="nuggets" if nuggets else "questions", n=self.settings.generate,
-                                    importance=nuggets, **self.settings.backend_options(self.base_url))
+                                    importance=nuggets, **self.settings.backend_options(self.base_url, llm))
         if outcome.failures:
             missing = ", ".join(f["query_id"] for f in outcome.failures[:10])
             raise UsageError(f"bank generation gave no usable reply for {len(outcome.failures)} topics ({missing}): "
