@@ -6,7 +6,6 @@ copies them (`/auto-judge/judges/proctor/`, laid out in a folder here), and a da
 from __future__ import annotations
 
 import glob
-import hashlib
 import json
 import re
 import shlex
@@ -14,6 +13,8 @@ import shutil
 from pathlib import Path
 
 import yaml
+
+from fake_openai import prompt_grade
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "autojudge.md"
@@ -102,7 +103,7 @@ def _topic(record: dict) -> str:
 def track_llm(prompt: str) -> str:
     """The test server as the LLM TIRA injects, deterministic: question and nugget sets named after the topic,
     importance, nugget assignments, UMBRELA scores, citation support and grades fixed by the prompt's hash."""
-    grade = int(hashlib.md5(prompt.encode()).hexdigest(), 16)
+    grade = prompt_grade(prompt)
     if "Give the question set" in prompt:
         topic = prompt.split("'")[1]
         return json.dumps({"questions": [f"What is {topic}?", f"Why does {topic} matter?"]})
@@ -118,4 +119,4 @@ def track_llm(prompt: str) -> str:
         return f"##final score: {grade % 4}"
     if '"Full Support", "Partial Support", or "No Support"' in prompt:
         return ("Full Support", "Partial Support", "No Support")[grade % 3]
-    return str(grade % 6)
+    return str(grade)
