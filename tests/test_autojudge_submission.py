@@ -102,6 +102,20 @@ def test_the_documented_commands_parse_with_the_runners_cli(tmp_path, nltk):
             "workflow", "variant", "rag_responses", "rag_topics", "out_dir"} | _defaults(run_workflow)
 
 
+def test_the_documented_tira_cli_command_parses_with_tira_cli(monkeypatch):
+    """The walkthrough's tira-cli command, read by tira-cli's own argument parser (nothing is run): the cache
+    flags of the how-to, the forwarded endpoint, and the `--command` the other tests run."""
+    tira_cli = pytest.importorskip("tira.tira_cli")
+    (submission,) = tira_shape.documented_code_submissions()
+    monkeypatch.setattr("sys.argv", shlex.split(submission))
+    args = tira_cli.parse_args()
+    assert args.executable is tira_cli.code_submission_command and args.dry_run
+    assert args.cache_behaviour == "deterministic" and args.mount_cache == ["$CACHE_DIR=EMPTY_DIR"]
+    assert args.forward_environment_variable == ["OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"]
+    assert (args.task, args.dataset, args.path) == ("trec-auto-judge", "kiddie-20260605-training", ".")
+    assert args.command == tira_shape.documented_commands()[0]
+
+
 def _defaults(command) -> set[str]:
     """The runner's options that have a value though the command does not give them."""
     return {p.name for p in command.params if p.default not in (None, (), False)}

@@ -30,6 +30,12 @@ def documented_commands() -> list[str]:
     return re.findall(r"--command '([^']+)'", DOCS.read_text(encoding="utf-8"))
 
 
+def documented_code_submissions() -> list[str]:
+    """Every `tira-cli code-submission ...` of docs/autojudge.md, continuation lines joined."""
+    text = DOCS.read_text(encoding="utf-8").replace("\\\n", " ")
+    return [" ".join(line.split()) for line in text.splitlines() if line.strip().startswith("tira-cli code-submission")]
+
+
 def tira_command(workflow: str, variant: str) -> str:
     """The documented command for one workflow file and variant: the walkthrough's command with its workflow
     and variant replaced (the only parts a submission changes)."""
