@@ -18,6 +18,7 @@ import pytest
 
 import autojudge_collection as collection
 from fake_openai import FakeOpenAI, prompt_grade
+from tira_shape import track_llm
 
 # found, not imported: autojudge-base reads NLTK data at import (the stub below is in place first)
 pytestmark = pytest.mark.skipif(not (importlib.util.find_spec("autojudge_base")
@@ -319,19 +320,8 @@ def test_model_preferences_pick_the_first_served_model(task, tmp_path, nltk_stub
     assert done.returncode == 2 and "none of the model_preferences ['big-model'] is served" in done.stderr
 
 
-def nuggetizing(prompt: str) -> str:
-    """The test server as a nuggetizer-style LLM: nuggets, their importance, assignments, UMBRELA scores."""
-    if "Give the nugget set" in prompt:
-        topic = prompt.split("'")[1]
-        return json.dumps({"nuggets": [f"{topic} fact one", f"{topic} fact two"]})
-    if "either a vital or okay" in prompt:
-        return '["vital", "okay"]'
-    if "support, partial_support, or not_support" in prompt:
-        labels = ["support", "partial_support", "not_support"]
-        return json.dumps([labels[prompt_grade(prompt) % 3], labels[(prompt_grade(prompt) + 1) % 3]])
-    if "##final score" in prompt:
-        return f"##final score: {prompt_grade(prompt) % 4}"
-    return str(prompt_grade(prompt))
+nuggetizing = track_llm
+"""The test server as a nuggetizer-style LLM: nuggets, their importance, assignments, UMBRELA scores."""
 
 
 @pytest.mark.parametrize("variant, measures", [
@@ -474,7 +464,7 @@ def test_citations_variant_reads_the_corpus(task, tmp_path, nltk_stub):
     with FakeOpenAI(reply=lambda prompt: verdict["text"](prompt)) as server:
         env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_MODEL": "judge-model", "OPENAI_API_KEY": "k"}
         refused = auto_judge(task, out, "citations", nltk_stub, env=env)
-        assert refused.returncode == 2 and "give --corpus FILE" in refused.stderr and server.requests == 0
+        assert refused.returncode == 2 and "carry none" in refused.stderr and server.requests == 0
         done = auto_judge(task, out, "citations", nltk_stub, "--corpus", str(corpus), env=env)
         assert done.returncode == 0, done.stderr[-3000:]
         assert server.requests == 29  # one per cited sentence

@@ -56,17 +56,25 @@ def test_the_wheel_holds_every_data_file(wheel):
     assert any(n.endswith(".dist-info/entry_points.txt") for n in names)
 
 
-def test_the_wheel_in_a_fresh_venv_runs_help_and_the_demo(wheel, tmp_path):
-    venv = tmp_path / "venv"
+def fresh_venv(folder: Path) -> tuple[Path, Path]:
+    """A fresh virtual environment in `folder`/venv (no pip) that sees this interpreter's installed packages
+    through a path file: its python and its site-packages folder."""
+    venv = folder / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
     python = venv / "bin" / "python"
-    installed = subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-deps",
-                                "--no-index", wheel], capture_output=True, text=True)
-    assert installed.returncode == 0, installed.stderr[-2000:]
     site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                capture_output=True, text=True, check=True).stdout.strip())
     ours = sysconfig.get_paths()
     (site / "dependencies.pth").write_text("\n".join(dict.fromkeys([ours["purelib"], ours["platlib"]])) + "\n")
+    return python, site
+
+
+def test_the_wheel_in_a_fresh_venv_runs_help_and_the_demo(wheel, tmp_path):
+    python, site = fresh_venv(tmp_path)
+    venv = python.parent.parent
+    installed = subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-deps",
+                                "--no-index", wheel], capture_output=True, text=True)
+    assert installed.returncode == 0, installed.stderr[-2000:]
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
     env["HF_HUB_OFFLINE"] = "1"
     where = subprocess.run([python, "-c", "import proctor; print(proctor.__file__)"], capture_output=True, text=True,
@@ -80,3 +88,14 @@ def test_the_wheel_in_a_fresh_venv_runs_help_and_the_demo(wheel, tmp_path):
     assert demo.returncode == 0, demo.stderr[-3000:]
     assert (out / "demo.toml").is_file() and (out / "run.json").is_file() and (out / "demo.db").is_file()
     assert any((out / "leaderboards").iterdir())
+
+
+def test_the_wheel_installs_with_the_autojudge_extras(wheel, tmp_path):
+    """docs/autojudge.md's wheel line, `pip install './proctor-….whl[autojudge,embed]'`: the extras resolve
+    against the installed packages (seen through a path file), so nothing but Proctor is left to install."""
+    python, _ = fresh_venv(tmp_path)
+    shutil.copy(wheel, tmp_path / wheel.name)
+    done = subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "--dry-run", "--no-index",
+                           f"./{wheel.name}[autojudge,embed]"], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Would install proctor-0.1.0" in done.stdout, done.stdout[-2000:]

@@ -1,5 +1,5 @@
 """`ProctorJudge`: the TREC AutoJudge protocols (`create_nuggets`, `create_qrels`, `judge`) on top of
-`proctor.api`. Declared in `workflow.yml` as `judge_class: proctor.autojudge.ProctorJudge`."""
+`proctor.api`. Declared in `workflow.yml` as `judge_class: proctor.autojudge:ProctorJudge`."""
 
 from __future__ import annotations
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor import api
+from proctor.autojudge.documents import scope_documents
 from proctor.autojudge.llm_config import cache_choice, resolve
 from proctor.autojudge.settings import JudgeSettings
 from proctor.autojudge.sources import bank_origins, relocated, report_origins
@@ -51,6 +52,8 @@ class Session:
     """The response cache options (`cache_dir`, `cache_refresh`) when `CACHE_DIR` names a folder."""
     empty: set[tuple[str, str]] = field(default_factory=set)
     """(run, topic) of the reports with no sentence text (`answer: []`): not imported, they score 0."""
+    documents: list[dict[str, str]] = field(default_factory=list)
+    """The documents the reports carry, as corpus lines (citation support only: `scope_documents`)."""
 
     def note(self, message: str) -> None:
         """A line for the person running the judge: standard error, and the judge's log `S.log` in --out-dir."""
@@ -124,7 +127,10 @@ class Session:
         origins = report_origins(responses)
         kept = self.answered(responses, origins)
         reports = self.outdir / f"{self.stem}.responses.jsonl"
-        _write_lines(reports, (r.model_dump(mode="json", exclude_none=True) for r in kept))
+        records = [r.model_dump(mode="json", exclude_none=True) for r in kept]
+        if self.settings.method == "citation-support":
+            self.documents = [line for record in records for line in scope_documents(record)]
+        _write_lines(reports, records)
         try:
             (report,) = api.import_into(self.store, "responses", [reports], skip_unknown_queries=True)
         except InputError as e:  # found in the judge's copy: name the user's file and line
@@ -149,16 +155,24 @@ class Session:
         return [r for r in responses if _texts(r)]
 
     def load_corpus(self, corpus: str | None) -> None:
-        """`--corpus`: the cited documents' texts, which citation support judges against (a corpus file Proctor
-        reads: JSONL `{id, text}`, TSV, ...); the other methods grade the response sentences and ignore it."""
+        """The cited documents' texts, which citation support judges against: the documents the reports carry
+        (`proctor.autojudge.documents`), and `--corpus FILE` when given (a corpus file Proctor reads: JSONL
+        `{id, text}`, TSV, ...); the other methods grade the response sentences and ignore both."""
         if self.settings.method != "citation-support":
             if corpus:
                 self.note(f"--corpus {corpus}: not used by method {self.settings.method}")
             return
-        if not corpus or not Path(corpus).is_file():
-            raise UsageError(f"method citation-support judges cited sentences against the cited documents: give "
-                             f"--corpus FILE (JSONL {{id, text}} or TSV), not {corpus!r}")
-        api.import_into(self.store, "corpus", [corpus])
+        if corpus:
+            if not Path(corpus).is_file():
+                raise UsageError(f"--corpus {corpus}: no such file")
+            api.import_into(self.store, "corpus", [corpus])
+        if self.documents:
+            path = self.outdir / f"{self.stem}.documents.jsonl"
+            _write_lines(path, self.documents)
+            api.import_into(self.store, "corpus", [path])
+        elif not corpus:
+            raise UsageError("method citation-support judges cited sentences against the cited documents: the "
+                             "reports carry none (`documents`) and no --corpus FILE (JSONL {id, text} or TSV) is given")
 
     def has_bank(self) -> bool:
         """Whether the store holds a bank (given or generated on an earlier run)."""
@@ -194,10 +208,12 @@ class Session:
         return (self.settings.bank or "autojudge").split("@")[0]
 
     def generate_bank(self, topics: Sequence[Any], *, nuggets: bool) -> None:
-        """Generate questions (or nuggets with importance) for the topics with the configured LLM."""
-        outcome = api.generate_bank([(t.request_id, t.title) for t in topics], self.settings.llm_spec(self.model),
+        """Generate questions (or nuggets with importance) for the topics with the LLM `generator_spec` names."""
+        llm = self.settings.generator_spec(self.model)
+        outcome = api.generate_bank([(t.request_id, t.title) for t in topics], llm,
                                     kind="nuggets" if nuggets else "questions", n=self.settings.generate,
-                                    importance=nuggets, **self.settings.backend_options(self.base_url), **self.cache)
+                                    importance=nuggets, **self.settings.backend_options(self.base_url, llm),
+                                    **self.cache)
         if outcome.failures:
             missing = ", ".join(f["query_id"] for f in outcome.failures[:10])
             raise UsageError(f"bank generation gave no usable reply for {len(outcome.failures)} topics ({missing}): "

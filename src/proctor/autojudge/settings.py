@@ -106,23 +106,32 @@ class JudgeSettings:
 
     def llm_spec(self, model: str | None) -> str:
         """`--llm`: the setting, else `openai:MODEL` from AutoJudge's LLM configuration."""
-        if self.llm:
-            return self.llm
-        model = model or os.environ.get("OPENAI_MODEL")
-        if not model:
-            raise UsageError("no LLM: set OPENAI_MODEL (AutoJudge's LLM configuration) or the setting llm")
-        return f"openai:{model}"
+        return self.llm or injected_llm(model)
 
-    def backend_options(self, base_url: str | None) -> dict[str, Any]:
-        """`BackendConfig` fields for `api.grade` (only openai: backends take a URL)."""
+    def generator_spec(self, model: str | None) -> str:
+        """The LLM that generates a bank when none is given or stored: the setting `llm` when it generates text,
+        else the injected endpoint's `openai:MODEL` (the `embedded` variant grades with MiniLM, which writes no
+        questions)."""
+        from proctor.api.bank_generation import TEXT_BACKENDS
+
+        if self.llm and self.llm.split(":")[0] in TEXT_BACKENDS:
+            return self.llm
+        return injected_llm(model)
+
+    def backend_options(self, base_url: str | None, spec: str | None = None) -> dict[str, Any]:
+        """`BackendConfig` fields for `api.grade` or `api.generate_bank` with backend `spec` (default: the
+        setting `llm`); only openai: backends take a URL."""
         options: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)
                                    if f.metadata.get("from") is BackendOptions and f.name != "base_url"}
         url = self.base_url or base_url
-        if url and self.llm_spec_is_openai():
+        if url and (spec or self.llm or "openai:").startswith("openai:"):
             options["base_url"] = url
         return options
 
-    def llm_spec_is_openai(self) -> bool:
-        """Whether the backend is an OpenAI-compatible endpoint (the default)."""
-        return self.llm is None or self.llm.startswith("openai:")
 
+def injected_llm(model: str | None) -> str:
+    """`openai:MODEL` of AutoJudge's LLM configuration (the model the runner was given, else `OPENAI_MODEL`)."""
+    model = model or os.environ.get("OPENAI_MODEL")
+    if not model:
+        raise UsageError("no LLM: set OPENAI_MODEL (AutoJudge's LLM configuration) or the setting llm")
+    return f"openai:{model}"
