@@ -210,3 +210,34 @@ def test_dl19_five_judged_topics_cover_at_the_nominal_level(cli, dl19_store, tmp
               "--min-grade", "3", "--judged-relevant", "2", "--format", "json")
     point = json.loads(p20.out)["curve_ppi"][0]
     assert point["coverage_ppi"] >= 0.92 and point["width_ratio_median"] < 0.9
+
+
+def test_the_review_apps_calibration_page_shows_the_leaderboard_corrected_by_the_reviewers(tmp_path):
+    from proctor import api
+    from test_review import Server
+
+    store_path = _store(tmp_path, RATINGS, {})
+    store = api.open_store(store_path)
+    gid = store.grades.grade_sets()[0].id
+    for p, verdict in JUDGED["q1"].items():
+        store.review.add_review_judgment("q1", p, verdict, "alice", gid)
+    store.close()
+    server = Server(store_path)
+    try:
+        status, short = server.get("/calibration")
+        assert status == 200 and "1 judged topic(s); a prediction-powered interval needs at least 2" in short
+        store = api.open_store(store_path)
+        for q in ("q2", "q4"):
+            for p, verdict in JUDGED[q].items():
+                store.review.add_review_judgment(q, p, verdict, "alice", gid)
+        store.close()
+        status, page = server.get(f"/calibration?gs={gid}&rel=1")
+    finally:
+        server.stop()
+    assert status == 200 and "3 of 5 topics have reviewer verdicts" in page
+    store = api.open_store(store_path)
+    expected = api.ppi_leaderboard(store, measures=["P@20"], min_grade=4, human_qrels="reviewers").boards()[0]
+    store.close()
+    assert expected["human_topics"] == ["q1", "q2", "q4"]
+    for row in expected["systems"]:
+        assert f"<td>{row['system']}</td><td class=\"n\">{row['ppi']:.3f}</td>" in page

@@ -106,6 +106,30 @@ async def to_review(request: Request) -> Response:
     return render(request, "to_review.html", data=data, sets=sets)
 
 
+async def calibration(request: Request) -> Response:
+    """GET /calibration: the prediction-powered leaderboard for the reviewers' verdicts (docs/trust.md)."""
+    from proctor import api
+
+    state, params = _state(request), request.query_params
+    sets = pages.visible_sets(state.store)
+    grade_set = pages.choose_grade_set(state.store, params.get("gs"), sets)
+    if grade_set is None:
+        raise UsageError("the store has no grades")
+    rel = params.get("rel") or str(state.thresholds.judged_relevant)
+    if rel not in ("1", "2", "3"):
+        raise UsageError("rel must be 1, 2 or 3 (a verdict >= rel counts as relevant)")
+    measure = f"P@{state.cache.depth}"
+    try:
+        board = api.ppi_leaderboard(state.store, measures=[measure], min_grade=state.thresholds.min_grade,
+                                    labels=api.LabelChoice(grade_set=grade_set.id), human_qrels="reviewers",
+                                    judged_relevant=int(rel))
+        data, refused = board.boards()[0], None
+    except UsageError as exc:  # fewer than two topics with verdicts, no verdicts at all
+        data, refused = None, str(exc)
+    return render(request, "calibration.html", data=data, refused=refused, sets=sets, grade_set=grade_set,
+                  measure=measure, rel=int(rel))
+
+
 async def audit(request: Request) -> Response:
     """GET /audit: the audit trail, newest first."""
     entries = _state(request).store.review.audit(query_id=request.query_params.get("query") or None, limit=500)
@@ -245,7 +269,7 @@ async def impact(request: Request) -> Response:
 
 ROUTES = [
     Route("/", overview), Route("/query/{qid:path}", query), Route("/cell", cell), Route("/audit", audit),
-    Route("/to-review", to_review),
+    Route("/to-review", to_review), Route("/calibration", calibration),
     Route("/judgments.qrels", export_qrels), Route("/jobs/{job:int}", job_page),
     Route("/jobs/{job:int}/progress", job_json), Route("/impact", impact),
     Route("/reviewer", set_reviewer, methods=["POST"]), Route("/question/edit", edit_question, methods=["POST"]),
