@@ -241,3 +241,17 @@ def test_the_review_apps_calibration_page_shows_the_leaderboard_corrected_by_the
     assert expected["human_topics"] == ["q1", "q2", "q4"]
     for row in expected["systems"]:
         assert f"<td>{row['system']}</td><td class=\"n\">{row['ppi']:.3f}</td>" in page
+
+
+def test_analyze_adds_the_prediction_powered_section(cli, tmp_path):
+    store = _store(tmp_path, RATINGS, JUDGED)
+    official = tmp_path / "official.json"
+    official.write_text(json.dumps({"A": 1, "B": 2, "C": 3}))
+    out = tmp_path / "report"
+    r = cli("analyze", "--store", store, "--official", official, "--out", out, "--measures", "P@2", "--plot-tau", "3",
+            "--judged-relevant", "1", "--human-qrels", "official", "--human-topics", "q1,q4", "--floor-queries", "0")
+    assert r.code == 0, r.err
+    report = (out / "report.md").read_text()
+    assert "## Prediction-powered leaderboard" in report and "on 2 of 5 topics \\(q1, q4\\)" in report
+    refused = cli("analyze", "--store", store, "--official", official, "--out", out, "--human-topics", "2")
+    assert refused.code == 2 and "--human-topics needs --human-qrels" in refused.err

@@ -88,7 +88,7 @@ from proctor.api.modes import TextFormat as TextFormat
 from proctor.api.modes import Ties as Ties
 from proctor.api.ppi import PPICalibration as PPICalibration
 from proctor.api.ppi import PPILeaderboard as PPILeaderboard
-from proctor.api.ppi import check_calibration as check_ppi_calibration
+from proctor.api.ppi import check_ppi_calibration as check_ppi_calibration
 from proctor.api.ppi import ppi_calibration as ppi_calibration
 from proctor.api.ppi import ppi_leaderboard as ppi_leaderboard
 from proctor.api.rendering import as_rows as as_rows

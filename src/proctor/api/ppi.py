@@ -59,11 +59,10 @@ def per_topic_spec(measure: str) -> AnySpec:
         raise UsageError(f"{{measure}} {measure}: with {{human_qrels}} give the judge's threshold as {{min_grade}} and "
                          "the humans' as {judged_relevant}, not rel= in the name",
                          params=("measure", "human_qrels", "min_grade", "judged_relevant"))
-    if isinstance(spec, ExternalSpec):
-        if type(spec.ir.aggregator()).__name__ != "MeanAgg":  # ir_measures' mean over topics
-            raise UsageError(f"{{measure}} {measure}: its score over topics is not the mean of per-topic values "
-                             "(ir_measures aggregates it otherwise), so it has no prediction-powered estimate",
-                             params=("measure",))
+    if isinstance(spec, ExternalSpec) and type(spec.ir.aggregator()).__name__ != "MeanAgg":  # not a mean
+        raise UsageError(f"{{measure}} {measure}: its score over topics is not the mean of per-topic values "
+                         "(ir_measures aggregates it otherwise), so it has no prediction-powered estimate",
+                         params=("measure",))
     return spec
 
 
@@ -137,7 +136,7 @@ class PPICalibration(Report):
         return tsv(self) if fmt == "tsv" else markdown(self)
 
 
-def check_calibration(budgets: Sequence[int], repeats: int, seed: int, confidence: float, judged_relevant: int,
+def check_ppi_calibration(budgets: Sequence[int], repeats: int, seed: int, confidence: float, judged_relevant: int,
                       measure: str, plot: str | Path | None) -> tuple[list[int], Path | None]:
     """`calibrate --ppi`'s options checked before the store is opened: the budgets (sorted, distinct) and the
     plot's file."""
@@ -168,7 +167,7 @@ def ppi_calibration(store: Store, grade_set: str | None = None, *, qrels: str = 
     from proctor.trust.ppi_curve import curve
     from proctor.trust.ppi_curve import plot as draw
 
-    wanted, target = check_calibration(budgets, repeats, seed, confidence, judged_relevant, measure, plot)
+    wanted, target = check_ppi_calibration(budgets, repeats, seed, confidence, judged_relevant, measure, plot)
     spec = per_topic_spec(measure)
     labels = LabelChoice(grade_set=grade_set)
     judge_board = leaderboards(store, measures=[measure], min_grade=min_grade, labels=labels)[0]

@@ -143,3 +143,16 @@ def markdown(boards: Sequence[Mapping[str, Any]]) -> str:
 
 def _num(value: float) -> str:
     return "nan" if math.isnan(value) else f"{value:.6f}"
+
+
+def section_table(made: Mapping[str, Any]) -> tuple[str, list[str], list[list[object]]]:
+    """A leaderboard as the caption, header and rows of a report table (`analyze`)."""
+    caption = (f"{made.get('measure_id')} of grade set {made.get('labels_id')} corrected by {made.get('human_qrels')} "
+               f"on {made['n_judged']} of {made['n_topics']} topics ({', '.join(made['human_topics'])}). "
+               f"{made['method']}")
+    header = ["rank", "system", "ppi", "interval", "weight", "judge", "human", "human interval", "ranks"]
+    rows: list[list[object]] = [[str(i), s["system"], f"{s['ppi']:.4f}", f"[{s['ppi_low']:.4f}, {s['ppi_high']:.4f}]",
+                                 f"{s['ppi_weight']:.2f}", f"{s['judge']:.4f}", f"{s['human']:.4f}",
+                                 f"[{s['human_low']:.4f}, {s['human_high']:.4f}]", f"{s['rank_low']}–{s['rank_high']}"]
+                                for i, s in enumerate(made["systems"], start=1)]
+    return caption, header, rows
