@@ -1,7 +1,8 @@
 """Prediction-powered leaderboards on DL19 (FLAN-T5-large grades, official judgments): the figures of docs/trust.md.
 
 For P@20 (judge label >= 3, judgment >= 2) and nDCG@10: the built-in validation (`calibrate --ppi`, 200 draws per
-budget 1, 2, 3, 5, 10, 15, 20); at 5 judged topics the coverage over all C(43, 5) = 962,598 draws (numpy, the
+budget 1, 2, 3, 5, 10, 15, 20); at 10, 15 and 20 judged topics the interval with λ fitted against λ = 1 on the
+same draws; at 5 judged topics the coverage over all C(43, 5) = 962,598 draws (numpy, the
 formulas written again here); the alternatives the choice was made against (textbook PPI with a normal quantile,
 PPI++ with the weight fitted on the same topics, the weight known in advance: the bound on any per-system
 method); and the Kendall tau with the official DL19 leaderboard of the corrected, judge-only and human-only
@@ -95,6 +96,28 @@ def alternatives(judge: np.ndarray, human: np.ndarray, n: int) -> dict[str, tupl
     return {k: (float(np.mean(c)), float(np.median(w) / hw)) for k, (c, w) in out.items()}
 
 
+def fitted_or_not(judge: np.ndarray, human: np.ndarray, n: int, draws: int = 1000) -> dict[str, tuple[float, float]]:
+    """At n judged topics, the product's interval with λ fitted (PPI++) and with λ = 1, over the same draws:
+    (coverage, median width / median human-only width)."""
+    from proctor.trust.ppi import estimate
+
+    rng = np.random.default_rng(SEED)
+    topics = [f"t{i}" for i in range(judge.shape[1])]
+    rows: dict[str, list] = {"fitted": [[], []], "weight 1": [[], []], "human": [[], []]}
+    for _ in range(draws):
+        judged = [topics[i] for i in rng.choice(len(topics), n, replace=False)]
+        for s in range(len(judge)):
+            j_all, h = dict(zip(topics, judge[s], strict=True)), dict(zip(topics, human[s], strict=True))
+            target = float(human[s].mean())
+            for name, tune_from in (("fitted", 0), ("weight 1", 10 ** 9)):
+                e = estimate(j_all, {t: h[t] for t in judged}, tune_from=tune_from)
+                rows[name][0].append(e.ppi_low <= target <= e.ppi_high)
+                rows[name][1].append(e.ppi_high - e.ppi_low)
+            rows["human"][1].append(e.human_high - e.human_low)
+    hw = np.median(rows["human"][1])
+    return {k: (float(np.mean(c)), float(np.median(w) / hw)) for k, (c, w) in rows.items() if c}
+
+
 def official_taus(store, measure: str, tau: int | None, rel: int, official: dict[str, int]) -> dict[str, float]:
     """Kendall tau-b with the official leaderboard: judge-only, human on all topics, and the medians over the
     same DRAWS draws of the corrected and the human-only leaderboards at N_JUDGED topics."""
@@ -131,6 +154,8 @@ def run(store_path: Path) -> None:
         print(f"every draw of {N_JUDGED} of 43 topics: {exact(judge, human, N_JUDGED)}")
         for name, (cov, ratio) in alternatives(judge, human, N_JUDGED).items():
             print(f"  {name:13s} coverage {cov:.3f}  median width / human-only t's {ratio:.3f}")
+        for n in (10, 15, 20):
+            print(f"  at {n} judged topics (1000 draws): {fitted_or_not(judge, human, n)}")
         print(f"Kendall tau with the official leaderboard: {official_taus(store, measure, tau, rel, official)}")
     store.close()
 

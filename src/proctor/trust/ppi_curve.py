@@ -140,7 +140,8 @@ def plot(result: Mapping[str, Any], path: Path) -> None:
     right.plot(xs, [p["width_human_median"] for p in points], "s--", color="#555555", label="human-only t")
     right.plot(xs, [2 * p["error_judge_median"] for p in points], ":", color="#2ca02c",
                label="judge-only: 2 x median error")
-    right.set_ylabel("median interval width")
+    right.set_ylabel("median interval width (log scale)")
+    right.set_yscale("log")
     for ax in (left, right):
         ax.set_xlabel("human-judged topics")
         ax.set_xticks(xs, [str(x) for x in xs])
