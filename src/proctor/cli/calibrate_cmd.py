@@ -14,7 +14,11 @@ with the humans (Cohen's kappa), apply it to the other topics, and report held-o
 alpha and the Kendall tau of the held-out P@k leaderboard with the human one. Repeated --repeats times per
 budget; --budget 1,2,3,5,10,20 draws the curve (JSON `curve`, a table, and a plot with --plot).
 Judgments (--qrels): official (imported), reviewers (verdicts recorded in `proctor review`),
-official+reviewers (verdicts replace imported judgments), or a qrels file."""
+official+reviewers (verdicts replace imported judgments), or a qrels file.
+--ppi validates prediction-powered leaderboards (`leaderboard --human-qrels`) instead: per budget, --repeats
+draws of that many judged topics; empirical coverage of the humans' all-topic scores and median widths, beside
+human-only t intervals and the judge-only error (JSON `curve_ppi`, a table, a plot); --measure any per-topic
+mean (P@20, nDCG@10, ...), --min-grade the judge's threshold."""
 
 
 def register(commands: argparse._SubParsersAction) -> None:

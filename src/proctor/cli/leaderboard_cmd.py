@@ -40,6 +40,11 @@ Nuggets:     --metric nuggets --score all|vital|strict_all|strict_vital|weighted
 Citations:   --metric citations --score support_precision|support_precision_partial|citation_coverage
              from a citation-support grade set (see docs/nuggets.md).
 
+Prediction-powered (docs/trust.md): --human-qrels official|reviewers|FILE [--human-topics N|T1,T2,...]
+             the judge's scores on every topic corrected by human minus judge on the human-judged topics,
+             with intervals for the humans' all-topic score (PPI; PPI++ from 15 judged topics), beside the
+             judge-only and human-only scores, and rank intervals; --judged-relevant J for the humans.
+
 Measures: {api.known_measures()}.
 Runs come from the store, or from --runs (files or folders of TREC runs).
 TSV output: a header `system<TAB>score<TAB>stderr<TAB>n_queries<TAB>measure<TAB>labels`, then one row per
