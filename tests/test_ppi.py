@@ -67,6 +67,7 @@ def test_classic_ppi_matches_the_formulas_by_hand(cli, tmp_path):
     data = json.loads(r.out)
     assert data["human_topics"] == ["q1", "q2", "q4"] and data["n_judged"] == 3 and data["n_topics"] == 5
     assert data["confidence"] == 0.95 and "finite-population correction" in data["method"]
+    assert data["judge_method"] == "self-rating" and data["human_qrels"] == "official"
     expected = _by_hand(RATINGS, JUDGED, ["q1", "q2", "q4"], lambda h, j, j_all: (1.0, len(h) - 1))
     for row in data["systems"]:
         assert [row[k] for k in KEYS] == pytest.approx(list(expected[row["system"]]), abs=1e-12)

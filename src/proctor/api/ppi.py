@@ -96,7 +96,8 @@ def ppi_leaderboard(store: Store, *, measures: Sequence[str], min_grade: int | N
     for spec, judge_board in zip(specs, judge, strict=True):
         human = measure_leaderboard(ranked, {t: qrels[t] for t in judged}, _unbound(spec), judged_relevant,
                                     missing=missing or "skip")
-        description = {**judge_board.description, "human_qrels": human_qrels, "human_judgments": source,
+        description = {**judge_board.description, "judge_method": judge_board.description.get("method"),
+                       "human_qrels": human_qrels, "human_judgments": source,
                        "judged_relevant": judged_relevant, "seed": seed,
                        "human_topics_drawn": isinstance(wanted, int)}
         made = board({e.system: e.per_query for e in judge_board.entries},
