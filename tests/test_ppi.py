@@ -256,3 +256,6 @@ def test_analyze_adds_the_prediction_powered_section(cli, tmp_path):
     assert "## Prediction-powered leaderboard" in report and "on 2 of 5 topics \\(q1, q4\\)" in report
     refused = cli("analyze", "--store", store, "--official", official, "--out", out, "--human-topics", "2")
     assert refused.code == 2 and "--human-topics needs --human-qrels" in refused.err
+    negative = cli("analyze", "--store", store, "--official", official, "--out", out, "--human-qrels", "official",
+                   "--seed", "-1")
+    assert negative.code == 2 and "--seed must be 0 or more (got -1)" in negative.err

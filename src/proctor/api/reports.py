@@ -14,6 +14,7 @@ from proctor.errors import UsageError
 from proctor.evaluate.coverage import DEFAULT_FLOOR, Floor
 from proctor.evaluate.leaderboard_files import LeaderboardFile, read_official
 from proctor.evaluate.measures import parse_measure
+from proctor.options.numeric import check_numbers
 from proctor.outputs import folder_target
 from proctor.store import Store
 
@@ -108,6 +109,7 @@ def analyze_request(official: str | Path, out: str | Path, *, judged_relevant: i
 
         per_topic_spec(plot)
         parse_topics(human_topics)
+        check_numbers({"seed": seed})
     return AnalyzeRequest(reference, options, Path(out), judged_relevant, human_qrels, human_topics, seed)
 
 
