@@ -56,6 +56,8 @@ class AnalyzeOptions:
     """τ of the plotted EXAM-Qrels (binary measures) and EXAM-Cover leaderboards."""
     floor: Floor = DEFAULT_FLOOR
     """Below it, a grade set's numbers are flagged (banner, and warnings on standard error)."""
+    extra_sections: tuple[Section, ...] = ()
+    """Sections the layers above add at the end (the prediction-powered leaderboards of `api.reports`)."""
 
 
 @dataclass
@@ -311,6 +313,7 @@ def _missing_text(missing: dict[str, list[str]]) -> str:
 
 
 def _write_report(report: Report, out: Path, options: AnalyzeOptions) -> None:
+    report.sections += options.extra_sections
     about = (f"Official leaderboard: {options.official_name}. Measures {', '.join(options.measures)}; τ = "
              f"{', '.join(map(str, options.taus))}; cover budget {options.budget}; judgments >= "
              f"{options.judged_relevant} count as relevant.")

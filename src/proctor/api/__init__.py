@@ -86,6 +86,11 @@ from proctor.api.modes import TableFormat as TableFormat
 from proctor.api.modes import Tests as Tests
 from proctor.api.modes import TextFormat as TextFormat
 from proctor.api.modes import Ties as Ties
+from proctor.api.ppi import PPICalibration as PPICalibration
+from proctor.api.ppi import PPILeaderboard as PPILeaderboard
+from proctor.api.ppi import check_ppi_calibration as check_ppi_calibration
+from proctor.api.ppi import ppi_calibration as ppi_calibration
+from proctor.api.ppi import ppi_leaderboard as ppi_leaderboard
 from proctor.api.rendering import as_rows as as_rows
 from proctor.api.rendering import render as render
 from proctor.api.rendering import to_frame as to_frame

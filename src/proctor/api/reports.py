@@ -14,6 +14,7 @@ from proctor.errors import UsageError
 from proctor.evaluate.coverage import DEFAULT_FLOOR, Floor
 from proctor.evaluate.leaderboard_files import LeaderboardFile, read_official
 from proctor.evaluate.measures import parse_measure
+from proctor.options.numeric import check_numbers
 from proctor.outputs import folder_target
 from proctor.store import Store
 
@@ -33,6 +34,9 @@ class AnalyzeRequest:
     options: AnalyzeOptions
     out: Path
     judged_relevant: int
+    human_qrels: str | None = None
+    human_topics: int | str | None = None
+    seed: int = 0
 
     def run(self, store: Store) -> Report:
         """Write the report of this store into `out`; returns what was written and the warnings."""
@@ -41,15 +45,46 @@ class AnalyzeRequest:
         check_judged_relevant(store, self.judged_relevant)
         if not store.grades.grade_sets():
             raise UsageError(f"{store.path}: the store holds no grades to analyse")
-        return analyze(store, self.reference, self.options, self.out)
+        from dataclasses import replace
+
+        options = replace(self.options, extra_sections=tuple(self._ppi_sections(store)))
+        return analyze(store, self.reference, options, self.out)
+
+    def _ppi_sections(self, store: Store) -> list:
+        """With `human_qrels`: per grade set of passages, the prediction-powered leaderboard of the plotted
+        measure at the plotted tau, as a report section."""
+        if not self.human_qrels:
+            return []
+        from proctor.analyze.answers_section import is_answer_set
+        from proctor.analyze.html_report import Section
+        from proctor.analyze.tables import Table
+        from proctor.api.labels import LabelChoice
+        from proctor.api.ppi import ppi_leaderboard
+        from proctor.trust.ppi_board import section_table
+
+        sections = []
+        for grade_set in store.grades.grade_sets():
+            if not grade_set.grades or grade_set.intermediate or is_answer_set(grade_set):
+                continue
+            made = ppi_leaderboard(store, measures=[self.options.plot_measure or "P@20"],
+                                   min_grade=self.options.plot_tau, labels=LabelChoice(grade_set=grade_set.id),
+                                   human_qrels=self.human_qrels, human_topics=self.human_topics, seed=self.seed,
+                                   judged_relevant=self.judged_relevant, floor=self.options.floor).boards()[0]
+            caption, header, rows = section_table(made)
+            table = Table(header, rows, caption=caption)
+            sections.append(Section(f"Prediction-powered leaderboard — {grade_set.id}", table.markdown(),
+                                    [(None, table)]))
+        return sections
 
 
 def analyze_request(official: str | Path, out: str | Path, *, judged_relevant: int = 2,
                     measures: str | Sequence[str] = DEFAULT_MEASURES, budget: int = 20, missing: Missing = "zero",
                     per_query_measure: str = "nDCG@10", per_query_tau: int = 3, plot_measure: str | None = None,
-                    plot_tau: int = 3, floor: Floor = DEFAULT_FLOOR) -> AnalyzeRequest:
+                    plot_tau: int = 3, floor: Floor = DEFAULT_FLOOR, human_qrels: str | None = None,
+                    human_topics: int | str | None = None, seed: int = 0) -> AnalyzeRequest:
     """The options of `analyze_report`, checked (measures, the plotted measure, the out folder) and the
-    `official` leaderboard read."""
+    `official` leaderboard read; with `human_qrels` (and `human_topics`, `seed`) the report gains the
+    prediction-powered leaderboard of the plotted measure (`leaderboard --human-qrels`)."""
     from proctor.analyze.report import AnalyzeOptions
 
     chosen = tuple(m.strip() for m in (measures.split(",") if isinstance(measures, str) else measures) if m.strip())
@@ -66,7 +101,16 @@ def analyze_request(official: str | Path, out: str | Path, *, judged_relevant: i
     options = AnalyzeOptions(official_name=str(official), judged_relevant=judged_relevant, measures=chosen,
                              budget=budget, missing_cover=missing, per_query_measure=per_query_measure,
                              per_query_tau=per_query_tau, plot_measure=plot, plot_tau=plot_tau, floor=floor)
-    return AnalyzeRequest(reference, options, Path(out), judged_relevant)
+    if human_topics is not None and not human_qrels:
+        raise UsageError("{human_topics} needs {human_qrels}", params=("human_topics", "human_qrels"))
+    if human_qrels:
+        from proctor.api.ppi import per_topic_spec
+        from proctor.trust.ppi_board import parse_topics
+
+        per_topic_spec(plot)
+        parse_topics(human_topics)
+        check_numbers({"seed": seed})
+    return AnalyzeRequest(reference, options, Path(out), judged_relevant, human_qrels, human_topics, seed)
 
 
 def analyze_report(store: Store, official: str | Path, out: str | Path, *, judged_relevant: int = 2,

@@ -39,6 +39,11 @@ def register(commands: argparse._SubParsersAction) -> None:
                    "first of --measures)")
     p.add_argument("--plot-tau", type=GRADE, default=3, help="τ of the plotted EXAM-Qrels and EXAM-Cover leaderboards "
                    "(default 3)")
+    p.add_argument("--human-qrels", metavar="official|reviewers|FILE", help="add the prediction-powered leaderboard "
+                   "of the plotted measure (as `leaderboard --human-qrels`; docs/trust.md)")
+    p.add_argument("--human-topics", metavar="N|T1,T2,...", help="--human-qrels: draw N judged topics (seeded by "
+                   "--seed) or name them (default: every topic the humans judged)")
+    p.add_argument("--seed", type=int, default=0, help="--human-topics N: random seed of the draw (default 0)")
     add_floor_options(p)
     p.set_defaults(func=run)
 
@@ -49,7 +54,9 @@ def run(args: argparse.Namespace) -> int:
                                   measures=args.measures, budget=args.budget, missing=args.missing,
                                   per_query_measure=args.per_query_measure, per_query_tau=args.per_query_tau,
                                   plot_measure=args.plot_measure, plot_tau=args.plot_tau,
-                                  floor=floor_of(args))  # checked (and the official file read) before the store
+                                  floor=floor_of(args), human_qrels=args.human_qrels,
+                                  human_topics=args.human_topics, seed=args.seed)
+    # checked (and the official file read) before the store
     with readable_store(args.store, args.lock_timeout) as store:
         report = request.run(store)
     for warning in report.warnings:

@@ -40,6 +40,11 @@ Nuggets:     --metric nuggets --score all|vital|strict_all|strict_vital|weighted
 Citations:   --metric citations --score support_precision|support_precision_partial|citation_coverage
              from a citation-support grade set (see docs/nuggets.md).
 
+Prediction-powered (docs/trust.md): --human-qrels official|reviewers|FILE [--human-topics N|T1,T2,...]
+             the judge's scores on every topic corrected by human minus judge on the human-judged topics,
+             with intervals for the humans' all-topic score (PPI; PPI++ from 15 judged topics), beside the
+             judge-only and human-only scores, and rank intervals; --judged-relevant J for the humans.
+
 Measures: {api.known_measures()}.
 Runs come from the store, or from --runs (files or folders of TREC runs).
 TSV output: a header `system<TAB>score<TAB>stderr<TAB>n_queries<TAB>measure<TAB>labels`, then one row per
@@ -87,13 +92,31 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--confidence", type=float, metavar="C", help="--intervals: confidence level (default 0.95)")
     p.add_argument("--resamples", type=int_in(1), metavar="B",
                    help="--intervals: bootstrap samples (default 1000, at most 100000)")
+    add_human_options(p)
     add_floor_options(p)
     p.set_defaults(func=run, param_flags={"judgments": "--qrels"})
+
+
+def add_human_options(p: argparse.ArgumentParser) -> None:
+    """`--human-qrels`, `--human-topics`, `--judged-relevant`: the prediction-powered leaderboard."""
+    p.add_argument("--human-qrels", metavar="official|reviewers|FILE",
+                   help="prediction-powered leaderboard (docs/trust.md): the judge's scores on every topic corrected "
+                   "by human minus judge on the human-judged topics, with intervals (PPI/PPI++), beside judge-only "
+                   "and human-only; official, reviewers (verdicts in `proctor review`), official+reviewers or a "
+                   "qrels file")
+    p.add_argument("--human-topics", metavar="N|T1,T2,...",
+                   help="--human-qrels: draw N judged topics at random (seeded by --seed) or name them (default: "
+                   "every topic the humans judged)")
+    p.add_argument("--judged-relevant", type=int_in(1), default=1, metavar="J",
+                   help="--human-qrels: a human judgment >= J counts as relevant for binary measures (default 1; "
+                   "TREC DL: 2)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Build the leaderboards (through the Python API) and print them."""
     labels = api.LabelChoice(args.grade_set, args.method, args.model, args.bank, args.min_questions, args.facets)
+    if args.human_qrels or args.human_topics or args.judged_relevant != 1:
+        return run_ppi(args, labels)
     with readable_store(args.store, args.lock_timeout) as store:
         report = api.leaderboard_report(
             store, measures=args.measure or [], min_grade=args.min_grade, metric=args.metric, labels=labels,
@@ -108,5 +131,32 @@ def run(args: argparse.Namespace) -> int:
     for comparison in report.comparisons:
         for line in comparison.notes:
             note(line)
+    emit(api.render(report, args.format), args.format)
+    return 0
+
+
+def run_ppi(args: argparse.Namespace, labels: api.LabelChoice) -> int:
+    """The prediction-powered leaderboard (`--human-qrels`)."""
+    conflicting = {"judgments": args.qrels, "intervals": args.intervals, "significance": args.significance,
+                   "per_query": args.per_query, "resamples": args.resamples, "score": args.score,
+                   "metric": args.metric != "qrels", "budget": args.budget != 20, "normalize": args.normalize,
+                   "gold": args.gold}
+    if not args.human_qrels:
+        raise api.UsageError("{human_topics} and {judged_relevant} need {human_qrels}",
+                             params=("human_topics", "judged_relevant", "human_qrels"))
+    if args.format not in api.PPILeaderboard.formats:
+        raise api.UsageError("{human_qrels} needs {fmt} tsv, json or md", params=("human_qrels", "fmt"))
+    with readable_store(args.store, args.lock_timeout) as store:
+        report = api.ppi_leaderboard(
+            store, measures=args.measure or [], min_grade=args.min_grade, labels=labels, human_qrels=args.human_qrels,
+            human_topics=args.human_topics, seed=args.seed, confidence=args.confidence,
+            judged_relevant=args.judged_relevant, runs=args.runs, missing=args.missing, floor=floor_of(args),
+            conflicting=conflicting)
+    for board in report.judge_boards:
+        for line in board.notes:
+            note(line)
+        warn_coverage(board.coverage)
+    for board in report.boards():
+        note(f"human-judged topics ({board['n_judged']} of {board['n_topics']}): {', '.join(board['human_topics'])}")
     emit(api.render(report, args.format), args.format)
     return 0

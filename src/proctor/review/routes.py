@@ -86,16 +86,22 @@ async def cell(request: Request) -> Response:
     return render(request, "cell.html", data=data, reviewed=reviewed, judged=judged)
 
 
+def _chosen_grade_set(request: Request) -> tuple[ReviewState, list, Any]:
+    """The state, the grade sets to choose from and the one `?gs=` names (the only one by default)."""
+    state = _state(request)
+    sets = pages.visible_sets(state.store)
+    grade_set = pages.choose_grade_set(state.store, request.query_params.get("gs"), sets)
+    if grade_set is None:
+        raise UsageError("the store has no grades")
+    return state, sets, grade_set
+
+
 async def to_review(request: Request) -> Response:
     """GET /to-review: passages ordered by how much a human verdict would change (docs/trust.md)."""
     from proctor import api
     from proctor.gradesets.ensemble import check_min_grade, refreshed
 
-    state, params = _state(request), request.query_params
-    sets = pages.visible_sets(state.store)
-    grade_set = pages.choose_grade_set(state.store, params.get("gs"), sets)
-    if grade_set is None:
-        raise UsageError("the store has no grades")
+    (state, sets, grade_set), params = _chosen_grade_set(request), request.query_params
     grade_set = refreshed(state.store, grade_set)  # an ensemble whose members changed: derived again
     limit = params.get("limit") or "50"
     if not limit.isdigit() or not 1 <= int(limit) <= 1000:
@@ -104,6 +110,26 @@ async def to_review(request: Request) -> Response:
     data = api.to_review(state.store, grade_set.id, min_grade=state.thresholds.min_grade, depth=state.cache.depth,
                          limit=int(limit))
     return render(request, "to_review.html", data=data, sets=sets)
+
+
+async def calibration(request: Request) -> Response:
+    """GET /calibration: the prediction-powered leaderboard for the reviewers' verdicts (docs/trust.md)."""
+    from proctor import api
+
+    state, sets, grade_set = _chosen_grade_set(request)
+    rel = request.query_params.get("rel") or str(state.thresholds.judged_relevant)
+    if rel not in ("1", "2", "3"):
+        raise UsageError("rel must be 1, 2 or 3 (a verdict >= rel counts as relevant)")
+    measure = f"P@{state.cache.depth}"
+    try:
+        board = api.ppi_leaderboard(state.store, measures=[measure], min_grade=state.thresholds.min_grade,
+                                    labels=api.LabelChoice(grade_set=grade_set.id), human_qrels="reviewers",
+                                    judged_relevant=int(rel))
+        data, refused = board.boards()[0], None
+    except UsageError as exc:  # fewer than two topics with verdicts, no verdicts at all
+        data, refused = None, str(exc)
+    return render(request, "calibration.html", data=data, refused=refused, sets=sets, grade_set=grade_set,
+                  measure=measure, rel=int(rel))
 
 
 async def audit(request: Request) -> Response:
@@ -245,7 +271,7 @@ async def impact(request: Request) -> Response:
 
 ROUTES = [
     Route("/", overview), Route("/query/{qid:path}", query), Route("/cell", cell), Route("/audit", audit),
-    Route("/to-review", to_review),
+    Route("/to-review", to_review), Route("/calibration", calibration),
     Route("/judgments.qrels", export_qrels), Route("/jobs/{job:int}", job_page),
     Route("/jobs/{job:int}/progress", job_json), Route("/impact", impact),
     Route("/reviewer", set_reviewer, methods=["POST"]), Route("/question/edit", edit_question, methods=["POST"]),
