@@ -31,7 +31,16 @@ from proctor.store.integrity import ImportRepository
 from proctor.store.probes import ProbeRepository
 from proctor.store.repository import dumps, now
 from proctor.store.review import ReviewRepository
-from proctor.store.schema import ADDITIVE, SCHEMA, SCHEMA_VERSION, migrate_v1, migrate_v2, migrate_v3, migrate_v4
+from proctor.store.schema import (
+    ADDITIVE,
+    SCHEMA,
+    SCHEMA_VERSION,
+    migrate_v1,
+    migrate_v2,
+    migrate_v3,
+    migrate_v4,
+    migrate_v5,
+)
 from proctor.store.tallies import TallyRepository
 
 BULK_CACHE_KB = 65536
@@ -45,6 +54,7 @@ MIGRATIONS: tuple[tuple[int, str, Callable[[sqlite3.Connection], str | None]], .
     (2, "schema 2", migrate_v2),
     (3, "schema 3", lambda db: migrate_v3(db, now())),
     (4, "schema 4", migrate_v4),
+    (5, "schema 5", migrate_v5),
 )
 """(version, its name, the migration to the next version) in order: a store of an older schema takes each in
 turn when first opened."""
