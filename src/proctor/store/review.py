@@ -41,7 +41,7 @@ def text_digest(text: str | None) -> str:
 @dataclass(frozen=True)
 class VerdictBasis:
     """What a verdict form showed: the digests of the query and passage texts and the pair's newest verdict (0:
-    none); `token` is how the form carries it."""
+    none); `texts` is how the form carries the digests."""
 
     query_digest: str
     passage_digest: str
