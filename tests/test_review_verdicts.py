@@ -207,3 +207,25 @@ def test_verdicts_of_a_schema_5_store_are_judged_by_when_their_texts_were_import
     assert migrated.schema.version() == 6 and "review_judgment_texts" in migrated.schema.names()
     assert set(migrated.review.review_judgments()["q1"]) == {"d102"}
     migrated.close()
+
+
+def test_a_passage_whose_verdict_went_stale_comes_back_to_the_review_queue(graded_template, tmp_path):
+    from proctor import api
+
+    store_path = tmp_path / "s.db"
+    shutil.copyfile(graded_template, store_path)
+    store = api.open_store(store_path)
+    try:
+        first = api.to_review(store, min_grade=3, limit=100)["items"][0]
+        pair = (first["query_id"], first["passage_id"])
+        with store.transaction():
+            store.review.add_review_judgment(*pair, 2, "alice", None)
+        queued = {(i["query_id"], i["passage_id"]) for i in api.to_review(store, min_grade=3, limit=100)["items"]}
+        assert pair not in queued
+        with store.transaction():
+            store.corpus.upsert_passages([(pair[1], "A corrected text of the passage.")])
+        again = api.to_review(store, min_grade=3, limit=100)
+        assert pair in {(i["query_id"], i["passage_id"]) for i in again["items"]} and again["reviewed"] == 0
+        assert store.review.stale_review_judgments()[pair[0]][pair[1]]["stale"] == "the passage text changed since"
+    finally:
+        store.close()

@@ -182,14 +182,19 @@ def test_a_command_waits_for_a_bulk_import_within_lock_timeout(demo_store, tmp_p
     queries.write_text("q9\tanother query\n")
     names = {"BANK": str(tmp_path / "collection" / "bank.jsonl"), "QUERIES": str(queries)}
     args = [names.get(a, a) for a in command]
+    ready = ("import sys; from proctor.cli import main; print('ready', flush=True); sys.stdin.readline(); "
+             "sys.exit(main(sys.argv[1:]))")  # started (imports done) before the lock is taken: it meets the lock
+    other = subprocess.Popen([sys.executable, "-c", ready, *args, "--store", str(demo_store), "--lock-timeout", "30"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert other.stdout.readline() == "ready\n"
     writer = Store.open(demo_store)
     with writer.bulk_transaction():
         writer.corpus.upsert_queries([("q8", "a query of the bulk import")])
-        assert writer.db.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+        assert writer.schema.journal_mode() == "delete"
         started = time.monotonic()
-        other = subprocess.Popen([sys.executable, "-m", "proctor", *args, "--store", str(demo_store),
-                                  "--lock-timeout", "30"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                 env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        other.stdin.write("go\n")
+        other.stdin.flush()
         time.sleep(2)
     writer.close()
     out, err = other.communicate(timeout=60)
