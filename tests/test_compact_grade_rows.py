@@ -19,7 +19,7 @@ from proctor import api
 from proctor.errors import UsageError
 from proctor.records import Grade, GradeSet
 from proctor.store import Store
-from proctor.store.schema import SCHEMA_V2
+from proctor.store.schema import SCHEMA_V2, SCHEMA_VERSION
 
 A = GradeSet("self-rating", "m", "v1", None, None, {"source": "test"}, "self-rating")
 B = GradeSet("four-prompts", "m", "v1", None, None, {"source": "test"}, "four-prompts")
@@ -182,7 +182,7 @@ def test_a_schema_2_store_migrates_with_every_read_identical(stores) -> None:
     migrated = Store.open(v2)
     assert migrated.migration_note.startswith(f"migrated the store from schema 2 to 3: "
                                               f"{len(expected['dump']['grades'])} grades in compact rows; ")
-    assert migrated.schema.version() == 5
+    assert migrated.schema.version() == SCHEMA_VERSION
     assert migrated.caches.kept_rows("label_cache") == 0  # emptied: recomputed
     triggers = {name for name, _ in migrated.schema.triggers("grades")}
     assert triggers == {f"{cache}_{event}" for cache in ("grade_set_counts", "label_cache", "cover_cache")

@@ -278,3 +278,47 @@ def test_the_api_refuses_a_negative_seed(graded):
             api.probe(opened, grade_set, ["injection"], seed=-1, llm="openai:fake-model", base_url=server.base_url)
     finally:
         opened.close()
+
+
+def _dies_after(requests: int):
+    """A judge that answers `requests` requests, then its server goes away (connections refused from then on)."""
+    holder: list[FakeOpenAI] = []
+
+    def faults(prompt: str, attempt: int) -> str:
+        if holder[0].requests > requests:
+            holder[0]._stop.set()  # runs on the server's own loop: it closes and cancels what it serves
+            return "stall"
+        return "ok"
+
+    server = FakeOpenAI(reply=gullible_judge, faults=faults)
+    holder.append(server)
+    return server
+
+
+ENDPOINT_FAILURES = [
+    ("dies mid-run", lambda: _dies_after(8), "requests in a row failed", "Connection"),
+    ("key revoked mid-run", lambda: FakeOpenAI(reply=gullible_judge, faults=lambda prompt, attempt: "401"
+                                               if "perfectly relevant" in prompt else "ok"),
+     "requests in a row failed", "401"),
+    ("every reply a server error", lambda: FakeOpenAI(reply=gullible_judge, faults=lambda prompt, attempt: "500"),
+     "the stored probe of this configuration is kept", "failed"),
+]
+"""(case, the judge of the second probe, what the refusal says, the real error it names)."""
+
+
+@pytest.mark.parametrize(("case", "judge", "says", "error"), ENDPOINT_FAILURES, ids=[c[0] for c in ENDPOINT_FAILURES])
+def test_a_failing_judge_never_replaces_a_complete_probe(graded, cli, case, judge, says, error):
+    """A complete probe first; then the same probe against a judge that fails part-way: it stops with exit 2 and
+    the real error (as `grade` does), and the store's dump (the complete probe included) is as it was."""
+    from conftest import store_dump
+
+    store, grade_set, server = graded
+    args = ["probe", "--store", store, "--grade-set", grade_set, "--attack", "injection", "--sample", "3"]
+    assert cli(*args, *backend(server)).code == 0
+    before = store_dump(store)
+    with judge() as failing:
+        result = cli(*args, "--llm", "openai:fake-model", "--base-url", failing.base_url, "--timeout", "5",
+                     "--max-retries", "0")
+    assert result.code == 2 and "Traceback" not in result.err and result.out == "", (result.out, result.err)
+    assert says in result.err and error in result.err, result.err
+    assert store_dump(store) == before

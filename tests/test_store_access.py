@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
 import time
 
@@ -86,3 +87,146 @@ def test_a_folder_or_a_foreign_sqlite_file_is_no_store(cli, tmp_path, kind):
 
 def test_demo_store_fixture_is_unaffected(tmp_path):
     assert Store.open(seed_demo(tmp_path)).counts()["passages"] == 24
+
+
+READ_COMMANDS = [
+    ("info",), ("grade-sets", "list"), ("qrels",), ("leaderboard", "--measure", "P@3"),
+    ("export", "exampp", "--out", "OUT/x.jsonl"), ("agreement", "--judged-relevant", "1"), ("verify", "spurious"),
+    ("calibrate", "--budget", "1"), ("analyze", "--official", "OUT/official.json", "--out", "OUT/report"),
+    ("review", "--port", "PORT"),
+]
+"""Commands that only read a store (the review app writes only reviewers' work into a store that is one)."""
+
+
+@pytest.mark.parametrize("command", READ_COMMANDS, ids=lambda c: " ".join(c[:2]))
+def test_an_empty_file_is_refused_by_every_read_command_and_left_untouched(cli, tmp_path, command):
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    (tmp_path / "official.json").write_text('{"a": 1, "b": 2}')
+    port = socket.socket()
+    port.bind(("127.0.0.1", 0))
+    names = {"PORT": str(port.getsockname()[1])}
+    port.close()
+    result = cli(*[names.get(a, a.replace("OUT", str(tmp_path))) for a in command], "--store", empty)
+    assert result.code == 2 and "Traceback" not in result.err, result.err
+    assert f"{empty}: an empty file, not a Proctor store" in result.err, result.err
+    assert empty.stat().st_size == 0 and [p.name for p in tmp_path.glob("empty.db*")] == ["empty.db"]
+
+
+def test_a_write_command_makes_a_store_of_an_empty_file(cli, tmp_path):
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    queries = tmp_path / "q.tsv"
+    queries.write_text("q1\tbees\n")
+    assert cli("import", "queries", queries, "--store", empty).code == 0
+    assert cli("info", "--store", empty).code == 0
+
+
+def _mount_namespace() -> bool:
+    """Whether this process may mount a small file system in a mount namespace of its own (root, unshare)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("unshare") is None:
+        return False
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"],
+                           capture_output=True)
+    return probe.returncode == 0
+
+
+@pytest.mark.parametrize("spare_kib", [4, 16, 100, 400])
+def test_a_really_full_disk_during_grade_says_the_disk_is_full_and_resumes(demo_store, tmp_path, spare_kib):
+    """`grade` on a store in a file system with `spare_kib` KiB free: SQLite fails at opening (the WAL index
+    cannot grow: SQLITE_IOERR_SHMSIZE, 'disk I/O error') or while committing (SQLITE_FULL); either way the user
+    reads that the disk is full and how to resume, as `import` says; the same command on a larger disk resumes."""
+    import subprocess
+    import sys
+
+    if not _mount_namespace():
+        pytest.skip("needs root and unshare to mount a small file system")
+    mount, copy = tmp_path / "mnt", tmp_path / "after" / "s.db"
+    mount.mkdir()
+    copy.parent.mkdir()
+    size = demo_store.stat().st_size // 1024 + spare_kib
+    with FakeOpenAI(reply=lambda prompt: "4 " + "x" * 3000) as server:
+        grade = " ".join([sys.executable, "-m", "proctor", *grade_args(mount / "s.db", server)])
+        script = (f"mount -t tmpfs -o size={size}k tmpfs {mount} && cp {demo_store} {mount}/s.db && "
+                  f"{grade} >{tmp_path}/full.out 2>{tmp_path}/full.err; echo $? >{tmp_path}/full.code; "
+                  f"cp {mount}/s.db* {copy.parent}; mount -o remount,size=16m {mount} && "
+                  f"{grade} >{tmp_path}/resumed.out 2>{tmp_path}/resumed.err; echo $? >{tmp_path}/resumed.code")
+        subprocess.run(["unshare", "-m", "sh", "-c", script], check=True,
+                       env={**os.environ, "HF_HUB_OFFLINE": "1"}, cwd=tmp_path)
+    full = (tmp_path / "full.err").read_text()
+    assert (tmp_path / "full.code").read_text().strip() == "2", full
+    assert "the disk is full" in full and "run the same command again to resume" in full, full
+    assert "Traceback" not in full and len(full.strip().splitlines()) <= 2, full
+    assert raw_rows(copy, "PRAGMA integrity_check") == [("ok",)]
+    resumed = json.loads((tmp_path / "resumed.out").read_text())
+    assert (tmp_path / "resumed.code").read_text().strip() == "0"
+    assert resumed["graded_now"] + resumed["already_graded"] == 72
+
+
+WAITING_COMMANDS = [("info",), ("grade-sets", "list"), ("import", "bank", "BANK"), ("import", "queries", "QUERIES")]
+"""Commands run while another process writes a large import under a rollback journal."""
+
+
+@pytest.mark.parametrize("command", WAITING_COMMANDS, ids=lambda c: " ".join(c))
+def test_a_command_waits_for_a_bulk_import_within_lock_timeout(demo_store, tmp_path, command):
+    """A bulk import (`Store.bulk_transaction`: a rollback journal while no one else has the store open) holds the
+    write lock for 2 s; a second process opening the store meanwhile must wait (its switch back to WAL needs the
+    lock, which SQLite's busy handler does not wait for), not give up at once."""
+    import subprocess
+    import sys
+
+    queries = tmp_path / "q.tsv"
+    queries.write_text("q9\tanother query\n")
+    names = {"BANK": str(tmp_path / "collection" / "bank.jsonl"), "QUERIES": str(queries)}
+    args = [names.get(a, a) for a in command]
+    ready = ("import sys; from proctor.cli import main; print('ready', flush=True); sys.stdin.readline(); "
+             "sys.exit(main(sys.argv[1:]))")  # started (imports done) before the lock is taken: it meets the lock
+    other = subprocess.Popen([sys.executable, "-c", ready, *args, "--store", str(demo_store), "--lock-timeout", "30"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert other.stdout.readline() == "ready\n"
+    writer = Store.open(demo_store)
+    with writer.bulk_transaction():
+        writer.corpus.upsert_queries([("q8", "a query of the bulk import")])
+        assert writer.schema.journal_mode() == "delete"
+        started = time.monotonic()
+        other.stdin.write("go\n")
+        other.stdin.flush()
+        time.sleep(2)
+    writer.close()
+    out, err = other.communicate(timeout=60)
+    assert other.returncode == 0 and "did not finish within --lock-timeout" not in err, err
+    assert time.monotonic() - started >= 2
+    after = Store.open(demo_store)
+    assert "q8" in after.corpus.queries()
+    after.close()
+
+
+@pytest.mark.slow
+def test_info_and_import_bank_wait_for_import_exampp_of_dl19(dl19_pool, tmp_path):
+    """The case as a user meets it: `import exampp` of the DL19 pool runs; `info` and `import bank` started while
+    its rollback journal exists wait with --lock-timeout 30 and succeed."""
+    import subprocess
+    import sys
+
+    from conftest import SHARED
+
+    store = tmp_path / "s.db"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    writer = subprocess.Popen([sys.executable, "-m", "proctor", "import", "exampp", str(dl19_pool), "--store",
+                               str(store)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    journal = tmp_path / "s.db-journal"
+    deadline = time.monotonic() + 60
+    while not journal.exists() and writer.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert journal.exists(), "the import never wrote under a rollback journal"
+    others = [subprocess.Popen([sys.executable, "-m", "proctor", *args, "--store", str(store), "--lock-timeout", "30"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+              for args in (("info",), ("import", "bank", str(SHARED / "dl19" / "dl19-questions-graded.jsonl.gz")))]
+    assert writer.wait(120) == 0
+    for other in others:
+        out, err = other.communicate(timeout=60)
+        assert other.returncode == 0, err

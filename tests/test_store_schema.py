@@ -1,4 +1,4 @@
-"""One schema: a new store holds every table from the start (schema 5), and a store of schema 4 (whose kept
+"""One schema: a new store holds every table from the start (schema 6), and a store of schema 4 (whose kept
 counts, caches, batch, probe and review tables came with an opening or a first use) migrates to it when first
 opened writable, reading the same; read-only, it is read as it is."""
 
@@ -53,7 +53,7 @@ def _names(statements: tuple[str, ...]) -> set[str]:
 
 def test_a_new_store_holds_every_table_of_the_schema(tmp_path):
     store = Store.create_or_open(tmp_path / "s.db")
-    assert store.schema.version() == SCHEMA_VERSION == 5
+    assert store.schema.version() == SCHEMA_VERSION == 6
     assert _names(SCHEMA) <= store.schema.names() and len(_names(SCHEMA)) == len(SCHEMA)
     assert {"batch_jobs", "probe_sets", "review_audit", "cover_cache_update"} <= store.schema.names()
     store.close()
@@ -66,7 +66,7 @@ def test_a_schema_4_store_with_every_table_migrates_and_reads_the_same(tmp_path)
     store.close()
     raw_write(path, "UPDATE meta SET value = '4' WHERE key = 'schema_version'")
     migrated = Store.open(path)
-    assert migrated.migration_note is None and migrated.schema.version() == 5
+    assert migrated.migration_note is None and migrated.schema.version() == SCHEMA_VERSION
     assert _reads(migrated) == expected
     migrated.close()
 
@@ -89,14 +89,14 @@ def test_a_schema_4_store_without_the_later_tables_reads_the_same_read_only_and_
     assert {q: [i for i, _, _ in items] for q, items in reader.banks.bank_items("question", "bank", "v1").items()} \
         == {"q0": ["q0/a", "q0/b"], "q1": ["q1/a", "q1/b"]}  # without the kept order: by id
     copy = reader.copy_to(tmp_path / "copy.db")  # a copy is a store like any opened one: migrated
-    assert copy.schema.version() == 5 and names <= copy.schema.names()
+    assert copy.schema.version() == SCHEMA_VERSION and names <= copy.schema.names()
     copy.close()
     reader.close()
     # another writer while the migration would run: the lock is named, not a read-only file
     with held_write_lock(path), pytest.raises(UsageError, match="another process is writing"):
         Store.open(path, lock_timeout=0.2)
     migrated = Store.open(path)
-    assert migrated.migration_note is None and migrated.schema.version() == 5
+    assert migrated.migration_note is None and migrated.schema.version() == SCHEMA_VERSION
     assert names | _names((TABLES_V4["question_positions"],)) <= migrated.schema.names()
     got = _reads(migrated)
     assert {k: v for k, v in got.items() if k != "items"} == {k: v for k, v in expected.items() if k != "items"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping, Sequence
 
 
@@ -45,3 +46,29 @@ class UsageError(ProctorError):
         """The message with each parameter spelled as the command-line option of that name (`min_grade` →
         `--min-grade`), as Proctor's command line and review app say it."""
         return self.spelled({p: "--" + p.replace("_", "-") for p in self.params})
+
+
+def code_point(char: str) -> str:
+    """A character as a user can look it up: `U+200B (ZERO WIDTH SPACE)`."""
+    name = unicodedata.name(char, "")
+    return f"U+{ord(char):04X}" + (f" ({name})" if name else "")
+
+
+def text_difference(old: str, new: str, limit: int = 8) -> str:
+    """Where two texts that may read the same differ, as code points (at most `limit` of each): "they differ at
+    character 4: U+00E9 vs U+0065 U+0301 (the same text in another Unicode normalization)"."""
+    start, shortest = 0, min(len(old), len(new))
+    while start < shortest and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < shortest - start and old[len(old) - 1 - end] == new[len(new) - 1 - end]:
+        end += 1
+
+    def points(part: str) -> str:
+        shown = " ".join(f"U+{ord(c):04X}" for c in part[:limit]) + (" …" if len(part) > limit else "")
+        return shown or "nothing"
+
+    same = unicodedata.normalize("NFC", old) == unicodedata.normalize("NFC", new)
+    return (f"they differ at character {start + 1}: {points(old[start:len(old) - end])} vs "
+            f"{points(new[start:len(new) - end])}" + (" (the same text in another Unicode normalization)" if same
+                                                       else ""))

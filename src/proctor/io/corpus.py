@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from proctor.errors import InputError
+from proctor.errors import InputError, text_difference
 from proctor.io.fields import id_and_text, read_id_text_tsv
 from proctor.io.textfile import iter_jsonl, looks_like_json
 
@@ -26,7 +26,7 @@ def read_corpus(path: str | Path) -> list[tuple[int, str, str]]:
         if pid in seen:
             if seen[pid][1] != text:
                 raise InputError(str(path), line, f"passage {pid!r} given again with another text (first on line "
-                                 f"{seen[pid][0]})")
+                                 f"{seen[pid][0]}; {text_difference(seen[pid][1], text)})")
             continue  # an identical duplicate is harmless
         seen[pid] = (line, text)
         out.append((line, pid, text))

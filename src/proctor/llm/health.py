@@ -90,12 +90,12 @@ class Breaker:
         """True once the run should stop."""
         return self.error is not None
 
-    def message(self, model: str) -> str:
-        """What the user reads when the run stops."""
+    def message(self, model: str, then: str = "stopped (grades so far are saved; run the same command again to "
+                "resume once the server answers)") -> str:
+        """What the user reads when the run stops (`then`: what became of the run)."""
         before = ("the first request failed" if not self.answered
                   else f"{self.consecutive} requests in a row failed")
-        return (f"{model}: {before}: {self.error}; stopped (grades so far are saved; run the same command again "
-                "to resume once the server answers)")
+        return f"{model}: {before}: {self.error}; {then}"
 
 
 def _short(exc: Exception) -> str:

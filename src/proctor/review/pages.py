@@ -21,6 +21,7 @@ from proctor.records import GradeSet
 from proctor.review.editing import bank_of_query, draft_questions
 from proctor.review.robustness_view import probe_view
 from proctor.store import Store
+from proctor.store.review import VerdictBasis
 
 
 @dataclass
@@ -169,7 +170,8 @@ def query_page(store: Store, cache: Cache, qid: str, grade_set: GradeSet | None,
         q["relevant_graded"] = rate.relevant_graded if rate else 0
         q["flagged"] = bool(rate and rate.spurious)
         q["last_change"] = changes.get(q["question_id"])
-    reviewed = store.review.review_judgments(qid).get(qid, {})
+    reviewed = {**{p: {**v, "relevance": "stale"} for p, v in store.review.stale_review_judgments(qid).get(qid, {})
+                   .items()}, **store.review.review_judgments(qid).get(qid, {})}
     passages = sorted(set(cells) | set(cache.pool_of(store).get(qid, [])),
                       key=lambda p: (-(labels.get(p, -1)), -(judged.get(p, -1)), p))
     texts = store.corpus.passage_texts_of(passages)
@@ -183,6 +185,16 @@ def query_page(store: Store, cache: Cache, qid: str, grade_set: GradeSet | None,
             "columns": columns, "matrix": matrix, "uncovered": len(uncovered),
             "grade_set": grade_set.as_dict() if grade_set else None,
             "flagged": sum(q["flagged"] for q in questions), "spurious_rule": SPURIOUS_RULE}
+
+
+def seen_basis(form: Any) -> VerdictBasis:
+    """What a verdict form showed (`texts`: the query and passage digests, `verdict`: the pair's newest verdict),
+    as the cell and to-review pages render it; a form without them is refused."""
+    texts, verdict = str(form.get("texts") or ""), str(form.get("verdict") or "")
+    query, _, passage = texts.partition(":")
+    if not query or not passage or not verdict.isdigit():
+        raise UsageError("the form does not say what it showed (texts, verdict): reload the page and judge again")
+    return VerdictBasis(query, passage, int(verdict))
 
 
 def first_words(text: str, words: int = 8) -> str:

@@ -16,7 +16,7 @@ from proctor.review import editing, pages
 from proctor.review.impact_view import impact_data
 from proctor.review.security import checked_form
 from proctor.review.state import ReviewState
-from proctor.store.review import Conflict
+from proctor.store.review import Conflict, VerdictConflict
 
 REVIEWER_COOKIE = "proctor_reviewer"
 
@@ -81,9 +81,12 @@ async def cell(request: Request) -> Response:
     if grade_set is None:
         raise UsageError("the store has no grades")
     data = pages.cell_detail(state.store, grade_set, params.get("q", ""), params.get("p", ""), params.get("k", ""))
-    reviewed = state.store.review.review_judgments(data["query_id"]).get(data["query_id"], {}).get(data["passage_id"])
-    judged = state.store.corpus.judgments().get(data["query_id"], {}).get(data["passage_id"])
-    return render(request, "cell.html", data=data, reviewed=reviewed, judged=judged)
+    qid, pid = data["query_id"], data["passage_id"]
+    reviewed = state.store.review.review_judgments(qid).get(qid, {}).get(pid) or \
+        state.store.review.stale_review_judgments(qid).get(qid, {}).get(pid)
+    judged = state.store.corpus.judgments().get(qid, {}).get(pid)
+    return render(request, "cell.html", data=data, reviewed=reviewed, judged=judged,
+                  basis=state.store.review.verdict_basis(qid, pid))
 
 
 def _chosen_grade_set(request: Request) -> tuple[ReviewState, list, Any]:
@@ -109,7 +112,9 @@ async def to_review(request: Request) -> Response:
     check_min_grade(grade_set, state.thresholds.min_grade, "the threshold")  # e.g. 4 on a 0-2 grade set
     data = api.to_review(state.store, grade_set.id, min_grade=state.thresholds.min_grade, depth=state.cache.depth,
                          limit=int(limit))
-    return render(request, "to_review.html", data=data, sets=sets)
+    bases = {(i["query_id"], i["passage_id"]): state.store.review.verdict_basis(i["query_id"], i["passage_id"])
+             for i in data["items"]}
+    return render(request, "to_review.html", data=data, sets=sets, bases=bases)
 
 
 async def calibration(request: Request) -> Response:
@@ -211,13 +216,22 @@ async def judge(request: Request) -> Response:
     if not 0 <= relevance <= 3:
         raise UsageError("relevance must be 0, 1, 2 or 3")
     qid, pid = str(form.get("query_id")), str(form.get("passage_id"))
-    store = _state(request).store
+    state = _state(request)
+    store = state.store
     if qid not in store.corpus.queries() or not store.corpus.passage_texts_of([pid]):
         raise UsageError("no such query or passage")
+    if pid not in state.cache.pool_of(store).get(qid, []) and not store.review.graded_pair(qid, pid):
+        raise UsageError(f"passage {pid} is not in the pool of query {qid} (neither judged nor ranked by a run "
+                         f"within depth {state.cache.depth} nor graded for it): a verdict is on a pair of the pool")
+    seen = pages.seen_basis(form)
     chosen = pages.choose_grade_set(store, str(form.get("gs"))) if form.get("gs") else None
-    with store.transaction():
-        store.review.add_review_judgment(qid, pid, relevance, who, chosen.id if chosen else None)
-        store.review.add_audit(who, "judge", query_id=qid, after={"passage_id": pid, "relevance": relevance})
+    try:
+        with store.transaction():
+            store.review.add_review_judgment(qid, pid, relevance, who, chosen.id if chosen else None, seen)
+            store.review.add_audit(who, "judge", query_id=qid, after={"passage_id": pid, "relevance": relevance})
+    except VerdictConflict as exc:
+        return render(request, "verdict_conflict.html", 409, why=exc.why, other=exc.other, query_id=qid,
+                      passage_id=pid, mine=relevance, next=str(form.get("next") or "/"))
     return _back(form)
 
 

@@ -12,7 +12,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from proctor.errors import UsageError
+from proctor.errors import ProctorError, UsageError
 from proctor.grading.engine import GradeOptions
 from proctor.grading.guards import detect, harden, parse_guards
 from proctor.grading.plan import WorkItem, items_of
@@ -20,7 +20,7 @@ from proctor.grading.prompting import render
 from proctor.grading.runner import MethodChoice, _choice_args, grade_set_for
 from proctor.llm.base import Backend, Reply
 from proctor.llm.config import BackendConfig
-from proctor.llm.health import check_endpoint
+from proctor.llm.health import BackendUnavailable, Breaker, check_endpoint
 from proctor.methods import Method
 from proctor.methods.base import FAILED
 from proctor.options.numeric import check_numbers
@@ -90,10 +90,18 @@ def choose_pairs(store: Store, grade_set: GradeSet, method: Method, options: Pro
     return sample
 
 
+STOPPED = ("probe stopped, nothing written (a stored probe of this configuration is kept); run it again once the "
+           "server answers")
+"""What became of a probe whose judge stopped answering."""
+
+
 async def grade_texts(backend: Backend, method: Method, step: str, sample: Sample, variant: str,
-                      query_texts: dict[str, str | None]) -> dict[Key, tuple[int | None, str, str | None]]:
+                      query_texts: dict[str, str | None], breaker: Breaker | None = None
+                      ) -> dict[Key, tuple[int | None, str, str | None]]:
     """Grade one variant's texts of every probed pair for every item: `{(query, passage, item): (grade, status,
-    reply)}`; a backend error is a failed grade, recorded."""
+    reply)}`; a backend error is a failed grade, recorded. Failures no retry can fix (no connection, key refused)
+    trip `breaker` as they do in `grade`: the probe stops (BackendUnavailable) instead of grading on."""
+    breaker = breaker or Breaker()
     work = [WorkItem(qid, pid, item_id, question, sample.texts[(qid, pid)][variant],
                      tuple(answers) if answers else None,
                      {"query": query_texts.get(qid) or qid, "criterion_name": item_id,
@@ -108,12 +116,15 @@ async def grade_texts(backend: Backend, method: Method, step: str, sample: Sampl
         except Exception as exc:  # a backend that raises still yields recorded failures
             replies = [Reply(error=f"{type(exc).__name__}: {exc}") for _ in chunk]
         for w, reply in zip(chunk, replies, strict=True):
+            breaker.observe(reply)
             if reply.error is not None:
                 out[(w.query_id, w.passage_id, w.question_id)] = (None, FAILED, reply.error)
                 continue
             parsed = method.parse(reply.text, probabilities=reply.probabilities, score=reply.score,
                                   gold_answers=w.answers)
             out[(w.query_id, w.passage_id, w.question_id)] = (parsed.grade, parsed.status, reply.text)
+        if breaker.tripped:
+            raise BackendUnavailable(breaker.message(backend.model, STOPPED))
     return out
 
 
@@ -136,13 +147,14 @@ async def run_probe(store: Store, grade_set: GradeSet, config: BackendConfig, op
         variants = [CONTROL, *options.attacks]
         queries = store.corpus.queries()
         results: list[Variant] = []
+        breaker = Breaker()
         for guard in (None, *options.guards):
             graded_with = harden(method) if guard == "harden" else method
             for name in variants:
                 if guard == "detect":
                     results.append(_detected(sample, name, _unguarded(results, name)))
                     continue
-                grades = await grade_texts(backend, graded_with, step, sample, name, queries)
+                grades = await grade_texts(backend, graded_with, step, sample, name, queries, breaker)
                 results.append(Variant(name, guard, graded_with.template.version, grades, {}))
     finally:
         await backend.aclose()
@@ -170,6 +182,7 @@ def _save(store: Store, grade_set: GradeSet, sample: Sample, results: list[Varia
           options: ProbeOptions) -> None:
     created = now()
     with store.transaction():
+        _keep_usable(store, grade_set, results, options)
         for variant in results:
             passages = [(q, p, sample.texts[(q, p)][variant.name], FLAGGED if (q, p) in variant.flagged else "graded",
                          variant.flagged.get((q, p))) for q, p in sample.pairs]
@@ -180,6 +193,19 @@ def _save(store: Store, grade_set: GradeSet, sample: Sample, results: list[Varia
                                         params,
                                  created, passages, grades)
         store.probes.save_probe_report(grade_set.id, report, created)
+
+
+def _keep_usable(store: Store, grade_set: GradeSet, results: list[Variant], options: ProbeOptions) -> None:
+    """Refuse (ProctorError) a probe whose grades failed more often than those of the stored probe of the same
+    configuration: usable probe grades are never replaced by failures (call inside the saving transaction)."""
+    for variant in results:
+        failed = [reply for _, status, reply in variant.grades.values() if status == FAILED]
+        stored = store.probes.failures(probe_set_id(grade_set, variant, options.sample, options.seed))
+        if failed and stored is not None and len(failed) > stored:
+            attack = variant.name + (f" with guard {variant.guard}" if variant.guard else "")
+            raise ProctorError(f"grade set {grade_set.id}: {len(failed)} of {len(variant.grades)} probe grades of "
+                               f"{attack} failed (the first: {failed[0]}); the stored probe of this configuration "
+                               f"is kept ({stored} failed): nothing written, run it again once the judge answers")
 
 
 async def probe_grade_set(store: Store, grade_set: GradeSet, attacks: Sequence[str], guards: Sequence[str],

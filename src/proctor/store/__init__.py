@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,7 +31,16 @@ from proctor.store.integrity import ImportRepository
 from proctor.store.probes import ProbeRepository
 from proctor.store.repository import dumps, now
 from proctor.store.review import ReviewRepository
-from proctor.store.schema import ADDITIVE, SCHEMA, SCHEMA_VERSION, migrate_v1, migrate_v2, migrate_v3, migrate_v4
+from proctor.store.schema import (
+    ADDITIVE,
+    SCHEMA,
+    SCHEMA_VERSION,
+    migrate_v1,
+    migrate_v2,
+    migrate_v3,
+    migrate_v4,
+    migrate_v5,
+)
 from proctor.store.tallies import TallyRepository
 
 BULK_CACHE_KB = 65536
@@ -44,6 +54,7 @@ MIGRATIONS: tuple[tuple[int, str, Callable[[sqlite3.Connection], str | None]], .
     (2, "schema 2", migrate_v2),
     (3, "schema 3", lambda db: migrate_v3(db, now())),
     (4, "schema 4", migrate_v4),
+    (5, "schema 5", migrate_v5),
 )
 """(version, its name, the migration to the next version) in order: a store of an older schema takes each in
 turn when first opened."""
@@ -81,6 +92,9 @@ class Store:
             raise UsageError(f"{path}: is a folder, not a store file")
         if not path.is_file():
             raise UsageError(f"{path}: no such store (create one with `proctor import ... --store {path}`)")
+        if _empty(path):  # SQLite would write a header into it: a read leaves the file as it found it
+            raise UsageError(f"{path}: an empty file, not a Proctor store (an import makes one: `proctor import ... "
+                             f"--store {path}`)")
         if read_only or not _writable(path):
             store = cls(path, _connect_read_only(path))
             store.read_only = True
@@ -247,15 +261,40 @@ class Store:
                           key=repr) for t in tables}
 
 
+def _empty(path: Path) -> bool:
+    """A 0-byte file with no write-ahead log beside it (a new store's first pages may still be in its log)."""
+    wal = Path(f"{path}-wal")
+    return path.stat().st_size == 0 and not (wal.is_file() and wal.stat().st_size > 0)
+
+
 def _connect(path: Path, lock_timeout: float) -> sqlite3.Connection:
     try:
         db = sqlite3.connect(path, isolation_level=None, timeout=lock_timeout)
         db.execute(f"PRAGMA busy_timeout = {int(lock_timeout * 1000)}")
-        db.execute("PRAGMA journal_mode = WAL")
+        _wal_mode(db, lock_timeout)
     except sqlite3.DatabaseError as exc:
         raise StoreError(path, exc) from None
     db.execute("PRAGMA synchronous = NORMAL")
     return db
+
+
+def _wal_mode(db: sqlite3.Connection, lock_timeout: float) -> None:
+    """Switch to WAL, waiting up to `lock_timeout` while another connection writes under a rollback journal (a
+    bulk import): the switch needs the exclusive lock, and SQLite answers SQLITE_BUSY at once there instead of
+    calling its busy handler (waiting could deadlock a connection that holds a read lock), so `busy_timeout`
+    alone would give up in milliseconds."""
+    deadline = time.monotonic() + lock_timeout
+    pause = 0.01
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if getattr(exc, "sqlite_errorcode", sqlite3.SQLITE_BUSY) & 0xFF != sqlite3.SQLITE_BUSY or \
+                    time.monotonic() >= deadline:
+                raise
+        time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+        pause = min(pause * 2, 0.2)
 
 
 def _connect_read_only(path: Path) -> sqlite3.Connection:
@@ -274,6 +313,25 @@ def _writable(path: Path) -> bool:
     return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
 
 
+FULL_DISK_BYTES = 1 << 20
+"""Below this much free space on the store's file system, an I/O error of SQLite is taken as a full disk."""
+
+
+def _out_of_space(path: Path | str, exc: Exception) -> bool:
+    """SQLite reports a full disk as SQLITE_FULL only where a write of the file itself comes short; growing the
+    WAL index or syncing fails as SQLITE_IOERR ('disk I/O error'): that too, on a file system with (almost) no
+    space left, is a full disk."""
+    if getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_FULL:
+        return True
+    if not str(getattr(exc, "sqlite_errorname", "")).startswith("SQLITE_IOERR") and "disk I/O error" not in str(exc):
+        return False
+    try:
+        stats = os.statvfs(Path(path).resolve().parent)
+    except OSError:
+        return False
+    return stats.f_bavail * stats.f_frsize < FULL_DISK_BYTES
+
+
 class StoreError(UsageError):
     """SQLite could not do what was asked: the message says why in the user's terms."""
 
@@ -282,7 +340,7 @@ class StoreError(UsageError):
         if "locked" in text or "busy" in text:
             why = ("another process is writing to the store and did not finish within --lock-timeout; "
                    "run the command again when it is done (or raise --lock-timeout)")
-        elif "disk is full" in text or "database or disk is full" in text:
+        elif "disk is full" in text or _out_of_space(path, exc):
             why = ("the disk is full: everything committed so far is kept; free some space and run the same "
                    "command again to resume")
         elif "readonly" in text:

@@ -8,7 +8,7 @@ import json
 from collections import defaultdict
 from typing import Any
 
-from proctor.errors import ProctorError, UsageError
+from proctor.errors import ProctorError, UsageError, text_difference
 from proctor.store.repository import Repository, dumps, now
 
 
@@ -45,9 +45,9 @@ class BankRepository(Repository):
                                      f"{query!r} (bank {bank!r}); ids are never moved (give the item a new id)")
                 if text != q["text"] and bank != name and not replace:
                     raise IdConflict(q["question_id"], f"question id {q['question_id']!r} is stored with another "
-                                     f"text in bank {bank!r} ({text!r}; this file: {q['text']!r}): give the item a "
-                                     "new id, or pass --replace to change its text everywhere (its grades become "
-                                     "stale)")
+                                     f"text in bank {bank!r} ({text!r}; this file: {q['text']!r}; "
+                                     f"{text_difference(text, q['text'])}): give the item a new id, or pass "
+                                     "--replace to change its text everywhere (its grades become stale)")
                 if text != q["text"] and bank != name and replaced is not None:
                     self.db.execute("UPDATE questions SET text = ? WHERE question_id = ?",
                                     (q["text"], q["question_id"]))

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from proctor.errors import text_difference
 from proctor.store.repository import Facade, Repository, now
 
 GUARDED: dict[str, tuple[tuple[str, ...], tuple[str, ...], str, str]] = {
@@ -155,8 +156,12 @@ class ImportRepository(Repository):
         what = ", ".join(f"{k} {v!r}" for k, v in key.items())
         old = ", ".join(f"{v} {_short(x)}" for v, x in zip(values, change.old, strict=True))
         new = ", ".join(f"{v} {_short(x)}" for v, x in zip(values, change.new, strict=True))
+        differ = ""
+        if change.table in ("queries", "passages") and isinstance(change.old[0], str) and \
+                isinstance(change.new[0], str):
+            differ = f" ({text_difference(change.old[0], change.new[0])})"
         return f"{change.table[:-1].replace('querie', 'query')} ({what}): the store holds {old} (from " \
-               f"{self.origin_of(change)}), this file has {new}"
+               f"{self.origin_of(change)}), this file has {new}{differ}"
 
     @contextmanager
     def guarded(self, replace: bool) -> Iterator[Guard]:

@@ -39,6 +39,14 @@ class ProbeRepository(Repository):
         self.db.executemany("INSERT INTO probe_grades VALUES (?, ?, ?, ?, ?, ?, ?)",
                             [(probe_set_id, *row) for row in grades])
 
+    def failures(self, probe_set_id: str) -> int | None:
+        """How many grades of a stored probe grade set failed (None: no such probe grade set)."""
+        if not self._has_probes() or self.db.execute("SELECT 1 FROM probe_sets WHERE probe_set_id = ?",
+                                                     (probe_set_id,)).fetchone() is None:
+            return None
+        return self.db.execute("SELECT COUNT(*) FROM probe_grades WHERE probe_set_id = ? AND parse_status = 'failed'",
+                               (probe_set_id,)).fetchone()[0]
+
     def save_probe_report(self, probe_of: str, report: dict[str, Any], created: str) -> None:
         """Keep the latest probe report of a grade set (what `analyze` and the review app show)."""
         self.db.execute("INSERT OR REPLACE INTO probe_reports VALUES (?, ?, ?)",

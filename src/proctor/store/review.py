@@ -3,10 +3,19 @@ trail of every change, and the relevance judgments reviewers record (kept apart 
 
 A read-only store of schema 4 may lack the tables (made on first use then): it reads as never reviewed. A
 question's revision is the number of audit entries about it: a save names the revision it started
-from and is refused when another reviewer saved in between (optimistic versioning)."""
+from and is refused when another reviewer saved in between (optimistic versioning).
+
+A verdict (a reviewer's relevance judgment) is valid only for the texts it was given on: it keeps digests of the
+query and passage texts (`review_judgment_texts`, schema 6), and once either text is replaced it is stale —
+counted nowhere (not in `/judgments.qrels`, not in `calibrate --qrels reviewers`), shown as stale. A verdict
+recorded before schema 6 has no digests: it is stale when an import wrote its query or passage text after it.
+The form a verdict is given on names what it showed (`VerdictBasis`): the texts' digests and the pair's newest
+verdict; a save from a form whose texts or verdict changed since is refused (`VerdictConflict`)."""
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass
 from typing import Any
 
 from proctor.store.repository import Repository, dumps, loads, now
@@ -20,6 +29,46 @@ class Conflict(Exception):
     def __init__(self, other: dict[str, Any] | None) -> None:
         self.other = other
         super().__init__("another reviewer changed this question first")
+
+
+def text_digest(text: str | None) -> str:
+    """The digest a verdict keeps of a text it was given on ("-" for a passage or query without text)."""
+    if text is None:
+        return "-"
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class VerdictBasis:
+    """What a verdict form showed: the digests of the query and passage texts and the pair's newest verdict (0:
+    none); `texts` is how the form carries the digests."""
+
+    query_digest: str
+    passage_digest: str
+    verdict: int
+
+    @property
+    def texts(self) -> str:
+        """The texts' digests as one form field."""
+        return f"{self.query_digest}:{self.passage_digest}"
+
+
+class VerdictConflict(Exception):
+    """A verdict from a form whose texts or pair's verdict changed since it was shown; `why` says which, `other` is
+    the newer verdict (when another reviewer's verdict came first)."""
+
+    def __init__(self, why: str, other: dict[str, Any] | None = None) -> None:
+        self.why, self.other = why, other
+        super().__init__(why)
+
+
+_VERDICTS = (
+    "SELECT j.judgment_id, j.query_id, j.passage_id, j.relevance, j.reviewer, j.at, {digests}, q.text, p.text,"
+    " qi.imported_at, pi.imported_at FROM review_judgments j {join}"
+    " LEFT JOIN queries q ON q.query_id = j.query_id LEFT JOIN passages p ON p.passage_id = j.passage_id"
+    " LEFT JOIN import_log qi ON qi.entry = q.origin LEFT JOIN import_log pi ON pi.entry = p.origin"
+    " WHERE j.judgment_id IN (SELECT MAX(judgment_id) FROM review_judgments GROUP BY query_id, passage_id)")
+"""Each pair's newest verdict with the digests it keeps, the texts now stored and when an import wrote them."""
 
 
 class ReviewRepository(Repository):
@@ -101,25 +150,77 @@ class ReviewRepository(Repository):
 
     # -- human judgments ------------------------------------------------------------------------------
     def add_review_judgment(self, query_id: str, passage_id: str, relevance: int, reviewer: str,
-                            grade_set_id: str | None) -> None:
-        """Record a reviewer's relevance judgment (history kept; the newest one counts)."""
-        self.db.execute("INSERT INTO review_judgments (query_id, passage_id, relevance, reviewer, at, grade_set_id)"
-                        " VALUES (?, ?, ?, ?, ?, ?)", (query_id, passage_id, relevance, reviewer, now(), grade_set_id))
+                            grade_set_id: str | None, seen: VerdictBasis | None = None) -> None:
+        """Record a reviewer's relevance judgment (history kept; the newest one counts) with the digests of the
+        texts it is given on; with `seen` (what the form showed), refused (VerdictConflict) when the texts or the
+        pair's newest verdict changed since (call inside a transaction)."""
+        basis = self.verdict_basis(query_id, passage_id)
+        if seen is not None and seen.texts != basis.texts:
+            raise VerdictConflict("texts")
+        if seen is not None and seen.verdict != basis.verdict:
+            raise VerdictConflict("verdict", self._verdict(basis.verdict))
+        cursor = self.db.execute(
+            "INSERT INTO review_judgments (query_id, passage_id, relevance, reviewer, at, grade_set_id)"
+            " VALUES (?, ?, ?, ?, ?, ?)", (query_id, passage_id, relevance, reviewer, now(), grade_set_id))
+        self.db.execute("INSERT INTO review_judgment_texts VALUES (?, ?, ?)",
+                        (cursor.lastrowid, basis.query_digest, basis.passage_digest))
+
+    def verdict_basis(self, query_id: str, passage_id: str) -> VerdictBasis:
+        """What a verdict form on a pair shows now: its texts' digests and the pair's newest verdict."""
+        query = self.db.execute("SELECT text FROM queries WHERE query_id = ?", (query_id,)).fetchone()
+        passage = self.db.execute("SELECT text FROM passages WHERE passage_id = ?", (passage_id,)).fetchone()
+        newest = 0
+        if self._reviewed():
+            newest = self.db.execute("SELECT COALESCE(MAX(judgment_id), 0) FROM review_judgments"
+                                     " WHERE query_id = ? AND passage_id = ?", (query_id, passage_id)).fetchone()[0]
+        return VerdictBasis(text_digest(query[0] if query else None), text_digest(passage[0] if passage else None),
+                            newest)
+
+    def _verdict(self, judgment_id: int) -> dict[str, Any] | None:
+        row = self.db.execute("SELECT relevance, reviewer, at FROM review_judgments WHERE judgment_id = ?",
+                              (judgment_id,)).fetchone()
+        return None if row is None else {"relevance": row[0], "reviewer": row[1], "at": row[2]}
+
+    def _reviewed(self) -> bool:
+        return self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'review_judgments'").fetchone() is not None
 
     def review_judgments(self, query_id: str | None = None) -> dict[str, dict[str, dict[str, Any]]]:
-        """`{query_id: {passage_id: {relevance, reviewer, at}}}`: each passage's newest reviewer judgment (none in a
-        store that was never reviewed)."""
-        if self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'review_judgments'").fetchone() is None:
+        """`{query_id: {passage_id: {relevance, reviewer, at}}}`: each passage's newest reviewer judgment, when it
+        is valid for the texts now stored (none in a store that was never reviewed)."""
+        return self._verdicts(query_id, stale=False)
+
+    def stale_review_judgments(self, query_id: str | None = None) -> dict[str, dict[str, dict[str, Any]]]:
+        """The newest reviewer judgments whose query or passage text was replaced since: `{query_id: {passage_id:
+        {relevance, reviewer, at, stale}}}`, `stale` saying which text changed. They count nowhere."""
+        return self._verdicts(query_id, stale=True)
+
+    def _verdicts(self, query_id: str | None, *, stale: bool) -> dict[str, dict[str, dict[str, Any]]]:
+        if not self._reviewed():
             return {}
-        sql = "SELECT query_id, passage_id, relevance, reviewer, at FROM review_judgments"
+        kept = self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'review_judgment_texts'").fetchone()
+        sql = _VERDICTS.format(digests="t.query_digest, t.passage_digest" if kept else "NULL, NULL",
+                               join="LEFT JOIN review_judgment_texts t USING (judgment_id)" if kept else "")
         args: tuple = ()
         if query_id is not None:
-            sql += " WHERE query_id = ?"
+            sql += " AND j.query_id = ?"
             args = (query_id,)
         out: dict[str, dict[str, dict[str, Any]]] = {}
-        for qid, pid, rel, who, at in self.db.execute(sql + " ORDER BY judgment_id", args):
-            out.setdefault(qid, {})[pid] = {"relevance": rel, "reviewer": who, "at": at}
+        for _, qid, pid, rel, who, at, q_digest, p_digest, q_text, p_text, q_at, p_at in self.db.execute(
+                sql + " ORDER BY j.judgment_id", args):
+            if q_digest is None:  # recorded before schema 6: stale when an import wrote a text after it
+                why = _changed(q_at is not None and q_at > at, p_at is not None and p_at > at)
+            else:
+                why = _changed(q_digest != text_digest(q_text), p_digest != text_digest(p_text))
+            if (why is not None) == stale:
+                out.setdefault(qid, {})[pid] = {"relevance": rel, "reviewer": who, "at": at,
+                                                **({"stale": why} if stale else {})}
         return out
+
+    def graded_pair(self, query_id: str, passage_id: str) -> bool:
+        """Whether some grade set graded the passage for the query."""
+        return self.db.execute("SELECT 1 FROM grades WHERE series IN (SELECT series FROM grade_series)"
+                               " AND query_id = ? AND passage_id = ? LIMIT 1", (query_id, passage_id)).fetchone() \
+            is not None
 
     # -- grades as the review pages show them ---------------------------------------------------------
     def query_grades(self, grade_set_id: str, step: str, query_id: str) -> list[tuple[str, str, int | None, str]]:
@@ -146,6 +247,13 @@ class ReviewRepository(Repository):
             "SELECT COUNT(*), SUM(parse_status = 'failed') FROM grades WHERE series ="
             " (SELECT series FROM grade_series WHERE grade_set_id = ? AND step = ?)", (grade_set_id, step)).fetchone()
         return n, failed or 0
+
+
+def _changed(query: bool, passage: bool) -> str | None:
+    """Which texts of a verdict changed since it was given, in words (None: neither)."""
+    if query and passage:
+        return "the query and passage texts changed since"
+    return "the query text changed since" if query else "the passage text changed since" if passage else None
 
 
 def _draft_record(row: tuple) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The store's one schema (version 5) and the numbered migrations of stores of schema 1 (release 0.1.0) to 4.
+"""The store's one schema (version 6) and the numbered migrations of stores of schema 1 (release 0.1.0) to 5.
 
 Schema 3 keeps grade rows compact: a grade names its (grade set, step) by a small integer (`grade_series`), its
 question by one (`grade_items`) and the second it was written by one (`grade_batches`), so a row holds little
@@ -11,7 +11,12 @@ wrote them (`origin`). Grades made from a text that was since replaced are moved
 
 Schema 5 holds every table from the start: the kept counts and caches of grades and their triggers, the batch
 jobs, the probe and the review tables (which stores of schema 4 made when opened or first needed). Its migration
-only adds what is missing, so a read-only store of schema 4 is read as it is (its readers do without them)."""
+only adds what is missing, so a read-only store of schema 4 is read as it is (its readers do without them).
+
+Schema 6 keeps, beside each reviewer's verdict, digests of the query and passage texts it was given on
+(`review_judgment_texts`): a verdict whose texts were since replaced is stale. The migration only adds the table;
+a verdict recorded before it is judged by when its texts were imported (`store.review`), so a read-only store of
+schema 5 is read as it is."""
 
 from __future__ import annotations
 
@@ -22,7 +27,7 @@ from contextlib import contextmanager
 
 from proctor.records import grade_set_id
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 TABLES_V4: dict[str, str] = {
     "meta": "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -189,7 +194,11 @@ REVIEW_SCHEMA = (
 ADDED_V5 = (*COUNTS_SCHEMA, *CACHE_SCHEMA, *COVER_SCHEMA, *BATCH_SCHEMA, *PROBE_SCHEMA, *REVIEW_SCHEMA)
 """What schema 5 adds to schema 4 (each statement on its own: triggers hold semicolons)."""
 
-SCHEMA = (*TABLES_V4.values(), *ADDED_V5)
+ADDED_V6 = ("""CREATE TABLE IF NOT EXISTS review_judgment_texts (
+    judgment_id INTEGER PRIMARY KEY, query_digest TEXT NOT NULL, passage_digest TEXT NOT NULL)""",)
+"""What schema 6 adds to schema 5: the digests of the texts each reviewer verdict was given on."""
+
+SCHEMA = (*TABLES_V4.values(), *ADDED_V5, *ADDED_V6)
 """Every statement of the current schema, in order: what a new store is made of."""
 
 INTERMEDIATE_V1 = ("criteria", "query-gen-query")
@@ -310,7 +319,18 @@ def migrate_v4(db: sqlite3.Connection) -> None:
         db.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
 
 
-ADDITIVE = frozenset({4})
+def migrate_v5(db: sqlite3.Connection) -> None:
+    """Give a schema-5 store the table of schema 6 inside one transaction (verdicts recorded before it have no
+    digests: `store.review` judges them by when their texts were imported; nothing else changes, so no note)."""
+    if not _begin_at(db, 5):
+        return
+    with _committed(db):
+        for statement in ADDED_V6:
+            db.execute(statement)
+        db.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
+
+
+ADDITIVE = frozenset({4, 5})
 """Schema versions whose migration only adds tables their readers do without: a read-only store of one of them
 is read as it is."""
 

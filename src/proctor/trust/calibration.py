@@ -25,15 +25,17 @@ def human_judgments(store: Store, which: str) -> tuple[Qrels, str]:
     if which in ("reviewers", "official+reviewers"):
         reviewed = {q: {p: v["relevance"] for p, v in per.items()} for q,
                     per in store.review.review_judgments().items()}
+        stale = sum(len(per) for per in store.review.stale_review_judgments().values())
+        left = f" ({stale} stale verdicts left out: their texts were replaced since)" if stale else ""
         if which == "reviewers":
             if not reviewed:
                 raise UsageError(f"{{qrels}} reviewers: {store.path} holds no reviewer judgments (record them in "
-                                 "`proctor review`)", params=("qrels",))
-            return reviewed, "reviewer judgments (proctor review)"
+                                 f"`proctor review`){left}", params=("qrels",))
+            return reviewed, f"reviewer judgments (proctor review){left}"
         merged = {q: dict(per) for q, per in official_or_file_qrels(store, "official").items()}
         for q, per in reviewed.items():
             merged.setdefault(q, {}).update(per)
-        return merged, "official judgments, reviewer verdicts replacing them"
+        return merged, f"official judgments, reviewer verdicts replacing them{left}"
     qrels = official_or_file_qrels(store, which)
     return qrels, "official judgments" if which == "official" else f"qrels file {which}"
 
