@@ -76,8 +76,9 @@ def test_grades_of_a_graded_scale_are_self_ratings_whatever_their_value(cli, kin
     source, ids = kinds
     out = tmp_path / "export.jsonl.gz"
     _export(cli, source, ids[kind], out)
-    entries = [eg for line in gzip.open(out, "rt") for para in json.loads(line)[1]
-               for eg in para["exam_grades"] or [] if eg["proctor"]["grade_set"]["id"] == ids[kind]]
+    with gzip.open(out, "rt") as handle:
+        entries = [eg for line in handle for para in json.loads(line)[1]
+                   for eg in para["exam_grades"] or [] if eg["proctor"]["grade_set"]["id"] == ids[kind]]
     assert entries and all(eg["prompt_info"]["is_self_rated"] is True for eg in entries)
     low = [eg for eg in entries if all(r["self_rating"] <= 1 for r in eg["self_ratings"])]
     assert low and all(len(eg["self_ratings"]) == len(eg["proctor"]["grades"]) for eg in low)
