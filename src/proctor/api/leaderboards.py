@@ -25,6 +25,7 @@ from proctor.evaluate.sources import (
     load_runs,
     note_flagged,
     official_or_file_qrels,
+    refuse_cover,
     with_unjudgeable,
 )
 from proctor.evaluate.stored_coverage import query_counts
@@ -71,6 +72,8 @@ def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int |
             own = spec is not None and spec.rel is not None
             check_min_grade(labels.resolve(store), spec.rel if own else min_grade,  # type: ignore[union-attr]
                             f"{spec.name}: rel=" if own else "min_grade")  # type: ignore[union-attr]
+    if metric == "cover":  # refused before the runs are read (and kept)
+        refuse_cover(labels.resolve(store))
     ranked = load_runs(store, runs)
     if metric == "cover":
         return _cover(store, ranked, labels, min_grade, budget, missing, normalize, gold, not runs, floor)

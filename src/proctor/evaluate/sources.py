@@ -103,6 +103,13 @@ def refuse_passage_cells(grade_set: GradeSet, what: str, params: tuple[str, ...]
                          params=params)
 
 
+def refuse_cover(grade_set: GradeSet) -> None:
+    """EXAM-Cover counts the questions a passage answers: refused on grade sets without per-question grades of
+    pool passages (answer grade sets, ensembles across bank versions)."""
+    refuse_answer_set(grade_set)
+    refuse_passage_cells(grade_set, "EXAM-Cover ({metric} cover)", ("metric",))
+
+
 def grade_rows(store: Store, grade_set: GradeSet) -> Iterator[tuple[str, str, str, int | None]]:
     """(query, passage, question, grade) of a grade set's label step, streamed from the store."""
     refuse_answer_set(grade_set)
@@ -132,8 +139,7 @@ def cover_table(store: Store, grade_set: GradeSet, tau: int) -> tuple[CoverTable
 def cover_tables(store: Store, grade_set: GradeSet, taus: Sequence[int]
                  ) -> Iterator[tuple[CoverTable, list[str]]]:
     """`cover_table` at each τ in turn, the store read once (its kept cover rows, else the graded questions)."""
-    refuse_answer_set(grade_set)
-    refuse_passage_cells(grade_set, "EXAM-Cover ({metric} cover)", ("metric",))
+    refuse_cover(grade_set)
     kept = store.caches.cover_grades(grade_set.id, grade_set.step)
     questions = graded_questions(store, grade_set) if kept is None else {}
     for tau in taus:
