@@ -10,6 +10,7 @@ from typing import ClassVar, Literal
 
 from proctor.api.modes import Rule, TextFormat
 from proctor.api.results import Report
+from proctor.api.stores import stale_fate
 from proctor.errors import UsageError
 from proctor.gradesets.manage import Change
 from proctor.gradesets.resolve import resolve_grade_set
@@ -38,7 +39,7 @@ class GradeSetListing:
             lines += [f"    {step}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
                       for step, counts in sorted(steps.items())]
             if self.stale.get(grade_set.id):
-                lines.append("    stale (not counted; graded again by the next `grade`): "
+                lines.append(f"    stale (not counted; {stale_fate(grade_set.method)}): "
                              + ", ".join(f"{why} {n}" for why, n in self.stale[grade_set.id].items()))
         return "".join(line + "\n" for line in lines)
 
