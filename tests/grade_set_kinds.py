@@ -8,11 +8,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import seed_demo
+from conftest import opened_store, seed_demo
 from fake_openai import FakeOpenAI
 from inprocess import once, run_cli
 from proctor.methods import METHOD_NAMES
-from proctor.store import Store
 
 V2 = """\
 name: self-rating
@@ -78,7 +77,7 @@ def _build(root: Path) -> tuple[Path, dict[str, str]]:
                                                                   {"question_id": "q1/wb2", "self_rating": 0}],
                                                  "answers": [["q1/wb", "nectar"], ["q1/wb2", "x"]]}]}]]) + "\n")
     assert run_cli("import", "exampp", workbench, "--store", store).code == 0
-    with opened(store) as s:
+    with opened_store(store) as s:
         kinds["imported from the Workbench"] = next(g.id for g in s.grades.grade_sets() if g.model == "flan")
     (root / "banks").mkdir()
     for name, path in (("nuggets", nuggets), ("bank-v2", bank)):
@@ -94,19 +93,6 @@ def fresh_store(folder: Path, kinds_store: Path) -> Path:
     assert run_cli("import", "bank", banks / "nuggets.jsonl", "--store", store, "--name", "nuggets").code == 0
     assert run_cli("import", "bank", banks / "bank-v2.jsonl", "--store", store, "--name", "bank").code == 0
     return store
-
-
-class opened:
-    """`with opened(path) as store:` a store open while the block runs."""
-
-    def __init__(self, path: Path) -> None:
-        self.store = Store.open(path)
-
-    def __enter__(self) -> Store:
-        return self.store
-
-    def __exit__(self, *exc: object) -> None:
-        self.store.close()
 
 
 def every_kind(tmp_path_factory) -> tuple[Path, dict[str, str]]:

@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from conftest import store_dump
-from grade_set_kinds import every_kind, opened
+from conftest import opened_store, store_dump
+from grade_set_kinds import every_kind
 from inprocess import copy_store
 
 REFUSED = [  # (the grade set to drop, extra options)
@@ -54,7 +54,7 @@ def test_cascade_drops_the_member_with_its_ensembles_and_reading_still_works(cli
     result = cli("grade-sets", "drop", ids["self-rating"], "--store", path, "--yes", "--cascade")
     assert result.code == 0, result.err
     assert ids["ensemble"] in result.err and ids["ensemble across bank versions"] in result.err
-    with opened(path) as s:
+    with opened_store(path) as s:
         left = {g.id for g in s.grades.grade_sets()}
     assert not left & {ids["self-rating"], ids["ensemble"], ids["ensemble across bank versions"]}
     assert ids["embedding"] in left and ids["second bank version"] in left
@@ -69,6 +69,6 @@ def test_a_grade_set_no_ensemble_uses_drops_as_before(cli, store, kind):
     path, ids = store
     result = cli("grade-sets", "drop", ids[kind], "--store", path, "--yes")
     assert result.code == 0, result.err
-    with opened(path) as s:
+    with opened_store(path) as s:
         assert ids[kind] not in {g.id for g in s.grades.grade_sets()}
         assert ids["self-rating"] in {g.id for g in s.grades.grade_sets()}

@@ -12,8 +12,8 @@ import json
 
 import pytest
 
-from conftest import store_dump
-from grade_set_kinds import every_kind, fresh_store, opened
+from conftest import opened_store, store_dump
+from grade_set_kinds import every_kind, fresh_store
 from inprocess import copy_store
 from proctor.methods import METHOD_NAMES
 
@@ -27,7 +27,7 @@ def kinds(tmp_path_factory):
 
 def _state(path, grade_set_ids):
     """Each grade set's identity and its label step's grades exactly as stored."""
-    with opened(path) as store:
+    with opened_store(path) as store:
         sets = {s.id: s for s in store.grades.grade_sets()}
         return {gid: (sets[gid].identity(), list(store.grades.stored_rows(gid, sets[gid].step)))
                 for gid in grade_set_ids if gid in sets}
