@@ -113,3 +113,53 @@ def test_a_grade_set_of_a_bank_the_store_lacks_is_refused(cli, kinds, tmp_path):
     assert result.code == 2 and "Traceback" not in result.err
     assert "grades bank nuggets@" in result.err and "which the store does not hold" in result.err
     assert store_dump(bare) == before
+
+
+def _only_the_ensemble(entry: dict, ids: dict) -> bool:
+    return entry["proctor"]["grade_set"]["id"] == ids["ensemble"]
+
+
+def _other_model(entry: dict, ids: dict) -> bool:
+    entry["proctor"]["grade_set"]["model"] = "someone else"
+    return True
+
+
+def _bad_grade(entry: dict, ids: dict) -> bool:
+    entry["proctor"]["grades"][0][1] = 7
+    return True
+
+
+def _bad_extra(entry: dict, ids: dict) -> bool:
+    entry["proctor"]["grades"][0][6] = "{not json"
+    return True
+
+
+MUTATIONS = [  # (how the exported file is changed, extra import options, what the refusal says)
+    (_only_the_ensemble, (), "is neither in the store nor in this file"),
+    (_other_model, (), "is not the id its fields give"),
+    (_bad_grade, (), "is not a grade 0..5"),
+    (_bad_extra, (), "is not JSON"),
+    (None, ("--bank", "bank"), "--bank applies to exam_pp grades without one"),
+]
+
+
+@pytest.mark.parametrize("mutate, options, message", MUTATIONS,
+                         ids=[m[0].__name__ if m[0] else "--bank" for m in MUTATIONS])
+def test_an_extension_that_cannot_be_given_back_is_refused(cli, kinds, tmp_path, mutate, options, message):
+    source, ids = kinds
+    out = tmp_path / "export.jsonl"
+    _export(cli, source, ids["ensemble"], out)
+    lines = []
+    for line in out.read_text().splitlines():
+        qid, paragraphs = json.loads(line)
+        for para in paragraphs:
+            if mutate is not None:
+                para["exam_grades"] = [eg for eg in para["exam_grades"] or [] if mutate(eg, ids)]
+        lines.append(json.dumps([qid, paragraphs]))
+    out.write_text("\n".join(lines) + "\n")
+    fresh = fresh_store(tmp_path / "fresh", source)
+    before = store_dump(fresh)
+    result = cli("import", "exampp", out, "--store", fresh, *options)
+    assert result.code == 2 and "Traceback" not in result.err
+    assert message in result.err and str(out) in result.err
+    assert store_dump(fresh) == before
