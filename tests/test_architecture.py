@@ -88,8 +88,8 @@ LAYERS = (
     ("records", "outputs"),  # plain records, file writing
     ("options",),  # the options models (backend, grading, evaluation, output) and their one adapter
     ("io", "llm", "store"),  # readers and writers of files, LLM backends, the SQLite store
-    ("methods", "import_checks", "exporting"),  # prompts and parsers; what an import may change; exports
-    ("importing", "grading", "bank"),  # inputs -> store; store -> grades; question banks (phase 1)
+    ("methods", "import_checks"),  # prompts and parsers; what an import may change
+    ("importing", "exporting", "grading", "bank"),  # inputs -> store -> files; store -> grades; banks (phase 1)
     ("gradesets",),  # which grade set a command reads, derived grade sets (ensembles), management
     ("evaluate",),  # grade set -> labels -> leaderboards (with coverage and intervals)
     ("stats", "analyze", "robustness"),  # meta-evaluation: significance, correlation and agreement, probes

@@ -52,8 +52,8 @@ def _kept(store: Store) -> dict[str, set[str]]:
 
 
 def _rows(grades: list[Grade]) -> list[tuple]:
-    return [(g.query_id, g.passage_id, g.question_id, g.raw_reply, g.grade, g.parse_status, g.answer, g.correct)
-            for g in grades]
+    return [(g.query_id, g.passage_id, g.question_id, g.raw_reply, g.grade, g.parse_status, g.answer, g.correct,
+             None) for g in grades]
 
 
 def test_a_bulk_write_drops_the_kept_results_of_its_grade_set_once_and_brings_the_triggers_back(store):

@@ -9,7 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from proctor.records import Grade, GradeSet
+from proctor.errors import UsageError
+from proctor.io.exampp_grades import EXTENSION
+from proctor.methods import ANSWER_METHODS
+from proctor.records import GradeSet, grade_set_id
 from proctor.store import Store
 
 
@@ -47,40 +50,81 @@ def _write(store: Store, handle: TextIO, grade_sets: Sequence[GradeSet]) -> int:
 
 
 def _add_grades(store: Store, grade_set: GradeSet, para) -> None:
-    current: dict[tuple[str, str], list[Grade]] = {}
-    for g in store.grades.records(grade_set, grade_set.step):
-        current.setdefault((g.query_id, g.passage_id), []).append(g)
-    config = grade_set.info
-    method, model, version = grade_set.method, grade_set.model, grade_set.prompt_version
-    for (qid, pid), grades in current.items():
+    """The grades of a grade set's label step: per passage one `exam_grades` entry (grades per question) or, for
+    grades of the query itself (direct methods, ensembles across bank versions), one `grades` entry; each
+    carries the grade set and its grades as stored in the `proctor` extension (`io.exampp_grades.EXTENSION`)."""
+    refuse_unexportable(grade_set)
+    current: dict[tuple[str, str], list[tuple]] = {}
+    for row in store.grades.stored_rows(grade_set.id, grade_set.step):
+        current.setdefault((row[0], row[1]), []).append(row[2:])
+    questions = {row[0] for rows in current.values() for row in rows}
+    if "" in questions and len(questions) > 1:
+        raise UsageError(f"grade set {grade_set.id} mixes grades of the query itself with grades per question; the "
+                         "exam_pp format keeps them apart, so it cannot be exported")
+    direct = questions == {""}
+    identity = grade_set.identity()
+    self_rated = get_kind(grade_set) != "qa"
+    for (qid, pid), rows in current.items():
+        extension = {"grade_set": identity, "grades": [
+            [q, grade, status, raw, answer, None if correct is None else bool(correct), extra]
+            for q, raw, grade, status, answer, correct, extra in rows]}
         target = para(qid, pid)
-        if config.get("direct"):
-            for g in grades:
-                target.setdefault("grades", []).append({
-                    "correctAnswered": bool(g.correct), "answer": g.answer or "", "llm": model,
-                    "llm_options": config.get("llm_options") or {}, "prompt_info": config.get("prompt_info"),
-                    "self_ratings": g.grade, "prompt_type": config.get("prompt_type")})
+        if direct:
+            (_, raw, grade, _, answer, correct, _), = rows
+            target.setdefault("grades", []).append({
+                "correctAnswered": bool(correct) if correct is not None else bool(grade), "answer": answer or "",
+                "llm": grade_set.model, "llm_options": grade_set.info.get("llm_options") or {},
+                "prompt_info": grade_set.info.get("prompt_info") or {"prompt_class": grade_set.step,
+                                                                    "is_self_rated": True},
+                "self_ratings": grade, "prompt_type": grade_set.info.get("prompt_type") or grade_set.step,
+                EXTENSION: extension})
             continue
         target["exam_grades"] = target["exam_grades"] or []
-        target["exam_grades"].append(_exam_grades_entry(method, model, version, config, grades))
+        target["exam_grades"].append({**_exam_grades_entry(grade_set, rows, self_rated), EXTENSION: extension})
 
 
-def _exam_grades_entry(method: str, model: str, version: str, config: dict, grades: list[Grade]) -> dict:
-    self_rated = method in ("self-rating", "nugget-rating") or any(
-        g.grade is not None and g.grade > 1 for g in grades)
-    prompt_info = config.get("prompt_info") or {"prompt_class": version, "is_self_rated": self_rated}
-    correct = [g.question_id for g in grades if g.correct is True]
-    wrong = [g.question_id for g in grades if g.correct is False]
+def refuse_unexportable(grade_set: GradeSet) -> None:
+    """Grade sets the exam_pp format cannot give back as they are: those of generated answers, and one recorded
+    under an id its fields no longer give (a store of an earlier release)."""
+    if grade_set.method in ANSWER_METHODS:
+        raise UsageError(f"grade set {grade_set.id} ({grade_set.method}) grades generated answers, not pool passages: "
+                         "the exam_pp format has no place for it")
+    if grade_set.id != grade_set_id(grade_set.method, grade_set.model, grade_set.prompt_version, grade_set.bank,
+                                    grade_set.bank_version, grade_set.params):
+        raise UsageError(f"grade set {grade_set.id} was recorded under an id its fields no longer give (a store of an "
+                         "earlier release): an import could not give it back under that id, so it is not exported")
+
+
+def get_kind(grade_set: GradeSet) -> str:
+    """The parser kind of a grade set's label step (`rating`, `qa`, ...); `rating` for steps Proctor does not
+    know (imported, ensembles: grades on a scale)."""
+    from proctor.methods import get_method
+
+    if grade_set.info.get("prompt_info", {}).get("is_self_rated") is False:
+        return "qa"
+    try:
+        return get_method(grade_set.step).kind
+    except UsageError:
+        return "rating"
+
+
+def _exam_grades_entry(grade_set: GradeSet, rows: list[tuple], self_rated: bool) -> dict:
+    """The exam_pp fields of one passage's grades: self-ratings for graded scales (every grade, whatever its value:
+    the grade set says it is self-rated, not the grades), correct/wrong answers for QA."""
+    correct = [q for q, *_, verdict, _ in rows if verdict == 1]
+    wrong = [q for q, *_, verdict, _ in rows if verdict == 0]
+    info = grade_set.info.get("prompt_info") or {}
     return {
         "correctAnswered": correct,
         "wrongAnswered": wrong,
-        "answers": [[g.question_id, g.answer or ""] for g in grades],
-        "llm": model,
-        "llm_options": config.get("llm_options") or {},
-        "exam_ratio": len(correct) / len(grades) if grades else 0.0,
-        "prompt_info": prompt_info,
-        "self_ratings": [{"question_id": g.question_id, "self_rating": g.grade}
-                         for g in grades if g.grade is not None] if self_rated else None,
+        "answers": [[q, answer or ""] for q, _, _, _, answer, _, _ in rows],
+        "llm": grade_set.model,
+        "llm_options": grade_set.info.get("llm_options") or {},
+        "exam_ratio": len(correct) / len(rows) if rows else 0.0,
+        "prompt_info": {**info, "prompt_class": info.get("prompt_class", grade_set.prompt_version),
+                        "is_self_rated": self_rated},
+        "self_ratings": [{"question_id": q, "self_rating": grade} for q, _, grade, *_ in rows
+                         if grade is not None] if self_rated else None,
     }
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Protocol
 
 from proctor.errors import InputError
+from proctor.records import GradeSet
 from proctor.store import Store
 from proctor.store.integrity import Guard
 
@@ -85,3 +86,49 @@ def _run_difference(store: Store, run: str, mine: dict, stored: dict) -> tuple[i
     return first, (f"run {run!r}: the stored run (from {store.imports.origin_words(stored[missing][2])}) also ranks "
                    f"passage "
                    f"{missing[1]!r} for query {missing[0]!r}, which this file lacks{tail}")
+
+
+def named_grade_set(store: Store, path: Path, line: int, grade_set: GradeSet, grades_bank: str | None) -> str:
+    """Record a grade set an entry names in full (`proctor export exampp`'s extension) as it is: its bank version
+    must be in the store, and `--bank` cannot move it to another."""
+    if grades_bank is not None:
+        raise InputError(str(path), line, f"grade set {grade_set.id} names its own bank ({grade_set.bank_label}) in "
+                         "the file's `proctor` extension: --bank applies to exam_pp grades without one")
+    if grade_set.bank is not None and (grade_set.bank, grade_set.bank_version) not in {
+            (b["bank"], b["version"]) for b in store.banks.versions()}:
+        raise InputError(str(path), line, f"grade set {grade_set.id} ({grade_set.method} / {grade_set.model}) grades "
+                         f"bank {grade_set.bank_label}, which the store does not hold: import that bank version "
+                         "first (`proctor bank export` from the store it came from, then `proctor import bank`)")
+    return store.grades.ensure_grade_set(grade_set)
+
+
+def refuse_lone_ensembles(store: Store, path: Path, sets: dict[tuple[str, str, str], str]) -> None:
+    """An ensemble is derived from its members: one whose member is neither in the store nor in the file could
+    never be read (nor derived again)."""
+    known = {s.id for s in store.grades.grade_sets()}
+    for gid in set(sets.values()):
+        grade_set = next(s for s in store.grades.grade_sets() if s.id == gid)
+        missing = [m for m in grade_set.params.get("members", []) if m not in known] if grade_set.info.get(
+            "ensemble") else []
+        if missing:
+            raise InputError(str(path), None, f"ensemble {gid}: its member grade set {missing[0]} is neither in the "
+                             "store nor in this file; export the ensemble with its members (`proctor export "
+                             "exampp --grade-set` of the ensemble writes them too)")
+
+
+def refuse_revived(path: Path, revived: tuple | None, lines: dict[str, int]) -> None:
+    """A grade set aside as stale (its text was replaced) is not brought back by a file made before that."""
+    if revived is not None:
+        gid, qid, pid, question, why = revived
+        raise InputError(str(path), lines.get(qid), f"grade (grade set {gid}, query_id {qid!r}, passage_id {pid!r}, "
+                         f"question_id {question!r}) was set aside as stale ({why}): the text it was made from is "
+                         "gone, and this file would make it count again; pass --replace to import this file's "
+                         "grades as valid for the texts the store holds now")
+
+
+def refuse_non_members(path: Path, line: int, questions: set[str], members: set[str], bank: str | None) -> None:
+    """A grade of a question that is not a (non-spurious) member of the bank named by `--bank` is refused."""
+    if not questions <= members:
+        question = sorted(questions - members)[0]
+        raise InputError(str(path), line, f"question {question!r} is graded but not in bank {bank} "
+                         "(or marked spurious there: such questions are not graded)")

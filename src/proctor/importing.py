@@ -18,7 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from proctor.errors import InputError, UsageError
-from proctor.import_checks import compare_runs, note_unjudgeable, set_stale
+from proctor.import_checks import (
+    compare_runs,
+    named_grade_set,
+    note_unjudgeable,
+    refuse_lone_ensembles,
+    refuse_non_members,
+    refuse_revived,
+    set_stale,
+)
 from proctor.io.background import in_background
 from proctor.io.bank_files import load_bank
 from proctor.io.banks import is_spurious
@@ -270,9 +278,12 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
                     grade_set = GradeSet(*key, bank[0] if bank else None, bank[1] if bank else None,
                                          {"source": "exampp"}, key[0], info)
                     sets[key] = store.grades.ensure_grade_set(grade_set)
+            for key, named in query.grade_sets.items():
+                if key not in sets:
+                    sets[key] = named_grade_set(store, path, query.line, named, options.grades_bank)
             for key, rows in query.grade_rows.items():
                 if members is not None:
-                    _refuse_non_members(path, query.line, {row[2] for row in rows}, members, options.grades_bank)
+                    refuse_non_members(path, query.line, {row[2] for row in rows}, members, options.grades_bank)
                 grades.write(sets[key], key[0], rows)
                 counts["grades"] += len(rows)
             counts["queries"] += 1
@@ -282,8 +293,9 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
             counts["rankings"] += len(query.rankings)
             runs.update(r[0] for r in query.rankings)
     report.bookkeeping += grades.bookkeeping
+    refuse_lone_ensembles(store, path, sets)
     if grades.batch is not None and not options.replace:
-        _refuse_revived(path, store.imports.revived_grade(grades.batch, mark), lines)
+        refuse_revived(path, store.imports.revived_grade(grades.batch, mark), lines)
     elif grades.batch is not None and (revived := store.imports.forget_revived(grades.batch, mark)):
         report.replaced["stale grades made valid again"] = revived
     counts["passages"] = len(passages)
@@ -295,22 +307,12 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
     report.counts.update(counts)
 
 
-def _refuse_revived(path: Path, revived: tuple | None, lines: dict[str, int]) -> None:
-    """A grade set aside as stale (its text was replaced) is not brought back by a file made before that."""
-    if revived is not None:
-        gid, qid, pid, question, why = revived
-        raise InputError(str(path), lines.get(qid), f"grade (grade set {gid}, query_id {qid!r}, passage_id {pid!r}, "
-                         f"question_id {question!r}) was set aside as stale ({why}): the text it was made from is "
-                         "gone, and this file would make it count again; pass --replace to import this file's "
-                         "grades as valid for the texts the store holds now")
 
 
-def _refuse_non_members(path: Path, line: int, questions: set[str], members: set[str], bank: str | None) -> None:
-    """A grade of a question that is not a (non-spurious) member of the bank named by `--bank` is refused."""
-    if not questions <= members:
-        question = sorted(questions - members)[0]
-        raise InputError(str(path), line, f"question {question!r} is graded but not in bank {bank} "
-                         "(or marked spurious there: such questions are not graded)")
+
+
+
+
 
 
 def _import_responses(store: Store, path: Path, options: ImportOptions, report: ImportReport, guard: Guard) -> None:

@@ -91,6 +91,13 @@ class GradeSet:
                 "grades": self.grades, "failures": self.failures, "created": self.created,
                 **({"intermediate": True} if self.intermediate else {}), **({"empty": True} if not self.grades else {})}
 
+    def identity(self) -> dict[str, Any]:
+        """Every recorded field of the grade set with its id (what an exam_pp export carries in its `proctor`
+        extension, so that an import gives the same grade set back)."""
+        return {"id": self.id, "method": self.method, "model": self.model, "prompt_version": self.prompt_version,
+                "bank": self.bank, "bank_version": self.bank_version, "params": self.params,
+                "label_step": self.step, "info": self.info}
+
     def describe(self) -> str:
         """One line for listings and notes."""
         return (f"{self.id}  {self.method} / {self.model}  bank {self.bank_label}  prompt {self.prompt_version}  "

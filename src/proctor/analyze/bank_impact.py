@@ -31,6 +31,7 @@ def prepare_impact(store: Store, old_set: GradeSet, path: str, bank: Bank, confi
     Returns B's grade set and the grading summary of its label step (None when nothing was graded)."""
     from proctor.importing import ImportOptions, import_files
 
+    refuse_derived(old_set)
     ids = [q["question_id"] for q in bank.questions]
     owner = store.banks.question_owner(ids[0]) if ids else None
     name = name or old_set.bank or (owner[0] if owner else None) or Path(path).name.split(".")[0]
@@ -40,6 +41,8 @@ def prepare_impact(store: Store, old_set: GradeSet, path: str, bank: Bank, confi
     if missing and config is None:  # refused before anything is written
         raise UsageError(f"bank B has {len(missing)} questions without grades in grade set {old_set.id} "
                          f"({old_set.method} / {old_set.model}): pass --llm SPEC to grade them")
+    if missing:
+        check_backend(old_set, config)  # type: ignore[arg-type]
     import_files(store, "bank", [path], ImportOptions(bank_name=name))
     new_set = GradeSet(old_set.method, old_set.model, old_set.prompt_version, name, bank.version, old_set.params,
                        old_set.step, {"derived_from": old_set.id, "bank_impact": True})
@@ -66,29 +69,57 @@ def _unchanged(store: Store, old_set: GradeSet, bank: Bank) -> set[str]:
 def _grade_missing(store: Store, old_set: GradeSet, new_set: GradeSet, config: BackendConfig, progress):
     from proctor.grading import grade
 
-    request = impact_request(store, old_set, new_set, config, progress)
+    request = impact_request(old_set, new_set, config, progress)
     _, summaries = asyncio.run(grade(store, request, new_set))
     return summaries[-1]
 
 
-def impact_request(store: Store, old_set: GradeSet, new_set: GradeSet, config: BackendConfig, progress=None):
-    """The grading request that grades `new_set`'s bank version the way `old_set` was graded; refused
-    (UsageError) when `config`'s backend grades with another model or prompt."""
-    from proctor.grading import GradeOptions, GradeRequest, grade_set_for
-    from proctor.grading.recorded import load_recorded
+def refuse_derived(grade_set: GradeSet) -> None:
+    """An ensemble is derived from its members, never graded: bank B's questions cannot be graded the way it
+    was. Refused before anything is written."""
+    if grade_set.method == "ensemble":
+        members = ", ".join(grade_set.params.get("members", []))
+        raise UsageError(f"grade set {grade_set.id} is an ensemble (of {members}): it is derived, not graded, so B's "
+                         "questions cannot be graded the way it was; run `proctor bank impact` on each member, then "
+                         "`proctor ensemble` of the new grade sets")
 
-    request = GradeRequest(old_set.method, config, GradeOptions(bank=f"{new_set.bank}@{new_set.bank_version}",
-                                                                progress=progress),
-                           aggregate=old_set.params.get("aggregate", "prompt"))
+
+def check_backend(old_set: GradeSet, config: BackendConfig) -> None:
+    """`config`'s backend grades with A's grade set's model and prompt, and its endpoint answers: refused
+    (UsageError, BackendUnavailable) before anything is written, so a refused `bank impact` changes nothing."""
+    from proctor.grading import GradeRequest
+    from proctor.grading.recorded import load_recorded
+    from proctor.grading.runner import prompt_version
+    from proctor.llm.health import check_endpoint
+
+    request = GradeRequest(old_set.method, config, aggregate=old_set.params.get("aggregate", "prompt"))
     backend = config.build(old_set.method, recorded=load_recorded)
-    fresh = grade_set_for(store, request.choice(), backend, request.options)
-    asyncio.run(backend.aclose())
-    if (fresh.model, fresh.prompt_version) != (old_set.model, old_set.prompt_version):
-        raise UsageError(f"--llm {config.spec} grades with model {fresh.model} and prompt {fresh.prompt_version}, but "
-                         f"grade set {old_set.id} was made with model {old_set.model} and prompt "
-                         f"{old_set.prompt_version}: B's new questions must be graded the same way (or grade bank B "
-                         "as a grade set of its own with `proctor grade`)")
-    return request
+
+    async def check() -> tuple[str, str]:
+        try:
+            model, version = backend.model, prompt_version(request.choice())
+            if (model, version) == (old_set.model, old_set.prompt_version):
+                await check_endpoint(backend)
+            return model, version
+        finally:
+            await backend.aclose()
+
+    model, version = asyncio.run(check())
+    if (model, version) != (old_set.model, old_set.prompt_version):
+        raise UsageError(f"--llm {config.spec} grades with model {model} and prompt {version}, but grade set "
+                         f"{old_set.id} was made with model {old_set.model} and prompt {old_set.prompt_version}: "
+                         "B's new questions must be graded the same way (or grade bank B as a grade set of its own "
+                         "with `proctor grade`)")
+
+
+def impact_request(old_set: GradeSet, new_set: GradeSet, config: BackendConfig, progress=None):
+    """The grading request that grades `new_set`'s bank version the way `old_set` was graded (`check_backend`
+    has checked the backend)."""
+    from proctor.grading import GradeOptions, GradeRequest
+
+    return GradeRequest(old_set.method, config, GradeOptions(bank=f"{new_set.bank}@{new_set.bank_version}",
+                                                             progress=progress),
+                        aggregate=old_set.params.get("aggregate", "prompt"))
 
 
 def bank_impact(

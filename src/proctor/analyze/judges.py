@@ -10,9 +10,9 @@ from proctor.analyze.agreement import agreement_report, merge_threshold, merges_
 from proctor.errors import UsageError
 from proctor.evaluate.coverage import DEFAULT_FLOOR, Floor
 from proctor.evaluate.labels import Qrels
-from proctor.evaluate.sources import exam_qrels_each
+from proctor.evaluate.sources import exam_qrels_each, per_passage
 from proctor.evaluate.stored_coverage import labels_coverage
-from proctor.gradesets.ensemble import fresh_grade_sets
+from proctor.gradesets.ensemble import fresh_grade_sets, scale_of
 from proctor.gradesets.resolve import describe, grade_sets_matching
 from proctor.methods import ANSWER_METHODS, get_method
 from proctor.records import GradeSet
@@ -51,7 +51,11 @@ def store_agreement(
 
 
 def label_scale(grade_set: GradeSet) -> tuple[int, int, bool]:
-    """(lowest, highest label, graded per question) of a grade set's label step."""
+    """(lowest, highest label, graded per question) of a grade set's label step (an ensemble: its scale, per
+    question when its members graded one bank version's questions)."""
+    if grade_set.info.get("ensemble"):
+        low, high = scale_of(grade_set)
+        return low, high, grade_set.bank is not None and not per_passage(grade_set)
     try:
         step = get_method(grade_set.step or grade_set.method)
     except UsageError:  # a step Proctor does not know (an imported grade set): grades 0-5 per question

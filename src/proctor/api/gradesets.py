@@ -10,6 +10,7 @@ from typing import ClassVar, Literal
 
 from proctor.api.modes import Rule, TextFormat
 from proctor.api.results import Report
+from proctor.api.stores import stale_fate
 from proctor.errors import UsageError
 from proctor.gradesets.manage import Change
 from proctor.gradesets.resolve import resolve_grade_set
@@ -38,7 +39,7 @@ class GradeSetListing:
             lines += [f"    {step}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
                       for step, counts in sorted(steps.items())]
             if self.stale.get(grade_set.id):
-                lines.append("    stale (not counted; graded again by the next `grade`): "
+                lines.append(f"    stale (not counted; {stale_fate(grade_set.method)}): "
                              + ", ".join(f"{why} {n}" for why, n in self.stale[grade_set.id].items()))
         return "".join(line + "\n" for line in lines)
 
@@ -54,7 +55,8 @@ class GradeSetChange:
         """One line saying what changed."""
         g, change = self.change.grade_set, self.change
         if self.action == "dropped":
-            return f"dropped grade set {g.id} ({g.method} / {g.model}): {change.grades} grades deleted"
+            return (f"dropped grade set {g.id} ({g.method} / {g.model}): {change.grades} grades deleted"
+                    + "".join(f"; with it ensemble {e.id}: {n} grades deleted" for e, n in change.cascaded))
         steps = ", ".join(f"{step} {n}" for step, n in sorted(change.by_step.items())) or "none"
         return (f"grade set {g.id}: {change.grades} failed grades forgotten ({steps}); the next `proctor grade` with "
                 "the same options sends those pairs again")
@@ -67,16 +69,21 @@ def grade_sets(store: Store) -> GradeSetListing:
     return GradeSetListing(list_grade_sets(store), store.imports.stale_counts())
 
 
-def drop_grade_set(store: Store, grade_set: str, *, yes: bool = False) -> GradeSetChange:
-    """Delete a grade set (id or unique prefix) with the grades of every step; without `yes` nothing is deleted
-    and the refusal names what would be."""
-    from proctor.gradesets.manage import drop
+def drop_grade_set(store: Store, grade_set: str, *, yes: bool = False, cascade: bool = False) -> GradeSetChange:
+    """Delete a grade set (id or unique prefix) with the grades of every step; a member of an ensemble only with
+    `cascade` (its ensembles are dropped with it). Without `yes` nothing is deleted and the refusal names what
+    would be."""
+    from proctor.gradesets.manage import drop, ensembles_of, refuse_dropping_member
 
     if not yes:
         chosen = resolve_grade_set(store, grade_set=grade_set, fresh=False)
-        raise UsageError(f"drop {chosen.id} ({chosen.method} / {chosen.model}, {chosen.grades} grades): add {{yes}} "
-                         "to delete it with all its grades", params=("yes",))
-    return GradeSetChange("dropped", drop(store, grade_set))
+        ensembles = ensembles_of(store, chosen.id)
+        if not cascade:
+            refuse_dropping_member(chosen, ensembles)
+        with_them = "".join(f", with ensemble {e.id} ({e.grades} grades)" for e in ensembles)
+        raise UsageError(f"drop {chosen.id} ({chosen.method} / {chosen.model}, {chosen.grades} grades){with_them}: "
+                         "add {yes} to delete it with all its grades", params=("yes",))
+    return GradeSetChange("dropped", drop(store, grade_set, cascade=cascade))
 
 
 def retry_failed(store: Store, grade_set: str) -> GradeSetChange:

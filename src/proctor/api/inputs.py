@@ -97,10 +97,24 @@ class ExportRequest:
         if not self.grades:
             return []
         if self.grade_sets:
-            return [resolve_grade_set(store, g) for g in self.grade_sets]
-        if store.grades.grade_sets() or self.method or self.model or self.bank:
-            return [resolve_grade_set(store, None, self.method, self.model, self.bank)]
-        return []
+            chosen = [resolve_grade_set(store, g) for g in self.grade_sets]
+        elif store.grades.grade_sets() or self.method or self.model or self.bank:
+            chosen = [resolve_grade_set(store, None, self.method, self.model, self.bank)]
+        else:
+            return []
+        return _with_members(store, chosen)
+
+
+def _with_members(store: Store, chosen: list[GradeSet]) -> list[GradeSet]:
+    """The grade sets to export, each ensemble's members before it (an ensemble is derived from them: without
+    them an import could never read it), each once."""
+    by_id = {s.id: s for s in store.grades.grade_sets()}
+    out: dict[str, GradeSet] = {}
+    for grade_set in chosen:
+        if grade_set.info.get("ensemble"):
+            out.update((m, by_id[m]) for m in grade_set.params.get("members", []) if m in by_id)
+        out[grade_set.id] = grade_set
+    return list(out.values())
 
 
 @dataclass

@@ -25,9 +25,10 @@ from proctor.evaluate.sources import (
     load_runs,
     note_flagged,
     official_or_file_qrels,
+    refuse_cover,
     with_unjudgeable,
 )
-from proctor.evaluate.stored_coverage import query_counts
+from proctor.evaluate.stored_coverage import graded_pairs, query_counts
 from proctor.gradesets.ensemble import check_min_grade
 from proctor.gradesets.resolve import describe
 from proctor.options.numeric import check_numbers
@@ -71,6 +72,8 @@ def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int |
             own = spec is not None and spec.rel is not None
             check_min_grade(labels.resolve(store), spec.rel if own else min_grade,  # type: ignore[union-attr]
                             f"{spec.name}: rel=" if own else "min_grade")  # type: ignore[union-attr]
+    if metric == "cover":  # refused before the runs are read (and kept)
+        refuse_cover(labels.resolve(store))
     ranked = load_runs(store, runs)
     if metric == "cover":
         return _cover(store, ranked, labels, min_grade, budget, missing, normalize, gold, not runs, floor)
@@ -90,7 +93,8 @@ def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int |
               for spec in measured]
     note_flagged(boards)
     for board, spec in zip(boards, measured, strict=True):
-        board.coverage = leaderboard_coverage(board, ranked, qrels_, counts, depth=getattr(spec, "cutoff", None),
+        labelled = graded_pairs(store, grade_set, qrels_) if grade_set else qrels_  # questions x passages
+        board.coverage = leaderboard_coverage(board, ranked, labelled, counts, depth=getattr(spec, "cutoff", None),
                                               labelled_by="graded" if grade_set else "judged", floor=floor)
     return with_unjudgeable(store, ranked, not runs, boards)
 
@@ -106,7 +110,8 @@ def _cover(store: Store, ranked: dict, labels: LabelChoice, min_grade: int | Non
     board = cover_leaderboard(ranked, table, budget=budget, missing=missing or "zero", normalize=normalize,
                               gold=gold, description=describe(store, grade_set), notes=notes)
     graded = exam_qrels(store, grade_set)
-    board.coverage = leaderboard_coverage(board, ranked, graded, query_counts(store, grade_set, graded),
+    board.coverage = leaderboard_coverage(board, ranked, graded_pairs(store, grade_set, graded),
+                                          query_counts(store, grade_set, graded),
                                           depth=budget, labelled_by="graded", floor=floor)
     return note_flagged(with_unjudgeable(store, ranked, stored_runs, [board]))
 

@@ -47,10 +47,20 @@ def info_text(counts: Mapping[str, JSON]) -> str:
         hidden = (" (intermediate)" if s.get("intermediate") else "") + (" (empty)" if s.get("empty") else "")
         lines.append(f"grade set      {s['id']}  {s['method']} / {s['model']}  bank {s['bank']}  prompt "
                      f"{s['prompt_version']}  {s['grades']} grades ({s['failures']} failed){hidden}")
+    methods = {s["id"]: s["method"] for s in counts["grade_sets"]}
     for grade_set, why in counts["stale_grades"].items():
         lines.append(f"stale grades   {grade_set}  " + ", ".join(f"{n} ({reason})" for reason, n in why.items())
-                     + ": not counted; the next `grade` grades those pairs again")
+                     + f": not counted; {stale_fate(methods.get(grade_set))}")
     return "\n".join(lines) + "\n"
+
+
+def stale_fate(method: str | None) -> str:
+    """What becomes of a grade set's stale grades, in words: the next `grade` grades those pairs again; an
+    ensemble is never graded, it is derived again from its members' grades."""
+    if method == "ensemble":
+        return ("an ensemble is never graded: it is derived again from its members' grades, so these cells come "
+                "back once its members grade those pairs again (`grade` with each member's options)")
+    return "the next `grade` grades those pairs again"
 
 
 def check_judged_relevant(store: Store, judged_relevant: int) -> None:

@@ -25,9 +25,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     drop = sub.add_parser("drop", help="delete a grade set with all its grades (needs --yes)",
                           description="Delete one grade set with the grades of every step. Cached replies stay, "
                           "so grading it again asks the server only for prompts it has not seen. Refused while "
-                          "a `grade` of it is running.")
+                          "a `grade` of it is running, and for a member of an ensemble unless --cascade drops the "
+                          "ensembles with it.")
     drop.add_argument("grade_set", metavar="ID")
     drop.add_argument("--yes", action="store_true", help="really delete (without it nothing is deleted)")
+    drop.add_argument("--cascade", action="store_true", help="a member of ensembles: drop those ensembles with it "
+                      "(without it, dropping a member is refused, listing them)")
     add_store(drop)
     drop.set_defaults(func=run_drop, param_flags={"grade_set": "--grade-set"})
     retry = sub.add_parser("retry-failed", help="forget failed grades so the next grade sends them again",
@@ -53,7 +56,7 @@ def run_drop(args: argparse.Namespace) -> int:
     """Delete one grade set (with --yes; without it, say what would be deleted)."""
     opened = writable_store if args.yes else readable_store
     with opened(args.store, args.lock_timeout) as store:
-        change = api.drop_grade_set(store, args.grade_set, yes=args.yes)
+        change = api.drop_grade_set(store, args.grade_set, yes=args.yes, cascade=args.cascade)
     note(api.render(change))
     return 0
 

@@ -32,6 +32,7 @@ def exam_qrels(
     if not facets:
         return exam_qrels_each(store, grade_set, [min_questions], stats=stats)[min_questions]
     refuse_answer_set(grade_set)
+    refuse_passage_cells(grade_set, "labels per facet ({facets})", ("facets",))
     rows = store.grades.grade_rows(grade_set.id, grade_set.step)
     return exam_labels(rows, min_questions=min_questions, facets=store.banks.question_facets(), stats=stats)
 
@@ -45,6 +46,8 @@ def exam_qrels_each(store: Store, grade_set: GradeSet, min_questions: Sequence[i
     refuse_answer_set(grade_set)
     if any(m < 1 for m in min_questions):
         raise UsageError("{min_questions} must be at least 1", params=("min_questions",))
+    if any(m > 1 for m in min_questions):
+        refuse_passage_cells(grade_set, f"{{min_questions}} {max(min_questions)}", ("min_questions",))
     out: dict[int, Qrels] = {}
     if 1 in min_questions:
         out[1] = labels_from_top(store.caches.top_grades(grade_set.id, grade_set.step), stats=stats)
@@ -82,6 +85,31 @@ def refuse_answer_set(grade_set: GradeSet) -> None:
                          f"passages; read it with `proctor leaderboard --metric {metric} --score ...`")
 
 
+def per_passage(grade_set: GradeSet) -> bool:
+    """Whether a grade set holds one grade per (query, passage) of a bank's questions' labels, not per question:
+    an ensemble across bank versions (`level` label, docs/trust.md)."""
+    return grade_set.params.get("level") == "label" and bool(grade_set.info.get("ensemble"))
+
+
+def refuse_passage_cells(grade_set: GradeSet, what: str, params: tuple[str, ...] = ()) -> None:
+    """EXAM-Cover, the m-th largest grade (m > 1) and facet labels need per-question grades: refused on a grade
+    set that has one cell per passage, which would otherwise give Success@k under the name EXAM-Cover, or every
+    label 0."""
+    if per_passage(grade_set):
+        raise UsageError(f"{what}: grade set {grade_set.id} is an ensemble across bank versions (level label): it "
+                         "holds one grade per (query, passage), each member's label, not per question, so "
+                         "EXAM-Cover, --min-questions above 1 and facets cannot be computed from it (docs/trust.md, "
+                         "\"Ensembles\"); combine grade sets of one bank version, or read its labels (m = 1)",
+                         params=params)
+
+
+def refuse_cover(grade_set: GradeSet) -> None:
+    """EXAM-Cover counts the questions a passage answers: refused on grade sets without per-question grades of
+    pool passages (answer grade sets, ensembles across bank versions)."""
+    refuse_answer_set(grade_set)
+    refuse_passage_cells(grade_set, "EXAM-Cover ({metric} cover)", ("metric",))
+
+
 def grade_rows(store: Store, grade_set: GradeSet) -> Iterator[tuple[str, str, str, int | None]]:
     """(query, passage, question, grade) of a grade set's label step, streamed from the store."""
     refuse_answer_set(grade_set)
@@ -112,7 +140,7 @@ def cover_table(store: Store, grade_set: GradeSet, tau: int) -> tuple[CoverTable
 def cover_tables(store: Store, grade_set: GradeSet, taus: Sequence[int]
                  ) -> Iterator[tuple[CoverTable, list[str]]]:
     """`cover_table` at each τ in turn, the store read once (its kept cover rows, else the graded questions)."""
-    refuse_answer_set(grade_set)
+    refuse_cover(grade_set)
     kept = store.caches.cover_grades(grade_set.id, grade_set.step)
     questions = graded_questions(store, grade_set) if kept is None else {}
     for tau in taus:

@@ -21,19 +21,37 @@ def query_counts(store: Store, grade_set: GradeSet | None, graded: Mapping | Non
             "in_store": counts["in_store"]}
 
 
+def graded_pairs(store: Store, grade_set: GradeSet, labels: Mapping[str, Collection[str]]) -> dict[str, set[str]]:
+    """The pairs of `labels` that every question of their query graded usably: questions x passages, so a grade
+    set that lacks questions (a bank version only partly graded) never counts a pair as graded. A query's
+    questions are its items in the grade set's bank version, else those the grade set graded for it (a direct
+    method's one item is the query itself)."""
+    from proctor.evaluate.sources import banked_items, graded_questions
+
+    graded = graded_questions(store, grade_set)
+    bank = banked_items(store, grade_set, {q for per in graded.values() for q in per}) or {}
+    needed = {qid: len(bank.get(qid) or questions) for qid, questions in graded.items()}
+    out: dict[str, set[str]] = {}
+    for qid, pid, _, usable, _ in store.caches.top_grades(grade_set.id, grade_set.step):
+        if usable >= needed.get(qid, 1) and pid in labels.get(qid, ()):
+            out.setdefault(qid, set()).add(pid)
+    return out
+
+
 def labels_coverage(store: Store, grade_set: GradeSet | None, labels: Mapping[str, Collection[str]],
                     pool: Mapping[str, Collection[str]] | None = None, *, scored: int | None = None,
                     floor: Floor = DEFAULT_FLOOR, pool_is: str = "the judged pairs") -> Coverage:
     """What labels rest on: their queries against the store's, and the pool pairs (`pool`, `{query:
     passages}`, described as `pool_is`; default: every passage the stored runs rank) that have a label.
     `scored`: the queries the number is computed on (default: the labels' queries)."""
+    labelled = graded_pairs(store, grade_set, labels) if grade_set is not None else labels
     if pool is None:
         ranked = store.corpus.ranked_lists()
-        pairs, _ = pool_counts(ranked, labels, None) if ranked else ({"graded": 0, "pool": 0}, {})
+        pairs, _ = pool_counts(ranked, labelled, None) if ranked else ({"graded": 0, "pool": 0}, {})
         depth_what = "every passage the stored runs rank"
     else:
         pairs = {"pool": sum(len(p) for p in pool.values()),
-                 "graded": sum(len(set(p).intersection(labels.get(q, ()))) for q, p in pool.items())}
+                 "graded": sum(len(set(p).intersection(labelled.get(q, ()))) for q, p in pool.items())}
         depth_what = pool_is
     counts = query_counts(store, grade_set, labels if grade_set is not None else None)
     coverage = Coverage({"scored": len(labels) if scored is None else scored, **counts},

@@ -13,7 +13,7 @@ from proctor.evaluate.labels import Qrels
 from proctor.evaluate.leaderboard import Leaderboard, cover_leaderboard, measure_leaderboard
 from proctor.evaluate.measures import parse_measure
 from proctor.evaluate.measures.base import QueryLabels
-from proctor.evaluate.sources import cover_tables, exam_qrels
+from proctor.evaluate.sources import cover_tables, exam_qrels, per_passage
 from proctor.gradesets.resolve import describe
 from proctor.io.runs import Ranked
 from proctor.records import GradeSet
@@ -50,6 +50,8 @@ def sweep_boards(
                 continue  # nDCG ignores τ: one leaderboard is enough
             yield measure_leaderboard(runs, qrels, spec, tau if spec.measure.uses_relevance_level else None,
                                       description=description)
+    if per_passage(grade_set):
+        return  # no per-question grades: no EXAM-Cover (sources.refuse_passage_cells)
     for table, notes in cover_tables(store, grade_set, taus):  # the store read once for every τ
         yield cover_leaderboard(runs, table, budget=budget, missing=missing_cover, description=description,
                                 notes=notes)

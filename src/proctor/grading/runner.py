@@ -66,11 +66,6 @@ def grade_set_for(store: Store, choice: MethodChoice, backend: Backend, options:
                          "(import one with `proctor import bank FILE`)")
     if bank is not None and any(m.kind == "qa" for m in methods):
         _require_answer_keys(store, bank)
-    versions = []
-    for step in steps:
-        version = choice.method_of(step).template.version if step.prompt else step.version
-        if version not in versions:
-            versions.append(version)
     params: dict[str, Any] = {"backend": backend.kind, **backend.params()}
     for step in steps:
         params.update(step.params)
@@ -84,8 +79,18 @@ def grade_set_for(store: Store, choice: MethodChoice, backend: Backend, options:
         params["prefilter"] = {"model": options.prefilter.model, "below": options.prefilter_below}
     label = choice.method_of(steps[-1]) if steps[-1].prompt else None
     declared = {"scale": [label.low, label.high]} if label and "scale" in label.template.extra else {}
-    return GradeSet(choice.name, backend.model, "+".join(versions), bank[0] if bank else None,
+    return GradeSet(choice.name, backend.model, prompt_version(choice), bank[0] if bank else None,
                     bank[1] if bank else None, params, steps[-1].name, declared)  # a user template's own scale
+
+
+def prompt_version(choice: MethodChoice) -> str:
+    """The prompt version of a grade set of `choice`: its steps' template versions, each once, joined by `+`."""
+    versions: list[str] = []
+    for step in choice.steps():
+        version = choice.method_of(step).template.version if step.prompt else step.version
+        if version not in versions:
+            versions.append(version)
+    return "+".join(versions)
 
 
 def _require_answer_keys(store: Store, bank: tuple[str, str]) -> None:

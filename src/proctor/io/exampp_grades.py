@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 from proctor.io.exampp_rows import (
     CHECKED,
     IMPORTED,
@@ -16,6 +18,7 @@ from proctor.io.exampp_rows import (
     check_id,
     optional_text,
 )
+from proctor.records import GradeSet
 
 
 def _grade_value(value: object, what: str) -> int:
@@ -151,6 +154,9 @@ def _known_questions(eg: dict, key: str) -> set[str] | None:
 
 def exam_grades(query: ExamppQuery, pid: str, eg: dict, seen: Seen) -> None:
     """Add the grades of one `exam_grades` entry of a paragraph (checks in the order the fields are read)."""
+    if eg.get(EXTENSION) is not None:
+        proctor_grades(query, pid, as_mapping(eg[EXTENSION], EXTENSION), seen, direct=False)
+        return
     prompt_info = as_mapping(eg.get("prompt_info"), "prompt_info")
     ratings = known = _known_ratings(eg)
     if ratings is None:
@@ -171,15 +177,18 @@ def exam_grades(query: ExamppQuery, pid: str, eg: dict, seen: Seen) -> None:
     query_id, questions = query.query_id, sorted(ratings.keys() | answers.keys() | verdicts.keys())
     if self_rated:
         rows = [(query_id, pid, q, a := answers.get(q), g := ratings.get(q), IMPORTED if g is not None else "failed",
-                 a, verdicts.get(q)) for q in questions]
+                 a, verdicts.get(q), None) for q in questions]
     else:
-        rows = [(query_id, pid, q, a := answers.get(q), 1 if q in correct else 0, IMPORTED, a, verdicts.get(q))
+        rows = [(query_id, pid, q, a := answers.get(q), 1 if q in correct else 0, IMPORTED, a, verdicts.get(q), None)
                 for q in questions]
     _add_grades(query, (method, model, version), rows, seen)  # type: ignore[arg-type]
 
 
 def direct_grade(query: ExamppQuery, pid: str, g: dict, seen: Seen) -> None:
     """Add the grade of one `grades` entry (a direct relevance grade) of a paragraph."""
+    if g.get(EXTENSION) is not None:
+        proctor_grades(query, pid, as_mapping(g[EXTENSION], EXTENSION), seen, direct=True)
+        return
     prompt_info = as_mapping(g.get("prompt_info"), "prompt_info")
     method = optional_text(prompt_info.get("prompt_class") or g.get("prompt_type"), "prompt_class") or "direct"
     model = _model(g)
@@ -193,5 +202,66 @@ def direct_grade(query: ExamppQuery, pid: str, g: dict, seen: Seen) -> None:
         "prompt_info": prompt_info, "llm_options": g.get("llm_options"), "source": "exampp",
         "prompt_type": g.get("prompt_type"), "direct": True,
     }
-    row = (query.query_id, pid, "", answer, grade, IMPORTED, answer, correct)
+    row = (query.query_id, pid, "", answer, grade, IMPORTED, answer, correct, None)
     _add_grades(query, (method, model, method), [row], seen)
+
+
+EXTENSION = "proctor"
+"""The field of an `exam_grades` or `grades` entry in which `proctor export exampp` carries what the exam_pp fields
+cannot: the grade set in full (`grade_set`: id, method, model, prompt version, bank and version, params, label
+step, info) and every grade as stored (`grades`: [question, grade, parse status, raw reply, answer, correct,
+extra JSON]). The Workbench ignores it; an import takes the grade set and grades from it, not from the exam_pp
+fields (which say the same to the Workbench)."""
+_IDENTITY = {"id": str, "method": str, "model": str, "prompt_version": str, "bank": (str, type(None)),
+             "bank_version": (str, type(None)), "params": dict, "label_step": str, "info": dict}
+
+
+def proctor_grades(query: ExamppQuery, pid: str, ext: dict, seen: Seen, *, direct: bool) -> None:
+    """Add the grades of an entry's `proctor` extension to the grade set it names (its id checked against its
+    fields)."""
+    grade_set = _named_grade_set(as_mapping(ext.get("grade_set"), "proctor.grade_set"))
+    key = (grade_set.step, grade_set.model, grade_set.id)
+    query.grade_sets[key] = grade_set
+    rows = []
+    for listed in as_list(ext.get("grades"), "proctor.grades"):
+        if not isinstance(listed, list) or len(listed) != 7:
+            raise Refused("proctor.grades: each grade is [question, grade, parse status, raw reply, answer, correct, "
+                          "extra]")
+        question, grade, status, raw, answer, correct, extra = listed
+        question = "" if direct and question == "" else check_id(question, "question")
+        if direct != (question == ""):
+            raise Refused(f"proctor.grades: question {question!r} in a {'grades' if direct else 'exam_grades'} entry "
+                          "(a direct grade has the question \"\", a per-question grade an id)")
+        if grade is not None:
+            grade = _grade_value(grade, "proctor grade")
+        if not isinstance(status, str) or not status:
+            raise Refused(f"proctor.grades: parse status {status!r} is not a text")
+        if correct is not None and not isinstance(correct, bool):
+            raise Refused(f"proctor.grades: correct {correct!r} is not true, false or null")
+        rows.append((query.query_id, pid, question, optional_text(raw, "raw reply"), grade, status,
+                     optional_text(answer, "answer"), None if correct is None else int(correct), _json(extra)))
+    _add_grades(query, key, rows, seen)  # type: ignore[arg-type]
+
+
+def _named_grade_set(named: dict) -> GradeSet:
+    for name, kind in _IDENTITY.items():
+        if not isinstance(named.get(name), kind):
+            raise Refused(f"proctor.grade_set: {name} is missing or of the wrong type")
+    grade_set = GradeSet(named["method"], named["model"], named["prompt_version"], named["bank"],
+                         named["bank_version"], named["params"], named["label_step"], named["info"])
+    if grade_set.id != named["id"]:
+        raise Refused(f"proctor.grade_set: id {named['id']!r} is not the id its fields give ({grade_set.id})")
+    return grade_set
+
+
+def _json(extra: object) -> str | None:
+    """A grade's `extra` as stored: JSON text or null."""
+    if extra is None:
+        return None
+    if not isinstance(extra, str):
+        raise Refused(f"proctor.grades: extra must be JSON text or null, got {type(extra).__name__}")
+    try:
+        json.loads(extra)
+    except ValueError:
+        raise Refused(f"proctor.grades: extra {extra[:40]!r} is not JSON") from None
+    return extra

@@ -6,13 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from proctor.io.fields import as_id
-from proctor.records import Grade
+from proctor.records import Grade, GradeSet
 
 GradeKey = tuple[str, str, str]
-"""(method, model, prompt version): the grade set a grade of an exam_pp file goes to."""
-GradeRow = tuple[str, str, str, str | None, int | None, str, str | None, bool | None]
-"""(query, passage, question, raw reply, grade, parse status, answer, correct): a grade as a plain tuple, in the
-order `Store.grades.grade_import` writes it (an import of millions of grades makes no `Grade` objects)."""
+"""(method, model, prompt version): the grade set a grade of an exam_pp file goes to; for an entry that names its
+grade set in the `proctor` extension, (label step, model, grade set id)."""
+GradeRow = tuple[str, str, str, str | None, int | None, str, str | None, bool | None, str | None]
+"""(query, passage, question, raw reply, grade, parse status, answer, correct, extra as JSON): a grade as a plain
+tuple, in the order `Store.grades.grade_import` writes it (an import of millions of grades makes no `Grade`
+objects)."""
 
 IMPORTED = "imported"
 """`parse_status` of a grade taken over from an exam_pp file (it was parsed by the workbench)."""
@@ -30,13 +32,16 @@ class ExamppQuery:
     grade_rows: dict[GradeKey, list[GradeRow]] = field(default_factory=dict)
     """The grades of each (method, model, prompt version), in file order."""
     configs: dict[GradeKey, dict] = field(default_factory=dict)
-
+    """The grade set information of each plain key (method, model, prompt version)."""
+    grade_sets: dict[GradeKey, GradeSet] = field(default_factory=dict)
+    """The grade sets named in full by the `proctor` extension, by their key (label step, model, id)."""
 
     @property
     def grades(self) -> list[Grade]:
         """The grades of `grade_rows` as `Grade` records."""
-        return [Grade(q, p, i, m, x, v, g, s, r, a, c) for (m, x, v), rows in self.grade_rows.items()
-                for q, p, i, r, g, s, a, c in rows]
+        versions = {key: s.prompt_version for key, s in self.grade_sets.items()}
+        return [Grade(q, p, i, m, x, versions.get((m, x, v), v), g, s, r, a, c)
+                for (m, x, v), rows in self.grade_rows.items() for q, p, i, r, g, s, a, c, _ in rows]
 
 
 class Refused(ValueError):

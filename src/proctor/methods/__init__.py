@@ -13,7 +13,7 @@ from proctor.errors import UsageError
 from proctor.methods.base import Parsed, Template, load_template, load_template_file
 from proctor.methods.embedding import parse_similarity
 from proctor.methods.qa import parse_answer
-from proctor.methods.relevance import parse_generated, parse_in_range, parse_yes_no
+from proctor.methods.relevance import parse_generated, parse_in_range, parse_yes_no, within_scale
 from proctor.methods.self_rating import parse_rating
 
 
@@ -36,7 +36,12 @@ class Method:
 
     def parse(self, reply: str | None, *, probabilities: dict[int, float] | None = None, score: float | None = None,
               gold_answers: Sequence[str] | None = None) -> Parsed:
-        """Turn a backend reply into a grade."""
+        """Turn a backend reply into a grade; a grade outside the declared scale (`low`-`high`, e.g. a user
+        template's `scale: [0, 3]`) is `invalid`, label 0, as the range parser makes it."""
+        return within_scale(self._parse(reply, probabilities, score, gold_answers), self.low, self.high)
+
+    def _parse(self, reply: str | None, probabilities: dict[int, float] | None, score: float | None,
+               gold_answers: Sequence[str] | None) -> Parsed:
         if self.kind == "rating":
             return parse_rating(reply, probabilities)
         if self.kind == "qa":

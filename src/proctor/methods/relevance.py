@@ -46,6 +46,15 @@ def parse_in_range(reply: str | None, low: int, high: int) -> Parsed:
     return Parsed(0, INVALID, text.strip() or None, {"reason": f"no number in {low}-{high}: label 0 (002 §4.1)"})
 
 
+def within_scale(parsed: Parsed, low: int, high: int) -> Parsed:
+    """`parsed` when its grade is on the scale `low`-`high` (or it has none); otherwise label 0 with status
+    `invalid`, the reply kept and the reason said, like a reply without a number in range."""
+    if parsed.grade is None or low <= parsed.grade <= high or parsed.status == INVALID:
+        return parsed
+    return Parsed(0, INVALID, parsed.answer, {**parsed.extra, "reason": f"grade {parsed.grade} is outside the "
+                                                f"declared scale {low}-{high}: label 0 (002 §4.1)"})
+
+
 def parse_generated(reply: str | None) -> Parsed:
     """A generated query (first non-empty line, quotes stripped) for the next step; empty is a failure."""
     line = next((ln.strip().strip("'\"“”‘’").strip() for ln in (reply or "").splitlines() if ln.strip()), "")

@@ -94,13 +94,14 @@ class Jobs:
         return job
 
     def _run(self, job: GradeJob) -> None:
-        from proctor.analyze.bank_impact import impact_request
+        from proctor.analyze.bank_impact import check_backend, impact_request
         from proctor.grading import grade
 
         store = Store.open(self.store_path)
         try:
             assert self.config is not None
-            request = impact_request(store, job.old, job.new, self.config, progress=False)
+            check_backend(job.old, self.config)
+            request = impact_request(job.old, job.new, self.config, progress=False)
             job._loop = asyncio.new_event_loop()
             job._task = job._loop.create_task(grade(store, request, job.new))
             job.state = "running"

@@ -37,10 +37,10 @@ def upsert_sql(values: str, *, attempt: bool) -> str:
 
 _KEPT_TRIGGER = re.compile(rf"({'|'.join(KEPT_PER_GRADE_SET)})_(insert|update|delete)")
 
-_UPSERT = upsert_sql("{series}, ?, ?, (SELECT item FROM grade_items WHERE question_id = ?), ?, ?, ?, ?, ?, NULL,"
+_UPSERT = upsert_sql("{series}, ?, ?, (SELECT item FROM grade_items WHERE question_id = ?), ?, ?, ?, ?, ?, ?,"
                      " {batch}, 1", attempt=False)
-"""An import's upsert of (query, passage, question, raw reply, grade, parse status, answer, correct) rows: the
-series and the batch are formatted in as numbers."""
+"""An import's upsert of (query, passage, question, raw reply, grade, parse status, answer, correct, extra) rows:
+the series and the batch are formatted in as numbers."""
 
 
 class GradeImport:
@@ -61,8 +61,8 @@ class GradeImport:
         return self._batch
 
     def write(self, grade_set_id: str, step: str, rows: Sequence[tuple]) -> None:
-        """Upsert (query, passage, question, raw reply, grade, parse status, answer, correct) rows into a step of
-        a grade set (the grade set is recorded already)."""
+        """Upsert (query, passage, question, raw reply, grade, parse status, answer, correct, extra as JSON) rows
+        into a step of a grade set (the grade set is recorded already)."""
         if not rows:
             return
         series = self._numbers("grade_series", "series", ("grade_set_id", "step"), {(grade_set_id, step)})

@@ -184,6 +184,14 @@ class GradeRepository(Repository):
             yield Grade(qid, pid, item, stp, grade_set.model, grade_set.prompt_version, grade, status, raw, answer,
                         None if correct is None else bool(correct), json.loads(extra) if extra else None)
 
+    def stored_rows(self, grade_set_id: str, step: str) -> Iterator[tuple]:
+        """(query, passage, question, raw reply, grade, parse status, answer, correct as 0/1/None, extra as stored
+        JSON) of one step, in (query, passage, question) order: the grades exactly as stored, for an export."""
+        yield from self.db.execute(
+            "SELECT query_id, passage_id, question_id, raw_reply, grade, parse_status, answer, correct, extra FROM"
+            f" grades JOIN grade_items USING (item) WHERE series = {SERIES} ORDER BY query_id, passage_id, question_id",
+            (grade_set_id, step))
+
     def graded(self, grade_set_id: str, step: str) -> dict[tuple[str, str, str], tuple[int | None, str | None, str]]:
         """`{(query, passage, item): (grade, answer, status)}` of the pairs of a step that have a usable grade."""
         return {(q, p, i): (g, a, s) for q, p, i, g, a, s in self.db.execute(
