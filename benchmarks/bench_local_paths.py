@@ -16,6 +16,7 @@ Usage: python benchmarks/bench_local_paths.py [--queries 4] [--hf-passages 30] [
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -24,7 +25,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DL19 = ROOT.parent / "shared" / "data" / "dl19"
+DL19 = Path(os.environ.get("PROCTOR_SHARED", ROOT.parent / "shared")) / "data" / "dl19"
 
 
 def tiny_encoder(folder: Path) -> Path:
