@@ -95,6 +95,8 @@ class Summary:
     errors: Counter = field(default_factory=Counter)
     servers: list[dict[str, Any]] = field(default_factory=list)
     """Per-server figures of a fleet (the backend's, over the whole command)."""
+    load_seconds: float | None = None
+    """Seconds loading a local model before the clock started (`grading.similarity`), apart from `elapsed`."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -107,7 +109,8 @@ class Summary:
                 "truncated_contexts": self.truncated, "seconds": round(self.elapsed, 3),
                 "pairs_per_second": rate, "interrupted": self.interrupted,
                 "failure_reasons": dict(self.errors.most_common(10)),
-                **({"servers": self.servers} if self.servers else {})}
+                **({"servers": self.servers} if self.servers else {}),
+                **({"model_load_seconds": self.load_seconds} if self.load_seconds is not None else {})}
 
 
 class Engine:
@@ -145,7 +148,7 @@ class Engine:
                    for _ in range(self.backend.concurrency)]
         committer = asyncio.create_task(self._commit_regularly())
         try:
-            for chunk in _chunks(self.plan.work(self.store), CHUNK):
+            for chunk in _chunks(self.plan.work(self.store), max(CHUNK, self.backend.batch_size)):
                 if stop.is_set():
                     break
                 for batch in await self._prepare(chunk, summary, progress):
