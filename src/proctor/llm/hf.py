@@ -27,6 +27,8 @@ CPU_BATCH = 8
 CUDA_BATCH = 256
 """Prompts per forward pass by default: on CUDA enough to fill a large card with FLAN-T5-large (halved on
 out-of-memory), on the CPU the earlier default."""
+LENGTHS_KEPT = 20_000
+"""Token counts `fit` remembers before it starts afresh (memory stays bounded over a large pool)."""
 _FIRST_STEP_PROCESSORS = ("repetition_penalty", "encoder_repetition_penalty", "no_repeat_ngram_size",
                           "encoder_no_repeat_ngram_size", "bad_words_ids", "forced_bos_token_id", "suppress_tokens",
                           "begin_suppress_tokens", "sequence_bias", "guidance_scale")
@@ -89,6 +91,7 @@ class HFBackend:
         self.max_new = 32
         self.max_input = max_input_tokens or (window if self.seq2seq else window - self.max_new)
         self.grade_ids = [self.tokenizer.encode(t, add_special_tokens=False)[-1] for t in GRADE_TOKENS]
+        self._lengths: dict[tuple[str, bool], int] = {}
 
     @property
     def net(self) -> Any:
@@ -105,12 +108,21 @@ class HFBackend:
         return params
 
     def fit(self, before: str, context: str, after: str) -> tuple[str, bool]:
-        fixed = len(self.tokenizer.encode(before + after, add_special_tokens=True))
+        fixed = self._length(before + after, True)
         budget = self.max_input - fixed - 8  # headroom for the tokens decoding adds at the seams
-        ids = self.tokenizer.encode(context, add_special_tokens=False)
-        if len(ids) <= budget:
+        if self._length(context, False) <= budget:
             return context, False
+        ids = self.tokenizer.encode(context, add_special_tokens=False)
         return self.tokenizer.decode(ids[:max(0, budget)], skip_special_tokens=True), True
+
+    def _length(self, text: str, special: bool) -> int:
+        """Tokens in `text`, remembered (a passage comes once per question, an instruction once per passage)."""
+        key = (text, special)
+        if key not in self._lengths:
+            if len(self._lengths) >= LENGTHS_KEPT:
+                self._lengths.clear()
+            self._lengths[key] = len(self.tokenizer.encode(text, add_special_tokens=special))
+        return self._lengths[key]
 
     async def complete(self, requests: list[Request]) -> list[Reply]:
         return await asyncio.to_thread(self._run, requests)
