@@ -73,3 +73,25 @@ def test_a_query_that_fails_to_encode_is_recorded_and_graded_again_later(cli, de
     again = json.loads(cli("grade", "--store", demo_store, "--method", "embedding", "--format", "json").out)
     assert again["already_graded"] == 54 and again["graded_now"] == 18 and again["failures"] == 0
     assert {g.parse_status for g in grades_of(demo_store, "embedding")} == {"similarity"}
+
+
+@pytest.mark.slow
+def test_a_template_that_shows_the_passage_reports_passages_longer_than_the_window(cli, demo_store, tmp_path):
+    template = tmp_path / "embedding.yaml"
+    template.write_text("name: embedding\nversion: with-context\nitems: question\nsource: a test\n"
+                        "template: \"{question} {context}\"\n")
+    with opened_store(demo_store) as store:
+        first = sorted(store.corpus.passage_texts())[0]
+    long = tmp_path / "long.tsv"
+    long.write_text(f"{first}\t{'a passage far longer than the window of 256 word pieces ' * 40}\n")
+    assert cli("import", "corpus", long, "--store", demo_store, "--replace").code == 0
+    with opened_store(demo_store) as store:
+        texts = store.corpus.passage_texts()
+    backend = EmbeddingBackend("minilm")
+    expected = {pid for pid, text in texts.items() if text and backend.fit("", text, "")[1]}
+    result = cli("grade", "--store", demo_store, "--method", "embedding", "--template", template, "--format", "json")
+    assert result.code == 0, result.err
+    grades = grades_of(demo_store, "embedding")
+    cut = {g.passage_id for g in grades if g.extra.get("truncated")}
+    assert cut == expected & {g.passage_id for g in grades} and cut
+    assert json.loads(result.out)["truncated_contexts"] == sum(1 for g in grades if g.extra.get("truncated"))
