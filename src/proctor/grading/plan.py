@@ -16,6 +16,8 @@ from proctor.methods.steps import Key, Variables
 from proctor.store import Store
 
 Items = dict[str, list[tuple[str, str, list[str] | None]]]
+_NO_VARIABLES: dict[str, str] = {}
+"""The variables of a pair of a step that uses no earlier step (shared, never written)."""
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,7 @@ class Plan:
                         continue
                     if self.needs_answer_key and not item[2]:
                         continue
-                    more = self.variables(qid, pid, item[0]) if self.variables is not None else {}
+                    more = self.variables(qid, pid, item[0]) if self.variables is not None else _NO_VARIABLES
                     if more is not None:
                         yield qid, pid, text, item, more
 
@@ -79,13 +81,13 @@ class Plan:
         """The pairs still to grade, lazily (memory stays flat however large the pool), or all at once, shortest
         first, when `by_length` is set."""
         query_texts = store.corpus.queries()
-        items = (WorkItem(qid, pid, item_id, question, text, tuple(answers) if answers else None,
-                          {"query": query_texts.get(qid) or qid, "criterion_name": item_id,
-                           "gold": " / ".join(answers or ()), **more})
-                 for qid, pid, text, (item_id, question, answers), more in self.pending(store))
-        if not self.by_length:
-            return items
-        return iter(sorted(items, key=lambda w: len(w.passage) + len(w.question)))  # stable: ties keep plan order
+        pending = self.pending(store)
+        if self.by_length:  # the rows only (WorkItems are made as they are handed out); stable: ties keep plan order
+            pending = iter(sorted(pending, key=lambda row: len(row[2]) + len(row[3][1])))
+        return (WorkItem(qid, pid, item_id, question, text, tuple(answers) if answers else None,
+                         {"query": query_texts.get(qid) or qid, "criterion_name": item_id,
+                          "gold": " / ".join(answers or ()), **more})
+                for qid, pid, text, (item_id, question, answers), more in pending)
 
 
 def items_of(store: Store, method: Method, bank: tuple[str, str] | None) -> Items:

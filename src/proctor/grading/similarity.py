@@ -117,7 +117,7 @@ class SimilarityEngine:
             summary.errors[reason_of(error)] += len(rows)
             summary.failures += len(rows)
         with self.store.transaction():
-            self.store.grades.upsert_grade_rows(self.grade_set, out, attempt=True)
+            self.store.grades.upsert_attempt_rows(self.grade_set, out)
         status = FAILED if error is not None else SIMILARITY
         summary.by_status[status] += len(rows)
         summary.graded += len(rows)
