@@ -130,10 +130,7 @@ class Engine:
 
     async def arun(self) -> Summary:
         """Grade every planned pair that lacks a grade; the backend stays open for further steps."""
-        summary = Summary(self.step, self.backend.model, self.grade_set, self.plan.pairs, self.plan.already,
-                          self.plan.given_up, unjudgeable=self.plan.unjudgeable)
-        progress = Progress(self.plan.pairs - self.plan.already - self.plan.given_up, self.options.progress,
-                            f"{self.step} · {self.backend.model}", every=self.options.progress_every)
+        summary, progress = self._started()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
@@ -179,6 +176,13 @@ class Engine:
         summary.elapsed = progress.elapsed
         summary.calls, summary.tokens, summary.cached = progress.calls, progress.tokens, progress.cached
         return summary
+
+    def _started(self) -> tuple[Summary, Progress]:
+        """The step's summary and its progress, whose clock starts now."""
+        summary = Summary(self.step, self.backend.model, self.grade_set, self.plan.pairs, self.plan.already,
+                          self.plan.given_up, unjudgeable=self.plan.unjudgeable)
+        return summary, Progress(self.plan.pairs - self.plan.already - self.plan.given_up, self.options.progress,
+                                 f"{self.step} · {self.backend.model}", every=self.options.progress_every)
 
     async def _prepare(self, chunk: list[WorkItem], summary: Summary, progress: Progress) -> list[list]:
         """Pre-filter, render, answer from the cache; returns the batches still to send."""

@@ -14,13 +14,12 @@ from collections.abc import Iterator
 from itertools import groupby
 from typing import Any
 
-from proctor.grading.engine import GradeOptions, Summary, reason_of
+from proctor.grading.engine import Engine, GradeOptions, Summary, reason_of
 from proctor.grading.plan import Plan
 from proctor.grading.progress import Progress
 from proctor.methods import Method
 from proctor.methods.base import FAILED, SIMILARITY
 from proctor.methods.embedding import grades_of, similarity_extra
-from proctor.store import Store
 from proctor.store.repository import dumps
 
 Pending = list[tuple[str, str, str, tuple, dict]]
@@ -34,25 +33,19 @@ def bulk_capable(method: Method, backend: Any, plan: Plan, options: GradeOptions
             and options.prefilter is None and plan.variables is None)
 
 
-class SimilarityEngine:
-    """Grades the planned pairs of one similarity step (the `Engine` interface: `arun`, `results`)."""
+class SimilarityEngine(Engine):
+    """Grades the planned pairs of one similarity step (the engine's interface and state: `arun`, `results`)."""
 
-    def __init__(self, store: Store, method: Method, backend: Any, plan: Plan, *, grade_set: str,
-                 step: str | None = None, options: GradeOptions | None = None) -> None:
-        self.store, self.method, self.backend, self.plan = store, method, backend, plan
-        self.grade_set, self.step = grade_set, step or method.name
-        self.options = options or GradeOptions()
-        self.results = dict(plan.done)
-        self.cuts_context = "{context}" in method.template.template
+    @property
+    def cuts_context(self) -> bool:
         """A template that shows the passage reports the passages longer than the model's window as cut."""
+        return "{context}" in self.method.template.template
 
     async def arun(self) -> Summary:
         """Grade every planned pair that lacks a grade, committing each query's grades as it is done."""
-        summary = Summary(self.step, self.backend.model, self.grade_set, self.plan.pairs, self.plan.already,
-                          self.plan.given_up, unjudgeable=self.plan.unjudgeable)
-        summary.load_seconds = round(await asyncio.to_thread(self.backend.load), 3)
-        progress = Progress(self.plan.pairs - self.plan.already - self.plan.given_up, self.options.progress,
-                            f"{self.step} · {self.backend.model}", every=self.options.progress_every)
+        load = await asyncio.to_thread(self.backend.load)  # before the clock starts
+        summary, progress = self._started()
+        summary.load_seconds = round(load, 3)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
