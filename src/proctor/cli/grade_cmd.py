@@ -205,7 +205,8 @@ def _print_summary(summary) -> None:
     note(f"{data['method']} with {data['model']}: {data['pairs_in_pool']} pairs in the pool, "
          f"{data['already_graded']} already graded{given_up}, {data['graded_now']} graded now ({statuses}); "
          f"{data['failures']} failures; {data['llm_calls']} calls, {data['cache_hits']} cache hits, "
-         f"{data['tokens']} tokens, {data['truncated_contexts']} contexts cut; {data['seconds']} s, {rate}")
+         f"{data['tokens']} tokens, {data['truncated_contexts']} contexts cut; {data['seconds']} s, {rate}"
+         + (f" (the model loaded before, in {data['model_load_seconds']} s)" if "model_load_seconds" in data else ""))
     for reason, count in data["failure_reasons"].items():
         note(f"  failure: {reason} × {count}")
     for server in data.get("servers", []):

@@ -19,6 +19,7 @@ from proctor.experiment.schema import (
     read_document,
 )
 from proctor.methods import METHOD_NAMES
+from proctor.options.backend import BackendOptions
 from proctor.options.evaluation import EvaluationOptions
 from proctor.options.grading import GradingOptions
 from proctor.options.model import choices, spec
@@ -26,7 +27,7 @@ from proctor.options.numeric import number_problem
 
 FORMATS: tuple[str, ...] = spec(EvaluationOptions, "leaderboards").choices or ()
 
-CHOICES = {**choices(GradingOptions), **choices(EvaluationOptions),
+CHOICES = {**choices(GradingOptions), **choices(EvaluationOptions), **choices(BackendOptions),
            "response_format": ("auto", "jsonl", "rag24", "rag25", "text-dir")}
 """The keys that take one of a few words (the lists of `leaderboards` are checked below)."""
 OPTION_KEYS = ("depth", "max_queries", "max_passages", "bank", "prefilter_below", "verify", "max_attempts")

@@ -100,6 +100,8 @@ class Summary:
     errors: Counter = field(default_factory=Counter)
     servers: list[dict[str, Any]] = field(default_factory=list)
     """Per-server figures of a fleet (the backend's, over the whole command)."""
+    load_seconds: float | None = None
+    """Seconds loading a local model before the clock started (`grading.similarity`), apart from `elapsed`."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -112,7 +114,8 @@ class Summary:
                 "truncated_contexts": self.truncated, "seconds": round(self.elapsed, 3),
                 "pairs_per_second": rate, "interrupted": self.interrupted,
                 "failure_reasons": dict(self.errors.most_common(10)),
-                **({"servers": self.servers} if self.servers else {})}
+                **({"servers": self.servers} if self.servers else {}),
+                **({"model_load_seconds": self.load_seconds} if self.load_seconds is not None else {})}
 
 
 class Engine:
@@ -136,10 +139,7 @@ class Engine:
 
     async def arun(self) -> Summary:
         """Grade every planned pair that lacks a grade; the backend stays open for further steps."""
-        summary = Summary(self.step, self.backend.model, self.grade_set, self.plan.pairs, self.plan.already,
-                          self.plan.given_up, unjudgeable=self.plan.unjudgeable)
-        progress = Progress(self.plan.pairs - self.plan.already - self.plan.given_up, self.options.progress,
-                            f"{self.step} · {self.backend.model}", every=self.options.progress_every)
+        summary, progress = self._started()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
@@ -154,7 +154,7 @@ class Engine:
                    for _ in range(self.backend.concurrency)]
         committer = asyncio.create_task(self._commit_regularly())
         try:
-            for chunk in _chunks(self.plan.work(self.store), CHUNK):
+            for chunk in _chunks(self.plan.work(self.store), max(CHUNK, self.backend.batch_size)):
                 if stop.is_set():
                     break
                 for batch in await self._prepare(chunk, summary, progress):
@@ -185,6 +185,13 @@ class Engine:
         summary.elapsed = progress.elapsed
         summary.calls, summary.tokens, summary.cached = progress.calls, progress.tokens, progress.cached
         return summary
+
+    def _started(self) -> tuple[Summary, Progress]:
+        """The step's summary and its progress, whose clock starts now."""
+        summary = Summary(self.step, self.backend.model, self.grade_set, self.plan.pairs, self.plan.already,
+                          self.plan.given_up, unjudgeable=self.plan.unjudgeable)
+        return summary, Progress(self.plan.pairs - self.plan.already - self.plan.given_up, self.options.progress,
+                                 f"{self.step} · {self.backend.model}", every=self.options.progress_every)
 
     async def _prepare(self, chunk: list[WorkItem], summary: Summary, progress: Progress) -> list[list]:
         """Pre-filter, render, answer from the cache; returns the batches still to send."""

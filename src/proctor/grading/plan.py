@@ -16,6 +16,8 @@ from proctor.methods.steps import Key, Variables
 from proctor.store import Store
 
 Items = dict[str, list[tuple[str, str, list[str] | None]]]
+_NO_VARIABLES: dict[str, str] = {}
+"""The variables of a pair of a step that uses no earlier step (shared, never written)."""
 
 
 @dataclass(frozen=True)
@@ -52,30 +54,40 @@ class Plan:
     flagged: set[tuple[str, str]] = field(default_factory=set)
     """(query, passage) pairs the `detect` guard flagged: never graded, not counted as pairs to grade."""
 
-    def work(self, store: Store) -> Iterator[WorkItem]:
-        """The pairs still to grade, lazily (memory stays flat however large the pool)."""
+    by_length: bool = False
+    """Hand the pairs out shortest prompt first over the whole plan (a backend that batches on a device pads
+    every prompt of a batch to its longest): `work` then holds the plan's pairs in memory at once."""
+
+    def pending(self, store: Store) -> Iterator[tuple[str, str, str, tuple[str, str, list[str] | None], dict]]:
+        """(query, passage, passage text, item, the step's variables) of every pair still to grade, query by query
+        in the plan's order, lazily."""
         texts = store.corpus.passage_texts()
-        query_texts = store.corpus.queries()
         for qid, passages, items in self.queries:
             for pid in passages:
                 if (qid, pid) in self.flagged:
                     continue
-                text = texts.get(pid)
-                for item_id, question, answers in items:
-                    key = (qid, pid, item_id)
+                text = texts.get(pid) or ""
+                for item in items:
+                    key = (qid, pid, item[0])
                     if key in self.done or key in self.exhausted or (self.only is not None and key not in self.only):
                         continue
-                    if self.needs_answer_key and not answers:
+                    if self.needs_answer_key and not item[2]:
                         continue
-                    extra = {"query": query_texts.get(qid) or qid, "criterion_name": item_id,
-                             "gold": " / ".join(answers or ())}
-                    if self.variables is not None:
-                        more = self.variables(qid, pid, item_id)
-                        if more is None:
-                            continue
-                        extra.update(more)
-                    yield WorkItem(qid, pid, item_id, question, text or "", tuple(answers) if answers else None,
-                                   extra)
+                    more = self.variables(qid, pid, item[0]) if self.variables is not None else _NO_VARIABLES
+                    if more is not None:
+                        yield qid, pid, text, item, more
+
+    def work(self, store: Store) -> Iterator[WorkItem]:
+        """The pairs still to grade, lazily (memory stays flat however large the pool), or all at once, shortest
+        first, when `by_length` is set."""
+        query_texts = store.corpus.queries()
+        pending = self.pending(store)
+        if self.by_length:  # the rows only (WorkItems are made as they are handed out); stable: ties keep plan order
+            pending = iter(sorted(pending, key=lambda row: len(row[2]) + len(row[3][1])))
+        return (WorkItem(qid, pid, item_id, question, text, tuple(answers) if answers else None,
+                         {"query": query_texts.get(qid) or qid, "criterion_name": item_id,
+                          "gold": " / ".join(answers or ()), **more})
+                for qid, pid, text, (item_id, question, answers), more in pending)
 
 
 def items_of(store: Store, method: Method, bank: tuple[str, str] | None) -> Items:

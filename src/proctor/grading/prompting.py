@@ -17,7 +17,8 @@ def render(method: Method, step: str, item: WorkItem, backend: Backend) -> tuple
     else:
         context, truncated = "", False
     return Request(item.query_id, item.passage_id, item.question_id, before + context + after, item.question,
-                   context or item.passage, template.max_tokens, template.system, step), truncated
+                   context or item.passage, template.max_tokens, template.system, step,
+                   rating=method.kind == "rating"), truncated
 
 
 def similarity_request(step: str, item: WorkItem) -> Request:

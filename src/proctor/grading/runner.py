@@ -15,6 +15,7 @@ from proctor.errors import UsageError
 from proctor.grading.engine import Engine, GradeOptions, Summary
 from proctor.grading.flagging import flag_pool
 from proctor.grading.plan import Plan, items_of, make_plan
+from proctor.grading.similarity import SimilarityEngine, bulk_capable
 from proctor.llm.base import Backend
 from proctor.llm.health import BackendUnavailable, check_endpoint
 from proctor.methods import Method, get_method
@@ -224,11 +225,14 @@ async def _run_steps(store: Store, choice: MethodChoice, backend: Backend, optio
         if not checked and plan.pairs - plan.already - plan.given_up > 0 and options.reply_cache is None:
             await check_endpoint(backend)  # before pre-filtering and before any pair is sent (else: `Engine`)
             checked = True
-        engine_class = Engine
+        engine_class: Any = Engine
         if options.engine == "ray":
             from proctor.grading.ray_engine import RayEngine
 
             engine_class = RayEngine
+        elif bulk_capable(method, backend, plan, options):
+            engine_class = SimilarityEngine
+        plan.by_length = getattr(backend, "sorts_by_length", False) and options.engine == "local"
         engine = engine_class(store, method, backend, plan, grade_set=grade_set.id, step=step.name, options=options)
         summary = await engine.arun()
         results[step.name] = {**results.get(step.name, {}), **engine.results}

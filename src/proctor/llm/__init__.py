@@ -30,8 +30,8 @@ def make_backend(spec: str, *, method: str, options: dict[str, Any] | None = Non
     if kind == "hf":
         from proctor.llm.hf import HFBackend
 
-        return HFBackend(rest, device=options.get("device"), batch_size=options.get("batch_size") or 8,
-                         probabilities=bool(options.get("probabilities")))
+        return HFBackend(rest, device=options.get("device"), batch_size=options.get("batch_size"),
+                         probabilities=bool(options.get("probabilities")), dtype=options.get("dtype"))
     if kind == "hf-qa":
         if method != "qa":
             raise UsageError(f"--llm {spec}: an extractive QA model answers questions with spans; it grades "

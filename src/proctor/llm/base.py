@@ -21,6 +21,9 @@ class Request:
     system: str | None = None
     step: str = ""
     """The method step asking (replay looks replies up by it)."""
+    rating: bool = False
+    """The step reads a 0–5 rating (`Method.kind` `rating`): asked for the grade tokens' probabilities, a local
+    backend may read them in one forward pass instead of generating a reply (`llm.hf`)."""
 
     def text(self) -> str:
         """System message and prompt as one text, for backends without chat roles."""

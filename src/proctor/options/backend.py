@@ -12,6 +12,9 @@ from proctor.errors import UsageError
 from proctor.options.model import add_options, names, option, spec
 from proctor.options.numeric import check_numbers
 
+DTYPES = ("auto", "bfloat16", "float16", "float32")
+"""`--dtype` (hf): `auto` is bfloat16 on CUDA where the device supports it, float32 otherwise."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class BackendOptions:
@@ -32,7 +35,13 @@ class BackendOptions:
         applies=("openai",))
     device: str | None = option(help="hf/embed: cpu or cuda (default: cuda when available for hf, else cpu)",
                                 applies=("hf", "hf-qa", "embed"))
-    batch_size: int | None = option(help="hf: prompts per forward pass (default 8)", applies=("hf", "hf-qa"))
+    batch_size: int | None = option(
+        help="hf: prompts per forward pass (default 8 on the CPU; on CUDA 256, halved while out of memory); "
+        "hf-qa: (default 8)", applies=("hf", "hf-qa"))
+    dtype: str | None = option(
+        help="hf: the weights' precision: auto (bfloat16 on CUDA where the device supports it, else float32), "
+        "bfloat16, float16 or float32; any but float32 enters the grade set's parameters (default auto)",
+        choices=DTYPES, applies=("hf",))
     probabilities: bool = option(
         False, flag="--grade-probabilities", action="store_true", applies=("hf", "openai"),
         help="hf, openai: read ratings from the probabilities of the tokens 0-5 of the first generated token "
@@ -41,11 +50,20 @@ class BackendOptions:
     def check(self) -> None:
         """Refuse values no backend can use."""
         check_numbers(asdict(self))
+        if self.dtype is not None:
+            check_dtype(self.dtype)
         if self.base_url is not None and not all(u.strip() for u in self.base_url.split(",")):
             raise UsageError(f"--base-url {self.base_url!r}: an empty URL in the list (URL1,URL2,...)")
         for url in (self.base_url or "").split(","):
             if url.strip() and not url.strip().lower().startswith(("http://", "https://")):
                 raise UsageError(f"--base-url {url.strip()!r}: not an http:// or https:// URL")
+
+
+def check_dtype(name: str) -> str:
+    """A `--dtype` value, refused unless it is one of `DTYPES`."""
+    if name not in DTYPES:
+        raise UsageError(f"--dtype {name!r}: choose one of {', '.join(DTYPES)}")
+    return name
 
 
 def add_backend_options(p: argparse.ArgumentParser, **defaults: object) -> None:

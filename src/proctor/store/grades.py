@@ -127,6 +127,17 @@ class GradeRepository(Repository):
             batch = self._numbers("grade_batches", "batch", ("created",), {(created,)})[(created,)]
             self.db.executemany(sql, ((series[r[0]], r[1], r[2], items[r[3]], *r[4:], batch) for r in chunk))
 
+    def upsert_attempt_rows(self, grade_set_id: str, rows: list[tuple]) -> None:
+        """`upsert_grade_rows` of many rows of one grading attempt (a query of the embedding method's bulk path)
+        through the bulk path: the kept results' triggers held while they are written, the grade set's kept
+        results dropped once after (`store/bulk.py`). Must run inside a transaction."""
+        if not rows:
+            return
+        with self.grade_import(now()) as writer:
+            self.upsert_grade_rows(grade_set_id, rows, writer.created, attempt=True)
+            steps = {(grade_set_id, step) for step in {row[0] for row in rows}}
+            writer.changed.update(self._numbers("grade_series", "series", ("grade_set_id", "step"), steps).values())
+
     def _numbers(self, table: str, number: str, columns: tuple[str, ...], keys: set[tuple]) -> dict[tuple, int]:
         """`{key: number}` of the keys, numbering those `table` lacks."""
         names = ", ".join(columns)
