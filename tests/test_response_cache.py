@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import autojudge_collection as collection
+from conftest import raw_rows, raw_write
 from fake_openai import FakeOpenAI, prompt_grade
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,7 +84,7 @@ def test_tira_deterministic_rerun(task, tmp_path, peer_nltk, variant, replies, o
         asked = server.requests
     assert asked > 0 and "response cache:" in first.stderr
     assert sorted(p.name for p in cache.iterdir() if p.suffix == ".db") == ["proctor-llm-cache.db"]
-    kept = sqlite3.connect(cache / "proctor-llm-cache.db").execute("SELECT COUNT(*) FROM llm_cache").fetchone()[0]
+    [(kept,)] = raw_rows(cache / "proctor-llm-cache.db", "SELECT COUNT(*) FROM llm_cache")
     assert kept == asked  # every reply of run 1 (bank generation and grading) is in CACHE_DIR
     assert not (tmp_path / "A" / f"{variant}.db").exists() or "llm_cache" not in _replies_in(tmp_path / "A")
 
@@ -108,7 +108,7 @@ def test_tira_deterministic_rerun(task, tmp_path, peer_nltk, variant, replies, o
 def _replies_in(out: Path) -> str:
     """'llm_cache' when the store in an out-dir holds cached replies (it should not: CACHE_DIR holds them)."""
     [store] = out.glob("*.db")
-    count = sqlite3.connect(store).execute("SELECT COUNT(*) FROM llm_cache").fetchone()[0]
+    [(count,)] = raw_rows(store, "SELECT COUNT(*) FROM llm_cache")
     return "llm_cache" if count else ""
 
 
@@ -129,7 +129,7 @@ def test_failures_are_never_cached(task, tmp_path, peer_nltk):
         assert done.returncode == 2 and "have no grade: not in the cache of" in done.stderr
         assert str(cache / "proctor-llm-cache.db") in done.stderr
         failed = sum(1 for prompt in server.attempts if "Bees make honey" in prompt)
-    kept = sqlite3.connect(cache / "proctor-llm-cache.db").execute("SELECT reply FROM llm_cache").fetchall()
+    kept = raw_rows(cache / "proctor-llm-cache.db", "SELECT reply FROM llm_cache")
     assert failed > 0 and all("boom" not in reply for (reply,) in kept)
     with FakeOpenAI(reply=generating()) as server:
         env = {**key, "OPENAI_BASE_URL": server.base_url}
@@ -151,10 +151,7 @@ def test_a_file_that_is_not_a_proctor_cache_is_refused(tmp_path):
     from proctor.errors import UsageError
     from proctor.store.response_cache import ResponseCache
 
-    db = sqlite3.connect(tmp_path / "proctor-llm-cache.db")
-    db.execute("CREATE TABLE other (x)")
-    db.commit()
-    db.close()
+    raw_write(tmp_path / "proctor-llm-cache.db", "CREATE TABLE other (x)")
     with pytest.raises(UsageError, match="another program's SQLite file"):
         ResponseCache.in_folder(tmp_path)
     (tmp_path / "file").write_text("x")
