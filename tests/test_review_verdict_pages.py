@@ -88,6 +88,14 @@ def test_the_calibration_page_says_why_it_refuses_and_what_its_numbers_rest_on(s
     assert "Only 1 topic (q2) has reviewer verdicts" in text
     assert "1 stale verdict (given on a text replaced since) is left out." in text
     assert "Traceback" not in text and "human_topics" not in text
+    _judge(page, server, "q1", "d102", 1)
+    _judge(page, server, "q3", "d301", 1)
+    shown()
+    assert page.locator("#calibration-counts").inner_text().endswith(
+        "(1 stale verdicts left out: their texts were replaced since).")
+    partial = page.locator("#calibration tbody tr", has_text="partial").locator("td").nth(1)
+    assert partial.inner_text() == "partial (2 topics, 2 judged)"  # scored on the topics it ranks, and says so
+    assert page.locator("#calibration-partial").inner_text().startswith("A system that ranks passages of fewer")
 
 
 @pytest.mark.slow
