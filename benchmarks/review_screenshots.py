@@ -1,10 +1,11 @@
-"""Screenshots of the review app for docs/: the overview, a query page and the impact view, at 1280x800.
+"""Screenshots of the review app for docs/: the overview, a query page, the impact view and the calibration page,
+at 1280x800.
 
     PYTHONPATH=src:tests python benchmarks/review_screenshots.py [OUT_FOLDER (default docs)]
 
 Builds the demo collection's store, grades it against the local OpenAI-compatible test server
 (tests/fake_openai.py), starts `proctor review`, edits a question in chromium, publishes the draft, grades
-what is new and photographs the pages.
+what is new, records reviewer verdicts on two topics and photographs the pages.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 
 def main() -> None:
-    """Write review-overview.png, review-query.png and review-impact.png."""
+    """Write review-overview.png, review-query.png, review-impact.png and review-calibration.png."""
     from playwright.sync_api import sync_playwright
 
     from conftest import run_process, seed_demo
@@ -62,11 +63,18 @@ def main() -> None:
                 page.wait_for_selector("#job-done:not([hidden])", timeout=30000)
                 page.click("#impact-link")
                 page.screenshot(path=str(out / "review-impact.png"), full_page=False)
+                for qid, pid, relevance in (("q1", "d101", 3), ("q1", "d104", 0), ("q2", "d201", 2), ("q3", "d305", 1)):
+                    page.goto(f"{url}/cell?q={qid}&p={pid}&k=")
+                    page.select_option("#judge select[name=relevance]", str(relevance))
+                    with page.expect_navigation():
+                        page.click("#judge button")
+                page.goto(url + "/calibration")
+                page.screenshot(path=str(out / "review-calibration.png"), full_page=False)
                 browser.close()
         finally:
             proc.terminate()
             proc.wait(10)
-    print(f"wrote review-overview.png, review-query.png, review-impact.png to {out}")
+    print(f"wrote review-overview.png, review-query.png, review-impact.png, review-calibration.png to {out}")
 
 
 def _wait(port: int) -> None:

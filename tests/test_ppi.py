@@ -226,7 +226,8 @@ def test_the_review_apps_calibration_page_shows_the_leaderboard_corrected_by_the
     server = Server(store_path)
     try:
         status, short = server.get("/calibration")
-        assert status == 200 and "1 judged topic(s); a prediction-powered interval needs at least 2" in short
+        assert status == 200 and "Only 1 topic (q1) has reviewer verdicts: a prediction-powered leaderboard needs " \
+            "verdicts on at least 2 topics" in short
         store = api.open_store(store_path)
         for q in ("q2", "q4"):
             for p, verdict in JUDGED[q].items():
@@ -235,7 +236,7 @@ def test_the_review_apps_calibration_page_shows_the_leaderboard_corrected_by_the
         status, page = server.get(f"/calibration?gs={gid}&rel=1")
     finally:
         server.stop()
-    assert status == 200 and "3 of 5 topics have reviewer verdicts" in page
+    assert status == 200 and "on 3 of 5 topics (q1, q2, q4), a verdict &ge; 1" in page
     store = api.open_store(store_path)
     expected = api.ppi_leaderboard(store, measures=["P@20"], min_grade=4, human_qrels="reviewers").boards()[0]
     store.close()
@@ -253,7 +254,12 @@ def test_analyze_adds_the_prediction_powered_section(cli, tmp_path):
             "--judged-relevant", "1", "--human-qrels", "official", "--human-topics", "q1,q4", "--floor-queries", "0")
     assert r.code == 0, r.err
     report = (out / "report.md").read_text()
-    assert "## Prediction-powered leaderboard" in report and "on 2 of 5 topics \\(q1, q4\\)" in report
+    assert "## Prediction-powered leaderboard — self-rating / " in report and "on 2 of 5 topics \\(q1, q4\\)" in report
+    # what the numbers rest on is a paragraph above the table, not only its caption (folded on long tables)
+    page = (out / "report.html").read_text()
+    said = page[page.index("<h2>Prediction-powered leaderboard"):page.index("<table", page.index("<h2>Prediction"))]
+    assert "corrected by official judgments (relevance ≥ 1 counted relevant) on 2 of 5 topics: q1, q4. 95% " \
+           "intervals; classic PPI, weight 1 on the judge." in said
     refused = cli("analyze", "--store", store, "--official", official, "--out", out, "--human-topics", "2")
     assert refused.code == 2 and "--human-topics needs --human-qrels" in refused.err
     negative = cli("analyze", "--store", store, "--official", official, "--out", out, "--human-qrels", "official",

@@ -60,7 +60,8 @@ class AnalyzeRequest:
         from proctor.analyze.tables import Table
         from proctor.api.labels import LabelChoice
         from proctor.api.ppi import ppi_leaderboard
-        from proctor.trust.ppi_board import section_table
+        from proctor.markdown import escape
+        from proctor.trust.ppi_board import rests_on, section_table
 
         sections = []
         for grade_set in store.grades.grade_sets():
@@ -72,8 +73,10 @@ class AnalyzeRequest:
                                    judged_relevant=self.judged_relevant, floor=self.options.floor).boards()[0]
             caption, header, rows = section_table(made)
             table = Table(header, rows, caption=caption)
-            sections.append(Section(f"Prediction-powered leaderboard — {grade_set.id}", table.markdown(),
-                                    [(None, table)]))
+            summary, notes = rests_on(made), list(made["notes"])
+            markdown = escape(summary) + "\n\n" + table.markdown() + "".join(f"\n> {escape(n)}\n" for n in notes)
+            sections.append(Section(f"Prediction-powered leaderboard — {grade_set.method} / {grade_set.model} "
+                                    f"({grade_set.id})", markdown, [(None, table)], [summary], notes))
         return sections
 
 

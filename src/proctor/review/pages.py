@@ -170,8 +170,8 @@ def query_page(store: Store, cache: Cache, qid: str, grade_set: GradeSet | None,
         q["relevant_graded"] = rate.relevant_graded if rate else 0
         q["flagged"] = bool(rate and rate.spurious)
         q["last_change"] = changes.get(q["question_id"])
-    reviewed = {**{p: {**v, "relevance": "stale"} for p, v in store.review.stale_review_judgments(qid).get(qid, {})
-                   .items()}, **store.review.review_judgments(qid).get(qid, {})}
+    reviewed = {**store.review.stale_review_judgments(qid).get(qid, {}),
+                **store.review.review_judgments(qid).get(qid, {})}
     passages = sorted(set(cells) | set(cache.pool_of(store).get(qid, [])),
                       key=lambda p: (-(labels.get(p, -1)), -(judged.get(p, -1)), p))
     texts = store.corpus.passage_texts_of(passages)
@@ -219,17 +219,43 @@ def cell_detail(store: Store, grade_set: GradeSet, qid: str, pid: str, question_
     """One pair: the passage, the question, the prompt as the method's template renders it, every step's reply."""
     from proctor.methods import get_method
 
-    question = store.banks.question_texts().get(question_id, "")
-    passage = store.corpus.passage_texts_of([pid]).get(pid) or ""
-    steps = store.review.grade_detail(grade_set.id, qid, pid, question_id)
+    queries, texts = store.corpus.queries(), store.corpus.passage_texts_of([pid])
+    question = store.banks.question_texts().get(question_id) if question_id else None
+    steps = store.review.grade_detail(grade_set.id, qid, pid, question_id) if question_id else []
+    if question_id and question is None and steps:  # graded without a bank holding it (imported grades)
+        question = ""
+    if qid not in queries or pid not in texts or (question_id and question is None):
+        missing = "query" if qid not in queries else "passage" if pid not in texts else "question"
+        raise UsageError(f"the store has no {missing} {dict(query=qid, passage=pid, question=question_id)[missing]}")
+    query, passage = queries[qid], texts[pid] or ""
     prompt = None
-    try:
-        template = get_method(grade_set.step).template
-        prompt = template.render(question, passage, {"query": store.corpus.queries().get(qid) or qid,
-                                                      "criterion_name": question_id})
-        source = f"template {template.name} version {template.version} (the context is shown uncut)"
-    except UsageError:  # a step without a packaged template (imported grades): no prompt to show
-        source = f"no packaged template for step {grade_set.step}: the grades were imported"
+    if question is None:  # a passage without a question (e.g. from To review): nothing was graded to show
+        source = "no question chosen: open a cell of the query's matrix for a question's grade and prompt"
+    else:
+        try:
+            template = get_method(grade_set.step).template
+            prompt = template.render(question, passage, {"query": query or qid, "criterion_name": question_id})
+            source = f"template {template.name} version {template.version} (the context is shown uncut)"
+        except UsageError:  # a step without a packaged template (imported grades): no prompt to show
+            source = f"no packaged template for step {grade_set.step}: the grades were imported"
     return {"query_id": qid, "passage_id": pid, "question_id": question_id, "question": question,
             "passage": passage, "prompt": prompt, "prompt_source": source, "steps": steps,
             "grade_set": grade_set.as_dict()}
+
+
+def calibration_refusal(store: Store, refused: UsageError) -> str:
+    """Why the Calibration page shows no leaderboard, in one sentence a reviewer can act on: how many topics hold
+    verdicts (and which), how many stale verdicts were left out, and what to do; another refusal as it is."""
+    topics = sorted(store.review.review_judgments())
+    stale = sum(len(per) for per in store.review.stale_review_judgments().values())
+    left = (f" {stale} stale verdict{'s' if stale != 1 else ''} (given on a text replaced since) "
+            f"{'are' if stale != 1 else 'is'} left out." if stale else "")
+    if len(topics) >= 2:  # e.g. verdicts on topics the grade set has no scores for
+        said = refused.spelled({p: p.replace("_", " ") for p in refused.params}).rstrip(".")
+        return f"Not computed: {said}.{left}"
+    held = ("No topic has a reviewer verdict yet" if not topics else
+            f"Only 1 topic ({topics[0]}) has reviewer verdicts")
+    return (f"{held}: a prediction-powered leaderboard needs verdicts on at least 2 topics, because the size of "
+            f"the judge's error, and so the interval, is estimated from how it varies between the judged topics."
+            f"{left} Record verdicts on passages of {2 - len(topics)} more topic{'s' if not topics else ''} "
+            f"(e.g. from To review) and reload this page.")

@@ -132,9 +132,11 @@ async def calibration(request: Request) -> Response:
                                     judged_relevant=int(rel))
         data, refused = board.boards()[0], None
     except UsageError as exc:  # fewer than two topics with verdicts, no verdicts at all
-        data, refused = None, str(exc)
+        data, refused = None, pages.calibration_refusal(state.store, exc)
+    per_topic = {q: len(per) for q, per in state.store.review.review_judgments().items()}
+    verdicts = sum(per_topic.get(t, 0) for t in data["human_topics"]) if data else 0
     return render(request, "calibration.html", data=data, refused=refused, sets=sets, grade_set=grade_set,
-                  measure=measure, rel=int(rel))
+                  measure=measure, rel=int(rel), verdicts=verdicts)
 
 
 async def audit(request: Request) -> Response:

@@ -156,7 +156,7 @@ class ReviewRepository(Repository):
         pair's newest verdict changed since (call inside a transaction)."""
         basis = self.verdict_basis(query_id, passage_id)
         if seen is not None and seen.texts != basis.texts:
-            raise VerdictConflict("texts")
+            raise VerdictConflict("texts", self._text_change(query_id, passage_id, seen, basis))
         if seen is not None and seen.verdict != basis.verdict:
             raise VerdictConflict("verdict", self._verdict(basis.verdict))
         cursor = self.db.execute(
@@ -175,6 +175,19 @@ class ReviewRepository(Repository):
                                      " WHERE query_id = ? AND passage_id = ?", (query_id, passage_id)).fetchone()[0]
         return VerdictBasis(text_digest(query[0] if query else None), text_digest(passage[0] if passage else None),
                             newest)
+
+    def _text_change(self, query_id: str, passage_id: str, seen: VerdictBasis, now_: VerdictBasis
+                     ) -> dict[str, Any]:
+        """Which text changed since a form was shown (`what`), and the imports that wrote it (`by`, kind path
+        time; empty when no import log names them)."""
+        query, passage = seen.query_digest != now_.query_digest, seen.passage_digest != now_.passage_digest
+        sql = ("SELECT i.kind, i.path, i.imported_at FROM {table} t JOIN import_log i ON i.entry = t.origin"
+               " WHERE t.{key} = ?")
+        by = [row for changed, table, key, value in ((query, "queries", "query_id", query_id),
+                                                     (passage, "passages", "passage_id", passage_id)) if changed
+              for row in self.db.execute(sql.format(table=table, key=key), (value,))]
+        return {"what": (_changed(query, passage) or "").removesuffix(" changed since"),
+                "by": [{"kind": k, "path": p, "at": at} for k, p, at in by]}
 
     def _verdict(self, judgment_id: int) -> dict[str, Any] | None:
         row = self.db.execute("SELECT relevance, reviewer, at FROM review_judgments WHERE judgment_id = ?",

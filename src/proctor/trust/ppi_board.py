@@ -156,3 +156,23 @@ def section_table(made: Mapping[str, Any]) -> tuple[str, list[str], list[list[ob
                                  f"[{s['human_low']:.4f}, {s['human_high']:.4f}]", f"{s['rank_low']}–{s['rank_high']}"]
                                 for i, s in enumerate(made["systems"], start=1)]
     return caption, header, rows
+
+
+def rests_on(made: Mapping[str, Any]) -> str:
+    """What a prediction-powered leaderboard's numbers rest on, in one paragraph (`analyze` shows it above the
+    table): the judge's measure and threshold, which topics the humans judged and how they were chosen, the
+    confidence and the estimator."""
+    threshold = made.get("relevance_level")
+    judge = f"{made.get('measure')} ({made.get('measure_id')}" + (
+        f": label ≥ {threshold} counted relevant)" if threshold is not None else ")")
+    drawn = f", drawn at random with seed {made.get('seed')}" if made.get("human_topics_drawn") else ""
+    estimator = ("PPI++, the weight on the judge fitted per system" if made["n_judged"] >= TUNE_FROM else
+                 "classic PPI, weight 1 on the judge")
+    return (f"The judge's {judge}, grade set {made.get('labels_id')} ({made.get('judge_method')} / "
+            f"{made.get('model')}), on all {made['n_topics']} topics, corrected by {made.get('human_judgments')} "
+            f"(relevance ≥ {made.get('judged_relevant')} counted relevant) on {made['n_judged']} of "
+            f"{made['n_topics']} topics{drawn}: {', '.join(made['human_topics'])}. {made['confidence']:.0%} "
+            f"intervals; {estimator}. ppi: the estimate of the humans' score on all {made['n_topics']} topics; "
+            f"judge: the judge alone on all topics; human: the humans alone on the {made['n_judged']} judged "
+            f"topics; ranks: {made['confidence']:.0%} rank intervals (pairwise, not simultaneous). The table's "
+            "caption says how.")
