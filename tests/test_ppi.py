@@ -31,6 +31,10 @@ def _p2(labels: dict[str, int], run: str, level: int) -> float:
     return sum(labels.get(p, 0) >= level for p in ORDER[run]) / 2
 
 
+def _clip01(v: float) -> float:
+    return min(1.0, max(0.0, v))
+
+
 def _by_hand(ratings, judgments, judged, lam_of, confidence=0.95):
     """{run: (ppi, low, high, weight, judge, human, human_low, human_high)} from the formulas."""
     out = {}
@@ -47,8 +51,9 @@ def _by_hand(ratings, judgments, judged, lam_of, confidence=0.95):
         ppi = lam * statistics.fmean(j_all) + mean_r
         h_se = math.sqrt((1 - n / total) * statistics.variance(h) / n)
         hq = student_t.ppf((1 + confidence) / 2, n - 1)
-        out[run] = (ppi, ppi - q * se, ppi + q * se, lam, statistics.fmean(j_all), statistics.fmean(h),
-                    statistics.fmean(h) - hq * h_se, statistics.fmean(h) + hq * h_se)
+        c = _clip01  # P@2 lies in [0, 1]: so do the estimates and interval ends
+        out[run] = (c(ppi), c(ppi - q * se), c(ppi + q * se), lam, statistics.fmean(j_all), statistics.fmean(h),
+                    c(statistics.fmean(h) - hq * h_se), c(statistics.fmean(h) + hq * h_se))
     return out
 
 
@@ -128,6 +133,17 @@ def test_a_perfect_judge_leaves_no_error_and_a_near_perfect_one_little():
     assert near.ppi_low <= target <= near.ppi_high
     assert _width(near) < 0.2 * (near.human_high - near.human_low)
     assert abs(near.ppi - target) <= 0.02 and abs(near.judge - target) <= 0.02
+
+
+def test_intervals_of_a_measure_in_zero_one_stay_in_it_and_others_are_not_clipped():
+    human = {"t1": 1.0, "t2": 0.6, "t3": 1.0, "t4": 1.0, "t5": 1.0, "t6": 0.9}  # P@k-like: near the top
+    judge = {t: 1.0 for t in human}
+    e = estimate(judge, {t: human[t] for t in ("t1", "t2", "t3")})
+    unclipped = statistics.fmean([1.0, 0.6, 1.0]) + student_t.ppf(0.975, 2) * math.sqrt(
+        (1 - 3 / 6) * statistics.variance([1.0, 0.6, 1.0]) / 3)
+    assert unclipped > 1 and e.ppi_high == 1.0 and e.human_high == 1.0 and 0 <= e.ppi_low < e.ppi <= 1
+    scaled = estimate({t: 3 * v for t, v in judge.items()}, {t: 3 * human[t] for t in ("t1", "t2", "t3")})
+    assert scaled.ppi_high == pytest.approx(3 * unclipped)  # a measure not bounded by 1 is left as it is
 
 
 def test_tsv_and_markdown_carry_the_same_columns_and_rank_intervals(cli, tmp_path):

@@ -91,9 +91,18 @@ def estimate(judge_all: Mapping[str, float], human: Mapping[str, float], confide
     q = quantile(confidence, df)
     h_se = math.sqrt(max(fpc, 0.0) * float(np.var(h, ddof=1)) / n)
     h_q = quantile(confidence, n - 1)
-    return Estimate(ppi, ppi - q * se, ppi + q * se, lam, se, float(every.mean()), float(h.mean()),
-                    float(h.mean()) - h_q * h_se, float(h.mean()) + h_q * h_se, n, total,
+    clip = _bounded(h, every)
+    return Estimate(clip(ppi), clip(ppi - q * se), clip(ppi + q * se), lam, se, float(every.mean()),
+                    float(h.mean()), clip(float(h.mean()) - h_q * h_se), clip(float(h.mean()) + h_q * h_se), n, total,
                     dict(zip(topics, r.tolist(), strict=True)), df)
+
+
+def _bounded(*scores: np.ndarray):
+    """Clipping to [0, 1] when every per-topic score lies in it (P@k, nDCG, AP, ...: the humans' mean, the target,
+    lies in it too, so clipping never lowers coverage and never moves a value that was inside); else identity."""
+    if all(len(x) and float(x.min()) >= 0.0 and float(x.max()) <= 1.0 for x in scores):
+        return lambda v: min(1.0, max(0.0, v))
+    return lambda v: v
 
 
 def rank_intervals(estimates: Mapping[str, Estimate], confidence: float = 0.95) -> dict[str, tuple[int, int]]:
