@@ -212,9 +212,10 @@ def bootstrap_intervals(
         off_means = _sample_means(np, official, systems, queries, samples, seed)  # the same draws
     else:
         off_means = np.tile(np.array([official[s] for s in systems], dtype=float), (samples, 1))
-    values = np.array([[statistic(pred, off) for statistic in STATISTICS.values()]
-                       for pred, off in zip(pred_means.tolist(), off_means.tolist(), strict=True)]).reshape(
-        samples, len(STATISTICS))
+    values = np.full((samples, len(STATISTICS)), np.nan)
+    for b in range(samples):  # one resample's lists at a time
+        pred, off = pred_means[b].tolist(), off_means[b].tolist()
+        values[b] = [statistic(pred, off) for statistic in STATISTICS.values()]
     low, high = (1 - level) / 2 * 100, (1 + level) / 2 * 100
     intervals, undefined = {}, {}
     for column, name in enumerate(STATISTICS):

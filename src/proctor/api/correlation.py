@@ -194,7 +194,7 @@ def _coefficient(value: float | None) -> str:
 
 
 def _ci(intervals: dict, name: str) -> str:
-    """A statistic's interval as text: `[low, high]`, `undefined` when too many resamples left it undefined
+    """A statistic's interval as text: `[low, high]`, `[undefined]` when too many resamples left it undefined
     (the warnings say how many), empty without a bootstrap."""
     interval = intervals.get(name)
     if interval:
