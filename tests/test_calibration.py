@@ -172,3 +172,31 @@ def test_an_undefined_agreement_is_null_not_nan(cli, tmp_path):
     learnt_on_q1 = [r for r in rows if r["sampled"] == ["q1"]]
     assert learnt_on_q1 and all(r["kappa"] is None and r["alpha"] is None for r in learnt_on_q1)
     assert all("kappa" not in r for r in rows if r["sampled"] != ["q1"])  # undecided: no variation to learn from
+
+
+# (case, self-ratings of the sampled topic's passages, their judgments, a rule can be chosen on it)
+DRAWS = [
+    ("judgments vary", {"p1": 5, "p2": 1, "p3": 3}, {"p1": 2, "p2": 0, "p3": 1}, True),
+    ("no relevant judgment, labels vary", {"p1": 5, "p2": 1, "p3": 3}, {"p1": 0, "p2": 0, "p3": 0}, False),
+    ("every pair judged relevant, labels vary", {"p1": 5, "p2": 1, "p3": 3}, {"p1": 1, "p2": 2, "p3": 1}, False),
+    ("no relevant judgment, every label 0", {"p1": 0, "p2": 0, "p3": 0}, {"p1": 0, "p2": 0, "p3": 0}, False),
+]
+
+
+@pytest.mark.parametrize("case, ratings, judged, decided", DRAWS, ids=[d[0] for d in DRAWS])
+def test_a_draw_whose_judgments_do_not_vary_is_undecided(tmp_path, case, ratings, judged, decided):
+    from trust_fixture import tiny_store
+
+    other = {"q1": {"p1": 4, "p2": 0, "p3": 2, "p4": 5}}  # the other topic: judgments and labels vary
+    store = tiny_store(tmp_path, {**other, "q2": ratings},
+                       {"A": {"q1": ["p1", "p2"], "q2": ["p1", "p2"]}, "B": {"q1": ["p3", "p4"], "q2": ["p3", "p1"]}},
+                       judgments={"q1": {"p1": 1, "p2": 0, "p3": 0, "p4": 1}, "q2": judged})
+    opened = api.open_store(store)
+    result = api.calibrate(opened, budgets=[1], repeats=12, seed=3, measure="P@2")
+    opened.close()
+    on_q2 = [r for r in result["repeats_detail"] if r["sampled"] == ["q2"]]
+    assert on_q2 and all(("min_grade" in r) is decided and ("undecided" in r) is not decided for r in on_q2)
+    assert all("min_grade" in r for r in result["repeats_detail"] if r["sampled"] == ["q1"])
+    (point,) = result["curve"]
+    assert point["undecided"] == (0 if decided else len(on_q2))
+    assert sum(point["rules_chosen"].values()) == 12 - point["undecided"]

@@ -71,8 +71,8 @@ def test_bootstrap_interval_contains_a_perfect_agreement():
     rng = random.Random(1)
     per_query = {f"s{i}": {f"q{j}": i + rng.random() * 0.1 for j in range(30)} for i in range(8)}
     official = {f"s{i}": float(i) for i in range(8)}
-    intervals = bootstrap_intervals(per_query, official, samples=200)
+    intervals = bootstrap_intervals(per_query, official, samples=200).intervals
     assert intervals["spearman"][0] > 0.9 and intervals["kendall"][1] == pytest.approx(1.0)
     noisy = {s: {q: rng.random() for q in qs} for s, qs in per_query.items()}
-    wide = bootstrap_intervals(noisy, official, samples=200)
+    wide = bootstrap_intervals(noisy, official, samples=200).intervals
     assert wide["kendall"][1] - wide["kendall"][0] > 0.2

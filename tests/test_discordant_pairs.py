@@ -63,10 +63,10 @@ def test_correlation_from_2_queries_warns(cli, tmp_path):
 def test_every_registered_statistic_gets_an_interval(monkeypatch):
     predicted = {s: {f"q{i}": (i * k) % 7 / 7 for i in range(8)} for k, s in enumerate("abcde", start=1)}
     official = {"a": 5.0, "b": 4.0, "c": 3.0, "d": 2.0, "e": 1.0}
-    plain = bootstrap_intervals(predicted, official, samples=50)
+    plain = bootstrap_intervals(predicted, official, samples=50).intervals
     assert set(plain) == set(correlation.STATISTICS) >= {"spearman", "kendall", "tau_ap", "tauap_b", "kendall@10"}
     monkeypatch.setitem(correlation.STATISTICS, "top_agrees", lambda p, o: float(p.index(max(p)) == o.index(max(o))))
-    extended = bootstrap_intervals(predicted, official, samples=50)
+    extended = bootstrap_intervals(predicted, official, samples=50).intervals
     assert set(extended) == set(plain) | {"top_agrees"}
     assert 0.0 <= extended["top_agrees"][0] <= extended["top_agrees"][1] <= 1.0
     assert extended["kendall"] == pytest.approx(plain["kendall"])

@@ -12,7 +12,9 @@ from proctor.analyze.correlation import (
     bootstrap_intervals,
     correlate_scores,
     discordant_pairs,
+    most_undefined,
     random_ties,
+    resampling_problem,
 )
 from proctor.evaluate.coverage import DEFAULT_FLOOR, Floor, file_coverage
 from proctor.evaluate.leaderboard_files import LeaderboardFile
@@ -47,26 +49,54 @@ def compare(
                   "AutoJudge's autojudge-evaluate computes them",
         "ties": ties,
         "confidence_intervals": None,
+        "no_intervals_because": None,
         "warnings": _warnings(len(common), corr),
         "discordant_pairs": _discordant(predicted, official, common),
     }
     coverage = file_coverage(predicted.description, predicted.per_query, len(common), floor)
     result["coverage"] = coverage.as_dict()
     result["warnings"] += [f"coverage: {w}" for w in coverage.warnings]
-    if predicted.per_query and samples > 0:
-        pred_pq = {s: predicted.per_query[s] for s in common if s in predicted.per_query}
-        if official.per_query:
-            off_source: dict = {s: official.per_query[s] for s in pred_pq if s in official.per_query}
-        else:
-            off_source = {s: official.scores[s] for s in pred_pq}
-        pred_pq = {s: v for s, v in pred_pq.items() if s in off_source}
-        intervals = bootstrap_intervals(pred_pq, off_source, samples=samples, seed=seed)
-        if intervals:
-            result["confidence_intervals"] = {
-                "level": 0.95, "samples": samples, "seed": seed, "resampled": "queries",
-                **{k: list(v) for k, v in intervals.items()},
-            }
+    result["confidence_intervals"], result["no_intervals_because"], notes = _intervals(
+        predicted, official, common, samples, seed)
+    result["warnings"] += notes
     return result
+
+
+NO_PER_QUERY = "has no per-query values (write it with `proctor leaderboard ... --per-query`)"
+"""Why a leaderboard file without per-query values gets no bootstrap intervals."""
+
+
+def _intervals(predicted: LeaderboardFile, official: LeaderboardFile, common: list[str], samples: int, seed: int
+               ) -> tuple[dict[str, Any] | None, str | None, list[str]]:
+    """`confidence_intervals` (None when there are none), why there are none (None when there are, or none were
+    asked for), and warnings about the resamples in which a statistic was undefined."""
+    if samples <= 0:
+        return None, None, []
+    if not predicted.per_query:
+        return None, NO_PER_QUERY, []
+    pred_pq = {s: predicted.per_query[s] for s in common if s in predicted.per_query}
+    if official.per_query:
+        off_source: dict = {s: official.per_query[s] for s in pred_pq if s in official.per_query}
+    else:
+        off_source = {s: official.scores[s] for s in pred_pq}
+    pred_pq = {s: v for s, v in pred_pq.items() if s in off_source}
+    problem = resampling_problem(len(pred_pq), len({q for per in pred_pq.values() for q in per}))
+    if problem is not None:
+        return None, problem, []
+    boot = bootstrap_intervals(pred_pq, off_source, samples=samples, seed=seed)
+    share = most_undefined(boot.level)
+    groups: dict[tuple[int, bool], list[str]] = {}
+    for name, n in boot.undefined.items():
+        if n:
+            groups.setdefault((n, boot.intervals[name] is None), []).append(name)
+    notes = [f"bootstrap: {', '.join(names)} undefined (a side ranks all the systems compared the same) in {n} of "
+             f"{samples} resamples" + (f", more than {share:.1%}: no interval" if dropped else ", left out of the "
+                                       "interval") for (n, dropped), names in groups.items()]
+    return {"level": boot.level, "samples": samples, "seed": seed, "resampled": "queries",
+            "undefined_resamples": boot.undefined,
+            "rule": f"a statistic undefined in a resample is left out of its interval; more than {share:.1%} of the "
+                    "resamples undefined: no interval (null)",
+            **{k: None if v is None else list(v) for k, v in boot.intervals.items()}}, None, notes
 
 
 def _discordant(predicted: LeaderboardFile, official: LeaderboardFile, common: list[str]) -> list[dict[str, Any]]:

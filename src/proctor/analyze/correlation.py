@@ -69,10 +69,11 @@ def tau_ap(predicted: Sequence[float], truth: Sequence[float]) -> float:
 def tauap_b(predicted: Sequence[float], official: Sequence[float]) -> float:
     """AutoJudge's `tauap_b` (autojudge-evaluate `pyircore.tauap_b(official, predicted)`): the mean of τ_AP-b
     read from either side, higher = better on both, ties in the side read averaged (scipy ranks) and in the
-    other broken by position; NaN below 2 systems."""
+    other broken by position; NaN below 2 systems or when either side ranks every system the same (undefined, as
+    ρ and τ are there, though pyircore returns a number: −0.5 when the official side is all tied)."""
     import numpy as np
 
-    if len(predicted) < 2:
+    if not _varied(predicted, official):
         return math.nan
     x, y = -np.asarray(official, dtype=float), -np.asarray(predicted, dtype=float)
     return float((_tauap_b_ties(x, y) + _tauap_b_ties(y, x)) / 2)
@@ -157,43 +158,72 @@ reports it under (AutoJudge's names for `tauap_b` and `kendall@10`); `bootstrap_
 an interval, so a statistic added here gets one without more code."""
 
 
+def most_undefined(level: float) -> float:
+    """The largest share of resamples in which a statistic may be undefined for its percentile interval to be
+    given: (1 − level) / 2 (2.5 % at 95 %). Beyond it, with the undefined resamples put at either end of the
+    order, one percentile bound would fall on a resample where the statistic has no value."""
+    return (1 - level) / 2
+
+
+def resampling_problem(systems: int, queries: int) -> str | None:
+    """Why queries cannot be resampled for intervals of rank correlations (None when they can): at least 2
+    queries to draw from and 3 systems to rank."""
+    if queries < 2:
+        return f"has per-query values for {queries} {'query' if queries == 1 else 'queries'}: resampling queries " \
+               "needs at least 2"
+    if systems < 3:
+        return f"has per-query values for {systems} system{'' if systems == 1 else 's'} in both leaderboards: an " \
+               "interval of a rank correlation needs at least 3"
+    return None
+
+
+@dataclass(frozen=True)
+class Resampled:
+    """Bootstrap intervals of every statistic (None where more than `most_undefined` of the resamples left it
+    undefined) and in how many resamples each was undefined (those are left out of its interval)."""
+
+    intervals: dict[str, tuple[float, float] | None]
+    undefined: dict[str, int]
+    samples: int
+    level: float
+
+
 def bootstrap_intervals(
     predicted: dict[str, dict[str, float]], official: dict[str, dict[str, float]] | dict[str, float],
     *, samples: int = 1000, seed: int = 0, level: float = 0.95,
-) -> dict[str, tuple[float, float]]:
+) -> Resampled:
     """Percentile bootstrap intervals of every statistic in `STATISTICS`, resampling queries with replacement.
 
     `predicted` holds per-query scores `{system: {query: value}}`; `official` holds per-query scores too
     (resampled with the same queries) or fixed scores `{system: value}`. A system's score in a sample is
-    the mean over the sampled queries it has.
+    the mean over the sampled queries it has (0 when it has none of them). The samples are drawn
+    `intervals.CHUNK` at a time (`evaluate.intervals.sample_means`), so memory stays small whatever `samples`
+    is. A resample in which a statistic is undefined (a side ranks every system the same) is counted and left
+    out; with more than `most_undefined(level)` of them, the statistic gets no interval.
     """
     import numpy as np
 
     systems = sorted(predicted)
     queries = sorted({q for per in predicted.values() for q in per})
-    if len(systems) < 3 or len(queries) < 2:
-        return {}
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(queries), size=(samples, len(queries)))
-    pred_means = _sample_means(np, predicted, systems, queries, picks)
-    per_query_official = all(isinstance(v, dict) for v in official.values())
-    if per_query_official:
-        off_means = _sample_means(np, official, systems, queries, picks)  # type: ignore[arg-type]
+    if resampling_problem(len(systems), len(queries)) is not None:
+        return Resampled({name: None for name in STATISTICS}, {}, samples, level)
+    pred_means = _sample_means(np, predicted, systems, queries, samples, seed)
+    if all(isinstance(v, dict) for v in official.values()):
+        off_means = _sample_means(np, official, systems, queries, samples, seed)  # the same draws
     else:
-        fixed = np.array([official[s] for s in systems], dtype=float)
-        off_means = np.tile(fixed, (samples, 1))
-    values: dict[str, list[float]] = {name: [] for name in STATISTICS}
-    for b in range(samples):
+        off_means = np.tile(np.array([official[s] for s in systems], dtype=float), (samples, 1))
+    values = np.full((samples, len(STATISTICS)), np.nan)
+    for b in range(samples):  # one resample's lists at a time
         pred, off = pred_means[b].tolist(), off_means[b].tolist()
-        for name, statistic in STATISTICS.items():
-            values[name].append(statistic(pred, off))
+        values[b] = [statistic(pred, off) for statistic in STATISTICS.values()]
     low, high = (1 - level) / 2 * 100, (1 + level) / 2 * 100
-    out = {}
-    for name, sample in values.items():
-        arr = np.array([v for v in sample if not math.isnan(v)])
-        if len(arr):
-            out[name] = (float(np.percentile(arr, low)), float(np.percentile(arr, high)))
-    return out
+    intervals, undefined = {}, {}
+    for column, name in enumerate(STATISTICS):
+        defined = values[:, column][~np.isnan(values[:, column])]
+        undefined[name] = samples - len(defined)
+        intervals[name] = (None if not len(defined) or undefined[name] > most_undefined(level) * samples else
+                           (float(np.percentile(defined, low)), float(np.percentile(defined, high))))
+    return Resampled(intervals, undefined, samples, level)
 
 
 def discordant_pairs(predicted: dict[str, float], official: dict[str, float]) -> list[dict[str, object]]:
@@ -210,9 +240,9 @@ def discordant_pairs(predicted: dict[str, float], official: dict[str, float]) ->
     return out
 
 
-def _sample_means(np, per_query, systems, queries, picks):
+def _sample_means(np, per_query, systems, queries, samples, seed):
+    """Samples × systems: each system's mean over the drawn queries it has (0 when it has none of them)."""
+    from proctor.evaluate.intervals import sample_means
+
     matrix = np.array([[per_query.get(s, {}).get(q, np.nan) for q in queries] for s in systems], dtype=float)
-    sampled = matrix[:, picks]  # systems × samples × queries
-    with np.errstate(invalid="ignore"):
-        means = np.nanmean(sampled, axis=2)
-    return np.nan_to_num(means, nan=0.0).T  # samples × systems
+    return np.nan_to_num(sample_means(matrix, samples, seed), nan=0.0).T

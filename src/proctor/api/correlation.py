@@ -120,17 +120,20 @@ def correlation(leaderboard: str | Path, *, official: str | Path | None = None, 
                 floor: Floor = DEFAULT_FLOOR) -> Correlation:
     """`proctor correlate`: a leaderboard file against the official leaderboard (`official_leaderboard`'s
     parameters; the runs of the store at the path `store`), with `bootstrap` samples (default 1000; a warning
-    when asked for and the file has no per-query scores)."""
+    saying why there are no intervals when asked for, or when the file has per-query values too few to
+    resample)."""
+    from proctor.analyze.compare import NO_PER_QUERY
+
     reference = official_leaderboard(official=official, official_measure=official_measure,
                                      official_qrels=official_qrels, measure=measure, judged_relevant=judged_relevant,
                                      store=store, runs=runs)
     result = correlate(leaderboard, reference, bootstrap=1000 if bootstrap is None else bootstrap, seed=seed,
                        ties=ties, repeats=repeats, measure=measure, floor=floor,
                        official_name=str(official) if official else f"{official_qrels} ({measure})")
-    if bootstrap and result["confidence_intervals"] is None:  # asked for, and nothing to resample
-        result.warnings.append(Notice(f"{{bootstrap}} {bootstrap}: no confidence intervals, {leaderboard} has no "
-                                      "per-query values (write it with `proctor leaderboard ... --per-query`)",
-                                      ("bootstrap",)))
+    reason = result["no_intervals_because"]
+    if reason and (bootstrap or reason != NO_PER_QUERY):  # asked for, or the file was written for them
+        asked = f"{{bootstrap}} {bootstrap}" if bootstrap else "{bootstrap} (default 1000)"
+        result.warnings.append(Notice(f"{asked}: no confidence intervals, {leaderboard} {reason}", ("bootstrap",)))
     return result
 
 
@@ -140,7 +143,8 @@ def _tsv(result: Correlation) -> str:
     fields = ["spearman", "kendall", "tau_ap", "tauap_b", "kendall@10", "n_systems"]
     header = fields + ["spearman_ci", "kendall_ci", "missing", "discordant_pairs", "queries"]
     missing = ",".join(result["missing"]["only_in_leaderboard"] + result["missing"]["only_in_official"])
-    values = [_fmt(result[f]) for f in fields] + [_ci(ci.get("spearman")), _ci(ci.get("kendall")), missing,
+    values = [_coefficient(result[f]) for f in fields[:-1]] + [str(result["n_systems"]),
+                                                               _ci(ci, "spearman"), _ci(ci, "kendall"), missing,
                                                   str(len(result["discordant_pairs"])),
                                                   _fmt(result["coverage"]["queries"].get("scored"))]
     return "\t".join(header) + "\n" + "\t".join(values) + "\n"
@@ -152,14 +156,17 @@ def _markdown(result: Correlation) -> str:
     lines = [f"**Correlation** of {escape(result['leaderboard'])} with {escape(result['official'])} "
              f"({escape(result['method'])})", "",
              "| Spearman | Kendall τ-b | τ_AP | tauap_b | kendall@10 | systems |", "|---:|---:|---:|---:|---:|---:|",
-             f"| {_fmt(result['spearman'])} {_ci(ci.get('spearman'))} | {_fmt(result['kendall'])} "
-             f"{_ci(ci.get('kendall'))} | {_fmt(result['tau_ap'])} {_ci(ci.get('tau_ap'))} | "
-             f"{_fmt(result['tauap_b'])} {_ci(ci.get('tauap_b'))} | {_fmt(result['kendall@10'])} "
-             f"{_ci(ci.get('kendall@10'))} | {result['n_systems']} |"]
+             "| " + " | ".join(f"{_coefficient(result[name])} {_ci(ci, name)}".strip() if result[name] is not None
+                               else "undefined" for name in ("spearman", "kendall", "tau_ap", "tauap_b", "kendall@10"))
+             + f" | {result['n_systems']} |"]
     for side, systems in result["missing"].items():
         if systems:
             lines.append(f"\nMissing ({side.replace('_', ' ')}): {', '.join(escape(s) for s in systems)}")
     lines += [f"\n> **Warning:** {escape(w)}" for w in result["coverage"]["warnings"]]
+    undefined = {name: n for name, n in ci.get("undefined_resamples", {}).items() if n}
+    if undefined:
+        lines.append(f"\nUndefined in some of the {ci['samples']} resamples ({escape(ci['rule'])}): "
+                     + ", ".join(f"{escape(name)} {n}" for name, n in undefined.items()))
     return "\n".join(lines + discordant_lines(result["discordant_pairs"])) + "\n"
 
 
@@ -181,5 +188,15 @@ def _fmt(value: object) -> str:
     return "nan" if value is None else f"{value:.4f}" if isinstance(value, float) else str(value)
 
 
-def _ci(interval: Sequence[float] | None) -> str:
-    return f"[{interval[0]:.3f}, {interval[1]:.3f}]" if interval else ""
+def _coefficient(value: float | None) -> str:
+    """A correlation as text: `undefined` where JSON has null (a side ranks every system the same)."""
+    return "undefined" if value is None else f"{value:.4f}"
+
+
+def _ci(intervals: dict, name: str) -> str:
+    """A statistic's interval as text: `[low, high]`, `[undefined]` when too many resamples left it undefined
+    (the warnings say how many), empty without a bootstrap."""
+    interval = intervals.get(name)
+    if interval:
+        return f"[{interval[0]:.3f}, {interval[1]:.3f}]"
+    return "[undefined]" if intervals.get("undefined_resamples", {}).get(name) else ""

@@ -31,7 +31,8 @@ def register(commands: argparse._SubParsersAction) -> None:
                    help="the human judgments (default official)")
     p.add_argument("--budget", required=True, metavar="N[,N...]", help="judged topics to learn from, e.g. 5 or "
                    "1,2,3,5,10,20")
-    p.add_argument("--repeats", type=int_in(1), default=10, metavar="R", help="samples per budget (default 10)")
+    p.add_argument("--repeats", type=int_in(1), default=10, metavar="R",
+                   help="samples per budget (default 10, at most 100000)")
     p.add_argument("--seed", type=int, default=0, help="random seed of the samples (default 0)")
     p.add_argument("--judged-relevant", type=int_in(1), default=1, metavar="J",
                    help="a judgment >= J counts as relevant (default 1; TREC DL: 2)")

@@ -48,7 +48,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--ties", choices=get_args(api.Ties), default="average",
                    help="tied predicted scores: average ranks as scipy (default), or broken at random and the "
                    f"correlations averaged over --repeats repetitions ({EXAM}, §4.1.1)")
-    p.add_argument("--repeats", type=int_in(1), default=10, help="--ties random: repetitions (default 10)")
+    p.add_argument("--repeats", type=int_in(1), default=10,
+                   help="--ties random: repetitions (default 10, at most 100000)")
     add_format(p, api.Correlation.formats, "json")
     add_floor_options(p)
     p.set_defaults(func=run)

@@ -68,7 +68,7 @@ def bootstrap(per_query: dict[str, dict[str, float]], order: list[str], *, confi
     topics = sorted({q for s in order for q in per_query[s]})
     matrix = np.array([[per_query[s].get(q, np.nan) for q in topics] for s in order], dtype=float).reshape(
         len(order), len(topics))  # no system (a leaderboard of nothing) is an empty matrix, not a 1-d one
-    means = _sample_means(matrix, resamples, seed)
+    means = sample_means(matrix, resamples, seed)
     ranks = _ranks(means)
     low, high = (1 - confidence) / 2 * 100, (1 + confidence) / 2 * 100
     by_system = {}
@@ -88,8 +88,10 @@ CHUNK = 1000
 systems × CHUNK × topics whatever --resamples is."""
 
 
-def _sample_means(matrix: Any, resamples: int, seed: int) -> Any:
-    """Per system and bootstrap sample, the mean of its values over the drawn topics it has (NaN when none)."""
+def sample_means(matrix: Any, resamples: int, seed: int) -> Any:
+    """Per system (row of `matrix`, systems × topics, NaN where it has no value) and bootstrap sample, the mean
+    of its values over the drawn topics it has (NaN when none); drawn `CHUNK` samples at a time (also by
+    `correlate --bootstrap`)."""
     import numpy as np
 
     rng = np.random.default_rng(seed)

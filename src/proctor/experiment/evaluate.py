@@ -122,7 +122,7 @@ def _correlations(experiment: Experiment, result: Outputs) -> None:
 
 
 def _number(value: float | None) -> str:
-    return "nan" if value is None else f"{value:.4f}"
+    return "undefined" if value is None else f"{value:.4f}"  # null in JSON: a side ranks every system the same
 
 
 def _report(store: Store, experiment: Experiment, result: Outputs) -> None:

@@ -39,7 +39,8 @@ class EvaluationOptions:
     correlations: bool = option(True, cli=False, help="correlate with the official leaderboard")
     report: bool = option(False, cli=False, help="write the `analyze` report")
     bootstrap: int = option(1000, parse=int_in(0), metavar="B",
-                            help="bootstrap samples over queries (0 = none; default {default}; needs per-query values)")
+                            help="bootstrap samples over queries (0 = none; default {default}, at most 100000; "
+                            "needs per-query values)")
     seed: int = option(0, cli=False, help="the seed of every random draw")
     floor_queries: int = option(
         10, parse=int_in(0), metavar="N", toml=NOT_IN_TOML,

@@ -138,13 +138,28 @@ def agreement_by_counts(counts: np.ndarray) -> np.ndarray:
     return kappas[where.reshape(-1)]
 
 
-def choose(pool: Pool, sample: np.ndarray) -> int | None:
-    """The rule that agrees best with the judgments of the sampled topics (None when kappa is undefined for
-    every rule there, e.g. no sampled topic has a relevant passage)."""
-    kappas = agreement_by_counts(pool.counts[:, sample].sum(axis=1))
-    if np.isnan(kappas).all():
-        return None
-    return int(np.nanargmax(kappas))
+def choose(pool: Pool, sample: np.ndarray) -> int | str:
+    """The rule that agrees best with the judgments of the sampled topics, or why none can be chosen there
+    (undecided): when the judgments there do not vary (no sampled pair judged relevant, or none judged not
+    relevant) Cohen's kappa is 0 or undefined for every rule, so it cannot tell one rule from another."""
+    summed = pool.counts[:, sample].sum(axis=1)  # (rules, 4): (0,0), (0,1), (1,0), (1,1)
+    reason = undecided(summed)
+    if reason is not None:
+        return reason
+    return int(np.nanargmax(agreement_by_counts(summed)))  # the judgments vary: every rule's kappa is defined
+
+
+def undecided(summed: np.ndarray) -> str | None:
+    """Why no rule can be chosen from these summed counts (one row per rule), or None when one can."""
+    judged = summed[0] if len(summed) else np.zeros(4, np.int64)  # the judgments are the same whatever the rule
+    relevant, pairs = int(judged[1] + judged[3]), int(judged.sum())
+    if pairs == 0:
+        return "no judged pair with a label on the sampled topics"
+    if relevant == 0:
+        return "no sampled pair is judged relevant"
+    if relevant == pairs:
+        return "every sampled pair is judged relevant"
+    return None
 
 
 def held_out(pool: Pool, rule: int, held: np.ndarray) -> dict[str, float]:
@@ -204,7 +219,9 @@ def curve(pool: Pool, budgets: Sequence[int], repeats: int, seed: int) -> tuple[
             rule = choose(pool, sample)
             row: dict[str, Any] = {"topics": budget, "repeat": repeat,
                                    "sampled": [pool.topics[i] for i in np.flatnonzero(sample)]}
-            if rule is not None:
+            if isinstance(rule, str):
+                row["undecided"] = rule
+            else:
                 row.update(rule_of(pool, rule), **held_out(pool, rule, ~sample))
                 kappas = agreement_by_counts(pool.counts[rules][:, ~sample].sum(axis=1))
                 row["fixed"] = {_name(pool, r): float(k) for r, k in zip(rules, kappas, strict=True)}
