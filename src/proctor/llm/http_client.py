@@ -73,7 +73,9 @@ class Client:
         self.headers = [(b"Authorization", f"Bearer {api_key}".encode()), (b"Accept", b"application/json"),
                         (b"User-Agent", f"proctor/{__version__}".encode())]
         shards = -(-connections // SHARD_CONNECTIONS)
-        self.pools = [_pool(self.base_url, -(-connections // shards)) for _ in range(shards)]
+        # one TLS context for every connection (each would load the CA file again); none for plain http
+        tls = httpcore.default_ssl_context() if self.base_url.lower().startswith("https://") else None
+        self.pools = [_pool(self.base_url, -(-connections // shards), tls) for _ in range(shards)]
         self.load = [0] * shards
         """Requests in flight per pool: the next goes to the least loaded."""
 
@@ -158,7 +160,7 @@ def _decoded(content: bytes, encoding: bytes) -> bytes:
     return content
 
 
-def _pool(base_url: str, connections: int) -> Any:
+def _pool(base_url: str, connections: int, ssl_context: Any) -> Any:
     """A connection pool for the server, through the proxy the environment names for it (if any)."""
     if not base_url.lower().startswith(("http://", "https://")):
         raise UsageError(f"--base-url {base_url!r}: not an http:// or https:// URL")
@@ -167,7 +169,6 @@ def _pool(base_url: str, connections: int) -> Any:
     scheme, host = urlsplit(base_url).scheme.lower(), urlsplit(base_url).hostname or ""
     proxies = urllib.request.getproxies_environment()
     proxy = proxies.get(scheme) or proxies.get("all")
-    ssl_context = httpcore.default_ssl_context()
     if proxy and not urllib.request.proxy_bypass_environment(host, proxies):
         if not proxy.lower().startswith(("http://", "https://")):
             raise UsageError(f"proxy {proxy!r} (from the environment) for {base_url}: only http:// and https:// "
