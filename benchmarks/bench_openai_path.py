@@ -121,10 +121,8 @@ def engine_only(store_path: Path) -> tuple[float, float, int]:
 
 
 def main() -> None:
-    pairs = int(sys.argv[1]) if len(sys.argv) > 1 else 4000
-    concurrency = int(sys.argv[2]) if len(sys.argv) > 2 else 64
-    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 2
-    workers = int(sys.argv[4]) if len(sys.argv) > 4 else 1
+    given = [int(arg) for arg in sys.argv[1:5]]
+    pairs, concurrency, rounds, workers = given + [4000, 64, 2, 1][len(given):]
     server = subprocess.Popen([sys.executable, "-c", SERVER.format(tests=str(ROOT / "tests"))],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:

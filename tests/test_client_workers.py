@@ -9,16 +9,17 @@ import contextlib
 import json
 import os
 import signal
+from types import SimpleNamespace
 
 from conftest import grades_of
 from fake_openai import FakeOpenAI
+from grading_fixture import grade_args
 from proctor.llm import make_backend
 from proctor.llm.base import Request
 
 
 def _grade(cli, store, urls: list[str], *extra: str) -> dict:
-    result = cli("grade", "--store", store, "--method", "self-rating", "--llm", "openai:m", "--base-url",
-                 ",".join(urls), "--concurrency", "4", "--format", "json", *extra)
+    result = cli(*grade_args(store, SimpleNamespace(base_url=",".join(urls)), "--concurrency", "4", *extra))
     assert result.code == 0, result.err
     return json.loads(result.out)
 
