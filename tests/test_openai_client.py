@@ -6,8 +6,11 @@ final at once, proxies from the environment."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -141,3 +144,39 @@ def test_connections_are_split_among_small_pools_and_requests_go_to_the_least_lo
     with FakeOpenAI(latency=0.5) as server:
         assert asyncio.run(run(server.base_url)) == [2] * 8
     assert len(Client("http://x.invalid/v1", "key", 1.0, 4).pools) == 1
+
+
+@contextlib.contextmanager
+def _redirecting(status: int, target: str):
+    """A server that answers every request with `status` and `Location: TARGET + path` (another origin)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def _redirect(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            self.send_response(status)
+            self.send_header("Location", target + self.path.removeprefix("/v1"))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST = _redirect
+
+        def log_message(self, *args) -> None:
+            return None
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize(("status", "key"), [(307, None), (308, None), (308, "key"), (302, None)])
+def test_redirects_are_followed_as_the_sdk_follows_them(status, key):
+    """307/308 keep the POST, 302 turns it into a GET (the test server then has no such route); the key is not
+    sent to the other origin (a server that wants it refuses)."""
+    with FakeOpenAI(key=key) as server, _redirecting(status, server.base_url) as url:
+        ours, sdks = (asyncio.run(ask(url)) for ask in (_ours, _sdks))
+    assert ours == sdks
+    assert ours.isdigit() if status in (307, 308) and key is None else not ours.isdigit()

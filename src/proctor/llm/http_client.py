@@ -1,14 +1,15 @@
 """An OpenAI-compatible HTTP client on `httpcore2`, the connection pool under `httpx2` (which the `openai` SDK
-uses): JSON in, JSON out, one pool per server, without the SDK's per-request cost (request options, pydantic
+uses): JSON in, JSON out, small pools per server, without the SDK's per-request cost (request options, pydantic
 models, raw-response wrappers: 3 to 4 times the CPU per request). The SDK stays where its features are needed
 (the Batch API).
 
 What the OpenAI backend relied on from the SDK is kept: the same base URL default (`OPENAI_BASE_URL`, else
 api.openai.com), the same per-request timeout (connect, read, write and pool, each), proxies and CA files from
-the environment (`HTTP(S)_PROXY`/`ALL_PROXY`/`NO_PROXY`, `SSL_CERT_FILE`/`SSL_CERT_DIR`), and its errors'
-names and messages (`RateLimitError: Error code: 429 - slow down`, `APIConnectionError: Connection error.`,
-`APITimeoutError: Request timed out.`), so that stored failures, their grouping and the fail-fast rules read
-as before. Retries are the backend's (`proctor.llm.openai_backend`)."""
+the environment (`HTTP(S)_PROXY`/`ALL_PROXY`/`NO_PROXY`, `SSL_CERT_FILE`/`SSL_CERT_DIR`), its redirects
+(followed; the key never sent to another origin), and its errors' names and messages (`RateLimitError: Error
+code: 429 - slow down`, `APIConnectionError: Connection error.`, `APITimeoutError: Request timed out.`), so
+that stored failures, their grouping and the fail-fast rules read as before. Retries are the backend's
+(`proctor.llm.openai_backend`)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import time
 import urllib.request
 import zlib
 from typing import Any
+from urllib.parse import urljoin, urlsplit
 
 import httpcore2 as httpcore
 
@@ -28,6 +30,8 @@ from proctor.errors import UsageError
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 MAX_RETRY_AFTER = 120.0
 """Seconds: a server's `Retry-After` up to this long is waited for (the SDK's limit)."""
+MAX_REDIRECTS = 20
+REDIRECTS = (301, 302, 303, 307, 308)
 SHARD_CONNECTIONS = 8
 """Connections per pool: a pool scans all its connections on every request and every reply, so `--concurrency`
 connections are split among pools of at most this many (the least loaded pool takes the next request; at 64
@@ -96,10 +100,34 @@ class Client:
             if isinstance(page, dict) else []
 
     async def _send(self, method: bytes, path: str, headers: list, data: bytes) -> Response:
+        """The response, redirects followed as the SDK follows them (307/308 keep the method and body, 301/302/303
+        become a GET; the key is not sent to another origin)."""
+        url = self.base_url + path
+        for _ in range(MAX_REDIRECTS + 1):
+            status, head, content = await self._request(method, url, headers, data)
+            location = head.get(b"location")
+            if status not in REDIRECTS or not location:
+                break
+            target = urljoin(url, location.decode("latin-1"))
+            if urlsplit(target)[:2] != urlsplit(url)[:2]:
+                headers = [h for h in headers if h[0] != b"Authorization"]
+            if status in (301, 302, 303) and method != b"GET":
+                method, data = b"GET", b""
+                headers = [h for h in headers if h[0] not in (b"Content-Type", b"Content-Length")]
+            url = target
+        else:
+            raise APIError("APIConnectionError", f"Connection error. (more than {MAX_REDIRECTS} redirects)")
+        if status >= 300:
+            raise status_error(status, content, head)
+        return Response(status, head.get(b"content-type", b"").decode("latin-1"), content)
+
+    async def _request(self, method: bytes, url: str, headers: list, data: bytes
+                       ) -> tuple[int, dict[bytes, bytes], bytes]:
+        """One request through the least loaded pool: (status, headers by lower-case name, decoded body)."""
         shard = min(range(len(self.pools)), key=self.load.__getitem__)
         self.load[shard] += 1
         try:
-            response = await self.pools[shard].request(method, self.base_url + path, headers=headers, content=data,
+            response = await self.pools[shard].request(method, url, headers=headers, content=data,
                                                        extensions={"timeout": self.timeout})
         except httpcore.TimeoutException as exc:
             raise APIError("APITimeoutError", "Request timed out.") from exc
@@ -112,9 +140,7 @@ class Client:
             content = _decoded(response.content, head.get(b"content-encoding", b""))
         except zlib.error as exc:
             raise APIError("APIConnectionError", f"Connection error. (undecodable body: {exc})") from exc
-        if response.status >= 300:
-            raise status_error(response.status, content, head)
-        return Response(response.status, head.get(b"content-type", b"").decode("latin-1"), content)
+        return response.status, head, content
 
     async def aclose(self) -> None:
         """Close every connection."""
@@ -164,8 +190,6 @@ def _pool(base_url: str, connections: int, ssl_context: Any) -> Any:
     """A connection pool for the server, through the proxy the environment names for it (if any)."""
     if not base_url.lower().startswith(("http://", "https://")):
         raise UsageError(f"--base-url {base_url!r}: not an http:// or https:// URL")
-    from urllib.parse import urlsplit
-
     scheme, host = urlsplit(base_url).scheme.lower(), urlsplit(base_url).hostname or ""
     proxies = urllib.request.getproxies_environment()
     proxy = proxies.get(scheme) or proxies.get("all")
