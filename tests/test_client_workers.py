@@ -41,7 +41,7 @@ def test_workers_grade_as_one_process_does(cli, demo_store, tmp_path):
             == {(g.query_id, g.passage_id, g.question_id, g.grade) for g in grades_of(single, "self-rating", "m")})
 
 
-def test_a_worker_that_dies_fails_its_requests_and_the_others_answer():
+def test_a_worker_that_dies_fails_its_requests_and_the_others_answer_them_from_then_on():
     with FakeOpenAI(latency=0.5) as server:
         backend = make_backend("openai:m", method="self-rating",
                                options={"base_url": server.base_url, "workers": 2, "concurrency": 8})
@@ -52,11 +52,13 @@ def test_a_worker_that_dies_fails_its_requests_and_the_others_answer():
                 asking = asyncio.ensure_future(backend.complete(requests))
                 await asyncio.to_thread(server.wait_for_requests, 8, 30)  # every request is in flight
                 os.kill(backend._processes[0].pid, signal.SIGKILL)
-                return await asyncio.wait_for(asking, 30)
+                replies = await asyncio.wait_for(asking, 30)
+                return replies, await asyncio.wait_for(backend.complete(requests), 30)  # the live worker alone
             finally:
                 await backend.aclose()
 
-        replies = asyncio.run(run())
+        replies, later = asyncio.run(run())
+    assert all(r.error is None and r.text.isdigit() for r in later)
     died = [r for r in replies if r.error]
     assert died and all(r.error.startswith("client worker 1 died") for r in died)
     assert len(died) < 8 and all(r.text and r.text.isdigit() for r in replies if not r.error)

@@ -5,7 +5,8 @@ commits (the engine is unchanged); the workers only send requests, retry them an
 Every request the engine hands over goes to the worker with the fewest outstanding requests; requests and
 replies cross the pipes in bundles (one message per event-loop turn, not one per request). `--concurrency`,
 `--rpm` and `--tpm` are shared out among the workers, so the server sees the same limits. Workers ignore
-Ctrl-C (this process stops them); a worker that dies turns its outstanding requests into recorded failures."""
+Ctrl-C (this process stops them); a worker that dies turns its outstanding requests into recorded failures and
+gets no more (the others take them)."""
 
 from __future__ import annotations
 
@@ -38,6 +39,8 @@ class WorkerPool:
         self._outbox: list[list[tuple[int, Request]]] = [[] for _ in range(workers)]
         self._figures: list[list[dict[str, Any]]] = [[] for _ in range(workers)]
         self._next, self._scheduled = 0, False
+        self._dead: set[int] = set()
+        """Workers whose process died: no request goes to them any more."""
         self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
@@ -59,15 +62,19 @@ class WorkerPool:
         self._attach()
         futures = []
         for request in requests:
-            worker = min(range(self.workers), key=lambda w: len(self._pending[w]))
-            self._next += 1
             future = asyncio.get_running_loop().create_future()
+            futures.append(future)
+            alive = [w for w in range(self.workers) if w not in self._dead]
+            if not alive:
+                future.set_result(Reply(error="every client worker died"))
+                continue
+            worker = min(alive, key=lambda w: len(self._pending[w]))
+            self._next += 1
             self._pending[worker][self._next] = future
             if not self._scheduled:  # one message per worker and event-loop turn
                 self._scheduled = True
                 asyncio.get_running_loop().call_soon(self._send)
             self._outbox[worker].append((self._next, request))
-            futures.append(future)
         return list(await asyncio.gather(*futures))
 
     def _attach(self) -> None:
@@ -100,6 +107,8 @@ class WorkerPool:
         for worker, bundle in enumerate(self._outbox):
             if bundle:
                 self._outbox[worker] = []
+                if worker in self._dead:
+                    continue
                 try:
                     self._pipes[worker].send(bundle)
                 except (OSError, ValueError):
@@ -120,12 +129,16 @@ class WorkerPool:
 
     def _lost(self, worker: int) -> None:
         """A worker that died: its outstanding requests fail (recorded, asked again by the next run)."""
+        if worker in self._dead:
+            return
+        self._dead.add(worker)
         if self._loop is not None:
             self._loop.remove_reader(self._pipes[worker].fileno())
         code = self._processes[worker].exitcode
         for future in self._pending[worker].values():
             if not future.done():
-                future.set_result(Reply(error=f"client worker {worker + 1} died (exit code {code})"))
+                future.set_result(Reply(error=f"client worker {worker + 1} died"
+                                          + (f" (exit code {code})" if code is not None else "")))
         self._pending[worker] = {}
 
     async def aclose(self) -> None:
