@@ -36,8 +36,10 @@ class FakeOpenAI:
 
     def __init__(self, latency: float = 0.0, faults: Callable[[str, int], str] = no_faults,
                  stall_seconds: float = 30.0, reply: Callable[[str], str] | None = None,
-                 models: list[str] | None = None, key: str | None = None) -> None:
+                 models: list[str] | None = None, key: str | None = None, retry_after: str | None = None) -> None:
         self.latency, self.faults, self.stall_seconds = latency, faults, stall_seconds
+        self.retry_after = retry_after
+        """When set, 429 responses carry `Retry-After: VALUE`."""
         self.models = models
         """What GET /models lists (default: the model any request names is served; the list is empty)."""
         self.key = key
@@ -126,7 +128,8 @@ class FakeOpenAI:
                 else:
                     kind = "text/html" if isinstance(payload, str) else "application/json"
                     data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
-                writer.write(f"HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {len(data)}"
+                wait = f"\r\nRetry-After: {self.retry_after}" if self.retry_after and status[:3] == "429" else ""
+                writer.write(f"HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {len(data)}{wait}"
                              f"\r\nConnection: keep-alive\r\n\r\n".encode() + data)
                 await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):

@@ -113,3 +113,16 @@ def test_a_grade_set_id_is_stable_and_depends_on_everything_that_changes_grades(
                             .build("self-rating"), GradeOptions())
     assert a.id == b.id and len(a.id) == 10
     assert len({a.id, other_model.id, hot.id}) == 3
+
+
+def test_a_batch_of_cache_keys_are_the_keys_of_each_prompt():
+    """The engine computes a chunk's response-cache keys at once: the very keys of `cache_key`, so an existing
+    cache still answers (prompts with quotes, escapes, control characters, non-ASCII, lone line separators)."""
+    from proctor.llm.cache import cache_key, cache_keys
+
+    prompts = ["plain", 'a "quoted" \\ back\\slash', "tab\tnew\nline\x00\x1f", "é ü 中文 😀", "\u2028\u2029", ""]
+    for params in ({"temperature": 0.0, "probabilities": False, "max_tokens": 16},
+                   {"probabilities": True, "reply_tokens": 1, "temperature": 0.7, "max_tokens": 1, "ü": [1, "ß"]}):
+        for backend, model in (("openai", "m"), ("hf", 'mödel "x"')):
+            assert cache_keys(backend, model, prompts, params) == [cache_key(backend, model, p, params)
+                                                                  for p in prompts]

@@ -12,11 +12,12 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 
-from conftest import ROOT, opened_store
-from fake_openai import FakeOpenAI
+from conftest import ROOT, opened_store, raw_rows
+from fake_openai import FakeOpenAI, prompt_grade
 from grading_fixture import grade_args
 from proctor.store import Store
 
@@ -67,6 +68,28 @@ def test_after_kill_9_only_replies_of_the_last_200_ms_are_sent_again(cli, tmp_pa
     assert 0 <= sent_again <= 8 + 32, (first, committed, sent_again)
     with opened_store(store) as opened:
         assert opened.counts()["grades"] == total
+
+
+def test_a_received_reply_is_in_the_response_cache_within_200_ms(demo_store):
+    """The first reply is received, every later request stalls: 300 ms later a `kill -9` finds that reply
+    committed, grade and cache entry both — by the timed commit alone (no batch ever fills)."""
+    answered: list[str] = []
+
+    def first_only(prompt: str, attempt: int) -> str:
+        if not answered or prompt in answered:
+            answered.append(prompt)
+            return "ok"
+        return "stall"
+
+    with FakeOpenAI(faults=first_only, stall_seconds=60) as server:
+        proc = _grade_process(grade_args(demo_store, server, "--concurrency", "1"))
+        # the second request is sent only once the first reply was received and recorded
+        assert server.wait_for_requests(2, timeout=60), "the grade never got going"
+        time.sleep(0.3)
+        _kill_9(proc)
+    [(raw,)] = raw_rows(demo_store, "SELECT raw_reply FROM grades")  # read as another program would
+    [(cached,)] = raw_rows(demo_store, "SELECT reply FROM llm_cache")
+    assert json.loads(cached)["text"] == raw == str(prompt_grade(answered[0]))
 
 
 def test_two_graders_never_share_a_grade_set(cli, demo_store):

@@ -66,11 +66,11 @@ class ImportReport:
 async def export_batches(store: Store, request: Any, folder: Path, *, max_requests: int = MAX_REQUESTS,
                          max_bytes: int = MAX_BYTES) -> tuple[GradeSet, ExportReport, list[Summary]]:
     """Write the pending prompts of the first step that has any (earlier steps complete) as batch shards."""
-    from proctor.llm.openai_backend import OpenAIBackend, chat_body
+    from proctor.llm.openai_backend import chat_body
 
     backend = _build(request)
     try:
-        if not isinstance(backend, OpenAIBackend):
+        if backend.kind != "openai":
             raise UsageError("--batch-export writes chat-completions requests: it needs --llm openai:MODEL")
         grade_set = grade_set_for(store, request.choice(), backend, request.options)
         report = ExportReport(grade_set.id)

@@ -21,7 +21,7 @@ from proctor.grading.progress import Progress
 from proctor.grading.prompting import render, similarity_request
 from proctor.grading.replies import Replies
 from proctor.llm.base import Backend, Reply
-from proctor.llm.cache import cache_key, cacheable, from_cache
+from proctor.llm.cache import cache_keys, cacheable, from_cache
 from proctor.llm.health import BackendUnavailable, Breaker, check_endpoint
 from proctor.methods import Method
 from proctor.methods.base import CORRECT, FAILED, PREFILTERED
@@ -43,9 +43,11 @@ class GradeOptions:
     max_passages: int | None = None
     bank: str | None = None
     """`NAME` or `NAME@VERSION` of the bank whose questions are graded (default: the store's only bank)."""
-    commit_every: int = 256
+    commit_every: int = 4096
+    """At most this many replies wait for a commit (commits are otherwise timed: larger at higher rates)."""
     commit_seconds: float = 0.2
-    """Every received reply is committed (with its cache entry) within this many seconds."""
+    """Every received reply is committed (with its cache entry) within this many seconds: a reply is committed
+    once it has waited half of it (checked at least every quarter)."""
     max_attempts: int = borrow(GradingOptions, "max_attempts")
     """A pair that failed this many times (across runs) is kept as failed and no longer retried."""
     prefilter: Backend | None = None
@@ -146,7 +148,6 @@ class Engine:
             loop.add_signal_handler(signal.SIGINT, stop.set)
         self._buffer: list[Grade] = []
         self._cache_buffer: list[tuple[str, str, str, dict]] = []
-        self._last_commit = time.monotonic()
         queue: asyncio.Queue = asyncio.Queue(maxsize=2 * self.backend.concurrency)
         self._failure: BaseException | None = None
         self._probe = asyncio.Lock()
@@ -199,7 +200,8 @@ class Engine:
             chunk = await self._prefilter(chunk, summary, progress)
         rest, cached, replies = [], [], []
         prepared = [(item, *render(self.method, self.step, item, self.backend)) for item in chunk]
-        keys = [self._key(request.text()) for _, request, _ in prepared] if self.cached_replies else []
+        keys = cache_keys(self.backend.kind, self.backend.model, [request.text() for _, request, _ in prepared],
+                          self.params) if self.cached_replies else []
         hits = self.replies.lookup(keys)
         for n, (item, request, truncated) in enumerate(prepared):
             key = keys[n] if keys else None
@@ -219,9 +221,6 @@ class Engine:
         parsed = self.method.parse(reply.text, probabilities=reply.probabilities, score=reply.score,
                                    gold_answers=item.answers)
         return parsed.status != FAILED
-
-    def _key(self, prompt: str) -> str:
-        return cache_key(self.backend.kind, self.backend.model, prompt, self.params)
 
     async def _prefilter(self, chunk: list[WorkItem], summary: Summary, progress: Progress) -> list[WorkItem]:
         prefilter = self.options.prefilter
@@ -322,20 +321,23 @@ class Engine:
         return grade
 
     def _add(self, grade: Grade) -> None:
+        if not self._buffer:
+            self._oldest = time.monotonic()
         self._buffer.append(grade)
         if grade.parse_status != FAILED:
             self.results[(grade.query_id, grade.passage_id, grade.question_id)] = (grade.grade, grade.answer,
                                                                                    grade.parse_status)
 
     async def _commit_regularly(self) -> None:
-        """Commit what has arrived at least every `commit_seconds`, also while every request is still waiting."""
+        """Commit what has arrived within `commit_seconds`, also while every request is still waiting."""
         while True:
-            await asyncio.sleep(self.options.commit_seconds / 2)
+            await asyncio.sleep(self.options.commit_seconds / 4)
             self._maybe_flush()
 
     def _maybe_flush(self) -> None:
+        """Commit when `commit_every` replies wait, or the oldest has waited half of `commit_seconds`."""
         if len(self._buffer) >= self.options.commit_every or (
-                self._buffer and time.monotonic() - self._last_commit >= self.options.commit_seconds):
+                self._buffer and time.monotonic() - self._oldest >= self.options.commit_seconds / 2):
             self._flush()
 
     def _flush(self) -> None:
@@ -345,7 +347,6 @@ class Engine:
         self.replies.commit(lambda: self.store.grades.upsert_grades(self.grade_set, grades, attempt=True),
                             self._cache_buffer)
         self._buffer, self._cache_buffer = [], []
-        self._last_commit = time.monotonic()
 
 
 def reason_of(error: str) -> str:

@@ -38,6 +38,8 @@ class RayEngine(Engine):
         config, address = self.options.backend_config, self.options.ray_address
         if config is None or self.backend.kind not in ("openai", "hf", "embed"):
             raise UsageError(f"--engine ray works with openai:, hf: and embed: backends, not {self.backend.kind}:")
+        if getattr(config, "workers", 1) > 1:
+            raise UsageError("--workers: with --engine ray the Ray workers are the client processes (--ray-workers)")
         ray = _ray(address)
         summary = Summary(self.step, self.backend.model, self.grade_set, self.plan.pairs, self.plan.already,
                           self.plan.given_up, unjudgeable=self.plan.unjudgeable)

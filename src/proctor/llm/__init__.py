@@ -26,7 +26,12 @@ def make_backend(spec: str, *, method: str, options: dict[str, Any] | None = Non
         from proctor.llm.openai_backend import OpenAIBackend, OpenAIOptions
         from proctor.options.backend import applying_to
 
-        return OpenAIBackend(rest, OpenAIOptions(**applying_to("openai", options)))
+        backend = OpenAIBackend(rest, OpenAIOptions(**applying_to("openai", options)))
+        if backend.options.workers > 1:
+            from proctor.llm.workers import WorkerPool
+
+            return WorkerPool(backend, backend.options.workers)
+        return backend
     if kind == "hf":
         from proctor.llm.hf import HFBackend
 

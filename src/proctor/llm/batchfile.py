@@ -82,7 +82,7 @@ def _completion_reply(body: Any, probabilities: bool) -> Reply:
         completion = ChatCompletion.model_validate(body)
     except ValidationError:
         return Reply(error=f"not a chat completion: {json.dumps(body)[:80]!r}")
-    return reply_of(completion, probabilities)
+    return reply_of(completion.model_dump(), probabilities)
 
 
 def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import UTC, datetime
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Protocol
 
 from proctor.llm.base import Backend, Reply, Request
@@ -30,6 +31,14 @@ def cache_key(backend: str, model: str, prompt: str, params: dict[str, Any]) -> 
     """SHA-256 over everything that determines a reply."""
     blob = json.dumps([backend, model, prompt, params], sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def cache_keys(backend: str, model: str, prompts: list[str], params: dict[str, Any]) -> list[str]:
+    """`cache_key` of many prompts at once (the same keys: only the prompt is encoded per prompt)."""
+    head = json.dumps([backend, model], ensure_ascii=False)[:-1].encode("utf-8") + b", "
+    tail = b", " + json.dumps(params, sort_keys=True, ensure_ascii=False).encode("utf-8") + b"]"
+    sha256 = hashlib.sha256
+    return [sha256(head + encode_basestring(prompt).encode("utf-8") + tail).hexdigest() for prompt in prompts]
 
 
 def from_cache(data: dict[str, Any]) -> Reply:

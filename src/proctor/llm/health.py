@@ -29,10 +29,10 @@ def is_fatal(error: str) -> bool:
 async def check_endpoint(backend: Any) -> None:
     """For `openai` backends: the server answers, accepts the key and lists the model (servers without a
     model list pass on the first reply instead); other backends are local and need no check."""
-    if getattr(backend, "kind", None) != "openai" or not hasattr(backend, "client"):
-        return
     fleet = getattr(backend, "fleet", None)
-    clients = [server.client for server in fleet.servers] if fleet is not None else [backend.client]
+    if getattr(backend, "kind", None) != "openai" or fleet is None:
+        return
+    clients = [server.client for server in fleet.servers]
     refusals: list[str] = []
     for client in clients:  # a fleet passes when one of its servers passes (the others are taken out later)
         try:
@@ -45,22 +45,23 @@ async def check_endpoint(backend: Any) -> None:
 
 
 async def _check_client(client: Any, model: str) -> None:
-    import openai
+    from proctor.llm.http_client import APIError
 
     where = getattr(client, "base_url", "the server")
     try:
-        page = await client.models.list()
-    except openai.NotFoundError:
-        return  # no /models route (some proxies): the first request answered is the check
-    except openai.APIStatusError as exc:
-        if exc.status_code in (401, 403):
-            raise BackendUnavailable(f"{where}: the API key was refused (HTTP {exc.status_code}: {_short(exc)}); "
+        models = await client.models()
+    except APIError as exc:
+        if exc.status == 404:
+            return  # no /models route (some proxies): the first request answered is the check
+        if exc.status in (401, 403):
+            raise BackendUnavailable(f"{where}: the API key was refused (HTTP {exc.status}: {_short(exc)}); "
                                      "set OPENAI_API_KEY or PROCTOR_API_KEY") from None
-        return  # a server error on the model list says nothing about completions
-    except openai.OpenAIError as exc:
-        raise BackendUnavailable(f"{where}: cannot reach the server ({type(exc).__name__}: {_short(exc)}"
+        if exc.status is not None:
+            return  # a server error on the model list says nothing about completions
+        raise BackendUnavailable(f"{where}: cannot reach the server ({exc.name}: {_short(exc)}"
                                  f"{_cause(exc)}); check --base-url and that the server is running") from None
-    models = [m.id for m in getattr(page, "data", None) or []]
+    except ValueError:
+        return  # a list that is no JSON says nothing about completions either
     if models and model not in models:
         listed = ", ".join(models[:10]) + (" …" if len(models) > 10 else "")
         raise BackendUnavailable(f"{where}: model {model!r} is not served there (it lists: {listed})")

@@ -25,6 +25,9 @@ class BackendOptions:
         "outstanding requests first, failing servers taken out for a while)", applies=("openai",))
     concurrency: int = option(8, help="openai: requests in flight per server (default {default})",
                               applies=("openai",))
+    workers: int = option(1, help="openai: client processes sending the requests (default {default}); more when "
+                          "one core cannot keep a fast server busy (--concurrency is shared out among them)",
+                          applies=("openai",))
     timeout: float = option(60.0, help="openai: seconds per request (default {default:g})", applies=("openai",))
     max_retries: int = option(6, help="openai: retries on 429/5xx/timeouts (default {default})", applies=("openai",))
     backoff_max: float = option(30.0, help="openai: longest wait between retries (s)", applies=("openai",))

@@ -72,7 +72,7 @@ RULES: dict[str, Rule] = {
     # counts
     "concurrency": AT_LEAST_1, "batch_size": AT_LEAST_1, "max_retries": AT_LEAST_0, "max_context_chars": AT_LEAST_1,
     "depth": AT_LEAST_1, "max_queries": AT_LEAST_1, "max_passages": AT_LEAST_1, "max_attempts": AT_LEAST_1,
-    "ray_workers": AT_LEAST_1, "commit_every": AT_LEAST_1, "batch_max_requests": AT_LEAST_1,
+    "ray_workers": AT_LEAST_1, "workers": AT_LEAST_1, "commit_every": AT_LEAST_1, "batch_max_requests": AT_LEAST_1,
     "batch_max_bytes": AT_LEAST_1, "word_budget": AT_LEAST_1, "min_questions": AT_LEAST_1,
     "judged_relevant": AT_LEAST_1, "samples": Rule(100, integer=True), "floor_queries": AT_LEAST_0,
     # resampling counts: one bound for all
