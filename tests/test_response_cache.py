@@ -105,6 +105,25 @@ def test_tira_deterministic_rerun(task, tmp_path, peer_nltk, variant, replies, o
     assert files(tmp_path / "D", variant, outputs) == refreshed
 
 
+@needs_autojudge
+@pytest.mark.slow
+def test_tira_deterministic_rerun_of_the_embedded_variant(task, tmp_path, peer_nltk):
+    """`embedded` in TIRA's shape: its bank generated with the injected LLM (cached under CACHE_DIR), its grades
+    MiniLM's; a fresh out-dir with the endpoint down writes the same files."""
+    cache = tmp_path / "cache"
+    key = {"OPENAI_MODEL": "judge-model", "OPENAI_API_KEY": "k", "CACHE_DIR": str(cache)}
+    outputs = ("eval.txt", "qrels.txt", "nuggets.jsonl")
+    with FakeOpenAI(reply=generating()) as server:
+        first = judge(task, tmp_path / "A", "embedded", peer_nltk, {**key, "OPENAI_BASE_URL": server.base_url})
+        assert first.returncode == 0, first.stderr[-3000:]
+        asked, url = server.requests, server.base_url
+    [(kept,)] = raw_rows(cache / "proctor-llm-cache.db", "SELECT COUNT(*) FROM llm_cache")
+    assert asked > 0 and kept == asked  # the bank generation's replies
+    second = judge(task, tmp_path / "B", "embedded", peer_nltk, {**key, "OPENAI_BASE_URL": url})  # server gone
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert files(tmp_path / "B", "embedded", outputs) == files(tmp_path / "A", "embedded", outputs)
+
+
 def _replies_in(out: Path) -> str:
     """'llm_cache' when the store in an out-dir holds cached replies (it should not: CACHE_DIR holds them)."""
     [store] = out.glob("*.db")
