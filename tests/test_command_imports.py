@@ -54,6 +54,7 @@ def test_the_command_list_names_every_command_with_its_help():
         assert name in COMMANDS and name in text
         assert sub.description  # registered by its module, not a placeholder
     assert build_parser(["--version"]).format_help() == text
+    assert build_parser(["--help", "leaderboard"]).format_help() == text  # the list, not one command
 
 
 def test_the_api_names_are_those_type_checkers_see():

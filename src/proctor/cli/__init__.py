@@ -44,9 +44,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 def _command_of(argv: Sequence[str] | None) -> str | None:
-    """The command a command line runs (its first word that is not an option), if it names one."""
-    words = [a for a in argv if not a.startswith("-")] if argv is not None else []
-    return words[0] if words and words[0] in COMMANDS else None
+    """The command a command line runs, when its first word names one (`proctor --help leaderboard` names none:
+    it prints the list of every command)."""
+    return argv[0] if argv and argv[0] in COMMANDS else None
 
 
 def _record_flags(parser: argparse.ArgumentParser) -> None:
