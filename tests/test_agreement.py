@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 
 import krippendorff
 import numpy as np
@@ -11,7 +12,13 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from inprocess import run_cli
-from proctor.analyze.agreement import agreement_report, cohen_kappa, confusion, krippendorff_alpha_ordinal
+from proctor.analyze.agreement import (
+    agreement_report,
+    alpha_of_counts,
+    cohen_kappa,
+    confusion,
+    krippendorff_alpha_ordinal,
+)
 from proctor.evaluate.sources import exam_qrels
 from proctor.gradesets.resolve import resolve_grade_set
 from proctor.store import Store
@@ -26,6 +33,24 @@ def test_kappa_and_alpha_on_random_labels(seed):
     assert cohen_kappa(a, b, "linear") == pytest.approx(cohen_kappa_score(a, b, weights="linear"), abs=1e-12)
     expected = krippendorff.alpha(reliability_data=np.array([a, b]), level_of_measurement="ordinal")
     assert krippendorff_alpha_ordinal(a, b) == pytest.approx(expected, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_alpha_from_pair_counts_is_the_package_alpha_to_the_last_bit(seed):
+    rng = random.Random(seed)
+    top_a, top_b = rng.choice([(5, 3), (3, 3), (1, 1), (2, 3), (5, 5)])
+    a = [rng.randint(0, top_a) for _ in range(rng.randint(2, 5000))]
+    b = [min(top_b, max(0, x + rng.randint(-2, 2))) if rng.random() < 0.7 else rng.randint(0, top_b) for x in a]
+    expected = krippendorff.alpha(reliability_data=np.array([a, b], dtype=float), level_of_measurement="ordinal",
+                                  value_domain=sorted(set(a) | set(b)))
+    assert krippendorff_alpha_ordinal(a, b) == float(expected)  # not approx: reports stay byte-identical
+
+
+def test_alpha_of_millions_of_pairs_costs_what_their_distinct_pairs_do():
+    pairs = Counter({(0, 0): 4_000_000, (1, 1): 1_000_000, (2, 2): 500_000, (0, 1): 300_000, (2, 0): 100_000})
+    scaled = Counter({pair: n // 1_000 for pair, n in pairs.items()})  # the same proportions, 1/1,000 the units
+    alpha = alpha_of_counts(pairs)  # as units: 2 x 5.9 million labels, gigabytes in the package's arrays
+    assert 0 < alpha < 1 and alpha == pytest.approx(alpha_of_counts(scaled), abs=1e-3)
 
 
 def test_confusion_totals():

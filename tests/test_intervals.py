@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import math
+import tracemalloc
 
 import numpy as np
 import pytest
 
 from proctor import api
+from proctor.evaluate import intervals
 from trust_fixture import tiny_store
 
 # Per topic P@1 (τ = 3): A = 1, 1, 0, 1; B = 0, 1, 0, 0; C = 1, 1, 1, 1 (C beats or ties everyone everywhere).
@@ -154,3 +156,28 @@ def test_markdown_rows_keep_the_table_width_with_a_reference_row(cli, store):
     table = [line for line in r.out.splitlines() if line.startswith("|")]
     assert any("(reference)" in line for line in table)
     assert {line.count("|") for line in table} == {table[0].count("|")}
+
+
+@pytest.mark.parametrize("values", [10, 4_000, 4_000_000])
+def test_the_resamples_are_the_same_whatever_memory_a_chunk_may_take(monkeypatch, values):
+    rng = np.random.default_rng(7)
+    matrix = rng.random((9, 301))
+    matrix[rng.random(matrix.shape) < 0.3] = np.nan
+    matrix[2] = np.nan  # a system without a single topic
+    whole = intervals.sample_means(matrix, 1001, seed=3)  # chunks of 1000 resamples, then 1
+    monkeypatch.setattr(intervals, "CHUNK_VALUES", values)
+    assert np.array_equal(intervals.sample_means(matrix, 1001, seed=3), whole, equal_nan=True)
+    by_hand = [np.nanmean(matrix[0, picks]) for picks in np.random.default_rng(3).integers(0, 301, size=(1001, 301))]
+    assert np.allclose(whole[0], by_hand) and np.isnan(whole[2]).all()
+
+
+def test_a_bootstrap_over_thousands_of_topics_holds_a_chunk_of_bounded_size(monkeypatch):
+    monkeypatch.setattr(intervals, "CHUNK_VALUES", 200_000)
+    matrix = np.random.default_rng(1).random((20, 2_000))
+    tracemalloc.start()
+    try:
+        intervals.sample_means(matrix, 400, seed=0)  # 400 resamples at once: 20 x 400 x 2,000 values, 128 MB
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 2**20

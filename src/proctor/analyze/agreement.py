@@ -2,8 +2,9 @@
 merges, linearly weighted κ, Krippendorff's α (ordinal), and the graded confusion table.
 
 κ is scikit-learn's `cohen_kappa_score` (weights over the positions of the sorted label values); α is the
-`krippendorff` package's (two coders, ordinal metric over the values that occur). Both are computed from the
-counts of the distinct (label a, label b) pairs."""
+`krippendorff` package's (two coders, ordinal metric over the values that occur), computed by its formula from
+the coincidence matrix (tests check it against the package). Both are computed from the counts of the distinct
+(label a, label b) pairs."""
 
 from __future__ import annotations
 
@@ -41,18 +42,37 @@ def krippendorff_alpha_ordinal(a: Sequence[int], b: Sequence[int]) -> float:
 
 def alpha_of_counts(pairs: Counter) -> float:
     """`krippendorff_alpha_ordinal` from the counts of (label a, label b) pairs: the `krippendorff` package's α
-    of one unit per pair counted. NaN without pairs or below 2 values."""
-    import krippendorff
+    of one unit per pair counted, by its formula over the coincidence matrix the pairs make (a unit (x, y) adds 1
+    to o[x, y] and to o[y, x]), so a million passages cost what their few distinct pairs do (the package's own
+    call holds units × values × values numbers: gigabytes at TREC scale). Every number is computed as the
+    package computes it, so the result is the package's to the last bit (tests compare). NaN without pairs or
+    below 2 values."""
     import numpy as np
 
     pairs = +pairs
     values = sorted({label for pair in pairs for label in pair})
     if not pairs or len(values) < 2:
         return math.nan
-    keys = list(pairs)
-    counts = [pairs[k] for k in keys]
-    units = np.array([np.repeat([x for x, _ in keys], counts), np.repeat([y for _, y in keys], counts)], dtype=float)
-    return float(krippendorff.alpha(reliability_data=units, value_domain=values, level_of_measurement="ordinal"))
+    where = {value: i for i, value in enumerate(values)}
+    o = np.zeros((len(values), len(values)))
+    for (x, y), count in pairs.items():  # integers: exact, in any order, as the package's sum over units
+        o[where[x], where[y]] += count
+        o[where[y], where[x]] += count
+    n_v = o.sum(axis=0)
+    e = np.divide(np.outer(n_v, n_v) - np.diagflat(n_v), n_v.sum() - 1)
+    d = _ordinal_distances(n_v)
+    return float(1 - (o * d).sum() / (e * d).sum())
+
+
+def _ordinal_distances(n_v):
+    """Krippendorff's squared ordinal distances between the values, from how often each occurs (`n_v`): the sum
+    of the counts from one value to the other minus half the two values' own counts, squared."""
+    import numpy as np
+
+    i = np.arange(len(n_v))
+    low, high = np.minimum.outer(i, i), np.maximum.outer(i, i)
+    cumulative = np.concatenate(([0.0], np.cumsum(n_v)))  # integers: exact sums
+    return (cumulative[high + 1] - cumulative[low] - np.divide(n_v[low] + n_v[high], 2)) ** 2
 
 
 def confusion(predicted: Sequence[int], judged: Sequence[int]) -> dict:

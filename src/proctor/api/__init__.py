@@ -5,128 +5,197 @@ layers over it.
     store = api.open_store("dl19.db")
     board = api.leaderboard(store, measure="P@20", min_grade=3)        # one grade set, or UsageError
     print(api.render(board, "md"))
+
+`from proctor import api` is cheap: each name is imported from its module (`proctor.api.<module>`, one concept
+each) when first used, so a command loads only what it runs (`proctor leaderboard` never imports bank generation
+or the grading engine). Type checkers read the same names from the imports under `TYPE_CHECKING` below; a test
+keeps the two lists equal.
 """
 
 from __future__ import annotations
 
-# the API's concepts, one module each (proctor.api.<module>), re-exported here
-from proctor.api.agreement import Agreement as Agreement
-from proctor.api.agreement import agreement as agreement
+import sys
+from importlib import import_module
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-# grading, banks, verification, imports and exports (`proctor grade`, `bank`, `verify`, `import`, `export`)
-from proctor.api.bank_generation import Generated as Generated
-from proctor.api.bank_generation import GenerationRequest as GenerationRequest
-from proctor.api.bank_generation import generate_bank as generate_bank
-from proctor.api.bank_generation import generate_bank_file as generate_bank_file
-from proctor.api.bank_generation import generation_request as generation_request
-from proctor.api.banks import BANK_FORMATS as BANK_FORMATS
-from proctor.api.banks import BankDiff as BankDiff
-from proctor.api.banks import BankExport as BankExport
-from proctor.api.banks import BankImpact as BankImpact
-from proctor.api.banks import ImpactRequest as ImpactRequest
-from proctor.api.banks import diff_banks as diff_banks
-from proctor.api.banks import export_bank as export_bank
-from proctor.api.banks import impact_request as impact_request
-from proctor.api.banks import load_bank_file as load_bank_file
-from proctor.api.correlation import Correlation as Correlation
-from proctor.api.correlation import correlate as correlate
-from proctor.api.correlation import correlation as correlation
-from proctor.api.correlation import official_leaderboard as official_leaderboard
-from proctor.api.gradesets import Ensemble as Ensemble
-from proctor.api.gradesets import GradeSetChange as GradeSetChange
-from proctor.api.gradesets import GradeSetListing as GradeSetListing
-from proctor.api.gradesets import drop_grade_set as drop_grade_set
-from proctor.api.gradesets import ensemble as ensemble
-from proctor.api.gradesets import grade_sets as grade_sets
-from proctor.api.gradesets import retry_failed as retry_failed
-from proctor.api.grading import ANSWER_METHODS as ANSWER_METHODS
-from proctor.api.grading import METHOD_NAMES as METHOD_NAMES
-from proctor.api.grading import Graded as Graded
-from proctor.api.grading import GradeJob as GradeJob
-from proctor.api.grading import GradeOutcome as GradeOutcome
-from proctor.api.grading import grade as grade
-from proctor.api.grading import grade_job as grade_job
-from proctor.api.grading import grade_request as grade_request
-from proctor.api.grading import run_grade_job as run_grade_job
-from proctor.api.grading import ungraded as ungraded
-from proctor.api.inputs import EXPORT_KINDS as EXPORT_KINDS
-from proctor.api.inputs import IMPORT_KINDS as IMPORT_KINDS
-from proctor.api.inputs import Exported as Exported
-from proctor.api.inputs import ExportRequest as ExportRequest
-from proctor.api.inputs import ImportOptions as ImportOptions
-from proctor.api.inputs import ImportRequest as ImportRequest
-from proctor.api.inputs import export_judgments as export_judgments
-from proctor.api.inputs import export_request as export_request
-from proctor.api.inputs import export_runs as export_runs
-from proctor.api.inputs import import_into as import_into
-from proctor.api.inputs import import_request as import_request
-from proctor.api.labels import DEFAULT_FLOOR as DEFAULT_FLOOR
-from proctor.api.labels import DEFAULT_MIN_GRADED as DEFAULT_MIN_GRADED
-from proctor.api.labels import DEFAULT_MIN_QUERIES as DEFAULT_MIN_QUERIES
-from proctor.api.labels import Coverage as Coverage
-from proctor.api.labels import Floor as Floor
-from proctor.api.labels import LabelChoice as LabelChoice
-from proctor.api.labels import QrelsReport as QrelsReport
-from proctor.api.labels import labels_coverage as labels_coverage
-from proctor.api.labels import qrels as qrels
-from proctor.api.labels import qrels_report as qrels_report
-from proctor.api.leaderboards import LeaderboardReport as LeaderboardReport
-from proctor.api.leaderboards import add_intervals as add_intervals
-from proctor.api.leaderboards import known_measures as known_measures
-from proctor.api.leaderboards import leaderboard as leaderboard
-from proctor.api.leaderboards import leaderboard_report as leaderboard_report
-from proctor.api.leaderboards import leaderboards as leaderboards
-from proctor.api.modes import Correction as Correction
-from proctor.api.modes import LeaderboardFormat as LeaderboardFormat
-from proctor.api.modes import Metric as Metric
-from proctor.api.modes import Missing as Missing
-from proctor.api.modes import Normalize as Normalize
-from proctor.api.modes import Rule as Rule
-from proctor.api.modes import TableFormat as TableFormat
-from proctor.api.modes import Tests as Tests
-from proctor.api.modes import TextFormat as TextFormat
-from proctor.api.modes import Ties as Ties
-from proctor.api.ppi import PPICalibration as PPICalibration
-from proctor.api.ppi import PPILeaderboard as PPILeaderboard
-from proctor.api.ppi import check_ppi_calibration as check_ppi_calibration
-from proctor.api.ppi import ppi_calibration as ppi_calibration
-from proctor.api.ppi import ppi_leaderboard as ppi_leaderboard
-from proctor.api.rendering import as_rows as as_rows
-from proctor.api.rendering import render as render
-from proctor.api.rendering import to_frame as to_frame
-from proctor.api.reports import DEFAULT_MEASURES as DEFAULT_MEASURES
-from proctor.api.reports import AnalyzeRequest as AnalyzeRequest
-from proctor.api.reports import analyze_report as analyze_report
-from proctor.api.reports import analyze_request as analyze_request
-from proctor.api.results import Notice as Notice
-from proctor.api.results import Report as Report
-from proctor.api.significance import ComparisonReport as ComparisonReport
-from proctor.api.significance import SignificanceSettings as SignificanceSettings
-from proctor.api.significance import compare as compare
-from proctor.api.significance import compare_file as compare_file
-from proctor.api.significance import significance as significance
-from proctor.api.stores import DEFAULT_LOCK_TIMEOUT as DEFAULT_LOCK_TIMEOUT
-from proctor.api.stores import StoreError as StoreError
-from proctor.api.stores import StoreInfo as StoreInfo
-from proctor.api.stores import info as info
-from proctor.api.stores import info_text as info_text
-from proctor.api.stores import open_store as open_store
-from proctor.api.trust import ATTACKS as ATTACKS
-from proctor.api.trust import GUARDS as GUARDS
-from proctor.api.trust import Calibration as Calibration
-from proctor.api.trust import CalibrationRequest as CalibrationRequest
-from proctor.api.trust import ProbeReport as ProbeReport
-from proctor.api.trust import ProbeRequest as ProbeRequest
-from proctor.api.trust import calibrate as calibrate
-from proctor.api.trust import calibration_request as calibration_request
-from proctor.api.trust import probe as probe
-from proctor.api.trust import probe_request as probe_request
-from proctor.api.trust import render_probe as render_probe
-from proctor.api.trust import to_review as to_review
-from proctor.api.verification import VERIFY_REPORTS as VERIFY_REPORTS
-from proctor.api.verification import Verification as Verification
-from proctor.api.verification import verify as verify
-from proctor.errors import UsageError as UsageError
-from proctor.records import GradeSet as GradeSet
-from proctor.store import Store as Store
+_NAMES = {
+    "proctor.api.agreement": "Agreement agreement",
+    "proctor.api.bank_generation": "Generated GenerationRequest generate_bank generate_bank_file generation_request",
+    "proctor.api.banks": "BANK_FORMATS BankDiff BankExport BankImpact ImpactRequest diff_banks export_bank "
+                         "impact_request load_bank_file",
+    "proctor.api.correlation": "Correlation correlate correlation official_leaderboard",
+    "proctor.api.gradesets": "Ensemble GradeSetChange GradeSetListing drop_grade_set ensemble grade_sets retry_failed",
+    "proctor.api.grading": "ANSWER_METHODS METHOD_NAMES Graded GradeJob GradeOutcome grade grade_job grade_request "
+                           "run_grade_job ungraded",
+    "proctor.api.inputs": "EXPORT_KINDS IMPORT_KINDS Exported ExportRequest ImportOptions ImportRequest "
+                          "export_judgments export_request export_runs import_into import_request",
+    "proctor.api.labels": "DEFAULT_FLOOR DEFAULT_MIN_GRADED DEFAULT_MIN_QUERIES Coverage Floor LabelChoice QrelsReport "
+                          "labels_coverage qrels qrels_report",
+    "proctor.api.leaderboards": "LeaderboardReport add_intervals known_measures leaderboard leaderboard_report "
+                                "leaderboards",
+    "proctor.api.modes": "Correction LeaderboardFormat Metric Missing Normalize Rule TableFormat Tests TextFormat Ties",
+    "proctor.api.ppi": "PPICalibration PPILeaderboard check_ppi_calibration ppi_calibration ppi_leaderboard",
+    "proctor.api.rendering": "as_rows render to_frame",
+    "proctor.api.reports": "DEFAULT_MEASURES AnalyzeRequest analyze_report analyze_request",
+    "proctor.api.results": "Notice Report",
+    "proctor.api.significance": "ComparisonReport SignificanceSettings compare compare_file significance",
+    "proctor.api.stores": "DEFAULT_LOCK_TIMEOUT StoreError StoreInfo info info_text open_store",
+    "proctor.api.trust": "ATTACKS GUARDS Calibration CalibrationRequest ProbeReport ProbeRequest calibrate "
+                         "calibration_request probe probe_request render_probe to_review",
+    "proctor.api.verification": "VERIFY_REPORTS Verification verify",
+    "proctor.errors": "UsageError",
+    "proctor.records": "GradeSet",
+    "proctor.store": "Store",
+}
+"""Module → the public names it gives the API."""
 
+_WHERE = {name: module for module, names in _NAMES.items() for name in names.split()}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    """`api.leaderboard`, `api.Store`, ...: imported from its module when first used, then kept here."""
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(_WHERE[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The public names, loaded or not."""
+    return sorted(set(globals()) | set(_WHERE))
+
+
+class _Api(ModuleType):
+    """This package, whose functions `agreement`, `correlation`, `leaderboards` and `significance` share their
+    names with the modules that define them: importing such a module must not put it in the function's place (as
+    the import system does with a package's submodules), so the name keeps meaning the function."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, ModuleType) and name in _WHERE and value.__name__ == f"{__name__}.{name}":
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Api
+
+if TYPE_CHECKING:  # the names of `_NAMES`, for type checkers and editors
+    from proctor.api.agreement import Agreement as Agreement
+    from proctor.api.agreement import agreement as agreement
+    from proctor.api.bank_generation import Generated as Generated
+    from proctor.api.bank_generation import GenerationRequest as GenerationRequest
+    from proctor.api.bank_generation import generate_bank as generate_bank
+    from proctor.api.bank_generation import generate_bank_file as generate_bank_file
+    from proctor.api.bank_generation import generation_request as generation_request
+    from proctor.api.banks import BANK_FORMATS as BANK_FORMATS
+    from proctor.api.banks import BankDiff as BankDiff
+    from proctor.api.banks import BankExport as BankExport
+    from proctor.api.banks import BankImpact as BankImpact
+    from proctor.api.banks import ImpactRequest as ImpactRequest
+    from proctor.api.banks import diff_banks as diff_banks
+    from proctor.api.banks import export_bank as export_bank
+    from proctor.api.banks import impact_request as impact_request
+    from proctor.api.banks import load_bank_file as load_bank_file
+    from proctor.api.correlation import Correlation as Correlation
+    from proctor.api.correlation import correlate as correlate
+    from proctor.api.correlation import correlation as correlation
+    from proctor.api.correlation import official_leaderboard as official_leaderboard
+    from proctor.api.gradesets import Ensemble as Ensemble
+    from proctor.api.gradesets import GradeSetChange as GradeSetChange
+    from proctor.api.gradesets import GradeSetListing as GradeSetListing
+    from proctor.api.gradesets import drop_grade_set as drop_grade_set
+    from proctor.api.gradesets import ensemble as ensemble
+    from proctor.api.gradesets import grade_sets as grade_sets
+    from proctor.api.gradesets import retry_failed as retry_failed
+    from proctor.api.grading import ANSWER_METHODS as ANSWER_METHODS
+    from proctor.api.grading import METHOD_NAMES as METHOD_NAMES
+    from proctor.api.grading import Graded as Graded
+    from proctor.api.grading import GradeJob as GradeJob
+    from proctor.api.grading import GradeOutcome as GradeOutcome
+    from proctor.api.grading import grade as grade
+    from proctor.api.grading import grade_job as grade_job
+    from proctor.api.grading import grade_request as grade_request
+    from proctor.api.grading import run_grade_job as run_grade_job
+    from proctor.api.grading import ungraded as ungraded
+    from proctor.api.inputs import EXPORT_KINDS as EXPORT_KINDS
+    from proctor.api.inputs import IMPORT_KINDS as IMPORT_KINDS
+    from proctor.api.inputs import Exported as Exported
+    from proctor.api.inputs import ExportRequest as ExportRequest
+    from proctor.api.inputs import ImportOptions as ImportOptions
+    from proctor.api.inputs import ImportRequest as ImportRequest
+    from proctor.api.inputs import export_judgments as export_judgments
+    from proctor.api.inputs import export_request as export_request
+    from proctor.api.inputs import export_runs as export_runs
+    from proctor.api.inputs import import_into as import_into
+    from proctor.api.inputs import import_request as import_request
+    from proctor.api.labels import DEFAULT_FLOOR as DEFAULT_FLOOR
+    from proctor.api.labels import DEFAULT_MIN_GRADED as DEFAULT_MIN_GRADED
+    from proctor.api.labels import DEFAULT_MIN_QUERIES as DEFAULT_MIN_QUERIES
+    from proctor.api.labels import Coverage as Coverage
+    from proctor.api.labels import Floor as Floor
+    from proctor.api.labels import LabelChoice as LabelChoice
+    from proctor.api.labels import QrelsReport as QrelsReport
+    from proctor.api.labels import labels_coverage as labels_coverage
+    from proctor.api.labels import qrels as qrels
+    from proctor.api.labels import qrels_report as qrels_report
+    from proctor.api.leaderboards import LeaderboardReport as LeaderboardReport
+    from proctor.api.leaderboards import add_intervals as add_intervals
+    from proctor.api.leaderboards import known_measures as known_measures
+    from proctor.api.leaderboards import leaderboard as leaderboard
+    from proctor.api.leaderboards import leaderboard_report as leaderboard_report
+    from proctor.api.leaderboards import leaderboards as leaderboards
+    from proctor.api.modes import Correction as Correction
+    from proctor.api.modes import LeaderboardFormat as LeaderboardFormat
+    from proctor.api.modes import Metric as Metric
+    from proctor.api.modes import Missing as Missing
+    from proctor.api.modes import Normalize as Normalize
+    from proctor.api.modes import Rule as Rule
+    from proctor.api.modes import TableFormat as TableFormat
+    from proctor.api.modes import Tests as Tests
+    from proctor.api.modes import TextFormat as TextFormat
+    from proctor.api.modes import Ties as Ties
+    from proctor.api.ppi import PPICalibration as PPICalibration
+    from proctor.api.ppi import PPILeaderboard as PPILeaderboard
+    from proctor.api.ppi import check_ppi_calibration as check_ppi_calibration
+    from proctor.api.ppi import ppi_calibration as ppi_calibration
+    from proctor.api.ppi import ppi_leaderboard as ppi_leaderboard
+    from proctor.api.rendering import as_rows as as_rows
+    from proctor.api.rendering import render as render
+    from proctor.api.rendering import to_frame as to_frame
+    from proctor.api.reports import DEFAULT_MEASURES as DEFAULT_MEASURES
+    from proctor.api.reports import AnalyzeRequest as AnalyzeRequest
+    from proctor.api.reports import analyze_report as analyze_report
+    from proctor.api.reports import analyze_request as analyze_request
+    from proctor.api.results import Notice as Notice
+    from proctor.api.results import Report as Report
+    from proctor.api.significance import ComparisonReport as ComparisonReport
+    from proctor.api.significance import SignificanceSettings as SignificanceSettings
+    from proctor.api.significance import compare as compare
+    from proctor.api.significance import compare_file as compare_file
+    from proctor.api.significance import significance as significance
+    from proctor.api.stores import DEFAULT_LOCK_TIMEOUT as DEFAULT_LOCK_TIMEOUT
+    from proctor.api.stores import StoreError as StoreError
+    from proctor.api.stores import StoreInfo as StoreInfo
+    from proctor.api.stores import info as info
+    from proctor.api.stores import info_text as info_text
+    from proctor.api.stores import open_store as open_store
+    from proctor.api.trust import ATTACKS as ATTACKS
+    from proctor.api.trust import GUARDS as GUARDS
+    from proctor.api.trust import Calibration as Calibration
+    from proctor.api.trust import CalibrationRequest as CalibrationRequest
+    from proctor.api.trust import ProbeReport as ProbeReport
+    from proctor.api.trust import ProbeRequest as ProbeRequest
+    from proctor.api.trust import calibrate as calibrate
+    from proctor.api.trust import calibration_request as calibration_request
+    from proctor.api.trust import probe as probe
+    from proctor.api.trust import probe_request as probe_request
+    from proctor.api.trust import render_probe as render_probe
+    from proctor.api.trust import to_review as to_review
+    from proctor.api.verification import VERIFY_REPORTS as VERIFY_REPORTS
+    from proctor.api.verification import Verification as Verification
+    from proctor.api.verification import verify as verify
+    from proctor.errors import UsageError as UsageError
+    from proctor.records import GradeSet as GradeSet
+    from proctor.store import Store as Store

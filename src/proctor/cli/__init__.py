@@ -6,43 +6,26 @@ import argparse
 import sqlite3
 import sys
 from collections.abc import Sequence
+from importlib import import_module
 
 from proctor import __version__
-from proctor.api import StoreError
-from proctor.cli import (
-    agreement_cmd,
-    analyze_cmd,
-    bank_cmd,
-    calibrate_cmd,
-    compare_cmd,
-    correlate_cmd,
-    demo_cmd,
-    ensemble_cmd,
-    export_cmd,
-    grade_cmd,
-    grade_sets_cmd,
-    import_cmd,
-    info_cmd,
-    leaderboard_cmd,
-    probe_cmd,
-    qrels_cmd,
-    review_cmd,
-    run_cmd,
-    verify_cmd,
-)
 from proctor.cli.common import flag_names
 from proctor.errors import ProctorError, UsageError
 from proctor.options.numeric import check_numbers
 
-COMMANDS = (
-    import_cmd, export_cmd, info_cmd, grade_cmd, grade_sets_cmd, qrels_cmd, leaderboard_cmd, compare_cmd,
-    correlate_cmd, agreement_cmd, analyze_cmd, ensemble_cmd, calibrate_cmd, probe_cmd, bank_cmd, verify_cmd,
-    review_cmd, run_cmd, demo_cmd,
-)
+COMMANDS = {name: f"proctor.cli.{module}_cmd" for name, module in (
+    ("import", "import"), ("export", "export"), ("info", "info"), ("grade", "grade"),
+    ("grade-sets", "grade_sets"), ("qrels", "qrels"), ("leaderboard", "leaderboard"), ("compare", "compare"),
+    ("correlate", "correlate"), ("agreement", "agreement"), ("analyze", "analyze"), ("ensemble", "ensemble"),
+    ("calibrate", "calibrate"), ("probe", "probe"), ("bank", "bank"), ("verify", "verify"), ("review", "review"),
+    ("run", "run"), ("demo", "demo"))}
+"""Command name → the module that registers and runs it (`register(commands)`), in the order `--help` lists
+them. A command line imports only its own command's module: the others are named, not built."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every command."""
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser: every command complete, or, when `argv` names a command, that one complete and the
+    others by name only (so that `proctor leaderboard ...` imports nothing the leaderboard does not need)."""
     parser = argparse.ArgumentParser(
         prog="proctor",
         description="Evaluate search, generation and RAG systems with LLM-graded exam questions "
@@ -50,10 +33,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"proctor {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in COMMANDS:
-        module.register(commands)
+    chosen = _command_of(argv)
+    for name, module in COMMANDS.items():
+        if chosen in (None, name):
+            import_module(module).register(commands)
+        else:
+            commands.add_parser(name)  # a choice argparse knows, never chosen: the command line names another
     _record_flags(parser)
     return parser
+
+
+def _command_of(argv: Sequence[str] | None) -> str | None:
+    """The command a command line runs, when its first word names one (`proctor --help leaderboard` names none:
+    it prints the list of every command)."""
+    return argv[0] if argv and argv[0] in COMMANDS else None
 
 
 def _record_flags(parser: argparse.ArgumentParser) -> None:
@@ -78,7 +71,8 @@ def _record_flags(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return its exit status."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
@@ -87,6 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_numbers({k: v for k, v in vars(args).items() if isinstance(v, int | float)})  # lists: own checks
         return args.func(args)
     except sqlite3.OperationalError as exc:  # locked beyond --lock-timeout, disk full, read-only
+        from proctor.api import StoreError
+
         print(f"proctor: error: {StoreError(getattr(args, 'store', None) or 'store', exc)}", file=sys.stderr)
         return 2
     except UsageError as exc:

@@ -84,8 +84,10 @@ def bootstrap(per_query: dict[str, dict[str, float]], order: list[str], *, confi
 
 
 CHUNK = 1000
-"""Resamples drawn at a time (an even number, so that the draws equal one draw of them all): memory stays
-systems × CHUNK × topics whatever --resamples is."""
+"""Resamples drawn at a time at most (an even number, so that the draws equal one draw of them all)."""
+CHUNK_VALUES = 4_000_000
+"""Values (systems × resamples × topics) a chunk holds at most: at TREC scale (thousands of topics) fewer
+resamples are drawn at a time, so memory stays about 40 MB whatever the topics and --resamples are."""
 
 
 def sample_means(matrix: Any, resamples: int, seed: int) -> Any:
@@ -97,13 +99,15 @@ def sample_means(matrix: Any, resamples: int, seed: int) -> Any:
     rng = np.random.default_rng(seed)
     systems, topics = matrix.shape
     means = np.full((systems, resamples), np.nan)
-    for start in range(0, resamples, CHUNK):
-        size = min(CHUNK, resamples - start)
+    chunk = max(2, min(CHUNK, CHUNK_VALUES // max(1, systems * topics)) // 2 * 2)  # even: the same draws
+    present = ~np.isnan(matrix)
+    values = np.where(present, matrix, 0.0)  # what nansum adds: the same sums, without a copy per chunk
+    for start in range(0, resamples, chunk):
+        size = min(chunk, resamples - start)
         picks = rng.integers(0, topics, size=(size, topics)) if topics else np.zeros((size, 0), int)
-        sampled = matrix[:, picks]  # systems × size × topics
+        counts = present[:, picks].sum(axis=2)  # systems × size
         with np.errstate(invalid="ignore", divide="ignore"):
-            counts = np.sum(~np.isnan(sampled), axis=2)
-            means[:, start:start + size] = np.where(counts > 0, np.nansum(sampled, axis=2) / np.maximum(counts, 1),
+            means[:, start:start + size] = np.where(counts > 0, values[:, picks].sum(axis=2) / np.maximum(counts, 1),
                                                     np.nan)
     return means
 

@@ -12,14 +12,15 @@ import json
 from collections import Counter
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from proctor.errors import UsageError
-from proctor.methods import ANSWER_METHODS, get_method
+from proctor.methods import ANSWER_METHODS, method_scale
 from proctor.records import GradeSet
 from proctor.store import Store
+
+if TYPE_CHECKING:  # numpy is imported by the functions that combine grades: checking a grade needs none
+    import numpy as np
 
 RULES = ("mean", "median", "max", "min", "majority")
 """How members' grades become one: mean and median rounded half up; majority ties go to the lowest grade."""
@@ -45,11 +46,10 @@ def scale_of(grade_set: GradeSet) -> tuple[int, int]:
             low, high = where["scale"]
             return int(low), int(high)
     try:
-        method = get_method(grade_set.step)
+        return method_scale(grade_set.step)
     except UsageError:
         raise UsageError(f"grade set {grade_set.id} ({grade_set.method}, step {grade_set.step}): no declared grade "
                          "scale for this step, so it cannot be combined with others") from None
-    return method.low, method.high
 
 
 def check_min_grade(grade_set: GradeSet, min_grade: int | None, param: str = "min_grade") -> None:
@@ -106,6 +106,8 @@ def ensemble_grade_set(members: list[GradeSet], rule: str, name: str | None = No
 
 def read_cells(store: Store, members: list[GradeSet], level: str, scale: tuple[int, int]) -> Cells:
     """Every member's grades per cell (label level: the member's largest grade of the passage)."""
+    import numpy as np
+
     index: dict[tuple[str, str, str], int] = {}
     columns: list[dict[int, float]] = []
     for member in members:
@@ -130,6 +132,8 @@ def read_cells(store: Store, members: list[GradeSet], level: str, scale: tuple[i
 
 def combine(grades: np.ndarray, rule: str, scale: tuple[int, int]) -> np.ndarray:
     """One grade per row of `grades` (cells x members, NaN = no grade) by `rule`; NaN where no member graded."""
+    import numpy as np
+
     usable = ~np.isnan(grades).all(axis=1)
     out = np.full(len(grades), np.nan)
     part = grades[usable]
@@ -169,6 +173,8 @@ def derive(store: Store, members: list[GradeSet], rule: str, name: str | None = 
 
 def _rows(cells: Cells, combined: np.ndarray):
     """The ensemble's grade rows, each cell's members' grades and spread in `extra`."""
+    import numpy as np
+
     present = ~np.isnan(cells.grades)
     spread = np.where(present.any(axis=1), np.nanmax(np.where(present, cells.grades, -np.inf), axis=1)
                       - np.nanmin(np.where(present, cells.grades, np.inf), axis=1), np.nan)
@@ -184,6 +190,8 @@ def _rows(cells: Cells, combined: np.ndarray):
 
 def summarize(cells: Cells, combined: np.ndarray) -> dict[str, Any]:
     """Counts of the cells: complete, partial, failed, and how many members disagree by how much."""
+    import numpy as np
+
     present = ~np.isnan(cells.grades)
     usable = present.any(axis=1)
     high = np.nanmax(np.where(present, cells.grades, -np.inf), axis=1)

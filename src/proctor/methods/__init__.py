@@ -88,11 +88,23 @@ METHOD_NAMES = ("self-rating", "nugget-rating", "qa", "embedding", *DIRECT, *MUL
 @cache
 def get_method(name: str) -> Method:
     """The method (or step) called `name`; unknown names are a usage error."""
-    if name not in _STEPS:
-        raise UsageError(f"unknown method {name!r}; choose one of {', '.join(METHOD_NAMES)}")
-    template, kind, low, high = _STEPS[name]
+    template, kind, low, high = _step(name)
     loaded = load_template(template)
     return Method(loaded.name, loaded, kind, low, high)
+
+
+def method_scale(name: str) -> tuple[int, int]:
+    """The grades (low, high) the method (or step) called `name` gives, its template left unread; unknown names
+    are a usage error."""
+    _, _, low, high = _step(name)
+    return low, high
+
+
+def _step(name: str) -> tuple[str, str, int, int]:
+    """The step's template name, parser kind and scale; unknown names are a usage error."""
+    if name not in _STEPS:
+        raise UsageError(f"unknown method {name!r}; choose one of {', '.join(METHOD_NAMES)}")
+    return _STEPS[name]
 
 
 def user_method(path: str) -> Method:

@@ -8,10 +8,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
-
-import yaml
 
 from proctor.errors import InputError
 
@@ -71,6 +68,10 @@ def fill(text: str, question: str, variables: dict[str, str] | None) -> str:
 
 def load_template(name: str) -> Template:
     """Read a packaged template."""
+    from importlib import resources  # with yaml, imported by the commands that read templates, not every command
+
+    import yaml
+
     text = resources.files("proctor.methods").joinpath("templates", f"{name}.yaml").read_text(encoding="utf-8")
     data = yaml.safe_load(text)
     known = {"name", "version", "items", "source", "template", "max_tokens", "system"}
@@ -91,6 +92,8 @@ def load_template_file(path: str, known_steps: tuple[str, ...], packaged: Callab
     """A user's template file: the schema of the packaged templates; `name` says which step it replaces.
     Unknown fields or placeholders, a missing or unknown parser and a bad scale are refused (FILE: field).
     Its version is the declared one plus a digest of its content, so any edit makes a new prompt version."""
+    import yaml
+
     from proctor.io.textfile import read_text
 
     text = read_text(path)

@@ -165,9 +165,13 @@ class CorpusRepository(Repository):
             "SELECT query_id, passage_id, rank, score, origin FROM rankings WHERE run = ?", (run,))}
 
     def unjudgeable(self) -> int:
-        """How many ranked (query, passage) pairs of the stored runs name a passage without text."""
-        return self.db.execute("SELECT COUNT(*) FROM (SELECT DISTINCT r.query_id, r.passage_id FROM rankings r JOIN"
-                               " passages p USING (passage_id) WHERE p.text IS NULL)").fetchone()[0]
+        """How many ranked (query, passage) pairs of the stored runs name a passage without text (the textless
+        passages found first, so that the rankings are read only when there are some, and then without a lookup in
+        `passages` per ranking)."""
+        if self.db.execute("SELECT 1 FROM passages WHERE text IS NULL LIMIT 1").fetchone() is None:
+            return 0
+        return self.db.execute("SELECT COUNT(*) FROM (SELECT DISTINCT query_id, passage_id FROM rankings WHERE"
+                               " passage_id IN (SELECT passage_id FROM passages WHERE text IS NULL))").fetchone()[0]
 
     def unjudgeable_in(self, ranked: dict[str, dict[str, list[str]]], *, stored: bool) -> int:
         """How many (query, passage) pairs of ranked lists name a passage the store has no text for (`stored`:

@@ -5,7 +5,6 @@ into an `ExternalSpec` computed by ir_measures (`external.py`). Unknown names li
 
 from __future__ import annotations
 
-import difflib
 import re
 
 from proctor.errors import UsageError
@@ -72,6 +71,8 @@ def _check_rel(text: str, rel: int | None) -> None:
 
 def _close_matches(text: str) -> str:
     """`; did you mean ...` with the names closest to the measure's base name (its cutoff kept)."""
+    import difflib  # here: only a refused measure needs it
+
     base = re.split(r"[@(.]", text, maxsplit=1)[0]
     suffix = text[len(base):]
     names = {name.lower(): name for name in [*_ALIASES, *known_names(), *(m.name for m in MEASURES)]}
