@@ -5,36 +5,11 @@ pages (who, what, when, the verdict not recorded, a way back), and a cell page o
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
-from conftest import run_process, seed_demo
-from fake_openai import FakeOpenAI
+from conftest import run_process
 from test_review import Server, _follow, _page, browser  # noqa: F401  (the module's chromium fixture)
-
-
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    """The demo store graded by the test server (copied for each test)."""
-    store = seed_demo(tmp_path_factory.mktemp("verdict-pages"))
-    with FakeOpenAI() as llm:
-        result = run_process("grade", "--store", store, "--method", "self-rating", "--llm", "openai:judge",
-                             "--base-url", llm.base_url)
-    assert result.code == 0, result.err
-    return store
-
-
-@pytest.fixture
-def served(graded, tmp_path):
-    """A copy of the graded demo store and a review server over it."""
-    store = tmp_path / "s.db"
-    shutil.copyfile(graded, store)
-    server = Server(store)
-    try:
-        yield store, server
-    finally:
-        server.stop()
+from test_review_verdicts import graded_template, served  # noqa: F401  (the graded demo store, served)
 
 
 def _judge(page, server: Server, qid: str, pid: str, relevance: int) -> None:
