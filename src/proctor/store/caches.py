@@ -9,8 +9,9 @@ response cache).
 Validity is kept by triggers, whatever code writes: any insert, update or delete of a grade drops every cached
 row of its grade set, any change to a ranking drops its run's cached lists, in the same transaction. A cache
 is filled only inside the write lock (taken at once or not at all), from what the tables hold inside that
-lock, and read by one statement (one snapshot): a reader never sees cached rows older than the data. A
-read-only or busy store computes from the tables as before."""
+lock, and read by one statement (one snapshot): a reader never sees cached rows older than the data (the
+ranked lists a fill keeps are returned as read and ranked inside its lock, every run in one snapshot, not read
+back). A read-only or busy store computes from the tables as before."""
 
 from __future__ import annotations
 
