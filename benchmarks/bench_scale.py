@@ -103,7 +103,7 @@ coverage needs (every leaderboard, warm or not: `SELECT DISTINCT query_id, item`
 |---|---|---|
 | P@20, first after import (fills label, ranked-list caches) | 9.6–10.9 s (CPU 9.2–10.2 s) | 8.3–9.9 s (CPU 7.8 s) |
 | P@20, caches kept | 4.5–6.6 s (CPU 4.4–4.6 s) | 3.1–4.1 s (CPU 3.1–4.0 s) |
-| cover, first (fills its cache) / kept | 14.8–16.2 s (CPU 9.9–10.0 s) / 4.3–5.3 s | 8.6–9.4 s (CPU 8.4–8.9 s) / 3.5–3.6 s |
+| cover, first / kept | 14.8–16.2 s (CPU 9.9–10 s) / 4.3–5.3 s | 8.6–9.4 s (CPU 8.4–8.9 s) / 3.5–3.6 s |
 | `info` | 0.35 s | 0.28–0.31 s |
 | import (`--import-only`, before only) | 114.9 s (CPU 104.8 s), 223 MB | — |
 
