@@ -93,8 +93,9 @@ The first leaderboard after a 64× import stays above 5 s: filling the ranked-li
 rankings) and the label cache (aggregating 5.9M grades) is most of it.
 
 The first leaderboard, next (issue 36; the 64× store of this script's `--import-only`, fresh copies, the code
-before and after run in turn twice, `--min-grade 3`, P@20 then cover on each copy; 2 cores shared with other
-sessions, so CPU time is the steadier figure; every output byte-identical). The ranked-list fill returns the
+before and after run in turn twice, `--min-grade 3`, P@20 then cover on each copy, cover's first filling only
+the cover cache; 2 cores shared with other sessions, so CPU time is the steadier figure; every output
+byte-identical). The ranked-list fill returns the
 lists it read and ranked inside the write lock instead of reading 1.8M ids back, and the graded questions that
 coverage needs (every leaderboard, warm or not: `SELECT DISTINCT query_id, item` sorted all 5.9M grade rows,
 2.0 s) are gathered per query in the primary key's order (`group_concat(DISTINCT item)`, 1.1 s):
