@@ -78,3 +78,23 @@ def test_a_read_only_or_busy_store_computes(tmp_path):
     assert _kept(store) == (0, 0)
     assert load_runs(store, None)  # and the runs read through the cache once it can be kept
     assert _kept(store)[1] == 12
+
+
+def test_graded_questions_are_each_querys_distinct_questions_in_order(tmp_path):
+    store = _store(tmp_path / "s.db")
+    store.grades.upsert_grades(SET.id, [Grade("q2", "q2p0", "q2/extra", "self-rating", "m", "v1", 1, "ok", "1")])
+    expected = sorted({(qid, question) for qid, _, question, _ in store.grades.grade_rows(SET.id, SET.step)})
+    assert list(store.tallies.graded_questions(SET.id, SET.step)) == expected
+    assert ("q2", "q2/extra") in expected and ("q1", "q2/extra") not in expected  # one passage's question counts
+    assert list(store.tallies.graded_questions(SET.id, "other-step")) == []
+
+
+def test_a_run_the_cache_cannot_hold_is_read_from_the_rankings(tmp_path):
+    store = _store(tmp_path / "s.db")
+    store.corpus.ranked_lists()  # every run kept
+    raw_write(store.path, "UPDATE rankings SET passage_id = 'q0\tp' WHERE run = 'run2' AND query_id = 'q0'"
+                          " AND passage_id = 'q0p0'")  # a separator in a passage id: run2 cannot be kept
+    ranked = _uncached(store)[1]
+    assert "q0\tp" in ranked["run2"]["q0"]
+    assert store.corpus.ranked_lists() == ranked and _kept(store)[1] == 8  # run0 and run1 still kept
+    assert store.corpus.ranked_lists() == ranked

@@ -92,8 +92,8 @@ def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int |
     boards = [measure_leaderboard(ranked, qrels_, spec, min_grade, missing=missing or "skip", description=description)
               for spec in measured]
     note_flagged(boards)
+    labelled = graded_pairs(store, grade_set, qrels_) if grade_set and boards else qrels_  # once for every board
     for board, spec in zip(boards, measured, strict=True):
-        labelled = graded_pairs(store, grade_set, qrels_) if grade_set else qrels_  # questions x passages
         board.coverage = leaderboard_coverage(board, ranked, labelled, counts, depth=getattr(spec, "cutoff", None),
                                               labelled_by="graded" if grade_set else "judged", floor=floor)
     return with_unjudgeable(store, ranked, not runs, boards)

@@ -9,8 +9,9 @@ response cache).
 Validity is kept by triggers, whatever code writes: any insert, update or delete of a grade drops every cached
 row of its grade set, any change to a ranking drops its run's cached lists, in the same transaction. A cache
 is filled only inside the write lock (taken at once or not at all), from what the tables hold inside that
-lock, and read by one statement (one snapshot): a reader never sees cached rows older than the data. A
-read-only or busy store computes from the tables as before."""
+lock, and read by one statement (one snapshot): a reader never sees cached rows older than the data (the
+ranked lists a fill keeps are returned as read and ranked inside its lock, every run in one snapshot, not read
+back). A read-only or busy store computes from the tables as before."""
 
 from __future__ import annotations
 
@@ -73,10 +74,12 @@ class ResultCaches(Repository):
         runs = set(self._store.corpus.runs())
         out = self._read_ranked()
         missing = runs - set(out)
-        if missing and self._fill(lambda: self._keep_ranked(missing)):
-            out = self._read_ranked()
-            missing = runs - set(out)
-        for run in sorted(missing):  # read-only or busy store
+        if missing:  # inside the write lock: the kept runs read again and the missing ones ranked and kept
+            filled: dict[str, dict[str, list[str]]] = {}
+            if self._fill(lambda: filled.update(self._keep_ranked())):
+                out = filled
+                missing = runs - set(out)
+        for run in sorted(missing):  # read-only or busy store, or a run the cache cannot hold
             out.update(self._rank(run))
         return {run: out[run] for run in sorted(out)}
 
@@ -97,14 +100,20 @@ class ResultCaches(Repository):
             lists.setdefault(qid, []).append(pid)
         return {run: lists} if lists else {}
 
-    def _keep_ranked(self, runs: set[str]) -> None:
-        for run in sorted(runs):
+    def _keep_ranked(self) -> dict[str, dict[str, list[str]]]:
+        """Every run's lists (inside the write lock): the kept ones read, the others ranked and kept (each
+        list joined once, its passages split back only where a passage id holds the separator)."""
+        out = self._read_ranked()
+        for run in sorted(set(self._store.corpus.runs()) - set(out)):
             lists = self._rank(run).get(run, {})
-            if any(SEPARATOR in pid for ranked in lists.values() for pid in ranked):
+            joined = [(run, qid, SEPARATOR.join(ranked)) for qid, ranked in lists.items()]
+            if any(row[2].count(SEPARATOR) != len(lists[row[1]]) - 1 for row in joined):
                 continue  # not representable: this run is always read from the rankings
             self.db.execute("DELETE FROM ranked_cache WHERE run = ?", (run,))
-            self.db.executemany("INSERT INTO ranked_cache VALUES (?, ?, ?)",
-                                ((run, qid, SEPARATOR.join(ranked)) for qid, ranked in lists.items()))
+            self.db.executemany("INSERT INTO ranked_cache VALUES (?, ?, ?)", joined)
+            if lists:
+                out[run] = lists
+        return out
 
     def _fill(self, keep: Callable[[], None]) -> bool:
         """Run `keep` inside the write lock when it can be had at once; False when it cannot (or fails)."""

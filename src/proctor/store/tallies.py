@@ -83,10 +83,18 @@ class TallyRepository(Repository):
             " GROUP BY query_id, passage_id, grade ORDER BY query_id, passage_id, grade DESC", (grade_set_id, step))
 
     def graded_questions(self, grade_set_id: str, step: str) -> Iterator[tuple[str, str]]:
-        """(query, question) of every question graded for the query in one step of a grade set, distinct."""
-        return self.db.execute(
-            f"SELECT query_id, question_id FROM (SELECT DISTINCT query_id, item FROM grades WHERE series = {SERIES})"
-            " JOIN grade_items USING (item) ORDER BY query_id, question_id", (grade_set_id, step))
+        """(query, question) of every question graded for the query in one step of a grade set, distinct, in
+        (query, question) order. SQLite gathers each query's distinct question numbers (the primary key's
+        order: no sort of every grade row, half the time at 64× DL19); Python names and sorts them (code
+        points order as SQLite's UTF-8 bytes do)."""
+        names = {str(item): name for item, name in self.db.execute("SELECT item, question_id FROM grade_items")}
+        rows = self.db.execute(f"SELECT query_id, group_concat(DISTINCT item) FROM grades WHERE series = {SERIES}"
+                               " GROUP BY query_id ORDER BY query_id", (grade_set_id, step)).fetchall()
+        for qid, items in rows:  # items are the integers of `grade_items` (as the cover cache's filling reads them)
+            questions = {names.get(item) for item in items.split(",")}
+            questions.discard(None)  # a number without a name (never written so) joins nothing, as before
+            for question_id in sorted(questions):
+                yield qid, question_id
 
     def answered(self, grade_set_id: str, step: str, tau: int) -> Iterator[tuple[str, str, str]]:
         """(query, passage, question) graded >= `tau` in one step of a grade set."""
