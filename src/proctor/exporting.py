@@ -100,7 +100,7 @@ def get_kind(grade_set: GradeSet) -> str:
     know (imported, ensembles: grades on a scale)."""
     from proctor.methods import get_method
 
-    if grade_set.info.get("prompt_info", {}).get("is_self_rated") is False:
+    if (grade_set.info.get("prompt_info") or {}).get("is_self_rated") is False:
         return "qa"
     try:
         return get_method(grade_set.step).kind

@@ -105,9 +105,9 @@ def named_grade_set(store: Store, path: Path, line: int, grade_set: GradeSet, gr
 def refuse_lone_ensembles(store: Store, path: Path, sets: dict[tuple[str, str, str], str]) -> None:
     """An ensemble is derived from its members: one whose member is neither in the store nor in the file could
     never be read (nor derived again)."""
-    known = {s.id for s in store.grades.grade_sets()}
+    known = {s.id: s for s in store.grades.grade_sets()}
     for gid in set(sets.values()):
-        grade_set = next(s for s in store.grades.grade_sets() if s.id == gid)
+        grade_set = known[gid]
         missing = [m for m in grade_set.params.get("members", []) if m not in known] if grade_set.info.get(
             "ensemble") else []
         if missing:

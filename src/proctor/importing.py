@@ -307,14 +307,6 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
     report.counts.update(counts)
 
 
-
-
-
-
-
-
-
-
 def _import_responses(store: Store, path: Path, options: ImportOptions, report: ImportReport, guard: Guard) -> None:
     read = read_responses(path, options.response_format, word_budget=options.word_budget, on_error=options.on_error)
     report.skipped_records.extend(read.skipped)

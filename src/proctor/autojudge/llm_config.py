@@ -114,10 +114,12 @@ def served_models(base_url: str | None) -> set[str]:
 
 def cache_choice(path: str | None, cache_dir: Any) -> tuple[str | None, bool]:
     """(response cache folder, force refresh): the configuration file's `cache_dir` / `force_refresh`, else
-    AutoJudge's `llm_config.cache_dir` (`cache_dir`; the runner reads `CACHE_DIR`) or `CACHE_DIR` itself, and
-    `CACHE_FORCE_REFRESH`. No folder: the store in --out-dir is the cache, as always (refreshing is ignored)."""
+    AutoJudge's `llm_config.cache_dir` (`cache_dir`; the runner reads `CACHE_DIR`) or `CACHE_DIR` itself (else
+    `LLM_CACHE_DIR`, as autojudge-base 1.0.0 reads them), and `CACHE_FORCE_REFRESH`. No folder: the store in
+    --out-dir is the cache, as always (refreshing is ignored)."""
     config = read_config(path) if path else {}
-    folder = config.get("cache_dir") or (str(cache_dir) if cache_dir else None) or os.environ.get("CACHE_DIR") or None
+    folder = config.get("cache_dir") or (str(cache_dir) if cache_dir else None) or os.environ.get("CACHE_DIR")\
+        or os.environ.get("LLM_CACHE_DIR") or None  # autojudge_base/llm_config.py:54 reads both, in this order
     refresh = config["force_refresh"] if "force_refresh" in config else _flag("CACHE_FORCE_REFRESH")
     if refresh and not folder:
         print("[proctor] CACHE_FORCE_REFRESH (force_refresh) without CACHE_DIR (cache_dir): no response cache to "

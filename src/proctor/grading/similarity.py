@@ -43,7 +43,8 @@ class SimilarityEngine(Engine):
 
     async def arun(self) -> Summary:
         """Grade every planned pair that lacks a grade, committing each query's grades as it is done."""
-        load = await asyncio.to_thread(self.backend.load)  # before the clock starts
+        left = self.plan.pairs - self.plan.already - self.plan.given_up
+        load = await asyncio.to_thread(self.backend.load) if left > 0 else 0.0  # before the clock; nothing to do: none
         summary, progress = self._started()
         summary.load_seconds = round(load, 3)
         stop = asyncio.Event()

@@ -67,6 +67,17 @@ class Response:
         return json.loads(self.content)
 
 
+def _tls() -> Any:
+    """The TLS context (CA files from `SSL_CERT_FILE` / `SSL_CERT_DIR` as with the SDK); a bad one is a usage error."""
+    import ssl
+
+    try:
+        return httpcore.default_ssl_context()
+    except (OSError, ssl.SSLError) as e:
+        raise UsageError(f"the TLS certificates (SSL_CERT_FILE={os.environ.get('SSL_CERT_FILE', '')!r}, "
+                         f"SSL_CERT_DIR={os.environ.get('SSL_CERT_DIR', '')!r}) cannot be read: {e}") from None
+
+
 class Client:
     """One server: `await client.post("/chat/completions", body)`, `await client.models()`; `connections` at
     most (in pools of `SHARD_CONNECTIONS`)."""
@@ -78,7 +89,7 @@ class Client:
                         (b"User-Agent", f"proctor/{__version__}".encode())]
         shards = -(-connections // SHARD_CONNECTIONS)
         # one TLS context for every connection (each would load the CA file again); none for plain http
-        tls = httpcore.default_ssl_context() if self.base_url.lower().startswith("https://") else None
+        tls = _tls() if self.base_url.lower().startswith("https://") else None
         self.pools = [_pool(self.base_url, -(-connections // shards), tls) for _ in range(shards)]
         self.load = [0] * shards
         """Requests in flight per pool: the next goes to the least loaded."""

@@ -53,7 +53,7 @@ class OpenAIBackend:
         urls = split_urls(options.base_url)
         self.concurrency = options.concurrency * len(urls)
         """`--concurrency` requests in flight per server."""
-        self.fleet = Fleet([Server(url, Client(url, self.api_key, options.timeout, self.concurrency))
+        self.fleet = Fleet([Server(url, Client(url, self.api_key, options.timeout, options.concurrency))
                             for url in urls])
         self.gate = asyncio.Semaphore(self.concurrency)
         self.requests = RateLimiter(options.rpm)

@@ -76,6 +76,9 @@ class Jobs:
         """Start grading the newest version of `old`'s bank; refused without a backend or while one runs."""
         if self.config is None or self.config.spec is None:
             raise UsageError("this server was started without --llm: it cannot grade (restart it with --llm SPEC)")
+        from proctor.analyze.bank_impact import refuse_derived
+
+        refuse_derived(old)
         if old.bank is None:
             raise UsageError(f"grade set {old.id} grades no bank")
         latest = store.banks.bank_version(old.bank)

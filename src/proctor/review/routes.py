@@ -90,7 +90,8 @@ async def cell(request: Request) -> Response:
 
 
 def _chosen_grade_set(request: Request) -> tuple[ReviewState, list, Any]:
-    """The state, the grade sets to choose from and the one `?gs=` names (the only one by default)."""
+    """The state, the grade sets to choose from and the one `?gs=` names (by default `pages.choose_grade_set`'s:
+    the most-graded on its bank's newest version)."""
     state = _state(request)
     sets = pages.visible_sets(state.store)
     grade_set = pages.choose_grade_set(state.store, request.query_params.get("gs"), sets)

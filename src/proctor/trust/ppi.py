@@ -129,7 +129,8 @@ def _separated(a: Estimate, b: Estimate, confidence: float) -> int:
     """+1 when a is surely ahead of b, -1 when b is, 0 when the interval of their difference holds 0."""
     common = sorted(set(a.rectifier) & set(b.rectifier))
     n = len(common)
-    df = min(a.df, b.df) - (len(a.rectifier) - n)
+    fitted = (a.n_judged - 1 - a.df) + (b.n_judged - 1 - b.df)  # a degree of freedom per fitted weight
+    df = n - 1 - fitted  # on the n topics both have, whichever system comes first
     if n < 2 or df < 1:
         return 0
     d = np.array([a.rectifier[t] - b.rectifier[t] for t in common])

@@ -171,8 +171,8 @@ def rests_on(made: Mapping[str, Any]) -> str:
     return (f"The judge's {judge}, grade set {made.get('labels_id')} ({made.get('judge_method')} / "
             f"{made.get('model')}), on all {made['n_topics']} topics, corrected by {made.get('human_judgments')} "
             f"(relevance ≥ {made.get('judged_relevant')} counted relevant) on {made['n_judged']} of "
-            f"{made['n_topics']} topics{drawn}: {', '.join(made['human_topics'])}. {made['confidence']:.0%} "
+            f"{made['n_topics']} topics{drawn}: {', '.join(made['human_topics'])}. {made['confidence'] * 100:g}% "
             f"intervals; {estimator}. ppi: the estimate of the humans' score on all {made['n_topics']} topics; "
             f"judge: the judge alone on all topics; human: the humans alone on the {made['n_judged']} judged "
-            f"topics; ranks: {made['confidence']:.0%} rank intervals (pairwise, not simultaneous). The table's "
+            f"topics; ranks: {made['confidence'] * 100:g}% rank intervals (pairwise, not simultaneous). The table's "
             "caption says how.")
