@@ -22,7 +22,7 @@ with one degree of freedom spent on it (t quantile with n - 2). docs/trust.md sh
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -140,11 +140,3 @@ def _separated(a: Estimate, b: Estimate, confidence: float) -> int:
     half = quantile(confidence, df) * se
     return 1 if diff - half > 0 else -1 if diff + half < 0 else 0
 
-
-def kendall(x: Sequence[float], y: Sequence[float]) -> float:
-    """Kendall's tau-b (scipy); NaN when either side is constant."""
-    from scipy.stats import kendalltau
-
-    if len(set(x)) < 2 or len(set(y)) < 2:
-        return math.nan
-    return float(kendalltau(x, y, variant="b").statistic)

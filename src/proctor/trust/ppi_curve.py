@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from proctor.trust.ppi import kendall
+from proctor.analyze.correlation import kendall_tau_b as kendall
 from proctor.trust.ppi_board import PerTopic, estimates
 
 COLUMNS = ("topics", "coverage_ppi", "coverage_human", "width_ppi_median", "width_human_median",
