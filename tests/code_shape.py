@@ -86,6 +86,11 @@ def literal_defaults() -> dict[str, set[str]]:
                 for kw in node.keywords:
                     if kw.arg == "default":
                         note(dest, kw.value, f"{name}.{scope}")
+            elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == \
+                    "add_options":  # a command's own default for a model's option is a second default
+                for kw in node.keywords:
+                    if kw.arg:
+                        note(kw.arg, kw.value, f"{name}.{scope}")
             elif (isinstance(node, ast.AnnAssign) and name.startswith("proctor.options")
                   and isinstance(node.target, ast.Name) and isinstance(node.value, ast.Call) and node.value.args):
                 note(node.target.id, node.value.args[0], f"{name}.{scope}")
@@ -95,6 +100,26 @@ def literal_defaults() -> dict[str, set[str]]:
 def defaults_written_twice() -> set[str]:
     """`name=value` for every literal default written in more than one place."""
     return {key for key, where in literal_defaults().items() if len(where) > 1}
+
+
+def option_names() -> set[str]:
+    """The field names of every option model (a frozen dataclass in `proctor.options`)."""
+    found = set()
+    for name, tree in modules().items():
+        if name.startswith("proctor.options"):
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ClassDef) and node.name.endswith(("Options", "Choice")):
+                    found |= {s.target.id for s in node.body
+                              if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
+    return found
+
+
+def option_defaults_outside_models() -> set[str]:
+    """`name=value in module.function` for every literal default of a model's option written outside the options
+    models (the model is where an option's one default lives; a function or command takes it from there)."""
+    options = option_names()
+    return {f"{key} in {where}" for key, places in literal_defaults().items() if key.split("=")[0] in options
+            for where in places if not where.startswith("proctor.options")}
 
 
 def functions_with_ten_parameters() -> set[str]:

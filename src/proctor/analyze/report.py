@@ -30,6 +30,7 @@ from proctor.evaluate.sources import exam_qrels, load_runs
 from proctor.evaluate.sweep import sweep_boards
 from proctor.gradesets.ensemble import fresh_grade_sets
 from proctor.markdown import escape
+from proctor.options.evaluation import EvaluationOptions
 from proctor.outputs import folder_target, write_text
 from proctor.records import GradeSet
 from proctor.store import Store
@@ -43,7 +44,7 @@ class AnalyzeOptions:
     """What `proctor analyze` sweeps and against what."""
 
     official_name: str
-    judged_relevant: int = 2
+    judged_relevant: int = EvaluationOptions.judged_relevant
     measures: tuple[str, ...] = MEASURES
     taus: tuple[int, ...] = TAUS
     budget: int = 20

@@ -14,6 +14,7 @@ from proctor.errors import UsageError
 from proctor.evaluate.coverage import DEFAULT_FLOOR, Floor
 from proctor.evaluate.leaderboard_files import LeaderboardFile, read_official
 from proctor.evaluate.measures import parse_measure
+from proctor.options.evaluation import EvaluationOptions
 from proctor.options.numeric import check_numbers
 from proctor.outputs import folder_target
 from proctor.store import Store
@@ -80,7 +81,7 @@ class AnalyzeRequest:
         return sections
 
 
-def analyze_request(official: str | Path, out: str | Path, *, judged_relevant: int = 2,
+def analyze_request(official: str | Path, out: str | Path, *, judged_relevant: int = EvaluationOptions.judged_relevant,
                     measures: str | Sequence[str] = DEFAULT_MEASURES, budget: int = 20, missing: Missing = "zero",
                     per_query_measure: str = "nDCG@10", per_query_tau: int = 3, plot_measure: str | None = None,
                     plot_tau: int = 3, floor: Floor = DEFAULT_FLOOR, human_qrels: str | None = None,
@@ -116,7 +117,8 @@ def analyze_request(official: str | Path, out: str | Path, *, judged_relevant: i
     return AnalyzeRequest(reference, options, Path(out), judged_relevant, human_qrels, human_topics, seed)
 
 
-def analyze_report(store: Store, official: str | Path, out: str | Path, *, judged_relevant: int = 2,
+def analyze_report(store: Store, official: str | Path, out: str | Path, *,
+                   judged_relevant: int = EvaluationOptions.judged_relevant,
                    measures: str | Sequence[str] = DEFAULT_MEASURES, budget: int = 20, missing: Missing = "zero",
                    per_query_measure: str = "nDCG@10", per_query_tau: int = 3, plot_measure: str | None = None,
                    plot_tau: int = 3, floor: Floor = DEFAULT_FLOOR) -> Report:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 
 from proctor import api
-from proctor.cli.common import add_floor_options, add_format, add_store, emit, floor_of, int_in, note, readable_store
+from proctor.cli.common import add_floor_options, add_format, add_store, emit, floor_of, note, readable_store
+from proctor.options.evaluation import EvaluationOptions
+from proctor.options.model import add_options
 
 DESCRIPTION = """\
 Agreement of the labels made from grades with the store's human judgments, for every grade set (method,
@@ -23,8 +25,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser("agreement", help="agreement (kappa, alpha, confusion) with human judgments",
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_store(p)
-    p.add_argument("--judged-relevant", type=int_in(1), required=True, metavar="J",
-                   help="a judgment >= J counts as relevant (TREC DL: 2)")
+    add_options(p, EvaluationOptions, "judged_relevant")
     p.add_argument("--merges", help="binary merges of predicted labels, e.g. >=3,=5 (default: the method's scale: "
                    "0-5 grades >=1,>=3,>=4,=5; a 0-H scale every >=t; rules beyond a scale are left out and listed)")
     p.add_argument("--min-questions", default="1,2,5",

@@ -7,6 +7,8 @@ from typing import get_args
 
 from proctor import api
 from proctor.cli.common import GRADE, add_floor_options, add_store, floor_of, int_in, note, readable_store
+from proctor.options.evaluation import EvaluationOptions
+from proctor.options.model import add_options
 
 DESCRIPTION = """\
 Sweep tau = 1..5 x measures (P@20, nDCG@10, RR, AP, Rprec) for EXAM-Qrels and tau = 1..5 for EXAM-Cover,
@@ -27,8 +29,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--official", required=True, metavar="FILE",
                    help="official leaderboard: JSON {run: rank} or TSV of scores")
     p.add_argument("--out", required=True, metavar="DIR", help="folder for the report (created if missing)")
-    p.add_argument("--judged-relevant", type=int_in(1), default=2, metavar="J",
-                   help="judgments >= J are relevant, for agreement and per-query correlation (default 2)")
+    add_options(p, EvaluationOptions, "judged_relevant")
     p.add_argument("--measures", default=",".join(api.DEFAULT_MEASURES), help="comma-separated measures")
     p.add_argument("--budget", type=int_in(1), default=20, metavar="K", help="EXAM-Cover budget (default 20)")
     p.add_argument("--missing", choices=get_args(api.Missing), default="zero",

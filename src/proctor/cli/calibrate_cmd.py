@@ -6,6 +6,8 @@ import argparse
 
 from proctor import api
 from proctor.cli.common import add_format, add_store, emit, int_in, note, readable_store
+from proctor.options.evaluation import EvaluationOptions
+from proctor.options.model import add_options
 
 DESCRIPTION = """\
 Calibration on a few human labels: sample N topics that have human judgments, choose on them the labelling rule
@@ -34,8 +36,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--repeats", type=int_in(1), default=10, metavar="R",
                    help="samples per budget (default 10, at most 100000)")
     p.add_argument("--seed", type=int, default=0, help="random seed of the samples (default 0)")
-    p.add_argument("--judged-relevant", type=int_in(1), default=1, metavar="J",
-                   help="a judgment >= J counts as relevant (default 1; TREC DL: 2)")
+    add_options(p, EvaluationOptions, "judged_relevant")
     p.add_argument("--measure", default="P@20", help="the leaderboard whose Kendall tau is reported: P@k "
                    "(default P@20)")
     p.add_argument("--plot", metavar="FILE.png", help="also draw the curve as a PNG (PDF and SVG beside it)")

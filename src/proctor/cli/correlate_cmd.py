@@ -39,8 +39,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--official-qrels", metavar="FILE", help="compute the official leaderboard from these qrels")
     p.add_argument("--measure", help="the measure read from LEADERBOARD when it holds several (trec_eval or "
                    "ir_measures name); with --official-qrels also the measure computed, e.g. nDCG@10")
-    p.add_argument("--judged-relevant", type=int_in(1), default=1, metavar="J",
-                   help="with --official-qrels: relevance level of binary measures (default 1)")
+    add_options(p, EvaluationOptions, "judged_relevant")
     p.add_argument("--store", help="with --official-qrels: take the runs from this store")
     p.add_argument("--runs", nargs="+", metavar="DIR|FILE", help="with --official-qrels: take the runs from files")
     add_options(p, EvaluationOptions, "bootstrap", bootstrap=None)

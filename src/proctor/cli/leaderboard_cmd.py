@@ -107,15 +107,13 @@ def add_human_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--human-topics", metavar="N|T1,T2,...",
                    help="--human-qrels: draw N judged topics at random (seeded by --seed) or name them (default: "
                    "every topic the humans judged)")
-    p.add_argument("--judged-relevant", type=int_in(1), default=1, metavar="J",
-                   help="--human-qrels: a human judgment >= J counts as relevant for binary measures (default 1; "
-                   "TREC DL: 2)")
+    add_options(p, EvaluationOptions, "judged_relevant")
 
 
 def run(args: argparse.Namespace) -> int:
     """Build the leaderboards (through the Python API) and print them."""
     labels = api.LabelChoice(args.grade_set, args.method, args.model, args.bank, args.min_questions, args.facets)
-    if args.human_qrels or args.human_topics or args.judged_relevant != 1:
+    if args.human_qrels or args.human_topics or args.judged_relevant != EvaluationOptions.judged_relevant:
         return run_ppi(args, labels)
     with readable_store(args.store, args.lock_timeout) as store:
         report = api.leaderboard_report(

@@ -6,6 +6,8 @@ import argparse
 
 from proctor.cli.common import GRADE, add_store, int_in
 from proctor.options.backend import add_backend_options, backend_options
+from proctor.options.evaluation import EvaluationOptions
+from proctor.options.model import add_options
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -23,8 +25,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--official", metavar="FILE", help="official leaderboard to correlate with in the impact view")
     p.add_argument("--min-grade", type=GRADE, default=4, metavar="T",
                    help="a question is answered at grade >= T (flags; default 4)")
-    p.add_argument("--judged-relevant", type=int_in(1), default=1, metavar="J",
-                   help="judgments >= J are relevant (flags; default 1; TREC DL: 2)")
+    add_options(p, EvaluationOptions, "judged_relevant")
     p.add_argument("--llm", metavar="SPEC", help="backend for 'grade what is new' (without it the app cannot grade)")
     add_backend_options(p)
     p.set_defaults(func=run)

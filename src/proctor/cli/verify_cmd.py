@@ -6,6 +6,8 @@ import argparse
 
 from proctor import api
 from proctor.cli.common import GRADE, add_format, add_store, emit, int_in, readable_store
+from proctor.options.evaluation import EvaluationOptions
+from proctor.options.model import add_options
 
 DESCRIPTION = """\
 Human verification of the rubric (RUBRIC 6.7):
@@ -26,8 +28,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--model", help="narrow to grade sets of this model")
     p.add_argument("--bank", metavar="NAME[@VERSION]", help="narrow to grade sets of this bank (version)")
     p.add_argument("--min-grade", type=GRADE, default=4, metavar="T", help="a question is answered at grade >= T (4)")
-    p.add_argument("--judged-relevant", type=int_in(1), default=1, metavar="J",
-                   help="judgments >= J are relevant, lower ones non-relevant (default 1; TREC DL: 2)")
+    add_options(p, EvaluationOptions, "judged_relevant")
     p.add_argument("--limit", type=int_in(1), default=5, help="passages per question / questions per query (default 5)")
     p.add_argument("--query", help="only this query")
     add_format(p, ("text", "json", "md"), "text")

@@ -31,7 +31,10 @@ class EvaluationOptions:
         1, parse=int_in(1), metavar="M",
         help="label = the grade reached by at least M questions (the M-th largest; default {default}: max)")
     official: str | None = option(metavar="FILE", help="official leaderboard: JSON {{run: rank}} or TSV of scores")
-    judged_relevant: int = option(2, cli=False, help="judgments >= J are relevant (TREC DL: 2)")
+    judged_relevant: int = option(
+        1, parse=int_in(1), metavar="J",
+        help="a human judgment >= J is relevant for binary measures (default {default}, as trec_eval's -l; TREC DL "
+        "uses 2)")
     human: bool = option(True, cli=False, help="also the leaderboards of the human judgments")
     leaderboards: tuple[str, ...] = option(("tsv", "json"), cli=False, choices=("tsv", "json", "md"),
                                            help="the formats of the leaderboard files written")

@@ -132,6 +132,13 @@ def add_options(parser: Any, model: type, *chosen: str, **defaults: Any) -> None
         parser.add_argument(flag(model, name), **kwargs)
 
 
+def from_args(model: type, args: argparse.Namespace, **given: Any) -> Any:
+    """The model's instance from a parsed command line: each field the command added (by `add_options`) from its
+    option, `given` for fields the command sets itself, the model's default for the rest."""
+    values = {n: getattr(args, n) for n in names(model) if hasattr(args, n)}
+    return model(**{**values, **given})
+
+
 def toml_type(model: type, name: str) -> Any:
     """The type an experiment file's key takes (str, int, float, bool or a list type), or None."""
     opt = spec(model, name)
