@@ -131,7 +131,7 @@ def test_grade_job_modes_and_typed_results(tmp_path, demo):
         grade_set, summaries = graded  # unpacks as before
         assert graded.grade_set.id == grade_set.id == outcome.grade_set.id and summaries[-1].graded == 0
         report = api.verify(store, "distribution", grade_set=grade_set.id)
-        assert report.data["report"] == "distribution" and report.text("text") != report.text("md")
+        assert report.data["report"] == "distribution" and report.render("text") != report.render("md")
     finally:
         store.close()
 
@@ -194,7 +194,7 @@ def test_typed_results_of_export_and_bank(tmp_path, demo):
         store.close()
     same = api.diff_banks(tmp_path / "bank.yaml", tmp_path / "bank.yaml")
     assert same.result["unchanged"] == exported.items and not same.result["added"] and not same.result["removed"]
-    assert same.text("json").startswith("{")
+    assert same.render("json").startswith("{")
 
 
 @pytest.mark.parametrize("call,message", [

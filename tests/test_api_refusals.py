@@ -226,5 +226,8 @@ def test_options_are_refused_before_the_store_is_opened(cli, tmp_path, command, 
 
 
 def test_results_that_render_themselves_as_text_render_through_api_render():
-    diff = api.BankDiff({"added": [], "removed": [], "reworded": [], "unchanged": 3})
-    assert api.render(diff, "json") == diff.text("json") and api.render(diff) == diff.text()
+    data = {"added": [], "removed": [], "reworded": [], "unchanged": 3}
+    diff = api.BankDiff(data)
+    assert api.render(diff, "json") == json.dumps(data, indent=2) + "\n" and diff.to_json() == data
+    assert api.render(diff) == diff.render("text") == ("0 added, 0 removed, 0 reworded, 0 with a new importance, "
+                                                       "3 unchanged\n")

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 
 @dataclass(frozen=True)
@@ -102,3 +103,47 @@ class GradeSet:
         """One line for listings and notes."""
         return (f"{self.id}  {self.method} / {self.model}  bank {self.bank_label}  prompt {self.prompt_version}  "
                 f"{self.grades} grades, {self.failures} failed{'' if self.grades else ' (empty)'}")
+
+
+def _refuse(self: object, *args: object, **kwargs: object) -> NoReturn:
+    raise TypeError(f"a {type(self).__name__} is frozen: make a new one (`replace(...)`) instead")
+
+
+class FrozenDict(dict[str, Any]):
+    """A JSON object that cannot be changed (its objects and arrays neither); JSON writes it as a dict."""
+
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    clear = pop = popitem = setdefault = update = _refuse
+
+    def __init__(self, data: Mapping[str, Any] | Iterable[tuple[str, Any]] = (), /) -> None:
+        dict.__init__(self, ((key, frozen(value)) for key, value in dict(data).items()))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (dict(self),), None
+
+    def __setattr__(self, name: str, value: object) -> None:
+        _refuse(self)
+
+
+class FrozenList(list[Any]):
+    """A JSON array that cannot be changed; JSON writes it as a list."""
+
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+    append = clear = extend = insert = pop = remove = reverse = sort = _refuse
+
+    def __init__(self, items: Iterable[Any] = (), /) -> None:
+        list.extend(self, (frozen(item) for item in items))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (list(self),)
+
+
+def frozen(value: Any) -> Any:
+    """A JSON value that cannot be changed: objects as `FrozenDict`, arrays as `FrozenList`, the rest as is."""
+    if isinstance(value, FrozenDict | FrozenList):
+        return value
+    if isinstance(value, Mapping):
+        return FrozenDict(value)
+    if isinstance(value, list):
+        return FrozenList(value)
+    return value

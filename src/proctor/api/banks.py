@@ -4,13 +4,13 @@ leaderboards, write a stored bank in the formats other tools read."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
 from proctor.api.bank_generation import Log
 from proctor.api.choices import check_choice
+from proctor.api.results import DataResult
 from proctor.errors import UsageError
 from proctor.options.backend import BackendOptions
 from proctor.store import Store
@@ -38,17 +38,20 @@ def load_bank_file(path: str | Path, *, log: Log | None = None) -> Bank:
     return bank
 
 
-@dataclass
-class BankDiff:
-    """Added, removed and reworded items between two banks (`result`, as `--format json` prints it)."""
+@dataclass(frozen=True)
+class BankDiff(DataResult):
+    """Added, removed and reworded items between two banks (`result`, as `--format json` prints it); `render(fmt)`
+    is what `proctor bank diff --format FMT` prints."""
 
+    formats: ClassVar[tuple[str, ...]] = ("text", "json", "md")
+    json_field: ClassVar[str] = "result"
     result: dict[str, list[dict[str, Any]]]
 
-    def text(self, fmt: Literal["text", "json", "md"] = "text") -> str:
-        """What `proctor bank diff --format FMT` prints."""
+    def as_text(self, fmt: str) -> str:
+        """Lines a person reads (`text`) or Markdown."""
         from proctor.bank.diff import render_diff
 
-        return json.dumps(self.result, indent=2) + "\n" if fmt == "json" else render_diff(self.result, fmt)
+        return render_diff(self.result, fmt)
 
 
 def diff_banks(old: str | Path, new: str | Path, *, log: Log | None = None) -> BankDiff:
@@ -59,20 +62,23 @@ def diff_banks(old: str | Path, new: str | Path, *, log: Log | None = None) -> B
     return BankDiff(diff(load_bank_file(old, log=log).questions, load_bank_file(new, log=log).questions))
 
 
-@dataclass
-class BankImpact:
+@dataclass(frozen=True)
+class BankImpact(DataResult):
     """What changing bank A into B did: B's grade set, the grading of what B adds (a summary, or None when
-    nothing needed grading) and the comparison (`result`: changed labels, scores, correlations)."""
+    nothing needed grading) and the comparison (`result`: changed labels, scores, correlations); `render(fmt)` is
+    what `proctor bank impact --format FMT` prints."""
 
+    formats: ClassVar[tuple[str, ...]] = ("md", "json")
+    json_field: ClassVar[str] = "result"
     grade_set: GradeSet
     graded: Summary | None
     result: dict[str, Any]
 
-    def text(self, fmt: Literal["md", "json"] = "md") -> str:
-        """What `proctor bank impact --format FMT` prints."""
+    def as_text(self, fmt: str) -> str:
+        """The impact as Markdown."""
         from proctor.analyze.bank_impact import render_impact
 
-        return json.dumps(self.result, indent=2) + "\n" if fmt == "json" else render_impact(self.result)
+        return render_impact(self.result)
 
 
 @dataclass(frozen=True)

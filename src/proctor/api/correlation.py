@@ -72,7 +72,7 @@ def correlate(board: Leaderboard | str | Path, official: LeaderboardFile | str |
                           **compare(predicted, reference, samples=bootstrap, seed=seed, ties=ties, repeats=repeats,
                                     floor=floor)})
     if predicted.per_query and reference.per_query:
-        result["per_query"] = per_query_correlation(predicted.per_query, reference.per_query)
+        result = result.replace(per_query=per_query_correlation(predicted.per_query, reference.per_query))
     return result
 
 
@@ -133,7 +133,8 @@ def correlation(leaderboard: str | Path, *, official: str | Path | None = None, 
     reason = result["no_intervals_because"]
     if reason and (bootstrap or reason != NO_PER_QUERY):  # asked for, or the file was written for them
         asked = f"{{bootstrap}} {bootstrap}" if bootstrap else "{bootstrap} (default 1000)"
-        result.warnings.append(Notice(f"{asked}: no confidence intervals, {leaderboard} {reason}", ("bootstrap",)))
+        notice = Notice(f"{asked}: no confidence intervals, {leaderboard} {reason}", ("bootstrap",))
+        result = result.replace(warnings=[*result.warnings, notice])
     return result
 
 

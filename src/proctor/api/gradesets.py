@@ -9,30 +9,37 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from proctor.api.modes import Rule, TextFormat
-from proctor.api.results import Report
+from proctor.api.results import JSON, Report, format_of, json_text
 from proctor.api.stores import stale_fate
 from proctor.errors import UsageError
 from proctor.gradesets.manage import Change
 from proctor.gradesets.resolve import resolve_grade_set
-from proctor.records import GradeSet
+from proctor.records import GradeSet, frozen
 from proctor.store import Store
 
 
-@dataclass
+@dataclass(frozen=True)
 class GradeSetListing:
     """Every grade set of a store with its grades per step (`{step: {parse_status: count}}`) and its stale
     grades by reason."""
 
-    grade_sets: list[tuple[GradeSet, dict[str, dict[str, int]]]]
+    formats: ClassVar[tuple[str, ...]] = ("text", "json")
+    grade_sets: tuple[tuple[GradeSet, dict[str, dict[str, int]]], ...]
     stale: dict[str, dict[str, int]]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "grade_sets", tuple((s, frozen(steps)) for s, steps in self.grade_sets))
+        object.__setattr__(self, "stale", frozen(self.stale))
+
+    def to_json(self) -> JSON:
+        """A list of objects: each grade set with its `steps` and `stale` grades."""
+        return json.loads(self.render("json"))
 
     def render(self, fmt: TextFormat | None = None) -> str:
         """`text` (default): each grade set and its steps; `json`: a list of objects."""
-        if fmt == "json":
-            return json.dumps([{**s.as_dict(), "steps": steps, "stale": self.stale.get(s.id, {})}
-                               for s, steps in self.grade_sets], indent=2) + "\n"
-        if fmt not in (None, "text"):
-            raise UsageError(f"unknown format {fmt!r}: text, json")
+        if format_of(self, fmt) == "json":
+            return json_text([{**s.as_dict(), "steps": steps, "stale": self.stale.get(s.id, {})}
+                              for s, steps in self.grade_sets])
         lines = []
         for grade_set, steps in self.grade_sets:
             lines.append(grade_set.describe())
@@ -48,11 +55,22 @@ class GradeSetListing:
 class GradeSetChange:
     """What `drop_grade_set` or `retry_failed` did to one grade set."""
 
+    formats: ClassVar[tuple[str, ...]] = ("text", "json")
     action: Literal["dropped", "retried"]
     change: Change
 
+    def to_json(self) -> JSON:
+        """What changed: the action, the grade set, its grades deleted or forgotten (per step when forgotten) and
+        the ensembles dropped with it."""
+        g, change = self.change.grade_set, self.change
+        return {"action": self.action, "grade_set": g.id, "method": g.method, "model": g.model,
+                "grades": change.grades, "by_step": dict(sorted(change.by_step.items())),
+                "cascaded": [{"grade_set": e.id, "grades": n} for e, n in change.cascaded]}
+
     def render(self, fmt: str | None = None) -> str:
-        """One line saying what changed."""
+        """One line saying what changed (`text`), or its JSON."""
+        if format_of(self, fmt) == "json":
+            return json_text(self.to_json())
         g, change = self.change.grade_set, self.change
         if self.action == "dropped":
             return (f"dropped grade set {g.id} ({g.method} / {g.model}): {change.grades} grades deleted"

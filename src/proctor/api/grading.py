@@ -5,12 +5,14 @@ result files, the OpenAI Batch API). `proctor grade` is `grade_job` + `run_grade
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
 from proctor.api.choices import check_choice
+from proctor.api.results import JSON, format_of, json_text
 from proctor.errors import UsageError
 from proctor.methods import ANSWER_METHODS, METHOD_NAMES
 from proctor.methods.aggregate import SUM_THRESHOLDS
@@ -41,10 +43,27 @@ _CHOICES: dict[str, Any] = {"aggregate": Aggregate, "verify": Verify, "engine": 
 
 
 class Graded(NamedTuple):
-    """What `grade` returns: the grade set and one summary per step (unpacks as `grade_set, summaries`)."""
+    """What `grade` returns: the grade set and one summary per step (unpacks as `grade_set, summaries`);
+    `render("text")` is what `proctor grade` says on standard error, `render("json")` what it prints."""
 
     grade_set: GradeSet
     summaries: list[Summary]
+    formats = ("text", "json")
+
+    def to_json(self) -> JSON:
+        """The last step's summary with the grade set, the exit status (3: every pair graded now failed) and the
+        failures of all steps (every step's summary under `steps` when there are several)."""
+        return json.loads(self.render("json"))
+
+    def render(self, fmt: str | None = None) -> str:
+        """`text`: the grade set and one line per step (failure reasons below it); `json`."""
+        return GradeOutcome("grade", self.grade_set, tuple(self.summaries)).render(fmt)
+
+    @property
+    def exit_status(self) -> int:
+        """3 when every pair graded now failed, else 0."""
+        graded = sum(s.graded for s in self.summaries)
+        return 3 if graded and sum(s.failures for s in self.summaries) == graded else 0
 
 
 @dataclass(frozen=True)
@@ -61,15 +80,53 @@ class GradeJob:
     batch_max_bytes: int = BATCH_MAX_BYTES
 
 
-@dataclass
+@dataclass(frozen=True)
 class GradeOutcome:
     """What a `GradeJob` did: the grade set (none when the Batch API had nothing to do), one summary per step
-    graded, and the batch report of the batch modes (`ExportReport`, `ImportReport`, `BatchApiReport`)."""
+    graded, and the batch report of the batch modes (`ExportReport`, `ImportReport`, `BatchApiReport`);
+    `render("text")` is what `proctor grade` says on standard error, `render("json")` what it prints."""
 
+    formats: ClassVar[tuple[str, ...]] = ("text", "json")
     mode: GradeMode
     grade_set: GradeSet | None
-    summaries: list[Summary] = field(default_factory=list)
+    summaries: tuple[Summary, ...] = ()
     report: ExportReport | ImportReport | BatchApiReport | None = None
+    batch_export: Path | None = None
+    """The folder the shards were written to (`batch-export`)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "summaries", tuple(self.summaries))
+
+    @property
+    def exit_status(self) -> int:
+        """3 when every pair graded now failed, else 0."""
+        return Graded(self.grade_set, list(self.summaries)).exit_status if self.grade_set else 0  # type: ignore[arg-type]
+
+    def to_json(self) -> JSON:
+        """What `proctor grade --format json` prints: the batch report with the grade set (and the steps of the
+        Batch API), or the grading summary (`Graded.to_json`)."""
+        from proctor.api.grade_text import outcome_json
+
+        return outcome_json(self)
+
+    def render(self, fmt: str | None = None) -> str:
+        """`text` (what `proctor grade` says on standard error: `said()`, one line each) or `json`."""
+        if format_of(self, fmt) == "json":  # type: ignore[arg-type]
+            return json_text(self.to_json())
+        return "".join(line + "\n" for line in self.said())
+
+    def said(self) -> list[str]:
+        """The sentences of `render("text")`: the grade set, one per step graded (its failure reasons and
+        servers below it), the batches (Batch API) or the shards written."""
+        from proctor.api.grade_text import outcome_lines
+
+        return outcome_lines(self)
+
+    def notes(self) -> list[str]:
+        """What a reader should know in every format: a batch import's files and results."""
+        from proctor.api.grade_text import import_lines
+
+        return import_lines(self.report.as_dict()) if self.mode == "batch-import" else []  # type: ignore[union-attr]
 
 
 def grade(store: Store, method: str, llm: str | None = None, **options: Any) -> Graded:
@@ -189,7 +246,7 @@ async def _carry_out(store: Store, job: GradeJob) -> GradeOutcome:
         grade_set, report, summaries = await export_batches(store, request, job.batch_export,  # type: ignore[arg-type]
                                                             max_requests=job.batch_max_requests,
                                                             max_bytes=job.batch_max_bytes)
-        return GradeOutcome(job.mode, grade_set, summaries, report)
+        return GradeOutcome(job.mode, grade_set, summaries, report, job.batch_export)
     if job.mode == "batch-api":
         from proctor.grading.batch_api import grade_with_batch_api
 

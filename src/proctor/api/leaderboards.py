@@ -18,7 +18,7 @@ from proctor.evaluate.coverage import DEFAULT_FLOOR, Floor, leaderboard_coverage
 from proctor.evaluate.intervals import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, bootstrap, check_settings
 from proctor.evaluate.leaderboard import Leaderboard, cover_leaderboard, measure_leaderboard
 from proctor.evaluate.measures import known_measures as known_measures  # the names `measure` takes, in one line
-from proctor.evaluate.render import to_ir_measures, to_json, to_jsonl, to_markdown, to_trec, to_tsv
+from proctor.evaluate.render import render_boards
 from proctor.evaluate.sources import (
     cover_table,
     exam_qrels,
@@ -130,16 +130,7 @@ def render_leaderboards(board: Leaderboard | Sequence[Leaderboard], fmt: Leaderb
                         per_query: bool = False) -> str:
     """One or several leaderboards as `tsv`, `json`, `md`, `trec` (trec_eval's per-query lines; `tot`),
     `ir-measures` or `jsonl` text."""
-    if fmt == "tsv":
-        return to_tsv(board)
-    if fmt == "json":
-        return to_json(board, per_query=per_query)
-    if fmt == "md":
-        return to_markdown(board)
-    writers = {"trec": to_trec, "tot": to_trec, "ir-measures": to_ir_measures, "jsonl": to_jsonl}
-    if fmt in writers:
-        return writers[fmt](board)
-    raise UsageError(f"unknown format {fmt!r}: tsv, json, md, trec (= tot), ir-measures or jsonl")
+    return render_boards(board, fmt, per_query=per_query)
 
 
 @dataclass

@@ -28,7 +28,8 @@ class PPILeaderboard(Report):
     `leaderboards`); `judge_boards` are the judge-only leaderboards it corrects (their coverage and notes)."""
 
     formats: ClassVar[tuple[str, ...]] = ("tsv", "json", "md")
-    judge_boards: list[Leaderboard]
+    attributes: ClassVar[tuple[str, ...]] = ("judge_boards",)
+    judge_boards: tuple[Leaderboard, ...] = ()
 
     def boards(self) -> list[dict[str, Any]]:
         """Every leaderboard's object."""
@@ -107,9 +108,7 @@ def ppi_leaderboard(store: Store, *, measures: Sequence[str], min_grade: int | N
             made["coverage"] = judge_board.coverage.as_dict()
         made["notes"] = [*judge_board.notes, *made["notes"]]
         out.append(made)
-    result = PPILeaderboard(out[0] if len(out) == 1 else {"leaderboards": out})
-    result.judge_boards = judge
-    return result
+    return PPILeaderboard(out[0] if len(out) == 1 else {"leaderboards": out}, judge_boards=tuple(judge))
 
 
 def _unbound(spec: AnySpec) -> AnySpec:
@@ -128,6 +127,7 @@ class PPICalibration(Report):
     draws of judged topics, beside the human-only interval and the judge-only error (`curve_ppi`)."""
 
     formats: ClassVar[tuple[str, ...]] = ("json", "tsv", "md")
+    attributes: ClassVar[tuple[str, ...]] = ("plotted",)
     plotted: Path | None = None
 
     def as_text(self, fmt: str) -> str:
@@ -198,7 +198,7 @@ def ppi_calibration(store: Store, grade_set: str | None = None, *, qrels: str = 
                    "coverage of one system over the draws")})
     if target is not None:
         draw(result, target)
-        result.plotted = target
+        result = result.replace(plotted=target)
     return result
 
 

@@ -1,35 +1,48 @@
-"""Results as text (`render`: every result type of the API, in the formats its command offers) and as rows or
-pandas frames for notebooks."""
+"""Results as text (`render`: every result of the API renders itself, in the formats its command offers) and as
+rows or pandas frames for notebooks; `Leaderboards`, the result that is several leaderboards."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
-from proctor.api.leaderboards import render_leaderboards
-from proctor.api.results import JSON, Rendered
+from proctor.api.results import JSON, Result
 from proctor.errors import UsageError
 from proctor.evaluate.leaderboard import Leaderboard
 
-if TYPE_CHECKING:
-    from proctor.stats.pairs import Comparison
+
+@dataclass(frozen=True)
+class Leaderboards:
+    """Several leaderboards as one result (one per measure): JSON `{"leaderboards": [...]}` (one leaderboard's
+    object when there is one), TSV rows, Markdown tables, trec / ir-measures / jsonl lines of all of them."""
+
+    formats: ClassVar[tuple[str, ...]] = Leaderboard.formats
+    boards: tuple[Leaderboard, ...]
+    per_query: bool = False
+    """Whether JSON holds every system's per-query scores."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "boards", tuple(self.boards))
+
+    def to_json(self) -> JSON:
+        """What `render("json")` writes, parsed."""
+        return json.loads(self.render("json"))
+
+    def render(self, fmt: str | None = None, *, per_query: bool | None = None) -> str:
+        """The leaderboards as `tsv` (default), `json`, `md`, `trec` (= `tot`), `ir-measures` or `jsonl`."""
+        from proctor.evaluate.render import render_boards
+
+        return render_boards(self.boards, fmt or "tsv", per_query=self.per_query if per_query is None else per_query)
 
 
-def render(result: Leaderboard | Sequence[Leaderboard] | Rendered | Comparison, fmt: str | None = None, *,
-           per_query: bool = False, title: str = "") -> str:
-    """Every result of the API as text in `fmt` (None: the result's default): leaderboards as `tsv` (default),
-    `json` (with `per_query` scores), `md`, `trec` (= `tot`), `ir-measures` or `jsonl`; a significance
-    `Comparison` as `tsv`, `json` or `md` (under `title`); reports (correlation, agreement, calibration, probes,
-    ensembles, store info, grade sets, qrels, ...) in the formats their command offers."""
-    if isinstance(result, Leaderboard) or (isinstance(result, Sequence) and not isinstance(result, str)):
-        return render_leaderboards(result, fmt or "tsv", per_query=per_query)  # type: ignore[arg-type]
-    if hasattr(result, "render"):
-        return result.render(fmt)  # type: ignore[union-attr]
-    if hasattr(result, "text"):  # verify reports, bank diffs and impacts, experiment estimates
-        return result.text(fmt) if fmt else result.text()  # type: ignore[union-attr]
-    from proctor.api.significance import ComparisonReport
-
-    return ComparisonReport(result, title).render(fmt)  # type: ignore[arg-type]
+def render(result: Result | Sequence[Leaderboard], fmt: str | None = None, **options: Any) -> str:
+    """Any result of the API as text in `fmt` (None: the result's default): `result.render(fmt, **options)`
+    (leaderboards take `per_query`, comparisons `title`); a list of leaderboards renders as `Leaderboards`."""
+    if isinstance(result, Sequence) and not isinstance(result, str):
+        result = Leaderboards(tuple(result))
+    return result.render(fmt, **options)
 
 
 def as_rows(board: Leaderboard) -> list[dict[str, JSON]]:

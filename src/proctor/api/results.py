@@ -1,44 +1,120 @@
-"""What the API's reports have in common: a JSON object (a `dict`, as the API has always returned it) that
-knows how to render itself, with typed properties for what a caller reads from it."""
+"""What every result of the API has in common (`Result`): it is frozen, `to_json()` gives the JSON-ready data
+that `--format json` prints (parsed), and `render(fmt)` writes it as text in one of its `formats`. `Report` is the
+base of the results that are a JSON object (a read-only `dict`, as the API has always returned them) with typed
+properties for what a caller reads from it; `DataResult` the base of frozen dataclasses whose JSON is one field."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import ClassVar, Protocol
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from proctor.errors import UsageError
+from proctor.records import FrozenDict, frozen
 
 JSON = str | int | float | bool | None | list["JSON"] | dict[str, "JSON"]
 """A value of a JSON document, as the reports hold them."""
 
 
-class Rendered(Protocol):
-    """What `api.render` writes: a result that renders itself in one of its formats."""
+@runtime_checkable
+class Result(Protocol):
+    """A result of the API: frozen, with its JSON-ready data and its text in each of its formats."""
+
+    formats: ClassVar[tuple[str, ...]]
+    """The formats `render` writes, the default first."""
+
+    def to_json(self) -> JSON:
+        """The JSON-ready data (dicts, lists, strings, numbers): what `render("json")` writes, parsed."""
+        ...
 
     def render(self, fmt: str | None = None) -> str:
-        """The result as text in `fmt` (None: its default)."""
+        """The result as text in `fmt` (None: the first of `formats`)."""
         ...
 
 
-class Report(dict[str, JSON]):
-    """A report: the JSON object `--format json` prints, rendered by `render(fmt)` in its `formats`."""
+Rendered = Result
+"""The name `api.render`'s argument had before every result rendered itself."""
+
+
+def format_of(result: Result, fmt: str | None) -> str:
+    """The format `fmt` of the result (None: its default), or a `UsageError` naming the ones it has."""
+    fmt = fmt or result.formats[0]
+    if fmt not in result.formats:
+        raise UsageError(f"unknown format {fmt!r}: {', '.join(result.formats)}")
+    return fmt
+
+
+def json_text(data: Any) -> str:
+    """JSON as every command writes it: indented by 2, with a final newline."""
+    return json.dumps(data, indent=2) + "\n"
+
+
+class Report(FrozenDict):
+    """A report: the JSON object `--format json` prints (read-only), rendered by `render(fmt)` in its `formats`.
+    Attributes beside the JSON (declared in `attributes`, e.g. the plot drawn of it) are given as keywords."""
 
     formats: ClassVar[tuple[str, ...]] = ("json",)
+    attributes: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, data: Mapping[str, Any] | Iterable[tuple[str, Any]] = (), /, **attributes: Any) -> None:
+        super().__init__(data)
+        for name in self.attributes:
+            object.__setattr__(self, name, attributes.pop(name, getattr(type(self), name, None)))
+        if attributes:
+            raise TypeError(f"{type(self).__name__} has no attribute {', '.join(attributes)}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _report, (type(self), dict(self), {name: getattr(self, name) for name in self.attributes})
+
+    def replace(self, **changes: Any) -> Any:
+        """The same report (and attributes) with the keys or attributes of `changes` changed."""
+        data = {**self, **{k: v for k, v in changes.items() if k not in self.attributes}}
+        kept = {name: changes.get(name, getattr(self, name)) for name in self.attributes}
+        return type(self)(data, **kept)
+
+    def to_json(self) -> JSON:
+        """The report as plain JSON data: what `render("json")` writes, parsed."""
+        return json.loads(self.as_json())
 
     def render(self, fmt: str | None = None) -> str:
         """The report as text in `fmt` (default: the first of `formats`)."""
-        fmt = fmt or self.formats[0]
-        if fmt not in self.formats:
-            raise UsageError(f"unknown format {fmt!r}: {', '.join(self.formats)}")
+        fmt = format_of(self, fmt)
         return self.as_json() if fmt == "json" else self.as_text(fmt)
 
     def as_json(self) -> str:
         """The report as indented JSON, with a final newline."""
-        return json.dumps(self, indent=2) + "\n"
+        return json_text(self)
 
     def as_text(self, fmt: str) -> str:
         """The report in a format other than JSON (each report its own)."""
+        raise NotImplementedError(fmt)
+
+
+def _report(cls: type[Report], data: dict[str, Any], attributes: dict[str, Any]) -> Report:
+    return cls(data, **attributes)
+
+
+class DataResult:
+    """The base of results that are frozen dataclasses whose JSON is one of their fields (`json_field`, a JSON
+    object or array, frozen when the result is made): `render` writes it as JSON or with `as_text`."""
+
+    formats: ClassVar[tuple[str, ...]] = ("json",)
+    json_field: ClassVar[str] = "data"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, self.json_field, frozen(getattr(self, self.json_field)))
+
+    def to_json(self) -> JSON:
+        """The JSON-ready data: what `render("json")` writes, parsed."""
+        return json.loads(json_text(getattr(self, self.json_field)))
+
+    def render(self, fmt: str | None = None) -> str:
+        """The result as text in `fmt` (default: the first of `formats`)."""
+        fmt = format_of(self, fmt)  # type: ignore[arg-type]
+        return json_text(getattr(self, self.json_field)) if fmt == "json" else self.as_text(fmt)
+
+    def as_text(self, fmt: str) -> str:
+        """The result in a format other than JSON (each its own)."""
         raise NotImplementedError(fmt)
 
 

@@ -4,11 +4,12 @@ file with per-query scores: `proctor compare`), corrected for multiple compariso
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, get_args
+from typing import TYPE_CHECKING, ClassVar, get_args
 
 from proctor.api.modes import Correction, TableFormat, Tests
+from proctor.api.results import JSON
 from proctor.errors import UsageError
 from proctor.evaluate.leaderboard import Leaderboard
 from proctor.evaluate.leaderboard_files import read_leaderboard
@@ -61,20 +62,21 @@ def compare_file(path: str | Path, *, tests: Sequence[str] = ("t", "randomizatio
                    board.description)
 
 
-@dataclass
+@dataclass(frozen=True)
 class ComparisonReport:
     """What `proctor compare` prints: the comparison of a leaderboard file's systems, titled by the file."""
 
+    formats: ClassVar[tuple[str, ...]] = get_args(TableFormat)
     comparison: Comparison
     title: str = ""
 
-    def render(self, fmt: TableFormat | None = None) -> str:
-        """The pairs as `tsv` (default), `json` or `md`."""
-        from proctor.stats.report import render_comparison
+    def to_json(self) -> JSON:
+        """The comparison's settings, notes and pairs: what `render("json")` writes, parsed."""
+        return self.comparison.to_json()
 
-        if fmt not in (None, *get_args(TableFormat)):
-            raise UsageError(f"unknown format {fmt!r}: {', '.join(get_args(TableFormat))}")
-        return render_comparison(self.comparison, fmt or "tsv", title=self.title)
+    def render(self, fmt: TableFormat | None = None) -> str:
+        """The pairs as `tsv` (default), `json` or `md` (Markdown under the title)."""
+        return self.comparison.render(fmt, title=self.title)
 
 
 def compare(path: str | Path, settings: SignificanceSettings = SignificanceSettings(), *,
@@ -91,8 +93,8 @@ def _source(comparison: Comparison, description: dict) -> Comparison:
     from proctor.evaluate.render import labels_of_description, measure_of_description
 
     if description:
-        comparison.settings["measure"] = measure_of_description(description)
-        comparison.settings["labels"] = labels_of_description(description)
+        return replace(comparison, settings={**comparison.settings, "measure": measure_of_description(description),
+                                             "labels": labels_of_description(description)})
     return comparison
 
 

@@ -23,6 +23,7 @@ class Calibration(Report):
     is the PNG drawn of it, if any."""
 
     formats: ClassVar[tuple[str, ...]] = ("json", "tsv", "md")
+    attributes: ClassVar[tuple[str, ...]] = ("plotted",)
     plotted: Path | None = None
 
     def as_text(self, fmt: str) -> str:
@@ -58,7 +59,7 @@ class CalibrationRequest:
             from proctor.trust.calibrate_render import plot as draw
 
             draw(result, self.plot)
-            result.plotted = self.plot
+            result = result.replace(plotted=self.plot)
         return result
 
 

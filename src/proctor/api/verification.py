@@ -3,11 +3,11 @@ set's questions against the human judgments."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from proctor.analyze.verify import REPORTS, VerifyOptions, build_report, render_markdown, render_text
+from proctor.api.results import DataResult
 from proctor.api.stores import check_judged_relevant
 from proctor.errors import UsageError
 from proctor.gradesets.resolve import resolve_grade_set
@@ -19,16 +19,16 @@ non-relevant; uncovered: passages judged relevant that no question answers; dist
 VERIFY_REPORTS: tuple[str, ...] = REPORTS
 
 
-@dataclass
-class Verification:
-    """A verification report as data (`data`, what `--format json` prints)."""
+@dataclass(frozen=True)
+class Verification(DataResult):
+    """A verification report as data (`data`, what `--format json` prints); `render(fmt)` is what `proctor verify
+    --format FMT` prints."""
 
+    formats: ClassVar[tuple[str, ...]] = ("text", "json", "md")
     data: dict[str, Any]
 
-    def text(self, fmt: Literal["text", "json", "md"] = "text") -> str:
-        """What `proctor verify --format FMT` prints."""
-        if fmt == "json":
-            return json.dumps(self.data, indent=2) + "\n"
+    def as_text(self, fmt: str) -> str:
+        """Lines a person reads (`text`) or Markdown."""
         return render_markdown(self.data) if fmt == "md" else render_text(self.data)
 
 

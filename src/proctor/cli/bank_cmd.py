@@ -159,7 +159,7 @@ def _notes(generated) -> None:  # noqa: ANN001 - an api.Generated
 
 def run_diff(args: argparse.Namespace) -> int:
     """Print the diff of two bank files."""
-    emit(api.diff_banks(args.old, args.new, log=note).text(args.format), args.format)
+    emit(api.diff_banks(args.old, args.new, log=note).render(args.format), args.format)
     return 0
 
 
@@ -176,7 +176,7 @@ def run_impact(args: argparse.Namespace) -> int:
         graded = impact.graded
         note(f"graded {graded.graded} new pairs into grade set {impact.grade_set.id} ({graded.cached} from the cache, "
              f"{graded.failures} failures)")
-    emit(impact.text(args.format), args.format)
+    emit(impact.render(args.format), args.format)
     return 0
 
 

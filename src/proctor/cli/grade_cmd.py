@@ -4,11 +4,11 @@ into one grade set."""
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 from pathlib import Path
 
 from proctor import api
-from proctor.cli.common import add_format, add_response_cache, add_store, cache_options, int_in, note
+from proctor.cli.common import add_format, add_response_cache, add_store, cache_options, int_in, note, spelled
 from proctor.options.backend import add_backend_options, backend_options
 from proctor.options.grading import GradingOptions
 from proctor.options.model import add_options
@@ -113,103 +113,27 @@ def run(args: argparse.Namespace) -> int:
                         batch_max_bytes=args.batch_max_bytes, **cache_options(args))
     with writable_store(args.store, args.lock_timeout) as store:
         outcome = api.run_grade_job(store, job)
-    if outcome.mode == "batch-export":
-        return _exported(args, outcome)
-    if outcome.mode == "batch-api":
-        return _batch_api(args, outcome)
-    if outcome.mode == "batch-import":
-        _note_import(outcome.report)
-    assert outcome.grade_set is not None  # grading (now or from files) always resolves its grade set
-    return _graded(args, outcome.grade_set, outcome.summaries)
-
-
-def _graded(args: argparse.Namespace, grade_set: api.GradeSet, summaries: list) -> int:
-    """The summary of grading (now or from batch results) and its exit status."""
-    graded = sum(s.graded for s in summaries)
-    failures = sum(s.failures for s in summaries)
-    status = 3 if graded and failures == graded else 0
+    for line in outcome.notes():  # a batch import's files and results, in every format
+        note(line)
     if args.format == "json":
-        data = {**summaries[-1].as_dict(), "grade_set": grade_set.as_dict(), "exit_status": status,
-                "failures_in_all_steps": failures}
-        if len(summaries) > 1:
-            data["steps"] = [s.as_dict() for s in summaries]
-        print(json.dumps(data, indent=2))
+        sys.stdout.write(outcome.render("json"))
     else:
-        note(f"grade set {grade_set.id}: {grade_set.method} / {grade_set.model}, bank {grade_set.bank_label}, "
-             f"prompt {grade_set.prompt_version}")
-        for summary in summaries:
-            _print_summary(summary)
+        for line in outcome.said():
+            note(spelled(args, line))
+    return 0 if outcome.mode in ("batch-export", "batch-api") else _status(args, outcome)
+
+
+def _status(args: argparse.Namespace, outcome: api.GradeOutcome) -> int:
+    """The exit status of grading (now or from batch results), and what it means."""
+    summaries = outcome.summaries
     if any(s.interrupted for s in summaries):
         note("interrupted: grades so far are saved; run the same command again to resume")
         return 130
-    if status == 3:
+    graded, failures = sum(s.graded for s in summaries), sum(s.failures for s in summaries)
+    if outcome.exit_status == 3:
         reasons = ", ".join(f"{r} × {n}" for s in summaries for r, n in s.errors.most_common(5))
         note(f"every one of the {graded} pairs graded now failed ({reasons}); nothing usable was recorded")
     elif failures:
         note(f"{failures} of {graded} pairs failed; they are recorded with their reasons and tried again by the next "
              f"run (up to --max-attempts {args.max_attempts} in all)")
-    return status
-
-
-def _exported(args: argparse.Namespace, outcome: api.GradeOutcome) -> int:
-    """Say what batch shards were written."""
-    grade_set, report = outcome.grade_set, outcome.report
-    if args.format == "json":
-        print(json.dumps({**report.as_dict(), "grade_set": grade_set.as_dict()}, indent=2))
-    elif report.requests:
-        note(f"grade set {grade_set.id}: {report.requests} pending prompts of step {report.step} written to "
-             f"{len(report.shards)} shard(s) in {args.batch_export}; grade them (OpenAI Batch API, vllm run_batch, "
-             "...) and read the results with --batch-import FILE...")
-    else:
-        note(f"grade set {grade_set.id}: nothing pending, no shard written")
-    return 0
-
-
-def _batch_api(args: argparse.Namespace, outcome: api.GradeOutcome) -> int:
-    """What the OpenAI Batch API did: submitted, polled, imported; what is still open."""
-    report, summaries = outcome.report, outcome.summaries
-    data = {**report.as_dict(), "grade_set": outcome.grade_set.as_dict() if outcome.grade_set else None,
-            "steps": [s.as_dict() for s in summaries]}
-    if args.format == "json":
-        print(json.dumps(data, indent=2))
-        return 0
-    for batch_id, job in report.jobs.items():
-        note(f"batch {batch_id} ({job['step']}, {job['requests']} requests): {job['status']}"
-             f"{', imported' if job['imported'] else ''}")
-    for summary in summaries:
-        _print_summary(summary)
-    if report.open():
-        note(f"{len(report.open())} batch(es) not finished: run the same command again to collect them (the batch "
-             "ids are kept in the store, nothing is submitted twice)")
-    elif not report.jobs:
-        note("nothing pending: no batch submitted")
-    return 0
-
-
-def _note_import(report) -> None:
-    data = report.as_dict()
-    if data["skipped_files"]:
-        note(f"imported before, skipped: {', '.join(data['skipped_files'])}")
-    note(f"batch results: {data['results']} lines in {data['files']} file(s); {data['other_grade_sets']} of other "
-         f"grade sets, {data['unmatched_results']} for no pending pair (graded already, or the prompt changed since)")
-
-
-def _print_summary(summary) -> None:
-    """One line per step on standard error, failure reasons below it."""
-    data = summary.as_dict()
-    statuses = ", ".join(f"{k} {v}" for k, v in sorted(data["by_status"].items())) or "nothing to do"
-    rate = f"{data['pairs_per_second']:.1f} pairs/s" if data["pairs_per_second"] else "-"
-    given_up = f", {data['given_up']} failed too often (not retried)" if data["given_up"] else ""
-    if data.get("unjudgeable_passages"):
-        given_up += f", {data['unjudgeable_passages']} pool passages without text left out (unjudgeable)"
-    note(f"{data['method']} with {data['model']}: {data['pairs_in_pool']} pairs in the pool, "
-         f"{data['already_graded']} already graded{given_up}, {data['graded_now']} graded now ({statuses}); "
-         f"{data['failures']} failures; {data['llm_calls']} calls, {data['cache_hits']} cache hits, "
-         f"{data['tokens']} tokens, {data['truncated_contexts']} contexts cut; {data['seconds']} s, {rate}"
-         + (f" (the model loaded before, in {data['model_load_seconds']} s)" if "model_load_seconds" in data else ""))
-    for reason, count in data["failure_reasons"].items():
-        note(f"  failure: {reason} × {count}")
-    for server in data.get("servers", []):
-        mean = f"{1000 * server['mean_seconds']:.0f} ms" if server["mean_seconds"] is not None else "-"
-        note(f"  server {server['url']}: {server['requests']} requests, {server['failures']} failed, mean {mean}, "
-             f"taken out {server['taken_out']}×{'' if server['healthy'] else ', unhealthy at the end'}")
+    return outcome.exit_status

@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
                                          max_queries=args.max_queries, max_passages=args.max_passages,
                                          price_in=args.price_in, price_out=args.price_out, progress=args.progress)
     if request.dry_run:
-        sys.stdout.write(request.plan().text(args.format))
+        sys.stdout.write(request.plan().render(args.format))
         return 0
     result = request.run(log=note)
     if args.format == "json":

@@ -41,5 +41,5 @@ def run(args: argparse.Namespace) -> int:
         report = api.verify(store, args.report, grade_set=args.grade_set, method=args.method, model=args.model,
                             bank=args.bank, min_grade=args.min_grade, judged_relevant=args.judged_relevant,
                             limit=args.limit, query=args.query)
-    emit(report.text(args.format), args.format)
+    emit(report.render(args.format), args.format)
     return 0

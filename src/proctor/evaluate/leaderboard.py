@@ -7,9 +7,10 @@ how it was made.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from proctor.evaluate.cover import CoverTable, cover_per_query, covered_counts, n_exam, reference_cover
 from proctor.evaluate.coverage import Coverage
@@ -46,9 +47,27 @@ class Leaderboard:
     intervals: Intervals | None = None
     """Bootstrap score and rank intervals per system (`proctor.api.add_intervals`)."""
 
+    formats: ClassVar[tuple[str, ...]] = ("tsv", "json", "md", "trec", "tot", "ir-measures", "jsonl")
+    """The formats `render` writes (`proctor leaderboard --format`; `trec` and `tot` are the same), the default
+    first."""
+
     def scores(self) -> dict[str, float]:
         """`{system: score}`."""
         return {e.system: e.score for e in self.entries}
+
+    def to_json(self, *, per_query: bool = False) -> dict[str, Any]:
+        """The description, notes, coverage and systems (with their per-query scores with `per_query`): what
+        `render("json")` writes, parsed."""
+        from proctor.evaluate.render import to_json
+
+        return json.loads(to_json(self, per_query=per_query))
+
+    def render(self, fmt: str | None = None, *, per_query: bool = False) -> str:
+        """The leaderboard as `tsv` (default), `json` (with `per_query` scores), `md`, `trec` (= `tot`),
+        `ir-measures` or `jsonl` text (`proctor.evaluate.render`)."""
+        from proctor.evaluate.render import render_boards
+
+        return render_boards(self, fmt or "tsv", per_query=per_query)
 
 
 def summarize(system: str, per_query: dict[str, float]) -> Entry:

@@ -194,3 +194,17 @@ def to_jsonl(board: Leaderboard | Sequence[Leaderboard]) -> str:
     boards = [board] if isinstance(board, Leaderboard) else list(board)
     return "".join(json.dumps({"run_id": run, "topic_id": topic, "measure": measure, "value": value}) + "\n"
                    for b in boards for run, topic, measure, value in per_topic_rows(b))
+
+
+def render_boards(board: Leaderboard | Sequence[Leaderboard], fmt: str = "tsv", *, per_query: bool = False) -> str:
+    """One or several leaderboards as `tsv`, `json` (with `per_query` scores), `md`, `trec` (trec_eval's
+    per-query lines; `tot`), `ir-measures` or `jsonl` text."""
+    writers = {"tsv": to_tsv, "md": to_markdown, "trec": to_trec, "tot": to_trec, "ir-measures": to_ir_measures,
+               "jsonl": to_jsonl}
+    if fmt == "json":
+        return to_json(board, per_query=per_query)
+    if fmt in writers:
+        return writers[fmt](board)
+    from proctor.errors import UsageError
+
+    raise UsageError(f"unknown format {fmt!r}: tsv, json, md, trec (= tot), ir-measures or jsonl")

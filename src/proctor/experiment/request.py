@@ -3,28 +3,30 @@ then the plan (`--dry-run`) or the run."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar
 
+from proctor.api.results import DataResult
 from proctor.errors import UsageError
 from proctor.experiment.runner import RunResult, run_experiment
 from proctor.options.numeric import check_numbers
 
 
-@dataclass
-class Estimate:
-    """A dry run's plan: per grader the pairs to send, tokens and (with prices) cost, as `data`."""
+@dataclass(frozen=True)
+class Estimate(DataResult):
+    """A dry run's plan: per grader the pairs to send, tokens and (with prices) cost, as `data`; `render(fmt)` is
+    what `proctor run --dry-run --format FMT` prints."""
 
+    formats: ClassVar[tuple[str, ...]] = ("text", "json")
     data: dict[str, Any]
 
-    def text(self, fmt: Literal["text", "json"] = "text") -> str:
-        """What `proctor run --dry-run --format FMT` prints."""
+    def as_text(self, fmt: str) -> str:
+        """The plan as lines a person reads."""
         from proctor.experiment.dryrun import render
 
-        return json.dumps(self.data, indent=2) + "\n" if fmt == "json" else render(self.data)
+        return render(self.data)
 
 
 @dataclass(frozen=True)

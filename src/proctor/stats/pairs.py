@@ -4,12 +4,14 @@ of p-values corrected for multiple comparisons (Holm by default)."""
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from proctor.records import frozen
 from proctor.stats.correction import adjust
 from proctor.stats.randomization import randomization_test, sign_matrix
 from proctor.stats.ttest import paired_t_test
@@ -17,13 +19,31 @@ from proctor.stats.ttest import paired_t_test
 TESTS = ("t", "randomization")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Comparison:
-    """Every compared pair, and how the comparison was made."""
+    """Every compared pair, and how the comparison was made (frozen: `dataclasses.replace` makes another);
+    `render(fmt)` writes it as `tsv`, `json` or `md`, `to_json()` is its JSON object."""
 
+    formats: ClassVar[tuple[str, ...]] = ("tsv", "json", "md")
     pairs: list[dict[str, Any]]
     settings: dict[str, Any]
     notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        for name in ("pairs", "settings", "notes"):
+            object.__setattr__(self, name, frozen(getattr(self, name)))
+
+    def to_json(self) -> dict[str, Any]:
+        """Settings, notes and pairs (NaN as null): what `render("json")` writes, parsed."""
+        from proctor.stats.report import as_dict
+
+        return json.loads(json.dumps(as_dict(self)))
+
+    def render(self, fmt: str | None = None, *, title: str = "") -> str:
+        """The pairs as `tsv` (default), `json` or `md` (under `title`)."""
+        from proctor.stats.report import render_comparison
+
+        return render_comparison(self, fmt or "tsv", title=title)
 
 
 def compare_systems(per_query: dict[str, dict[str, float]], *, order: list[str] | None = None,

@@ -6,6 +6,7 @@ import json
 import math
 from typing import Any
 
+from proctor.errors import UsageError
 from proctor.markdown import escape
 from proctor.stats.pairs import Comparison
 
@@ -22,6 +23,8 @@ def as_dict(comparison: Comparison) -> dict[str, Any]:
 
 def render_comparison(comparison: Comparison, fmt: str, title: str = "") -> str:
     """`tsv`, `json` or `md` text."""
+    if fmt not in comparison.formats:
+        raise UsageError(f"unknown format {fmt!r}: {', '.join(comparison.formats)}")
     if fmt == "json":
         return json.dumps(as_dict(comparison), indent=2) + "\n"
     columns = [c for c in COLUMNS if any(c in row for row in comparison.pairs)] or list(COLUMNS[:6])
