@@ -177,7 +177,6 @@ DEFAULTS_WRITTEN_TWICE = {  # `name=value` still written in more than one place
     "correction='holm'",
     'depth=20',
     'empty=()',
-    "fmt='text'",
     "fmt='tsv'",
     "format='text'",
     'grade_sets=()',

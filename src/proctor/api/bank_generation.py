@@ -5,11 +5,13 @@ before any LLM call, written as a workbench bank file."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from proctor.api.choices import check_choice
+from proctor.api.results import JSON, format_of, json_text
 from proctor.bank.generate import generate_bank as generate_bank  # `(query_id, text)` topics, in memory
 from proctor.errors import UsageError
 from proctor.options.backend import BackendOptions
@@ -50,11 +52,13 @@ class GenerationRequest:
         return self.store is not None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Generated:
     """What a generation did: the lines written to `out` (none written when no topic gave a usable reply), the
-    topics asked, LLM calls, and the topics that never succeeded (`failures`, `importance_failures`)."""
+    topics asked, LLM calls, and the topics that never succeeded (`failures`, `importance_failures`);
+    `render("text")` is what `proctor bank generate` says on standard error, `render("json")` what it prints."""
 
+    formats: ClassVar[tuple[str, ...]] = ("text", "json")
     out: str
     kind: Literal["questions", "nuggets"]
     topics: int
@@ -73,6 +77,32 @@ class Generated:
                 "items": sum(counts), "short_lines": sum(1 for c in counts if c < self.limit),
                 "llm_calls": self.outcome.attempts, "failed": self.outcome.failures,
                 "importance_failed": self.outcome.importance_failures}
+
+    def to_json(self) -> JSON:
+        """`as_dict()` as plain JSON data."""
+        return json.loads(json_text(self.as_dict()))
+
+    def render(self, fmt: str | None = None) -> str:
+        """`text` (`said()`, one line each) or `json`."""
+        if format_of(self, fmt) == "json":
+            return json_text(self.as_dict())
+        return "".join(line + "\n" for line in self.said())
+
+    def said(self) -> list[str]:
+        """What was generated, and what never succeeded: the sentences of `render("text")`."""
+        outcome, summary = self.outcome, self.as_dict()
+        lines = [f"{self.kind} for {summary['generated']} of {self.topics} topics ({summary['items']} items, "
+                 f"{outcome.attempts} LLM calls) → {self.out if self.written else 'nothing written'}"]
+        for failure in outcome.failures:
+            if failure.get("windows"):
+                lines.append(f"query {failure['query_id']}: windows without a usable reply (the nugget list was kept "
+                             f"as it was): {'; '.join(failure['reasons'])}")
+                continue
+            lines.append(f"never succeeded: query {failure['query_id']}"
+                         + (f" facet {failure['facet_id']}" if failure["facet_id"] else "")
+                         + f" after {len(failure['reasons'])} tries: {failure['reasons'][-1]}")
+        return lines + [f"no importance for query {failure['query_id']}: {'; '.join(failure['reasons'])}"
+                        for failure in outcome.importance_failures]
 
 
 def generation_request(llm: str, out: str, *, queries: str | None = None, from_pool: bool = False,

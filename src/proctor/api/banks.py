@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
 from proctor.api.bank_generation import Log
 from proctor.api.choices import check_choice
-from proctor.api.results import DataResult
+from proctor.api.results import JSON, DataResult, format_of, json_text
 from proctor.errors import UsageError
 from proctor.options.backend import BackendOptions
 from proctor.store import Store
@@ -139,15 +139,32 @@ def impact_request(old: str | Path, new: str | Path, *, llm: str | None = None, 
                          board, name, limit, progress)
 
 
-@dataclass
+@dataclass(frozen=True)
 class BankExport:
     """What `export_bank` wrote: `items` questions and nuggets into `out` as `fmt`; `questions_left_out` are the
-    questions nuggetizer's format cannot hold."""
+    questions nuggetizer's format cannot hold; `render("text")` is what `proctor bank export` says."""
 
+    formats: ClassVar[tuple[str, ...]] = ("text", "json")
     out: str
     fmt: BankFormat
     items: int
     questions_left_out: int = 0
+
+    def to_json(self) -> JSON:
+        """`{out, fmt, items, questions_left_out}`."""
+        return {"out": self.out, "fmt": self.fmt, "items": self.items, "questions_left_out": self.questions_left_out}
+
+    def render(self, fmt: str | None = None) -> str:
+        """`text` (`said()`, one line each) or `json`."""
+        if format_of(self, fmt) == "json":
+            return json_text(self.to_json())
+        return "".join(line + "\n" for line in self.said())
+
+    def said(self) -> list[str]:
+        """The questions left out (nuggetizer), and what was written where."""
+        left_out = self.questions_left_out
+        return ([f"nuggetizer's format holds nuggets only: {left_out} questions left out"] if left_out else []) + [
+            f"wrote {self.items} items to {self.out} ({self.fmt})"]
 
 
 def export_bank(store: Store, out: str, fmt: BankFormat = "items", *, bank: str | None = None) -> BankExport:

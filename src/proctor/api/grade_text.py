@@ -3,12 +3,12 @@ sentences of its text (one line each; the command writes them as notes on standa
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from proctor.api.results import JSON, Notice, json_text
 
-if TYPE_CHECKING:
-    from proctor.api.grading import GradeOutcome
+GradeOutcome = Any
+"""A `proctor.api.grading.GradeOutcome` (not imported: it imports this module)."""
 
 
 def outcome_json(outcome: GradeOutcome) -> JSON:

@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, ClassVar, Literal, get_args
 
 from proctor.api.choices import check_choice
+from proctor.api.results import JSON, format_of, json_text
 from proctor.errors import UsageError
 from proctor.importing import KINDS, ImportOptions, ImportReport, import_files
 from proctor.outputs import file_target
@@ -117,17 +118,39 @@ def _with_members(store: Store, chosen: list[GradeSet]) -> list[GradeSet]:
     return list(out.values())
 
 
-@dataclass
+@dataclass(frozen=True)
 class Exported:
     """What an export wrote: `count` queries (exampp), run files (runs) or judgments (judgments), `lines` of run
-    files, the grade sets written (exampp) and the qrels `text` (judgments)."""
+    files, the grade sets written (exampp) and the qrels `text` (judgments); `render("text")` is what `proctor
+    export` says (written to a file) or prints (judgments to standard output)."""
 
+    formats: ClassVar[tuple[str, ...]] = ("text", "json")
     kind: ExportKind
     out: Path | None
     count: int
     lines: int = 0
     grade_sets: list[GradeSet] = field(default_factory=list)
     text: str = ""
+
+    def to_json(self) -> JSON:
+        """`{kind, out, count, lines, grade_sets}` (the grade sets' ids; the qrels text is `text`)."""
+        return {"kind": self.kind, "out": None if self.out is None else str(self.out), "count": self.count,
+                "lines": self.lines, "grade_sets": [s.id for s in self.grade_sets]}
+
+    def render(self, fmt: str | None = None) -> str:
+        """`text`: the qrels (judgments without `out`), else `said()` one line each; or `json`."""
+        if format_of(self, fmt) == "json":
+            return json_text(self.to_json())
+        return self.text if self.kind == "judgments" and self.out is None else "".join(f"{s}\n" for s in self.said())
+
+    def said(self) -> list[str]:
+        """What was written where (nothing when the judgments went to standard output)."""
+        if self.kind == "exampp":
+            return [f"wrote {self.count} queries to {self.out}"
+                    + (f" with grade set(s) {', '.join(s.id for s in self.grade_sets)}" if self.grade_sets else "")]
+        if self.kind == "runs":
+            return [f"wrote {self.count} run files ({self.lines} lines) to {self.out}"]
+        return [f"wrote {self.count} judgments to {self.out}"] if self.out is not None else []
 
 
 def export_request(kind: ExportKind, out: str | Path | None = None, *, grade_sets: Sequence[str] = (),

@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 import io
+import json
 from dataclasses import dataclass, field
+from typing import ClassVar
 
+from proctor.api.results import JSON, json_text
 from proctor.errors import UsageError
 from proctor.evaluate import stored_coverage
 from proctor.evaluate.coverage import DEFAULT_FLOOR, DEFAULT_MIN_GRADED, DEFAULT_MIN_QUERIES, Coverage, Floor
@@ -64,16 +67,24 @@ def labels_coverage(store: Store, grade_set: GradeSet | None, labels: dict, pool
     return stored_coverage.labels_coverage(store, grade_set, labels, pool, floor=floor)
 
 
-@dataclass
+@dataclass(frozen=True)
 class QrelsReport:
     """EXAM-Qrels with how they were made (`summary`) and what they rest on (`coverage`)."""
 
+    formats: ClassVar[tuple[str, ...]] = ("trec",)
     grade_set: GradeSet
     qrels: Qrels
     labels: LabelChoice
     binary_min_grade: int | None
     coverage: Coverage
     stats: LabelStats = field(default_factory=LabelStats)
+
+    def to_json(self) -> JSON:
+        """The grade set, how the labels were made (`summary`), their coverage and the labels themselves
+        (`qrels`: `{query: {passage: label}}`)."""
+        return json.loads(json_text({"grade_set": self.grade_set.as_dict(), "summary": self.summary(),
+                                     "binary_min_grade": self.binary_min_grade,
+                                     "coverage": self.coverage.as_dict(), "qrels": self.qrels}))
 
     def render(self, fmt: str | None = None) -> str:
         """The labels as trec_eval qrels lines (`qid 0 docid label`; the only format)."""

@@ -7,10 +7,11 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from proctor.api.labels import ANY_LABELS, LabelChoice, qrels
 from proctor.api.modes import LeaderboardFormat, Metric, Missing, Normalize
+from proctor.api.results import JSON
 from proctor.api.significance import SignificanceSettings, significance
 from proctor.errors import UsageError
 from proctor.evaluate.boards import answer_leaderboard, check_leaderboard
@@ -133,11 +134,12 @@ def render_leaderboards(board: Leaderboard | Sequence[Leaderboard], fmt: Leaderb
     return render_boards(board, fmt, per_query=per_query)
 
 
-@dataclass
+@dataclass(frozen=True)
 class LeaderboardReport:
     """What `proctor leaderboard` prints: leaderboards (with intervals when asked) and, with `significance`
     settings, each one's paired tests (`comparisons`, in the same order, made when first read)."""
 
+    formats: ClassVar[tuple[str, ...]] = Leaderboard.formats
     boards: list[Leaderboard]
     significance: SignificanceSettings | None = None
     per_query: bool = False
@@ -148,11 +150,15 @@ class LeaderboardReport:
         settings = self.significance
         return [significance_of(board, settings) for board in self.boards] if settings is not None else []
 
+    def to_json(self) -> JSON:
+        """What `render("json")` writes, parsed."""
+        return json.loads(self.render("json"))
+
     def render(self, fmt: LeaderboardFormat | None = None) -> str:
         """The leaderboards as text; with significance, JSON objects gain `significance` and each Markdown
         table is followed by its tests."""
         fmt = fmt or "tsv"
-        if not self.comparisons:
+        if not self.comparisons or fmt not in self.formats:  # an unknown format: refused there
             return render_leaderboards(self.boards, fmt, per_query=self.per_query)
         from proctor.stats.report import as_dict, render_comparison
 

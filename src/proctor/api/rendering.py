@@ -40,9 +40,9 @@ class Leaderboards:
 def render(result: Result | Sequence[Leaderboard], fmt: str | None = None, **options: Any) -> str:
     """Any result of the API as text in `fmt` (None: the result's default): `result.render(fmt, **options)`
     (leaderboards take `per_query`, comparisons `title`); a list of leaderboards renders as `Leaderboards`."""
-    if isinstance(result, Sequence) and not isinstance(result, str):
+    if not hasattr(result, "render"):
         result = Leaderboards(tuple(result))
-    return result.render(fmt, **options)
+    return result.render(fmt, **options)  # type: ignore[union-attr]
 
 
 def as_rows(board: Leaderboard) -> list[dict[str, JSON]]:

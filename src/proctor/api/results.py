@@ -56,7 +56,7 @@ class Report(FrozenDict):
     formats: ClassVar[tuple[str, ...]] = ("json",)
     attributes: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, data: Mapping[str, Any] | Iterable[tuple[str, Any]] = (), /, **attributes: Any) -> None:
+    def __init__(self, data: Mapping[str, Any] | Iterable[tuple[str, Any]], /, **attributes: Any) -> None:
         super().__init__(data)
         for name in self.attributes:
             object.__setattr__(self, name, attributes.pop(name, getattr(type(self), name, None)))

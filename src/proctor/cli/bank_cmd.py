@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 
 from proctor import api
 from proctor.cli.common import (
@@ -134,27 +134,11 @@ def run_generate(args: argparse.Namespace) -> int:
                                      dedup=args.dedup, backend=backend_options(args), **cache_options(args))
     generated = api.generate_bank_file(request, log=note)
     if args.format == "json":
-        print(json.dumps(generated.as_dict(), indent=2))
+        sys.stdout.write(generated.render("json"))
     else:
-        _notes(generated)
+        for line in generated.said():
+            note(line)
     return 0 if generated.written else 1
-
-
-def _notes(generated) -> None:  # noqa: ANN001 - an api.Generated
-    """What was generated, and what never succeeded, on standard error."""
-    outcome, summary = generated.outcome, generated.as_dict()
-    note(f"{generated.kind} for {summary['generated']} of {generated.topics} topics ({summary['items']} items, "
-         f"{outcome.attempts} LLM calls) → {generated.out if generated.written else 'nothing written'}")
-    for failure in outcome.failures:
-        if failure.get("windows"):
-            note(f"query {failure['query_id']}: windows without a usable reply (the nugget list was kept as it "
-                 f"was): {'; '.join(failure['reasons'])}")
-            continue
-        note(f"never succeeded: query {failure['query_id']}"
-             + (f" facet {failure['facet_id']}" if failure["facet_id"] else "")
-             + f" after {len(failure['reasons'])} tries: {failure['reasons'][-1]}")
-    for failure in outcome.importance_failures:
-        note(f"no importance for query {failure['query_id']}: {'; '.join(failure['reasons'])}")
 
 
 def run_diff(args: argparse.Namespace) -> int:
@@ -184,7 +168,6 @@ def run_export(args: argparse.Namespace) -> int:
     """Write the stored bank(s)."""
     with readable_store(args.store, args.lock_timeout) as store:
         written = api.export_bank(store, args.out, args.fmt, bank=args.bank)
-    if written.questions_left_out:
-        note(f"nuggetizer's format holds nuggets only: {written.questions_left_out} questions left out")
-    note(f"wrote {written.items} items to {args.out} ({args.fmt})")
+    for line in written.said():
+        note(line)
     return 0

@@ -38,13 +38,8 @@ def run(args: argparse.Namespace) -> int:
                                  model=args.model, bank=args.bank, grades=not args.no_grades)
     with readable_store(args.store, args.lock_timeout) as store:
         done = request.run(store)
-    if done.kind == "exampp":
-        note(f"wrote {done.count} queries to {done.out}"
-             + (f" with grade set(s) {', '.join(s.id for s in done.grade_sets)}" if done.grade_sets else ""))
-    elif done.kind == "runs":
-        note(f"wrote {done.count} run files ({done.lines} lines) to {args.out}")
-    elif args.out:
-        note(f"wrote {done.count} judgments to {args.out}")
-    else:
-        sys.stdout.write(done.text)
+    for line in done.said():
+        note(line)
+    if done.kind == "judgments" and done.out is None:
+        sys.stdout.write(done.render("text"))
     return 0

@@ -12,13 +12,27 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
-from proctor.evaluate.leaderboard import Leaderboard
+from proctor.evaluate.coverage import Coverage
+from proctor.evaluate.intervals import Intervals
 from proctor.markdown import escape
 
 TSV_HEADER = "system\tscore\tstderr\tn_queries\tmeasure\tlabels"
 INTERVAL_COLUMNS = ("ci_low", "ci_high", "rank_low", "rank_high")
+
+
+@runtime_checkable
+class Leaderboard(Protocol):
+    """What is written: a `proctor.evaluate.leaderboard.Leaderboard`, which renders itself with these functions
+    (so they name what they read, not its class)."""
+
+    entries: list[Any]
+    description: dict[str, Any]
+    notes: list[str]
+    references: list[Any]
+    coverage: Coverage | None
+    intervals: Intervals | None
 
 
 def _num(value: float) -> str:

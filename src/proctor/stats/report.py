@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Protocol
 
 from proctor.errors import UsageError
 from proctor.markdown import escape
-from proctor.stats.pairs import Comparison
 
 COLUMNS = ("a", "b", "n_queries", "mean_a", "mean_b", "difference", "t", "p_t", "p_t_adjusted", "significant_t",
            "p_randomization", "p_randomization_adjusted", "significant_randomization")
+
+
+class Comparison(Protocol):
+    """What is written: a `proctor.stats.pairs.Comparison` (which renders itself with these functions)."""
+
+    formats: ClassVar[tuple[str, ...]]
+    pairs: Sequence[Mapping[str, Any]]
+    settings: Mapping[str, Any]
+    notes: Sequence[str]
 
 
 def as_dict(comparison: Comparison) -> dict[str, Any]:
