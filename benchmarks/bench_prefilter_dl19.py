@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from proctor.analyze.compare import compare
+from proctor.analyze.leaderboard_correlation import correlate_leaderboards
 from proctor.evaluate.labels import exam_labels
 from proctor.evaluate.leaderboard import measure_leaderboard
 from proctor.evaluate.leaderboard_files import LeaderboardFile, read_official
@@ -42,7 +42,7 @@ def main() -> None:
         figures = []
         for name, tau in (("P@20", 3), ("nDCG@10", None)):
             board = measure_leaderboard(runs, labels, parse_measure(name), tau)
-            result = compare(LeaderboardFile(board.scores()), official, samples=0)
+            result = correlate_leaderboards(LeaderboardFile(board.scores()), official, samples=0)
             figures.append(f"{name}{'' if tau is None else f' tau={tau}'} Kendall {result['kendall']:.3f}")
         print(f"prune {fraction:4.0%} of pairs (similarity <= {cut:.3f}): " + ", ".join(figures))
 

@@ -9,7 +9,7 @@ from scipy import stats
 
 from conftest import DL19
 from inprocess import run_cli
-from proctor.analyze.compare import per_query_correlation
+from proctor.analyze.leaderboard_correlation import per_query_correlation
 
 
 def test_must_show_on_dl19(dl19_store, tmp_path):

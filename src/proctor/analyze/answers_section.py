@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from proctor.analyze.compare import compare
+from proctor.analyze.leaderboard_correlation import correlate_leaderboards
 from proctor.analyze.tables import Table
 from proctor.evaluate.citations import CITATION_SCORES, citation_leaderboard, citation_table
 from proctor.evaluate.leaderboard_files import LeaderboardFile
@@ -39,7 +39,7 @@ def answer_correlations(store: Store, official: LeaderboardFile, grade_sets: lis
                 rows.append({"grade_set": grade_set.id, "method": grade_set.method, "model": grade_set.model,
                              "score": score, "skipped": str(exc)})
                 continue
-            result = compare(LeaderboardFile(board.scores()), official, samples=0)
+            result = correlate_leaderboards(LeaderboardFile(board.scores()), official, samples=0)
             rows.append({"grade_set": grade_set.id, "method": grade_set.method, "model": grade_set.model,
                          "score": score, "spearman": result["spearman"], "kendall": result["kendall"],
                          "tau_ap": result["tau_ap"], "n_systems": result["n_systems"], "scores": board.scores(),

@@ -10,7 +10,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from proctor.analyze.compare import compare
+from proctor.analyze.leaderboard_correlation import correlate_leaderboards
 from proctor.errors import UsageError
 from proctor.evaluate.labels import exam_labels
 from proctor.evaluate.leaderboard import measure_leaderboard
@@ -158,8 +158,8 @@ def bank_impact(
     }
     if official is not None:
         result["correlation"] = {
-            "old": _corr(compare(LeaderboardFile(old_scores), official, samples=0)),
-            "new": _corr(compare(LeaderboardFile(new_scores), official, samples=0)),
+            "old": _corr(correlate_leaderboards(LeaderboardFile(old_scores), official, samples=0)),
+            "new": _corr(correlate_leaderboards(LeaderboardFile(new_scores), official, samples=0)),
         }
     return result
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from proctor.analyze import agreement_render, plots
 from proctor.analyze.answers_section import answer_correlations, is_answer_set
-from proctor.analyze.compare import compare, per_query_correlation
 from proctor.analyze.html_report import Figure, Section, render
 from proctor.analyze.judges import store_agreement
+from proctor.analyze.leaderboard_correlation import correlate_leaderboards, per_query_correlation
 from proctor.analyze.robustness_section import probe_section
 from proctor.analyze.tables import Table
 from proctor.analyze.trust_section import coverage_cells, grade_set_coverage, intervals_part, warnings_section
@@ -196,7 +196,7 @@ def _answers_section(report: Report, store: Store, official: LeaderboardFile, an
 def _correlate(board: Leaderboard, official: LeaderboardFile, grade_set: GradeSet) -> dict[str, Any]:
     d = board.description
     cover = board.kind == "cover"
-    result = compare(LeaderboardFile(board.scores()), official, samples=0)
+    result = correlate_leaderboards(LeaderboardFile(board.scores()), official, samples=0)
     return {
         "grade_set": grade_set.id, "method": grade_set.variant, "model": grade_set.model,
         "metric": "EXAM-Cover" if cover else "EXAM-Qrels",

@@ -19,8 +19,9 @@ from proctor.store import Store
 
 
 class Correlation(Report):
-    """The statistics of `analyze.compare` (Spearman, Kendall τ-b, τ_AP, ...) with the leaderboard, the official
-    leaderboard, warnings, missing systems and discordant pairs: what `proctor correlate` prints as JSON."""
+    """The statistics of `analyze.leaderboard_correlation` (Spearman, Kendall τ-b, τ_AP, ...) with the
+    leaderboard, the official leaderboard, warnings, missing systems and discordant pairs: what `proctor correlate`
+    prints as JSON."""
 
     formats: ClassVar[tuple[str, ...]] = ("json", "tsv", "md")
 
@@ -56,7 +57,7 @@ def correlate(board: Leaderboard | str | Path, official: LeaderboardFile | str |
     file, read for `measure` when it holds several) with the official leaderboard (a file, or a
     `LeaderboardFile`), with bootstrap intervals over queries, the pairs of systems ordered against the official
     order, and what it rests on (judged against `floor`); what `proctor correlate` prints as JSON."""
-    from proctor.analyze.compare import compare, per_query_correlation
+    from proctor.analyze.leaderboard_correlation import correlate_leaderboards, per_query_correlation
 
     check_numbers({"bootstrap": bootstrap, "repeats": repeats})
     if isinstance(board, Leaderboard):
@@ -69,8 +70,8 @@ def correlate(board: Leaderboard | str | Path, official: LeaderboardFile | str |
     result = Correlation({"leaderboard": str(board) if not isinstance(board, Leaderboard) else "(in memory)",
                           "leaderboard_made_by": predicted.description or None,
                           "official": official_name or str(official),
-                          **compare(predicted, reference, samples=bootstrap, seed=seed, ties=ties, repeats=repeats,
-                                    floor=floor)})
+                          **correlate_leaderboards(predicted, reference, samples=bootstrap, seed=seed, ties=ties,
+                                                   repeats=repeats, floor=floor)})
     if predicted.per_query and reference.per_query:
         result = result.replace(per_query=per_query_correlation(predicted.per_query, reference.per_query))
     return result
@@ -122,7 +123,7 @@ def correlation(leaderboard: str | Path, *, official: str | Path | None = None, 
     parameters; the runs of the store at the path `store`), with `bootstrap` samples (default 1000; a warning
     saying why there are no intervals when asked for, or when the file has per-query values too few to
     resample)."""
-    from proctor.analyze.compare import NO_PER_QUERY
+    from proctor.analyze.leaderboard_correlation import NO_PER_QUERY
 
     reference = official_leaderboard(official=official, official_measure=official_measure,
                                      official_qrels=official_qrels, measure=measure, judged_relevant=judged_relevant,

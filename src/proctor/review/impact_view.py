@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from proctor.analyze.bank_impact import bank_impact
-from proctor.analyze.compare import compare
+from proctor.analyze.leaderboard_correlation import correlate_leaderboards
 from proctor.errors import UsageError
 from proctor.evaluate.leaderboard_files import LeaderboardFile
 from proctor.evaluate.sources import load_runs
@@ -34,7 +34,7 @@ def impact_data(store: Store, old_id: str, new_id: str, measure: str, min_grade:
                          official=official, limit=200)
     before = {s["system"]: s["old_score"] for s in result["systems"] if s["old_score"] is not None}
     after = {s["system"]: s["new_score"] for s in result["systems"] if s["new_score"] is not None}
-    between = compare(LeaderboardFile(before), LeaderboardFile(after), samples=0)
+    between = correlate_leaderboards(LeaderboardFile(before), LeaderboardFile(after), samples=0)
     result["between"] = {k: between[k] for k in ("kendall", "spearman", "tau_ap", "n_systems")}
     result["old_set"], result["new_set"] = old.as_dict(), new.as_dict()
     return result

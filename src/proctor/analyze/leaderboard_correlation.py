@@ -1,5 +1,6 @@
-"""Compare a predicted leaderboard with the official one: align systems (listing the ones that are in one
-only), correlate, bootstrap over queries, and correlate query by query."""
+"""The rank correlation of a predicted leaderboard with the official one (`correlate_leaderboards`): align
+systems (listing the ones that are in one only), correlate, bootstrap over queries, and correlate query by query.
+(Not significance, which compares the systems of one leaderboard: `proctor.stats`.)"""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from proctor.evaluate.coverage import DEFAULT_FLOOR, Floor, file_coverage
 from proctor.evaluate.leaderboard_files import LeaderboardFile
 
 
-def compare(
+def correlate_leaderboards(
     predicted: LeaderboardFile, official: LeaderboardFile, *, samples: int = 1000, seed: int = 0,
     ties: str = "average", repeats: int = 10, floor: Floor = DEFAULT_FLOOR,
 ) -> dict[str, Any]:
