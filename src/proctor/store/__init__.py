@@ -23,8 +23,8 @@ from proctor.errors import UsageError
 from proctor.records import Grade, GradeSet
 from proctor.store.banks import BankRepository
 from proctor.store.batches import BatchRepository
+from proctor.store.caches import ResultCaches
 from proctor.store.corpus import _DISTINCT_RUNS, CorpusRepository
-from proctor.store.cover_cache import CacheRepository
 from proctor.store.grades import FAILED, GRADES_AS_NAMED, GradeRepository
 from proctor.store.inspection import SchemaRepository
 from proctor.store.integrity import ImportRepository
@@ -75,7 +75,7 @@ class Store:
         self.banks = BankRepository(self)
         self.grades = GradeRepository(self)
         self.tallies = TallyRepository(self)
-        self.caches = CacheRepository(self)
+        self.caches = ResultCaches(self)
         self.imports = ImportRepository(self)
         self.review = ReviewRepository(self)
         self.batches = BatchRepository(self)

@@ -22,7 +22,8 @@ from operator import itemgetter
 from typing import Any
 
 from proctor.store.bulk import KEPT_PER_GRADE_SET
-from proctor.store.repository import Repository
+from proctor.store.cover_cache import CoverCache, CoverGrades
+from proctor.store.repository import Facade, Repository
 from proctor.store.response_cache import get_replies, put_replies
 
 _TOP_ROWS = ("SELECT query_id, passage_id, MAX(grade) AS top, COUNT(grade) AS graded, COUNT(*) - COUNT(grade) AS failed"
@@ -39,7 +40,16 @@ SEPARATOR = "\t"
 
 
 class ResultCaches(Repository):
-    """The label and ranked-list caches, and the LLM's response cache (`llm_cache`)."""
+    """Every kept result: the label and ranked-list caches, the EXAM-Cover cache (`cover`, filled the same way)
+    and the LLM's response cache (`llm_cache`)."""
+
+    def __init__(self, store: Facade) -> None:
+        super().__init__(store)
+        self.cover = CoverCache(store, self._fill)
+
+    def cover_grades(self, grade_set_id: str, step: str) -> CoverGrades | None:
+        """What EXAM-Cover needs of one step, per query (`CoverCache.grades`); None when not kept."""
+        return self.cover.grades(grade_set_id, step)
 
     def top_grades(self, grade_set_id: str, step: str) -> Iterator[tuple[str, str, int | None, int, int]]:
         """(query, passage, largest grade, usable grades, failed grades) in (query, passage) order."""

@@ -1,4 +1,5 @@
-"""What EXAM-Cover needs at any threshold, kept per grade set, step and query (`Store.caches`).
+"""What EXAM-Cover needs at any threshold, kept per grade set, step and query (`CoverCache`, read through
+`Store.caches.cover_grades`).
 
 `cover_cache` holds one row per (grade set, step, query): the query's graded question ids in order (JSON),
 its graded passages in order (JSON) and, for each passage in that order, one character per question —
@@ -9,19 +10,20 @@ leaderboard reads a few thousand rows instead of every grade.
 
 Validity is kept exactly as `label_cache`'s (`store/caches.py`): triggers on `grades` drop a grade set's rows
 whenever any of its grades is inserted, updated or deleted, in the same transaction; rows are written only
-inside the write lock taken at once (`ResultCaches._fill`) from what the tables hold inside it, and read by one
-statement. A read-only or busy store, or a step holding a grade that is not an integer in 0..74, is read from
-the grades as before (`None` from `cover_grades`)."""
+inside the write lock taken at once (the `fill` of `ResultCaches` it is given) from what the tables hold inside
+it, and read by one statement. A read-only or busy store, or a step holding a grade that is not an integer in
+0..74, is read from the grades as before (`None` from `cover_grades`)."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from functools import cache
 from itertools import groupby
 from operator import itemgetter
 
-from proctor.store.caches import ResultCaches
+from proctor.store.repository import Facade, Repository
 
 MISSING = "-"
 """The character of a question not graded for the passage: it answers nothing."""
@@ -49,11 +51,19 @@ CoverGrades = list[tuple[str, list[str], list[str], str]]
 """Per query: (query, graded question ids, graded passages, their grade characters concatenated)."""
 
 
-class CacheRepository(ResultCaches):
-    """Every kept result: the EXAM-Cover cache beside the label and ranked-list caches (whose filling it shares)
-    and the response cache."""
+Fill = Callable[[Callable[[], None]], bool]
+"""Runs a function that writes a cache inside the write lock when it can be had at once (False when not)."""
 
-    def cover_grades(self, grade_set_id: str, step: str) -> CoverGrades | None:
+
+class CoverCache(Repository):
+    """The EXAM-Cover cache of a store: read, and kept with the `fill` the other caches of the store use (one
+    way to take the write lock for every cache)."""
+
+    def __init__(self, store: Facade, fill: Fill) -> None:
+        super().__init__(store)
+        self._fill = fill
+
+    def grades(self, grade_set_id: str, step: str) -> CoverGrades | None:
         """Per query in query order: its graded questions (sorted), graded passages (sorted) and their grade
         characters (see the module); None when not kept (read-only or busy store, grades it cannot hold, no
         grades): then read `graded_questions` and `answered` (or `label_histogram`)."""

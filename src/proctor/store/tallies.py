@@ -77,7 +77,7 @@ class TallyRepository(Repository):
 
     def label_histogram(self, grade_set_id: str, step: str) -> Iterator[tuple[str, str, int | None, int]]:
         """(query, passage, grade, n) in (query, passage) order: how many of the pair's questions gave each grade
-        (grade None: failed). At one question the largest grade suffices: `CacheRepository.top_grades`."""
+        (grade None: failed). At one question the largest grade suffices: `ResultCaches.top_grades`."""
         yield from self.db.execute(
             f"SELECT query_id, passage_id, grade, COUNT(*) FROM grades WHERE series = {SERIES}"
             " GROUP BY query_id, passage_id, grade ORDER BY query_id, passage_id, grade DESC", (grade_set_id, step))
