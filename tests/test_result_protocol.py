@@ -36,9 +36,9 @@ NOT_FROZEN_YET = {
     "Coverage": "counts added while a leaderboard is made (evaluate.coverage)",
     "Report": "analyze_report's analyze.report.Report, filled while the report is written",
 }
-"""Results still filled in place by the layer that makes them (a `Leaderboard` renders itself but is not frozen;
-the others have neither `to_json` nor `render` yet): they join the protocol when they are built in one go
-(issue 38, left to the owners of those builders)."""
+"""Results still filled in place by the layer that makes them (a `Leaderboard` and a `Coverage` render themselves
+but are not frozen; the import reports and the `analyze` report have neither `to_json` nor `render` yet): they join
+the protocol when they are built in one go (issue 38, left to the owners of those builders)."""
 
 
 @pytest.fixture(scope="module")
@@ -72,6 +72,7 @@ def results(tmp_path_factory) -> dict[str, object]:
         "LeaderboardReport": api.leaderboard_report(store, measures=["P@3"], min_grade=4, labels=labels, fmt="json",
                                                     significance=api.SignificanceSettings(samples=100)),
         "QrelsReport": api.qrels_report(store, labels, binary=True, min_grade=4),
+        "Coverage": api.labels_coverage(store, replayed, api.qrels(store, labels)[1]),
         "Comparison": api.significance(board, samples=100),
         "ComparisonReport": api.compare(folder / "p3.json", api.SignificanceSettings(samples=100)),
         "Correlation": api.correlate(board, folder / "official.json", bootstrap=20),

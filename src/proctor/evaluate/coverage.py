@@ -12,9 +12,10 @@ again.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from proctor.options.evaluation import EvaluationOptions
 from proctor.options.model import default
@@ -87,6 +88,24 @@ class Coverage:
                 "per_system": self.per_system, "counts": self.counts,
                 "floor": {"min_queries": self.floor.min_queries, "min_graded": self.floor.min_graded},
                 "below_floor": bool(self.warnings), "warnings": self.warnings}
+
+    formats: ClassVar[tuple[str, ...]] = ("text", "json", "md")
+
+    def to_json(self) -> dict[str, Any]:
+        """`as_dict()` as plain JSON data (what `render("json")` writes, parsed)."""
+        return json.loads(json.dumps(self.as_dict()))
+
+    def render(self, fmt: str | None = None) -> str:
+        """`text` (`summary()`), `json` (`as_dict()`) or `md` (`banner()`)."""
+        if fmt in (None, "text"):
+            return self.summary() + "\n"
+        if fmt == "json":
+            return json.dumps(self.as_dict(), indent=2) + "\n"
+        if fmt == "md":
+            return "\n".join(self.banner())
+        from proctor.errors import UsageError
+
+        raise UsageError(f"unknown format {fmt!r}: {', '.join(self.formats)}")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Coverage:
