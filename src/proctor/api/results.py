@@ -32,10 +32,6 @@ class Result(Protocol):
         ...
 
 
-Rendered = Result
-"""The name `api.render`'s argument had before every result rendered itself."""
-
-
 def format_of(result: Result, fmt: str | None) -> str:
     """The format `fmt` of the result (None: its default), or a `UsageError` naming the ones it has."""
     fmt = fmt or result.formats[0]
