@@ -16,6 +16,7 @@ import pytest
 from conftest import seed_demo
 from fake_openai import FakeOpenAI
 from proctor import api
+from proctor.api import commands
 from proctor.api.rendering import Leaderboards
 from proctor.api.results import Result
 from proctor.errors import UsageError
@@ -41,6 +42,11 @@ but are not frozen; the import reports and the `analyze` report have neither `to
 the protocol when they are built in one go (issue 38, left to the owners of those builders)."""
 
 
+def _door(name: str):
+    """An API name, from the notebook verbs or the command plumbing (`api.commands`), wherever it lives now."""
+    return getattr(api, name) if name in api.__all__ else getattr(commands, name)
+
+
 @pytest.fixture(scope="module")
 def results(tmp_path_factory) -> dict[str, object]:
     """One of every result, made by the API on the demo store (two grade sets: replayed and the test server's)."""
@@ -53,14 +59,15 @@ def results(tmp_path_factory) -> dict[str, object]:
     made: dict[str, object] = {"Graded": api.grade(store, "self-rating", f"replay:{recorded}", progress=False)}
     replayed = made["Graded"].grade_set  # type: ignore[attr-defined]
     with FakeOpenAI() as server:
-        job = api.grade_job("self-rating", "openai:judge", base_url=server.base_url, progress=False)
-        made["GradeOutcome"] = api.run_grade_job(store, job)
+        job = _door("grade_job")("self-rating", "openai:judge", base_url=server.base_url, progress=False)
+        made["GradeOutcome"] = _door("run_grade_job")(store, job)
         served = made["GradeOutcome"].grade_set  # type: ignore[attr-defined]
         made["ProbeReport"] = api.probe(store, served.id, "injection", sample=2, llm="openai:judge",
                                         base_url=server.base_url)
-        request = api.generation_request("openai:judge", str(folder / "generated.jsonl"), retries=1,
-                                         queries=str(folder / "collection" / "queries.tsv"), base_url=server.base_url)
-        made["Generated"] = api.generate_bank_file(request)
+        request = _door("generation_request")("openai:judge", str(folder / "generated.jsonl"), retries=1,
+                                              queries=str(folder / "collection" / "queries.tsv"),
+                                              base_url=server.base_url)
+        made["Generated"] = _door("generate_bank_file")(request)
     labels = api.LabelChoice(grade_set=replayed.id)
     board = api.leaderboard(store, measure="P@3", min_grade=4, labels=labels)
     (folder / "p3.json").write_text(board.render("json", per_query=True))
@@ -69,9 +76,10 @@ def results(tmp_path_factory) -> dict[str, object]:
         "StoreInfo": api.info(store), "Leaderboard": board,
         "Leaderboards": Leaderboards(tuple(api.leaderboards(store, measures=["P@3", "RR"], min_grade=4,
                                                               labels=labels))),
-        "LeaderboardReport": api.leaderboard_report(store, measures=["P@3"], min_grade=4, labels=labels, fmt="json",
-                                                    significance=api.SignificanceSettings(samples=100)),
-        "QrelsReport": api.qrels_report(store, labels, binary=True, min_grade=4),
+        "LeaderboardReport": _door("leaderboard_report")(store, measures=["P@3"], min_grade=4, labels=labels,
+                                                         fmt="json",
+                                                         significance=api.SignificanceSettings(samples=100)),
+        "QrelsReport": _door("qrels_report")(store, labels, binary=True, min_grade=4),
         "Coverage": api.labels_coverage(store, replayed, api.qrels(store, labels)[1]),
         "Comparison": api.significance(board, samples=100),
         "ComparisonReport": api.compare(folder / "p3.json", api.SignificanceSettings(samples=100)),
@@ -85,11 +93,11 @@ def results(tmp_path_factory) -> dict[str, object]:
         "GradeSetChange": api.retry_failed(store, served.id),
         "Ensemble": api.ensemble(store, [replayed.id, served.id], "mean"),
         "BankExport": api.export_bank(store, str(folder / "bank.yaml"), "yaml"),
-        "Exported": api.export_request("judgments").run(store),
+        "Exported": _door("export_request")("judgments").run(store),
     }
     made["BankDiff"] = api.diff_banks(folder / "bank.yaml", folder / "bank.yaml")
-    made["BankImpact"] = api.impact_request(folder / "collection" / "bank.jsonl", folder / "bank.yaml",
-                                            grade_set=replayed.id, measure="P@3", min_grade=4).run(store)
+    made["BankImpact"] = _door("impact_request")(folder / "collection" / "bank.jsonl", folder / "bank.yaml",
+                                                 grade_set=replayed.id, measure="P@3", min_grade=4).run(store)
     store.close()
     return made
 
@@ -97,8 +105,8 @@ def results(tmp_path_factory) -> dict[str, object]:
 def _declared_results() -> set[str]:
     """The names of the types the API's functions are declared to return (and their requests' `run`)."""
     names = set()
-    for name in api.__all__:
-        value = getattr(api, name)
+    for name in [*api.__all__, *commands.__all__]:
+        value = _door(name)
         annotated = [value] if callable(value) and not isinstance(value, type) else []
         if isinstance(value, type) and hasattr(value, "run"):
             annotated.append(value.run)
