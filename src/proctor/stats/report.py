@@ -7,7 +7,6 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Protocol
 
-from proctor.errors import UsageError
 from proctor.markdown import escape
 
 COLUMNS = ("a", "b", "n_queries", "mean_a", "mean_b", "difference", "t", "p_t", "p_t_adjusted", "significant_t",
@@ -32,8 +31,6 @@ def as_dict(comparison: Comparison) -> dict[str, Any]:
 
 def render_comparison(comparison: Comparison, fmt: str, title: str = "") -> str:
     """`tsv`, `json` or `md` text."""
-    if fmt not in comparison.formats:
-        raise UsageError(f"unknown format {fmt!r}: {', '.join(comparison.formats)}")
     if fmt == "json":
         return json.dumps(as_dict(comparison), indent=2) + "\n"
     columns = [c for c in COLUMNS if any(c in row for row in comparison.pairs)] or list(COLUMNS[:6])
