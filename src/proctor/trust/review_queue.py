@@ -100,7 +100,7 @@ def top_questions(store: Store, grade_set: GradeSet) -> dict[tuple[str, str], st
     return {key: question for key, (_, question) in best.items()}
 
 
-def review_queue(store: Store, grade_set: GradeSet, *, min_grade: int, depth: int = 20, limit: int = 50,
+def review_queue(store: Store, grade_set: GradeSet, *, min_grade: int, depth: int, limit: int,
                  width: int = 5) -> dict[str, Any]:
     """The queue (highest priority first, `limit` items) with counts of every sign over all passages."""
     labels = exam_qrels(store, grade_set)
