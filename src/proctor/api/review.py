@@ -6,7 +6,7 @@ The review app's pages and routes lay this out; the store keeps the SQL."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Coroutine, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -180,13 +180,19 @@ def refuse_regrading(grade_set: GradeSet) -> None:
     refuse_derived(grade_set)
 
 
-async def grade_new_version(store: Store, old: GradeSet, new: GradeSet, config: BackendConfig) -> list:
-    """Grade `new` (a newer version of `old`'s bank) the way `old` was graded, with `config`'s backend (checked
-    first: it must grade with `old`'s model and prompt); the grades of unchanged questions are carried over.
-    Returns the summaries, one per step."""
+def grade_new_version(store: Store, old: GradeSet, new: GradeSet, config: BackendConfig) -> Coroutine[Any, Any, list]:
+    """Grading `new` (a newer version of `old`'s bank) the way `old` was graded, with `config`'s backend, checked
+    now (it must grade with `old`'s model and prompt, and its endpoint answer); the grades of unchanged
+    questions are carried over. Returns the coroutine that grades (run it on an event loop of your own); it
+    returns the summaries, one per step."""
     from proctor.analyze.bank_impact import check_backend, impact_request
     from proctor.grading import grade
 
-    check_backend(old, config)
-    _, summaries = await grade(store, impact_request(old, new, config, progress=False), new)
-    return summaries
+    check_backend(old, config)  # before any loop runs: the check runs one of its own
+    request = impact_request(old, new, config, progress=False)
+
+    async def graded() -> list:
+        _, summaries = await grade(store, request, new)
+        return summaries
+
+    return graded()

@@ -95,8 +95,9 @@ class Jobs:
         store = commands.review_store(self.store_path)
         try:
             assert self.config is not None
+            grading = commands.grade_new_version(store, job.old, job.new, self.config)  # the backend checked first
             job._loop = asyncio.new_event_loop()
-            job._task = job._loop.create_task(commands.grade_new_version(store, job.old, job.new, self.config))
+            job._task = job._loop.create_task(grading)
             job.state = "running"
             if job._cancel:
                 job._task.cancel()
