@@ -184,3 +184,15 @@ def test_commands_import_nothing_past_the_door():
                          if n != "proctor" and not any(n == d or n.startswith(d + ".") for d in CLI_DOOR))
             for name, (_, tree) in _modules().items() if name == "proctor.cli" or name.startswith("proctor.cli.")}
     assert {name: names for name, names in past.items() if names} == {}
+
+
+PLUMBING_USERS = ("proctor.cli", "proctor.review", "proctor.api")
+"""Who may use the command plumbing (`proctor.api.commands`: checked requests, whole-command reports, what the
+review app alone needs): the command line, the review app and the API itself; a notebook, an experiment or the
+AutoJudge judge use the verbs of `proctor.api`."""
+
+
+def test_only_the_command_line_and_the_review_app_use_the_command_plumbing():
+    users = sorted(name for name, (_, tree) in _modules().items() if "proctor.api.commands" in _proctor_imports(tree)
+                   and not any(name == u or name.startswith(u + ".") for u in PLUMBING_USERS))
+    assert users == []

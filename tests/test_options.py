@@ -18,11 +18,14 @@ from proctor.experiment.schema import BACKEND_KEYS, EVALUATE_KEYS, GRADE_KEYS, E
 from proctor.grading.engine import GradeOptions
 from proctor.llm.config import BackendConfig
 from proctor.llm.openai_backend import OpenAIOptions
+from proctor.options.analysis import AnalysisOptions, VerifyOptions
 from proctor.options.backend import BackendOptions
 from proctor.options.evaluation import EvaluationOptions
 from proctor.options.grading import GradingOptions
 from proctor.options.model import base_type, default, flag, names, spec, toml_keys, toml_type, type_of
 from proctor.options.numeric import RULES
+from proctor.options.probe import ProbeOptions
+from proctor.options.review import ReviewOptions
 
 MODELS = (BackendOptions, GradingOptions, EvaluationOptions)
 COMMANDS = {  # the commands whose flags are derived from each model, and the defaults a command states itself
@@ -31,7 +34,11 @@ COMMANDS = {  # the commands whose flags are derived from each model, and the de
     GradingOptions: {"grade": {}},
     EvaluationOptions: {"leaderboard": {"measure": None, "min_grade": None, "missing": None},
                         "qrels": {"min_grade": None}, "correlate": {"bootstrap": None}},
+    AnalysisOptions: {"analyze": {}}, VerifyOptions: {"verify": {}}, ProbeOptions: {"probe": {}},
+    ReviewOptions: {"review": {}},
 }
+COMMAND_MODELS = (AnalysisOptions, VerifyOptions, ProbeOptions, ReviewOptions)
+"""The models of one command each: every field is a flag of that command (the verb's keywords in Python)."""
 
 
 def _parsers() -> dict[str, argparse.ArgumentParser]:
@@ -50,8 +57,8 @@ def _action(parser: argparse.ArgumentParser, option: str) -> argparse.Action | N
     return next((a for a in parser._actions if option in a.option_strings), None)  # noqa: SLF001
 
 
-CASES = [(model, command, name) for model in MODELS for command in COMMANDS[model] for name in names(model)
-         if spec(model, name).cli]
+CASES = [(model, command, name) for model in (*MODELS, *COMMAND_MODELS) for command in COMMANDS[model]
+         for name in names(model) if spec(model, name).cli]
 
 
 @pytest.mark.parametrize("model,command,name", CASES, ids=[f"{c}:{n}" for _, c, n in CASES])
@@ -167,3 +174,29 @@ def test_a_backend_option_is_written_once():
         if found and name not in ("proctor/options/backend.py", "proctor/options/numeric.py"):
             places[name] = found
     assert places == {}
+
+
+@pytest.mark.parametrize("model", COMMAND_MODELS, ids=lambda m: m.__name__)
+def test_a_command_of_one_model_takes_every_field_as_a_flag_and_reads_it_back(model):
+    (command,) = COMMANDS[model]
+    parser = _parsers()[command]
+    assert [flag(model, n) for n in names(model) if _action(parser, flag(model, n)) is None] == []
+    required = {"analyze": ["--official", "O", "--out", "D"], "probe": ["--grade-set", "g", "--attack", "injection"],
+                "verify": ["answers"]}.get(command, [])
+    args = build_parser().parse_args([*command.split(), "--store", "s.db", *required])
+    from proctor.options.model import from_args
+
+    assert from_args(model, args) == model()  # the command line's defaults are the model's
+
+
+def test_an_option_models_fields_are_the_verbs_keywords():
+    assert AnalysisOptions(measures=" P@20, AP,").measures == ("P@20", "AP") == AnalysisOptions(
+        measures=["P@20", "AP"]).measures
+    assert AnalysisOptions().plotted == "P@20" and AnalysisOptions(plot_measure="AP").plotted == "AP"
+    assert AnalysisOptions().judged_relevant == EvaluationOptions().judged_relevant == 1  # one default (docs)
+    assert ReviewOptions().depth == GradingOptions().depth
+    assert VerifyOptions().min_grade == ReviewOptions().min_grade == EvaluationOptions().min_grade
+    from proctor import api
+
+    with pytest.raises(TypeError, match="no_such_option"):
+        api.analyze(None, "official.json", "out", no_such_option=1)  # type: ignore[arg-type]

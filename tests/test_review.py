@@ -132,8 +132,11 @@ def test_a_generated_token_is_random_and_short_tokens_are_refused():
     first, second = check_bind("0.0.0.0", None, True), check_bind("::", None, True)
     assert first != second and len(first) >= 24
     assert check_bind("127.0.0.1", None, False) is None and check_bind("::1", None, False) is None
-    with pytest.raises(UsageError, match="--token"):
-        check_bind("192.168.1.5", None, False)
+    with pytest.raises(UsageError, match="^host 192.168.1.5 exposes the review app beyond this machine: give token T "
+                       r"\(or generate_token\)") as refused:
+        check_bind("192.168.1.5", None, False)  # the parameters' names in Python, the flags on the command line:
+    assert refused.value.as_options().startswith("--host 192.168.1.5 exposes the review app beyond this machine: "
+                                                 "give --token T (or --generate-token)")
     with pytest.raises(UsageError, match="16 characters"):
         check_bind("0.0.0.0", "short", False)
 

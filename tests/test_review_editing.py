@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from proctor.api import commands
 from proctor.errors import UsageError
 from proctor.review import editing
 from proctor.store import Store
@@ -52,7 +53,7 @@ def test_edits_go_into_a_draft_published_as_a_new_version_beside_the_old(store):
 def test_a_save_from_an_older_revision_is_refused_with_the_other_edit(store):
     first = _q1(store)[0]
     editing.edit_question(store, "bank", first["question_id"], 0, "ann", action="edit", text="Ann's wording")
-    with pytest.raises(editing.Conflict) as refused:
+    with pytest.raises(commands.Conflict) as refused:
         editing.edit_question(store, "bank", first["question_id"], 0, "bob", action="edit", text="Bob's wording")
     assert refused.value.other["reviewer"] == "ann" and refused.value.other["after"]["text"] == "Ann's wording"
     assert _q1(store)[0]["text"] == "Ann's wording" and len(store.review.audit()) == 1

@@ -79,7 +79,7 @@ def test_the_queue_puts_disagreeing_members_first_and_leaves_reviewed_passages_o
     path, eid = ensemble_store
     store = api.open_store(path)
     grade_set = api.LabelChoice(grade_set=eid).resolve(store)
-    queue = api.to_review(store, eid, min_grade=4, limit=100)
+    queue = api.review_queue(store, eid, min_grade=4, limit=100)
     items = queue["items"]
     assert items and queue["queued"] == len(items) and queue["reviewed"] == 0
     assert [i["priority"] for i in items] == sorted((i["priority"] for i in items), reverse=True)

@@ -216,15 +216,15 @@ def test_a_passage_whose_verdict_went_stale_comes_back_to_the_review_queue(grade
     shutil.copyfile(graded_template, store_path)
     store = api.open_store(store_path)
     try:
-        first = api.to_review(store, min_grade=3, limit=100)["items"][0]
+        first = api.review_queue(store, min_grade=3, limit=100)["items"][0]
         pair = (first["query_id"], first["passage_id"])
         with store.transaction():
             store.review.add_review_judgment(*pair, 2, "alice", None)
-        queued = {(i["query_id"], i["passage_id"]) for i in api.to_review(store, min_grade=3, limit=100)["items"]}
+        queued = {(i["query_id"], i["passage_id"]) for i in api.review_queue(store, min_grade=3, limit=100)["items"]}
         assert pair not in queued
         with store.transaction():
             store.corpus.upsert_passages([(pair[1], "A corrected text of the passage.")])
-        again = api.to_review(store, min_grade=3, limit=100)
+        again = api.review_queue(store, min_grade=3, limit=100)
         assert pair in {(i["query_id"], i["passage_id"]) for i in again["items"]} and again["reviewed"] == 0
         assert store.review.stale_review_judgments()[pair[0]][pair[1]]["stale"] == "the passage text changed since"
     finally:

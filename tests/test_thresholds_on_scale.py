@@ -65,8 +65,8 @@ def test_the_review_queue_refuses_a_threshold_off_the_scale(thomas, min_grade):
     s = api.open_store(store)
     try:
         with pytest.raises(UsageError, match="grades 0-2, so the threshold must be 1..2"):
-            api.to_review(s, grade_set, min_grade=min_grade)
-        assert api.to_review(s, grade_set, min_grade=2)["items"]
+            api.review_queue(s, grade_set, min_grade=min_grade)
+        assert api.review_queue(s, grade_set, min_grade=2)["items"]
     finally:
         s.close()
 

@@ -22,7 +22,7 @@ from proctor.analyze.robustness_section import probe_section
 from proctor.analyze.tables import Table
 from proctor.analyze.trust_section import coverage_cells, grade_set_coverage, intervals_part, warnings_section
 from proctor.errors import UsageError
-from proctor.evaluate.coverage import DEFAULT_FLOOR, Coverage, Floor
+from proctor.evaluate.coverage import Coverage, Floor
 from proctor.evaluate.leaderboard import Leaderboard, measure_leaderboard
 from proctor.evaluate.leaderboard_files import LeaderboardFile
 from proctor.evaluate.measures import parse_measure
@@ -30,35 +30,13 @@ from proctor.evaluate.sources import exam_qrels, load_runs
 from proctor.evaluate.sweep import sweep_boards
 from proctor.gradesets.ensemble import fresh_grade_sets
 from proctor.markdown import escape
-from proctor.options.evaluation import EvaluationOptions
+from proctor.options.analysis import AnalysisOptions
 from proctor.outputs import folder_target, write_text
 from proctor.records import GradeSet
 from proctor.store import Store
 
-MEASURES = ("P@20", "nDCG@10", "RR", "AP", "Rprec")
 TAUS = (1, 2, 3, 4, 5)
-
-
-@dataclass
-class AnalyzeOptions:
-    """What `proctor analyze` sweeps and against what."""
-
-    official_name: str
-    judged_relevant: int = EvaluationOptions.judged_relevant
-    measures: tuple[str, ...] = MEASURES
-    taus: tuple[int, ...] = TAUS
-    budget: int = 20
-    missing_cover: str = "zero"
-    per_query_measure: str = "nDCG@10"
-    per_query_tau: int = 3
-    plot_measure: str | None = None
-    """The EXAM-Qrels measure the scatter and renormalised plots show (default: the first of `measures`)."""
-    plot_tau: int = 3
-    """τ of the plotted EXAM-Qrels (binary measures) and EXAM-Cover leaderboards."""
-    floor: Floor = DEFAULT_FLOOR
-    """Below it, a grade set's numbers are flagged (banner, and warnings on standard error)."""
-    extra_sections: tuple[Section, ...] = ()
-    """Sections the layers above add at the end (the prediction-powered leaderboards of `api.reports`)."""
+"""The relevance levels τ the report sweeps."""
 
 
 @dataclass
@@ -79,14 +57,18 @@ class Report:
     """Grade sets below the floor, one line each (the command prints them on standard error)."""
 
 
-def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, out: Path) -> Report:
-    """Run the meta-evaluation and write it into `out`; returns what was written."""
+def analyze(store: Store, official: LeaderboardFile, official_name: str, options: AnalysisOptions, out: Path, *,
+            extra_sections: tuple[Section, ...] = ()) -> Report:
+    """Run the meta-evaluation against the `official` leaderboard (read from the file `official_name`) and write
+    it into `out`, with the `extra_sections` the layers above add at the end (the prediction-powered
+    leaderboards of `api.reports`); returns what was written."""
     folder_target(out, "{out}")
     if (out / "plots").is_symlink():
         raise UsageError(f"{{out}} {out}: plots is a symlink; Proctor writes only into folders of its own",
                          params=("out",))
     (out / "plots").mkdir(exist_ok=True)
     report = Report()
+    floor = Floor(options.floor_queries, options.floor_graded)
     runs = load_runs(store, None)
     judgments = store.corpus.judgments()
     every = [s for s in fresh_grade_sets(store) if not s.intermediate]
@@ -94,9 +76,9 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
     report.slugs = _slugs(every)
     correlation_table = Table(["method", "model", "τ"] + [f"{m} {c}" for m in options.measures for c in ("ρ", "τ")]
                               + ["Cover ρ", "Cover τ", "grade set"],
-                              caption=f"Leaderboard correlation with {options.official_name} (Spearman ρ, "
+                              caption=f"Leaderboard correlation with {official_name} (Spearman ρ, "
                               f"Kendall τ-b); EXAM-Qrels at relevance level τ, EXAM-Cover at grade ≥ τ with "
-                              f"budget {options.budget}, missing queries: {options.missing_cover}. Bold: best "
+                              f"budget {options.budget}, missing queries: {options.missing}. Bold: best "
                               "per column where the column's values differ. nDCG ignores τ.")
     missing: dict[str, list[str]] = {}
     labels: dict[str, dict[str, dict[str, int]]] = {}
@@ -106,9 +88,9 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
                                      "grades: no leaderboards, plots or per-query correlations for it.")
             continue
         labels[grade_set.id] = exam_qrels(store, grade_set)  # computed once, used by every step below
-        report.coverage[grade_set.id] = grade_set_coverage(store, grade_set, labels[grade_set.id], options.floor)
-        boards = sweep_boards(store, grade_set, runs, taus=options.taus, measures=options.measures,
-                              budget=options.budget, missing_cover=options.missing_cover, qrels=labels[grade_set.id])
+        report.coverage[grade_set.id] = grade_set_coverage(store, grade_set, labels[grade_set.id], floor)
+        boards = sweep_boards(store, grade_set, runs, taus=TAUS, measures=options.measures,
+                              budget=options.budget, missing_cover=options.missing, qrels=labels[grade_set.id])
         rows = [_correlate(board, official, grade_set) for board in boards]  # one leaderboard held at a time
         report.correlations.extend(rows)
         missing = rows[0]["missing"] if rows else missing
@@ -127,26 +109,31 @@ def analyze(store: Store, official: LeaderboardFile, options: AnalyzeOptions, ou
     _answers_section(report, store, official, [s for s in every if is_answer_set(s)], out)
     _write_correlations(report, out, correlation_table)
     if judgments and grade_sets:
-        agreement = store_agreement(store, options.judged_relevant, labels={(k, 1): v for k, v in labels.items()},
-                                    judgments=judgments)
-        write_text(out / "agreement.json", json.dumps(agreement, indent=2))
-        text = agreement_render.markdown(agreement)
-        write_text(out / "agreement.md", text)
-        report.files += [out / "agreement.json", out / "agreement.md"]
-        tables = [(heading if n == 0 else None, t) for heading, group in agreement_render.sections(agreement)
-                  for n, t in enumerate(group)]
-        report.sections.append(Section("Agreement with human judgments", text, tables,
-                                       [agreement_render.title(agreement)]))
-    _write_report(report, out, options)
+        _agreement(report, store, out, labels, judgments, options.judged_relevant)
+    report.sections += extra_sections
+    _write_report(report, out, official_name, options)
     return report
 
 
+def _agreement(report: Report, store: Store, out: Path, labels: dict, judgments: dict, judged_relevant: int) -> None:
+    """Agreement of every grade set's labels with the human judgments (>= `judged_relevant` relevant)."""
+    agreement = store_agreement(store, judged_relevant, labels={(k, 1): v for k, v in labels.items()},
+                                judgments=judgments)
+    write_text(out / "agreement.json", json.dumps(agreement, indent=2))
+    text = agreement_render.markdown(agreement)
+    write_text(out / "agreement.md", text)
+    report.files += [out / "agreement.json", out / "agreement.md"]
+    tables = [(heading if n == 0 else None, t) for heading, group in agreement_render.sections(agreement)
+              for n, t in enumerate(group)]
+    report.sections.append(Section("Agreement with human judgments", text, tables, [agreement_render.title(agreement)]))
+
+
 def _intervals(report: Report, out: Path, grade_set: GradeSet, runs: Any, labels: dict,
-               options: AnalyzeOptions) -> None:
+               options: AnalysisOptions) -> None:
     """The plotted measure's leaderboard with bootstrap intervals: a figure and a table section."""
     name = f"{grade_set.variant} / {grade_set.model} ({grade_set.id})"
     figure, section = intervals_part(out, report.slugs[grade_set.id], name, grade_set, runs, labels,
-                                     options.plot_measure or options.measures[0], options.plot_tau)
+                                     options.plotted, options.plot_tau)
     report.figures.append(figure)
     report.sections.append(section)
 
@@ -167,10 +154,10 @@ def _probes(report: Report, store: Store, grade_sets: list[GradeSet], out: Path)
         report.files.append(out / "probes.json")
 
 
-def _correlation_rows(grade_set: GradeSet, rows: list[dict], options: AnalyzeOptions) -> list[list[object]]:
+def _correlation_rows(grade_set: GradeSet, rows: list[dict], options: AnalysisOptions) -> list[list[object]]:
     """One row of the correlation table per τ: ρ and τ of every measure, then of EXAM-Cover."""
     table = []
-    for tau in options.taus:
+    for tau in TAUS:
         row: list[object] = [grade_set.variant, grade_set.model, tau]
         for name in options.measures:
             hit = _find(rows, "EXAM-Qrels", parse_measure(name).name, tau)
@@ -234,9 +221,9 @@ def _slugs(grade_sets: list[GradeSet]) -> dict[str, str]:
 
 
 def _plots(report: Report, out: Path, official: LeaderboardFile, grade_set: GradeSet, rows: list[dict],
-           options: AnalyzeOptions) -> None:
+           options: AnalysisOptions) -> None:
     """Scatter and renormalised plots of the chosen configuration (never the best of the sweep)."""
-    measure = parse_measure(options.plot_measure or options.measures[0]).name
+    measure = parse_measure(options.plotted).name
     chosen = [r for r in (_find(rows, "EXAM-Qrels", measure, options.plot_tau),
                           _find(rows, "EXAM-Cover", "cover", options.plot_tau)) if r]
     name = f"{grade_set.variant} / {grade_set.model} ({grade_set.id})"
@@ -313,10 +300,9 @@ def _missing_text(missing: dict[str, list[str]]) -> str:
     return ("Systems left out of the correlations (" + "; ".join(parts) + ").") if parts else ""
 
 
-def _write_report(report: Report, out: Path, options: AnalyzeOptions) -> None:
-    report.sections += options.extra_sections
-    about = (f"Official leaderboard: {options.official_name}. Measures {', '.join(options.measures)}; τ = "
-             f"{', '.join(map(str, options.taus))}; cover budget {options.budget}; judgments >= "
+def _write_report(report: Report, out: Path, official_name: str, options: AnalysisOptions) -> None:
+    about = (f"Official leaderboard: {official_name}. Measures {', '.join(options.measures)}; τ = "
+             f"{', '.join(map(str, TAUS))}; cover budget {options.budget}; judgments >= "
              f"{options.judged_relevant} count as relevant.")
     md = [f"# Proctor meta-evaluation\n\n{escape(about)}\n"]
     for section in report.sections:

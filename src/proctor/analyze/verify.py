@@ -16,6 +16,7 @@ from typing import Any
 
 from proctor.errors import UsageError
 from proctor.markdown import escape
+from proctor.options.analysis import VerifyOptions
 from proctor.records import GradeSet
 from proctor.store import Store
 
@@ -24,22 +25,11 @@ Row = tuple[str, str, str, int | None]
 REPORTS = ("answers", "spurious", "uncovered", "distribution")
 
 
-@dataclass
-class VerifyOptions:
-    """Which grades, thresholds and how much to show."""
-
-    grade_set: GradeSet
-    min_grade: int = 4
-    judged_relevant: int = 1
-    limit: int = 5
-    query: str | None = None
-
-
-def build_report(store: Store, report: str, options: VerifyOptions) -> dict[str, Any]:
-    """The named report as data (rendered by `render_text` / `render_markdown` or dumped as JSON)."""
+def build_report(store: Store, report: str, grade_set: GradeSet, options: VerifyOptions) -> dict[str, Any]:
+    """The named report of `grade_set` as data (rendered by `render_text` / `render_markdown` or dumped as
+    JSON)."""
     if report not in REPORTS:
         raise UsageError(f"unknown report {report!r}; choose one of {', '.join(REPORTS)}")
-    grade_set = options.grade_set
     grades = [g for g in store.grades.records(grade_set, grade_set.step) if g.question_id
               and (options.query is None or g.query_id == options.query)]
     if not grades:
@@ -69,7 +59,7 @@ def _answers(grades, questions, judgments, store, options) -> dict[str, Any]:
                       "answered": sum(g.grade >= options.min_grade for g in rows), "graded": len(rows),
                       "passages": [{"passage_id": g.passage_id, "grade": g.grade, "answer": g.answer,
                                     "judgment": judgments.get(qid, {}).get(g.passage_id)}
-                                   for g in rows[: options.limit]]})
+                                   for g in rows[: options.shown]]})
     return {"questions": items}
 
 
@@ -157,8 +147,8 @@ def _spurious(grades, questions, judgments, store, options) -> dict[str, Any]:
     per_query: dict[str, list] = defaultdict(list)
     for item in items:
         per_query[item["query_id"]].append(item)
-    return {"questions": items[: options.limit * max(1, len(per_query))] if options.query is None else items,
-            "most_spurious_per_query": {q: [i["question_id"] for i in rows[: options.limit]]
+    return {"questions": items[: options.shown * max(1, len(per_query))] if options.query is None else items,
+            "most_spurious_per_query": {q: [i["question_id"] for i in rows[: options.shown]]
                                         for q, rows in sorted(per_query.items())},
             "spurious_rule": SPURIOUS_RULE}
 

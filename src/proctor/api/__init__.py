@@ -37,14 +37,17 @@ _NAMES = {
     "proctor.api.modes": "Correction LeaderboardFormat Metric Missing Normalize Rule TableFormat Tests TextFormat Ties",
     "proctor.api.ppi": "PPICalibration PPILeaderboard check_ppi_calibration ppi_calibration ppi_leaderboard",
     "proctor.api.rendering": "as_rows render to_frame",
-    "proctor.api.reports": "DEFAULT_MEASURES AnalyzeRequest analyze_report analyze_request",
+    "proctor.api.reports": "analyze",
     "proctor.api.results": "Notice Report",
     "proctor.api.significance": "ComparisonReport SignificanceSettings compare compare_file significance",
     "proctor.api.stores": "DEFAULT_LOCK_TIMEOUT StoreError StoreInfo info info_text open_store",
-    "proctor.api.trust": "ATTACKS GUARDS Calibration CalibrationRequest ProbeReport ProbeRequest calibrate "
-                         "calibration_request probe probe_request render_probe to_review",
-    "proctor.api.verification": "VERIFY_REPORTS Verification verify",
+    "proctor.api.trust": "Calibration CalibrationRequest ProbeReport calibrate calibration_request probe "
+                         "review_queue",
+    "proctor.api.verification": "Verification verify",
     "proctor.errors": "UsageError",
+    "proctor.options.analysis": "AnalysisOptions VerifyOptions",
+    "proctor.options.probe": "ProbeOptions",
+    "proctor.options.review": "ReviewOptions",
     "proctor.records": "GradeSet",
     "proctor.store": "Store",
 }
@@ -164,10 +167,7 @@ if TYPE_CHECKING:  # the names of `_NAMES`, for type checkers and editors
     from proctor.api.rendering import as_rows as as_rows
     from proctor.api.rendering import render as render
     from proctor.api.rendering import to_frame as to_frame
-    from proctor.api.reports import DEFAULT_MEASURES as DEFAULT_MEASURES
-    from proctor.api.reports import AnalyzeRequest as AnalyzeRequest
-    from proctor.api.reports import analyze_report as analyze_report
-    from proctor.api.reports import analyze_request as analyze_request
+    from proctor.api.reports import analyze as analyze
     from proctor.api.results import Notice as Notice
     from proctor.api.results import Report as Report
     from proctor.api.significance import ComparisonReport as ComparisonReport
@@ -181,21 +181,19 @@ if TYPE_CHECKING:  # the names of `_NAMES`, for type checkers and editors
     from proctor.api.stores import info as info
     from proctor.api.stores import info_text as info_text
     from proctor.api.stores import open_store as open_store
-    from proctor.api.trust import ATTACKS as ATTACKS
-    from proctor.api.trust import GUARDS as GUARDS
     from proctor.api.trust import Calibration as Calibration
     from proctor.api.trust import CalibrationRequest as CalibrationRequest
     from proctor.api.trust import ProbeReport as ProbeReport
-    from proctor.api.trust import ProbeRequest as ProbeRequest
     from proctor.api.trust import calibrate as calibrate
     from proctor.api.trust import calibration_request as calibration_request
     from proctor.api.trust import probe as probe
-    from proctor.api.trust import probe_request as probe_request
-    from proctor.api.trust import render_probe as render_probe
-    from proctor.api.trust import to_review as to_review
-    from proctor.api.verification import VERIFY_REPORTS as VERIFY_REPORTS
+    from proctor.api.trust import review_queue as review_queue
     from proctor.api.verification import Verification as Verification
     from proctor.api.verification import verify as verify
     from proctor.errors import UsageError as UsageError
+    from proctor.options.analysis import AnalysisOptions as AnalysisOptions
+    from proctor.options.analysis import VerifyOptions as VerifyOptions
+    from proctor.options.probe import ProbeOptions as ProbeOptions
+    from proctor.options.review import ReviewOptions as ReviewOptions
     from proctor.records import GradeSet as GradeSet
     from proctor.store import Store as Store

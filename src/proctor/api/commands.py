@@ -10,6 +10,13 @@ from importlib import import_module
 from typing import Any
 
 _NAMES: dict[str, str] = {
+    "proctor.api.reports": "AnalyzeRequest analyze_request",
+    "proctor.api.review": "BackendConfig Conflict LeaderboardFile VerdictBasis VerdictConflict bank_version_of "
+                          "cell_prompt expected_pairs grade_new_version judgment_pool labels_rest_on official_board "
+                          "probe_table qrels_text query_flags queue_for_review refuse_regrading review_backend "
+                          "review_impact review_store rubric_flags",
+    "proctor.api.trust": "ATTACKS GUARDS ProbeRequest probe_request render_probe",
+    "proctor.api.verification": "VERIFY_REPORTS",
 }
 """Module → the command plumbing it gives (moved here from `proctor.api`'s names)."""
 

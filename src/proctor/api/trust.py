@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -13,9 +13,15 @@ from proctor.api.results import JSON, Notice, Report
 from proctor.errors import UsageError
 from proctor.gradesets.resolve import resolve_grade_set
 from proctor.grading.guards import GUARDS as GUARDS  # the guards `probe` takes
+from proctor.options.model import names
+from proctor.options.probe import ProbeOptions
+from proctor.options.review import ReviewOptions
 from proctor.outputs import file_target
 from proctor.robustness.attacks import ATTACKS as ATTACKS  # the attacks `probe` takes (with what each does)
 from proctor.store import Store
+
+PROBE_DEFAULTS = ProbeOptions()
+"""Every probe option at its default."""
 
 
 class Calibration(Report):
@@ -102,18 +108,18 @@ def _budgets(text: str) -> list[int]:
     return values
 
 
-def to_review(store: Store, grade_set: str | None = None, *, min_grade: int = 4, depth: int = 20,
-              limit: int = 50) -> dict[str, JSON]:
+def review_queue(store: Store, grade_set: str | None = None, *, min_grade: int = ReviewOptions.min_grade,
+                 depth: int = ReviewOptions.depth, limit: int = 50) -> dict[str, JSON]:
     """The review app's "to review" queue: labelled passages ordered by how much a human verdict would change
     (pairs of systems it alone decides on P@depth, ensemble members' spread, label at `min_grade`)."""
     from proctor.gradesets.ensemble import check_min_grade
-    from proctor.trust.review_queue import review_queue
+    from proctor.trust.review_queue import review_queue as queue
 
     if limit < 1 or depth < 1:
         raise UsageError("limit and depth must be at least 1")
     chosen = resolve_grade_set(store, grade_set)
     check_min_grade(chosen, min_grade)
-    return review_queue(store, chosen, min_grade=min_grade, depth=depth, limit=limit)
+    return queue(store, chosen, min_grade=min_grade, depth=depth, limit=limit)
 
 
 class ProbeReport(Report):
@@ -169,26 +175,27 @@ class ProbeRequest:
                                                        self.seed, self.llm, dict(self.backend))))
 
 
-def probe_request(grade_set: str, attacks: str | Sequence[str], *, guards: str | Sequence[str] | None = (),
-                  sample: int = 20, seed: int = 0, llm: str | None = None,
+def probe_request(grade_set: str, attacks: str | Sequence[str], options: ProbeOptions = PROBE_DEFAULTS,
                   **backend: str | float | None) -> ProbeRequest:
-    """The options of `probe`, checked (the attack and guard names)."""
+    """The options of `probe`, checked (the attack and guard names); `backend` are `BackendConfig` fields."""
     from proctor.grading.guards import parse_guards
     from proctor.robustness.attacks import parse_attacks
 
+    guards = options.guards
     names = parse_attacks(attacks if isinstance(attacks, str) else ",".join(attacks))
     guard_names = parse_guards(guards if isinstance(guards, str) or guards is None else ",".join(guards) or None)
-    return ProbeRequest(grade_set, names, guard_names, sample, seed, llm, backend)
+    return ProbeRequest(grade_set, names, guard_names, options.sample, options.seed, options.llm, backend)
 
 
-def probe(store: Store, grade_set: str, attacks: str | Sequence[str], *, guards: str | Sequence[str] | None = (),
-          sample: int = 20, seed: int = 0, llm: str | None = None, **backend: str | float | None) -> ProbeReport:
+def probe(store: Store, grade_set: str, attacks: str | Sequence[str], options: ProbeOptions = PROBE_DEFAULTS,
+          **settings: str | float | None) -> ProbeReport:
     """Probe a grade set's judge with attacked copies of non-relevant pool passages (`attacks`: names, or
-    `"a,b"`), without and with each guard (`detect`, `harden`); `llm` defaults to the grade set's backend and
-    model, `backend` are `BackendConfig` fields. Returns the report (what `proctor probe --format json`
+    `"a,b"`), without and with each guard (`options.guards`: `detect`, `harden`); `options.llm` defaults to the
+    grade set's backend and model. `settings` named as `ProbeOptions` fields replace them (`sample=5`), the rest
+    are `BackendConfig` fields (`base_url=...`). Returns the report (what `proctor probe --format json`
     prints)."""
-    return probe_request(grade_set, attacks, guards=guards, sample=sample, seed=seed, llm=llm,
-                         **backend).run(store)
+    ours = {k: settings.pop(k) for k in list(settings) if k in names(ProbeOptions)}
+    return probe_request(grade_set, attacks, replace(options, **ours), **settings).run(store)
 
 
 def render_probe(report: Mapping[str, JSON], fmt: str = "tsv") -> str:

@@ -6,8 +6,11 @@ from __future__ import annotations
 import argparse
 
 from proctor import api
-from proctor.cli.common import add_format, add_store, int_in, note, spelled
+from proctor.api import commands
+from proctor.cli.common import add_format, add_store, note, spelled
 from proctor.options.backend import add_backend_options, given
+from proctor.options.model import add_options, from_args
+from proctor.options.probe import ProbeOptions
 
 DESCRIPTION = f"""\
 Sample --sample N pool passages the humans judged non-relevant (judgment 0; without judgments: those the grade
@@ -19,24 +22,20 @@ control (replies are not taken from the cache). Per attack: passages, mean label
 grade set's label), the share flipped to relevant at the grade set's usual thresholds (its top two grades), and
 how many the guard flagged. See docs/robustness.md.
 
-attacks:  {', '.join(api.ATTACKS)}
+attacks:  {', '.join(commands.ATTACKS)}
 guards:   detect (flags passages that address the judge or copy rubric text verbatim: no grade, listed, counted)
           harden (the prompt fences the passage as data and says to ignore instructions in it; prompt version
           +proctor-harden-1, ours)"""
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(parsers: argparse._SubParsersAction) -> None:
     """Add the `probe` command."""
-    p = commands.add_parser("probe", help="measure how much attacks inflate a grade set's labels (and guards)",
+    p = parsers.add_parser("probe", help="measure how much attacks inflate a grade set's labels (and guards)",
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_store(p)
     p.add_argument("--grade-set", required=True, metavar="ID", help="the grade set to probe (its id or a prefix)")
-    p.add_argument("--attack", required=True, metavar="ATTACK[,ATTACK...]", help=f"of: {', '.join(api.ATTACKS)}")
-    p.add_argument("--guard", metavar="GUARD[,GUARD...]",
-                   help=f"also measure with these guards: {', '.join(api.GUARDS)}")
-    p.add_argument("--sample", type=int_in(1), default=20, metavar="N", help="passages to probe (default 20)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the sample and the attacks (default 0)")
-    p.add_argument("--llm", metavar="SPEC", help="backend spec (default: the grade set's backend and model)")
+    p.add_argument("--attack", required=True, metavar="ATTACK[,ATTACK...]", help=f"of: {', '.join(commands.ATTACKS)}")
+    add_options(p, ProbeOptions, "guards", "sample", "seed", "llm")
     add_backend_options(p)
     add_format(p, api.ProbeReport.formats, "tsv")
     p.set_defaults(func=run, param_flags={"attacks": "--attack", "guards": "--guard"})
@@ -44,8 +43,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Probe and print the report."""
-    request = api.probe_request(args.grade_set, args.attack, guards=args.guard, sample=args.sample, seed=args.seed,
-                                llm=args.llm, **given(args))  # checked before the store is opened
+    request = commands.probe_request(args.grade_set, args.attack, from_args(ProbeOptions, args),
+                                     **given(args))  # checked before the store is opened
     store = api.open_store(args.store, lock_timeout=args.lock_timeout)
     try:
         report = request.run(store)

@@ -126,14 +126,10 @@ def _number(value: float | None) -> str:
 
 
 def _report(store: Store, experiment: Experiment, result: Outputs) -> None:
-    from proctor.analyze.report import AnalyzeOptions, analyze
-    from proctor.evaluate.leaderboard_files import read_official
-
     evaluation, folder = experiment.evaluation, experiment.out / "report"
-    options = AnalyzeOptions(official_name=str(evaluation.official), judged_relevant=evaluation.judged_relevant,
-                             measures=evaluation.measures, budget=evaluation.cover_budgets[0],
-                             missing_cover=evaluation.missing)
-    report = analyze(store, read_official(evaluation.official), options, folder)  # type: ignore[arg-type]
+    options = api.AnalysisOptions(judged_relevant=evaluation.judged_relevant, measures=evaluation.measures,
+                                  budget=evaluation.cover_budgets[0], missing=evaluation.missing)
+    report = api.analyze(store, evaluation.official, folder, options)  # type: ignore[arg-type]
     result.files += [str(f) for f in report.files]
     result.commands.append(command("analyze", "--store", experiment.store, "--official", evaluation.official,
                                    "--out", folder, "--judged-relevant", evaluation.judged_relevant, "--measures",

@@ -7,20 +7,22 @@ import secrets
 import sys
 from pathlib import Path
 
+from proctor.api import commands
 from proctor.errors import UsageError
-from proctor.evaluate.leaderboard_files import LeaderboardFile
-from proctor.llm.config import BackendConfig
 from proctor.options.backend import BackendOptions
+from proctor.options.review import ReviewOptions
 from proctor.review.jobs import Jobs
 from proctor.review.pages import Cache, Thresholds
 from proctor.review.state import ReviewState
-from proctor.store import Store
 
 HERE = Path(__file__).parent
+DEFAULTS = ReviewOptions()
+"""Every option of the review app at its default."""
 
 
-def create_app(store_path: str | Path, *, config: BackendConfig | None = None, token: str | None = None,
-               official: LeaderboardFile | None = None, thresholds: Thresholds | None = None, depth: int = 20):
+def create_app(store_path: str | Path, *, config: commands.BackendConfig | None = None, token: str | None = None,
+               official: commands.LeaderboardFile | None = None, thresholds: Thresholds | None = None,
+               depth: int = ReviewOptions.depth):
     """The ASGI app over one store (writable: reviewers' drafts, audit and judgments are stored in it)."""
     from jinja2 import Environment, FileSystemLoader, select_autoescape
     from starlette.applications import Starlette
@@ -31,11 +33,7 @@ def create_app(store_path: str | Path, *, config: BackendConfig | None = None, t
     from proctor.review.routes import ROUTES, error_handlers
     from proctor.review.security import Guard
 
-    store = Store.open(store_path)
-    if store.read_only and not store.schema.names("review_"):  # a read-only store of schema 4 never reviewed
-        store.close()
-        raise UsageError(f"{store_path}: the review app needs a writable store (attempt to write a readonly "
-                         "database)")
+    store = commands.review_store(store_path)
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True),
                       trim_blocks=True, lstrip_blocks=True)
     state = ReviewState(store, config, official, thresholds or Thresholds(), Cache(depth),
@@ -53,11 +51,12 @@ def check_bind(host: str, token: str | None, generate: bool) -> str | None:
     from proctor.review.security import is_loopback, new_token
 
     if token is not None and len(token) < 16:
-        raise UsageError("--token must be at least 16 characters")
+        raise UsageError("{token} must be at least 16 characters", params=("token",))
     if token is None and not is_loopback(host):
         if not generate:
-            raise UsageError(f"--host {host} exposes the review app beyond this machine: give --token T "
-                             "(or --generate-token) so that every request must carry it")
+            raise UsageError(f"{{host}} {host} exposes the review app beyond this machine: give {{token}} T "
+                             "(or {generate_token}) so that every request must carry it",
+                             params=("host", "token", "generate_token"))
         token = new_token()
     return token
 
@@ -74,7 +73,8 @@ def serve(store_path: str | Path, host: str, port: int, token: str | None, **opt
         try:
             probe.bind((host, port))
         except OSError as exc:
-            raise UsageError(f"--host {host} --port {port}: cannot listen there ({exc.strerror or exc})") from None
+            raise UsageError(f"{{host}} {host} {{port}} {port}: cannot listen there ({exc.strerror or exc})",
+                             params=("host", "port")) from None
     app = create_app(store_path, token=token, **options)
     shown = f"[{host}]" if ":" in host else host
     address = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
@@ -82,19 +82,13 @@ def serve(store_path: str | Path, host: str, port: int, token: str | None, **opt
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
 
 
-def review_app(store_path: str | Path, *, host: str = "127.0.0.1", port: int = 8765, token: str | None = None,
-               generate_token: bool = False, official: str | Path | None = None, min_grade: int = 4,
-               judged_relevant: int = 1, llm: str | None = None, backend: BackendOptions | None = None) -> None:
+def review_app(store_path: str | Path, options: ReviewOptions = DEFAULTS,
+               backend: BackendOptions | None = None) -> None:
     """`proctor review` (`proctor.review_app`): check the bind address and token (`check_bind`), read the official
-    leaderboard for the impact view, then serve the app over the store until interrupted. `llm` (with `backend`'s
-    options) grades what is new; without it the app cannot grade."""
-
-    from proctor.evaluate.leaderboard_files import read_official
-
-    token = check_bind(host, token, generate_token)
-    config = None
-    if llm:
-        config = BackendConfig.of(backend, llm)
-    board = read_official(official) if official else None
-    serve(store_path, host, port, token, config=config, official=board,
-          thresholds=Thresholds(min_grade, judged_relevant))
+    leaderboard for the impact view, then serve the app over the store until interrupted. `options.llm` (with
+    `backend`'s options) grades what is new; without it the app cannot grade."""
+    token = check_bind(options.host, options.token, options.generate_token)
+    config = commands.review_backend(backend, options.llm) if options.llm else None
+    board = commands.official_board(options.official) if options.official else None
+    serve(store_path, options.host, options.port, token, config=config, official=board,
+          thresholds=Thresholds(options.min_grade, options.judged_relevant), depth=options.depth)

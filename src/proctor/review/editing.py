@@ -7,12 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from proctor.api import Store, commands
 from proctor.errors import UsageError
-from proctor.io.banks import Bank
-from proctor.store import Store
-from proctor.store.review import Conflict
 
-__all__ = ["Conflict", "add_question", "bank_of_query", "discard", "draft_questions", "edit_question", "publish"]
+__all__ = ["add_question", "bank_of_query", "discard", "draft_questions", "edit_question", "publish"]
 
 MAX_TEXT = 2000
 
@@ -63,7 +61,7 @@ def parse_answers(text: str) -> list[str] | None:
 def edit_question(store: Store, bank: str, question_id: str, seen: int, reviewer: str, *, action: str,
                   text: str | None = None, answers: list[str] | None = None) -> dict[str, Any]:
     """Apply one change (`edit`, `delete`, `restore`, `spurious`, `not-spurious`) to a question in the
-    bank's draft; refused with `Conflict` when its revision is no longer `seen`. Returns the new record."""
+    bank's draft; refused with `commands.Conflict` when its revision is no longer `seen`. Returns the new record."""
     if action not in ("edit", "delete", "restore", "spurious", "not-spurious"):
         raise UsageError(f"unknown action {action!r}")
     with store.transaction():
@@ -122,7 +120,7 @@ def publish(store: Store, bank: str, reviewer: str) -> str:
             raise UsageError(f"bank {bank} has a newer version ({latest[1] if latest else '?'}) than the draft's base "
                              f"{draft['base_version']}: the draft cannot be published over it")
         kept = [_bank_record(q) for q in questions if q["state"] != "deleted"]
-        version = Bank(questions=kept).version
+        version = commands.bank_version_of(kept)
         if version == draft["base_version"] or not store.banks.add_bank_version(
                 bank, version, f"review draft {draft['draft_id']}", {"review_draft": draft["draft_id"],
                                                                      "published_by": reviewer}, kept):

@@ -11,16 +11,13 @@ import asyncio
 import itertools
 import threading
 import traceback
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from proctor.api import Store, commands
 from proctor.errors import ProctorError, UsageError
-from proctor.io.banks import is_spurious
-from proctor.llm.config import BackendConfig
 from proctor.records import GradeSet
-from proctor.store import Store
 
 _ids = itertools.count(1)
 
@@ -63,7 +60,7 @@ class GradeJob:
 class Jobs:
     """The server's grading jobs (one running at a time)."""
 
-    def __init__(self, store_path: Path, config: BackendConfig | None) -> None:
+    def __init__(self, store_path: Path, config: commands.BackendConfig | None) -> None:
         self.store_path, self.config = store_path, config
         self.jobs: dict[int, GradeJob] = {}
         self.lock = threading.Lock()
@@ -75,10 +72,9 @@ class Jobs:
     def start(self, store: Store, old: GradeSet, pool: dict[str, list[str]]) -> GradeJob:
         """Start grading the newest version of `old`'s bank; refused without a backend or while one runs."""
         if self.config is None or self.config.spec is None:
-            raise UsageError("this server was started without --llm: it cannot grade (restart it with --llm SPEC)")
-        from proctor.analyze.bank_impact import refuse_derived
-
-        refuse_derived(old)
+            raise UsageError("this server was started without {llm}: it cannot grade (restart it with {llm} SPEC)",
+                             params=("llm",))
+        commands.refuse_regrading(old)
         if old.bank is None:
             raise UsageError(f"grade set {old.id} grades no bank")
         latest = store.banks.bank_version(old.bank)
@@ -89,28 +85,23 @@ class Jobs:
         with self.lock:
             if self.running():
                 raise UsageError("a grading job is running: wait for it or cancel it")
-            items = Counter(q["query_id"] for q in store.banks.bank_questions(*latest) if not is_spurious(q))
             job = GradeJob(old, new_grade_set(old, *latest, self.config.spec),
-                           sum(len(pool.get(qid, [])) * n for qid, n in items.items()))
+                           commands.expected_pairs(store, *latest, pool))
             self.jobs[job.id] = job
         threading.Thread(target=self._run, args=(job,), daemon=True, name=f"grade-job-{job.id}").start()
         return job
 
     def _run(self, job: GradeJob) -> None:
-        from proctor.analyze.bank_impact import check_backend, impact_request
-        from proctor.grading import grade
-
-        store = Store.open(self.store_path)
+        store = commands.review_store(self.store_path)
         try:
             assert self.config is not None
-            check_backend(job.old, self.config)
-            request = impact_request(job.old, job.new, self.config, progress=False)
+            grading = commands.grade_new_version(store, job.old, job.new, self.config)  # the backend checked first
             job._loop = asyncio.new_event_loop()
-            job._task = job._loop.create_task(grade(store, request, job.new))
+            job._task = job._loop.create_task(grading)
             job.state = "running"
             if job._cancel:
                 job._task.cancel()
-            _, summaries = job._loop.run_until_complete(job._task)
+            summaries = job._loop.run_until_complete(job._task)
             last = summaries[-1]
             job.summary = {"graded_now": last.graded, "failures": last.failures, "cached": last.cached,
                            "carried_over": summaries[0].by_status.get("carried over", 0)}

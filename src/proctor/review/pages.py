@@ -10,33 +10,27 @@ from urllib.parse import quote
 
 from markupsafe import Markup, escape
 
-from proctor.analyze.verify import SPURIOUS_RULE, question_rates, uncovered_passages
+from proctor.api import LabelChoice, Store, commands
 from proctor.errors import UsageError
-from proctor.evaluate.labels import exam_labels
-from proctor.evaluate.stored_coverage import labels_coverage
-from proctor.gradesets.resolve import resolve_grade_set
-from proctor.grading.pool import judgment_pool
-from proctor.io.banks import is_spurious
+from proctor.options.review import ReviewOptions
 from proctor.records import GradeSet
 from proctor.review.editing import bank_of_query, draft_questions
 from proctor.review.robustness_view import probe_view
-from proctor.store import Store
-from proctor.store.review import VerdictBasis
 
 
 @dataclass
 class Thresholds:
     """When a question answers (grade >= min_grade) and a judgment counts as relevant."""
 
-    min_grade: int = 4
-    judged_relevant: int = 1
+    min_grade: int = ReviewOptions.min_grade
+    judged_relevant: int = ReviewOptions.judged_relevant
 
 
 @dataclass
 class Cache:
     """What every page needs and only an import changes: the judgment pool."""
 
-    depth: int = 20
+    depth: int = ReviewOptions.depth
     pool: dict[str, list[str]] | None = None
     flags: dict[tuple, tuple[Counter, Counter]] = field(default_factory=dict)
     counts: dict[str, int] | None = None
@@ -44,7 +38,7 @@ class Cache:
     def pool_of(self, store: Store) -> dict[str, list[str]]:
         """The judgment pool (computed once)."""
         if self.pool is None:
-            self.pool = judgment_pool(store, self.depth)
+            self.pool = commands.judgment_pool(store, self.depth)
         return self.pool
 
 
@@ -58,7 +52,7 @@ def choose_grade_set(store: Store, wanted: str | None, sets: list[GradeSet] | No
     else the one with most grades on the newest bank version, else None (`sets`: the visible grade sets when the
     caller has them already)."""
     if wanted:
-        return resolve_grade_set(store, wanted)
+        return LabelChoice(grade_set=wanted).resolve(store)
     sets = visible_sets(store) if sets is None else sets
     seq = {(b["bank"], b["version"]): b["seq"] for b in store.banks.versions()}
     graded = [s for s in sets if s.grades]
@@ -71,12 +65,7 @@ def _flags(store: Store, cache: Cache, grade_set: GradeSet, t: Thresholds) -> tu
     """Per query: spurious questions and uncovered passages (cached while the grade set's grades stay)."""
     key = (grade_set.id, grade_set.grades, grade_set.failures, t.min_grade, t.judged_relevant)
     if key not in cache.flags:
-        rows = list(store.grades.grade_rows(grade_set.id, grade_set.step))
-        judgments = store.corpus.judgments()
-        rates = question_rates(rows, judgments, t.min_grade, t.judged_relevant)
-        cache.flags[key] = (Counter(q for (q, _), r in rates.items() if r.spurious),
-                            Counter(q for q, *_ in uncovered_passages(rows, judgments, t.min_grade,
-                                                                      t.judged_relevant)))
+        cache.flags[key] = commands.rubric_flags(store, grade_set, t.min_grade, t.judged_relevant)
     return cache.flags[key]
 
 
@@ -108,17 +97,7 @@ def overview(store: Store, cache: Cache, grade_set: GradeSet | None, t: Threshol
 
 def _coverage(store: Store, grade_set: GradeSet | None, pool: dict[str, list[str]]) -> dict[str, Any] | None:
     """What the chosen grade set's labels rest on, against the judgment pool (None for answer grade sets)."""
-    from proctor.evaluate.sources import exam_qrels
-
-    if grade_set is None:
-        return None
-    try:
-        labels = exam_qrels(store, grade_set)
-    except UsageError:  # grades of generated answers: no passage labels
-        return None
-    coverage = labels_coverage(store, grade_set, labels, pool, pool_is="the judgment pool: judged passages and the "
-                               "runs' first passages")
-    return {"summary": coverage.summary(), "warnings": coverage.warnings}
+    return None if grade_set is None else commands.labels_rest_on(store, grade_set, pool)
 
 
 def _bank_of(store: Store, question_id: str) -> str | None:
@@ -134,8 +113,7 @@ def _counts(store: Store) -> dict[str, int]:
 def _set_state(store: Store, s: GradeSet, pool: dict[str, list[str]]) -> dict[str, Any]:
     expected = None
     if s.bank is not None and s.bank_version is not None:
-        items = Counter(q["query_id"] for q in store.banks.bank_questions(s.bank, s.bank_version) if not is_spurious(q))
-        expected = sum(len(pool.get(qid, [])) * n for qid, n in items.items())
+        expected = commands.expected_pairs(store, s.bank, s.bank_version, pool)
     pending = max(0, expected - s.grades) if expected is not None else None
     state = "failed" if s.failures else ("pending" if pending else "graded")
     return {**s.as_dict(), "state": state, "pending": pending, "expected": expected}
@@ -153,9 +131,7 @@ def query_page(store: Store, cache: Cache, qid: str, grade_set: GradeSet | None,
     grades = store.review.query_grades(grade_set.id, grade_set.step, qid) if grade_set else []
     rows = [(qid, p, k, g) for p, k, g, _ in grades]
     judged = store.corpus.judgments().get(qid, {})
-    rates = question_rates(rows, {qid: judged}, t.min_grade, t.judged_relevant)
-    uncovered = {p for _, p, *_ in uncovered_passages(rows, {qid: judged}, t.min_grade, t.judged_relevant)}
-    labels = exam_labels(rows).get(qid, {})
+    rates, uncovered, labels, rule = commands.query_flags(rows, qid, judged, t.min_grade, t.judged_relevant)
     cells: dict[str, dict[str, tuple[int | None, str]]] = defaultdict(dict)
     for p, k, g, status in grades:
         cells[p][k] = (g, status)
@@ -184,17 +160,17 @@ def query_page(store: Store, cache: Cache, qid: str, grade_set: GradeSet | None,
     return {"query": {"id": qid, "text": queries[qid]}, "bank": owner, "draft": draft, "questions": questions,
             "columns": columns, "matrix": matrix, "uncovered": len(uncovered),
             "grade_set": grade_set.as_dict() if grade_set else None,
-            "flagged": sum(q["flagged"] for q in questions), "spurious_rule": SPURIOUS_RULE}
+            "flagged": sum(q["flagged"] for q in questions), "spurious_rule": rule}
 
 
-def seen_basis(form: Any) -> VerdictBasis:
+def seen_basis(form: Any) -> commands.VerdictBasis:
     """What a verdict form showed (`texts`: the query and passage digests, `verdict`: the pair's newest verdict),
     as the cell and to-review pages render it; a form without them is refused."""
     texts, verdict = str(form.get("texts") or ""), str(form.get("verdict") or "")
     query, _, passage = texts.partition(":")
     if not query or not passage or not verdict.isdigit():
         raise UsageError("the form does not say what it showed (texts, verdict): reload the page and judge again")
-    return VerdictBasis(query, passage, int(verdict))
+    return commands.VerdictBasis(query, passage, int(verdict))
 
 
 def first_words(text: str, words: int = 8) -> str:
@@ -217,8 +193,6 @@ def _cells(row: dict[str, tuple[int | None, str]], columns: list[dict], base: st
 
 def cell_detail(store: Store, grade_set: GradeSet, qid: str, pid: str, question_id: str) -> dict[str, Any]:
     """One pair: the passage, the question, the prompt as the method's template renders it, every step's reply."""
-    from proctor.methods import get_method
-
     queries, texts = store.corpus.queries(), store.corpus.passage_texts_of([pid])
     question = store.banks.question_texts().get(question_id) if question_id else None
     steps = store.review.grade_detail(grade_set.id, qid, pid, question_id) if question_id else []
@@ -232,12 +206,7 @@ def cell_detail(store: Store, grade_set: GradeSet, qid: str, pid: str, question_
     if question is None:  # a passage without a question (e.g. from To review): nothing was graded to show
         source = "no question chosen: open a cell of the query's matrix for a question's grade and prompt"
     else:
-        try:
-            template = get_method(grade_set.step).template
-            prompt = template.render(question, passage, {"query": query or qid, "criterion_name": question_id})
-            source = f"template {template.name} version {template.version} (the context is shown uncut)"
-        except UsageError:  # a step without a packaged template (imported grades): no prompt to show
-            source = f"no packaged template for step {grade_set.step}: the grades were imported"
+        prompt, source = commands.cell_prompt(grade_set, question, passage, query or qid, question_id)
     return {"query_id": qid, "passage_id": pid, "question_id": question_id, "question": question,
             "passage": passage, "prompt": prompt, "prompt_source": source, "steps": steps,
             "grade_set": grade_set.as_dict()}

@@ -6,9 +6,8 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from proctor.analyze.robustness_section import HEADER, probe_rows
+from proctor.api import Store, commands
 from proctor.records import GradeSet
-from proctor.store import Store
 
 
 def probe_view(store: Store, grade_set: GradeSet | None) -> dict[str, Any] | None:
@@ -19,7 +18,8 @@ def probe_view(store: Store, grade_set: GradeSet | None) -> dict[str, Any] | Non
     flagged = flagged_queue(store, grade_set.id)
     if report is None and not flagged:
         return None
-    return {"header": HEADER, "rows": probe_rows(report) if report else [], "sample": (report or {}).get("sample"),
+    header, rows = commands.probe_table(report)
+    return {"header": header, "rows": rows, "sample": (report or {}).get("sample"),
             "flagged": flagged}
 
 

@@ -3,20 +3,19 @@
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from proctor import api
+from proctor.api import commands
 from proctor.errors import ProctorError, UsageError
-from proctor.io.trec import write_qrels
 from proctor.review import editing, pages
 from proctor.review.impact_view import impact_data
 from proctor.review.security import checked_form
 from proctor.review.state import ReviewState
-from proctor.store.review import Conflict, VerdictConflict
 
 REVIEWER_COOKIE = "proctor_reviewer"
 
@@ -102,17 +101,12 @@ def _chosen_grade_set(request: Request) -> tuple[ReviewState, list, Any]:
 
 async def to_review(request: Request) -> Response:
     """GET /to-review: passages ordered by how much a human verdict would change (docs/trust.md)."""
-    from proctor import api
-    from proctor.gradesets.ensemble import check_min_grade, refreshed
-
     (state, sets, grade_set), params = _chosen_grade_set(request), request.query_params
-    grade_set = refreshed(state.store, grade_set)  # an ensemble whose members changed: derived again
     limit = params.get("limit") or "50"
     if not limit.isdigit() or not 1 <= int(limit) <= 1000:
         raise UsageError("limit must be a number from 1 to 1000")
-    check_min_grade(grade_set, state.thresholds.min_grade, "the threshold")  # e.g. 4 on a 0-2 grade set
-    data = api.to_review(state.store, grade_set.id, min_grade=state.thresholds.min_grade, depth=state.cache.depth,
-                         limit=int(limit))
+    data = commands.queue_for_review(state.store, grade_set, min_grade=state.thresholds.min_grade,
+                                     depth=state.cache.depth, limit=int(limit))
     bases = {(i["query_id"], i["passage_id"]): state.store.review.verdict_basis(i["query_id"], i["passage_id"])
              for i in data["items"]}
     return render(request, "to_review.html", data=data, sets=sets, bases=bases)
@@ -120,8 +114,6 @@ async def to_review(request: Request) -> Response:
 
 async def calibration(request: Request) -> Response:
     """GET /calibration: the prediction-powered leaderboard for the reviewers' verdicts (docs/trust.md)."""
-    from proctor import api
-
     state, sets, grade_set = _chosen_grade_set(request)
     rel = request.query_params.get("rel") or str(state.thresholds.judged_relevant)
     if rel not in ("1", "2", "3"):
@@ -149,9 +141,8 @@ async def audit(request: Request) -> Response:
 async def export_qrels(request: Request) -> Response:
     """GET /judgments.qrels: the reviewers' newest judgments as TREC qrels."""
     judgments = _state(request).store.review.review_judgments()
-    out = io.StringIO()
-    write_qrels({q: {p: j["relevance"] for p, j in per.items()} for q, per in judgments.items()}, out)
-    return PlainTextResponse(out.getvalue(), headers={
+    text = commands.qrels_text({q: {p: j["relevance"] for p, j in per.items()} for q, per in judgments.items()})
+    return PlainTextResponse(text, headers={
         "Content-Disposition": 'attachment; filename="review-judgments.qrels"'})
 
 
@@ -178,7 +169,7 @@ async def edit_question(request: Request) -> Response:
         editing.edit_question(store, str(form.get("bank")), str(form.get("question_id")), revision, who,
                               action=str(form.get("action")), text=str(form.get("text") or ""),
                               answers=editing.parse_answers(str(form.get("answers") or "")))
-    except Conflict as exc:
+    except commands.Conflict as exc:
         return render(request, "conflict.html", 409, other=exc.other, mine={
             "text": form.get("text"), "answers": form.get("answers"), "action": form.get("action")},
             next=form.get("next") or "/")
@@ -232,7 +223,7 @@ async def judge(request: Request) -> Response:
         with store.transaction():
             store.review.add_review_judgment(qid, pid, relevance, who, chosen.id if chosen else None, seen)
             store.review.add_audit(who, "judge", query_id=qid, after={"passage_id": pid, "relevance": relevance})
-    except VerdictConflict as exc:
+    except commands.VerdictConflict as exc:
         return render(request, "verdict_conflict.html", 409, why=exc.why, other=exc.other, query_id=qid,
                       passage_id=pid, mine=relevance, next=str(form.get("next") or "/"))
     return _back(form)

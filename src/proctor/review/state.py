@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from proctor.evaluate.leaderboard_files import LeaderboardFile
-from proctor.llm.config import BackendConfig
+from proctor.api import Store, commands
 from proctor.review.jobs import Jobs
 from proctor.review.pages import Cache, Thresholds
-from proctor.store import Store
 
 
 @dataclass
@@ -17,8 +15,8 @@ class ReviewState:
     configured at start-up, the official leaderboard, thresholds, caches and grading jobs."""
 
     store: Store
-    config: BackendConfig | None = None
-    official: LeaderboardFile | None = None
+    config: commands.BackendConfig | None = None
+    official: commands.LeaderboardFile | None = None
     thresholds: Thresholds = field(default_factory=Thresholds)
     cache: Cache = field(default_factory=Cache)
     jobs: Jobs | None = None

@@ -20,6 +20,7 @@ import numpy as np
 from proctor.evaluate.labels import Qrels
 from proctor.evaluate.sources import exam_qrels
 from proctor.gradesets.ensemble import METHOD, STEP
+from proctor.options.review import ReviewOptions
 from proctor.records import GradeSet
 from proctor.store import Store
 
@@ -100,8 +101,8 @@ def top_questions(store: Store, grade_set: GradeSet) -> dict[tuple[str, str], st
     return {key: question for key, (_, question) in best.items()}
 
 
-def review_queue(store: Store, grade_set: GradeSet, *, min_grade: int, depth: int = 20, limit: int = 50,
-                 width: int = 5) -> dict[str, Any]:
+def review_queue(store: Store, grade_set: GradeSet, *, min_grade: int, depth: int = ReviewOptions.depth,
+                 limit: int = 50, width: int = 5) -> dict[str, Any]:
     """The queue (highest priority first, `limit` items) with counts of every sign over all passages."""
     labels = exam_qrels(store, grade_set)
     ranked = store.corpus.ranked_lists()
