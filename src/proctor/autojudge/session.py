@@ -138,7 +138,8 @@ class Session:
             at = [(origins.get(_key(r)) or [None])[0] for r in kept]
             raise relocated(e, reports, at, "rag_responses") from None
         if report.skipped_unknown_queries:
-            self.note(f"{report.skipped_unknown_queries} responses answer topics not in --rag-topics: not judged")
+            self.note(f"{report.skipped_unknown_queries} responses answer topics not in "
+                      f"{RUNNER_OPTIONS['rag_topics']}: not judged")
 
     def answered(self, responses: list[Any], origins: dict[tuple[str, str], list[Any]]) -> list[Any]:
         """The reports with some sentence text; the others (`answer: []`, blank sentences only: a smell in the
@@ -179,7 +180,7 @@ class Session:
         `{id, text}`, TSV, ...); the other methods grade the response sentences and ignore both."""
         if self.settings.method != "citation-support":
             if corpus:
-                self.note(f"--corpus {corpus}: not used by method {self.settings.method}")
+                self.note(f"{RUNNER_OPTIONS['corpus']} {corpus}: not used by method {self.settings.method}")
             return
         if corpus:
             if not Path(corpus).is_file():
