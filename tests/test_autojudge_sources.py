@@ -13,7 +13,8 @@ from types import SimpleNamespace
 import pytest
 
 from proctor.autojudge.documents import scope_documents
-from proctor.autojudge.sources import report_key, report_origins, topic_of
+from proctor.autojudge.sources import bank_origins, report_key, report_origins, topic_of
+from proctor.io.nugget_banks import read_autojudge, read_nuggetizer
 
 
 def _report(run: str, **meta) -> dict:
@@ -67,3 +68,29 @@ def test_a_record_without_metadata_has_no_key(tmp_path):
     path = Path(tmp_path / "x.jsonl")
     path.write_text('{"metadata": 3}\n[1, 2]\n')
     assert report_origins([SimpleNamespace(path=path)]) == {}
+
+
+def test_a_banks_topic_is_read_as_the_readers_read_it(tmp_path):
+    """The runner's `--nugget-banks` (a folder here): each record's topic as Proctor's reader of its format takes
+    it — an AutoJudge bank's `query_id`, else its `metadata.topic_id` (not its `metadata.query_id`), a
+    nuggetizer record's `qid` — so a refused bank line is named where the reader found it."""
+    import click
+
+    folder = tmp_path / "banks"
+    folder.mkdir()
+    question = {"Why?": {"question": "Why?", "query_id": None}}
+    autojudge = folder / "a.jsonl"
+    autojudge.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"query_id": "q1", "title_query": "one", "format_version": "v3", "nugget_bank": question},
+        {"metadata": {"topic_id": "q2", "query_id": "other"}, "title_query": "two", "format_version": "v3",
+         "nugget_bank": question},
+        {"metadata": {"query_id": "q9"}, "title_query": "none", "nugget_bank": question}]))
+    nuggetizer = folder / "n.jsonl"
+    nuggetizer.write_text(json.dumps({"query": "three", "qid": "q3", "nuggets": [{"text": "x", "importance": "vital"}]})
+                          + "\n")
+    with click.Context(click.Command("run"), obj=None) as context:
+        context.params["nugget_banks"] = str(folder)
+        origins = bank_origins()
+    assert origins == {"q1": (str(autojudge), 1), "q2": (str(autojudge), 2), "q3": (str(nuggetizer), 1)}
+    assert sorted(read_autojudge(autojudge, on_error="skip").query_texts) == ["q1", "q2"]  # the reader agrees
+    assert sorted(read_nuggetizer(nuggetizer).query_texts) == ["q3"]

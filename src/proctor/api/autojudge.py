@@ -1,7 +1,7 @@
 """What Proctor's TREC AutoJudge judge (`proctor.autojudge`, built on the door) needs beyond the notebook verbs:
 which methods grade without a bank, a method's grade scale, where the response cache keeps the replies, the
 error a backend that cannot answer raises, a store's bank as the lines of AutoJudge's and nuggetizer's bank
-formats, and JSONL files read as Proctor's readers read them (`jsonl_records`: plain or gzipped, line numbers
+formats, the topic a bank record names (`bank_topic`, as the readers take it), and JSONL files read as Proctor's readers read them (`jsonl_records`: plain or gzipped, line numbers
 from 1). The work stays where it lives (methods, llm, store, io, bank); this module only exposes it."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from pathlib import Path
 from proctor.bank.generate import write_bank as write_bank
 from proctor.evaluate.leaderboard import Leaderboard as Leaderboard
 from proctor.io.nugget_banks import autojudge_lines as autojudge_lines
+from proctor.io.nugget_banks import bank_topic as bank_topic
 from proctor.io.nugget_banks import nuggetizer_lines as nuggetizer_lines
 from proctor.io.textfile import jsonl_records as jsonl_records
 from proctor.llm.health import BackendUnavailable as BackendUnavailable

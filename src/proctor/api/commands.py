@@ -10,7 +10,7 @@ from importlib import import_module
 from typing import Any
 
 _NAMES: dict[str, str] = {
-    "proctor.api.autojudge": "DIRECT_METHODS BackendUnavailable Leaderboard autojudge_lines jsonl_records "
+    "proctor.api.autojudge": "DIRECT_METHODS BackendUnavailable Leaderboard autojudge_lines bank_topic jsonl_records "
                              "method_scale nuggetizer_lines response_cache_file write_bank",
     "proctor.api.experiments": "atomic_file experiment_report folder_target grading_estimate measure_problem "
                                "measure_uses_grades write_qrels_file write_text",

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from proctor.api.autojudge import jsonl_records
+from proctor.api.autojudge import bank_topic, jsonl_records
 from proctor.errors import InputError
 
 RUNNER_OPTIONS = {"rag_topics": "--rag-topics", "rag_responses": "--rag-responses", "nugget_banks": "--nugget-banks",
@@ -17,6 +17,10 @@ RUNNER_OPTIONS = {"rag_topics": "--rag-topics", "rag_responses": "--rag-response
 """How the AutoJudge runner's command line spells the judge's parameters (`judge(rag_topics=...)` is
 `--rag-topics`): the judge's errors name parameters (`UsageError.params`), and reach the runner's user in
 these words."""
+
+BANK_FORMATS = ("autojudge", "nuggetizer")
+"""The formats of the banks the runner reads (`NuggetBanks`, `NuggetizerNuggetBanks`), each record's topic read
+as Proctor's reader of that format reads it (`bank_topic`)."""
 
 Origin = tuple[str, int | None]
 """A user's file and line (1-based; None where only the input is known)."""
@@ -82,11 +86,9 @@ def bank_origins() -> dict[str, Origin]:
     out: dict[str, Origin] = {}
     for path in files:
         for number, record in _lines(path):
-            if isinstance(record, dict):
-                meta = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
-                topic = record.get("query_id") or record.get("qid") or meta.get("topic_id") or meta.get("query_id")
-                if topic is not None:
-                    out.setdefault(str(topic), (str(path), number))
+            topic = next((t for fmt in BANK_FORMATS if (t := bank_topic(record, fmt)) is not None), None)
+            if topic is not None:
+                out.setdefault(str(topic), (str(path), number))
     return out
 
 
