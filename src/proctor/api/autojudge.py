@@ -1,8 +1,9 @@
 """What Proctor's TREC AutoJudge judge (`proctor.autojudge`, built on the door) needs beyond the notebook verbs:
 which methods grade without a bank, a method's grade scale, where the response cache keeps the replies, the
 error a backend that cannot answer raises, a store's bank as the lines of AutoJudge's and nuggetizer's bank
-formats, the topic a bank record names (`bank_topic`, as the readers take it), and JSONL files read as Proctor's readers read them (`jsonl_records`: plain or gzipped, line numbers
-from 1). The work stays where it lives (methods, llm, store, io, bank); this module only exposes it."""
+formats, the topic a bank record names (`bank_topic`, as the readers take it), and JSONL files read as Proctor's
+readers read them (`jsonl_records`: plain or gzipped, line numbers from 1). The work stays where it lives
+(methods, llm, store, io, bank); this module only exposes it."""
 
 from __future__ import annotations
 
