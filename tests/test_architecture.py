@@ -196,3 +196,17 @@ def test_only_the_command_line_and_the_review_app_use_the_command_plumbing():
     users = sorted(name for name, (_, tree) in _modules().items() if "proctor.api.commands" in _proctor_imports(tree)
                    and not any(name == u or name.startswith(u + ".") for u in PLUMBING_USERS))
     assert users == []
+BUILT_ON_THE_DOOR = ("proctor.review", "proctor.experiment", "proctor.autojudge", "proctor.demo")
+DOOR = ("proctor.api", "proctor.options", "proctor.errors", "proctor.papers", "proctor.records", "proctor.__version__")
+"""What a package built on the door may import besides itself: the API (its verbs, and for experiments and the
+judge `api.experiments` and `api.autojudge`), the option models, the error types, how messages cite the papers,
+the plain records the API's results are made of, and the version; `proctor` alone is the doors of the packages
+built on the API (`proctor.run_experiment`, which the demo runs)."""
+def test_the_review_app_experiments_the_judge_and_the_demo_import_nothing_past_the_door():
+    past = {}
+    for name, (_, tree) in _modules().items():
+        own = next((p for p in BUILT_ON_THE_DOOR if name == p or name.startswith(p + ".")), None)
+        if own is not None:
+            past[name] = sorted(n for n in _proctor_imports(tree)
+                                if n != "proctor" and not any(n == d or n.startswith(d + ".") for d in (*DOOR, own)))
+    assert {name: names for name, names in past.items() if names} == {}

@@ -18,6 +18,8 @@ import pytest
 
 import autojudge_collection as collection
 from fake_openai import FakeOpenAI, prompt_grade
+from proctor import api
+from tiny_models import tiny_models_fixture  # noqa: F401 (a fixture)
 from tira_shape import track_llm
 
 # found, not imported: autojudge-base reads NLTK data at import (the stub below is in place first)
@@ -256,7 +258,8 @@ def test_settings_are_checked_at_the_boundary(task, tmp_path, nltk_stub):
     ({"measures": [3]}, "measures: a measure name or a list of them"),
     ({"on_missing": "drop"}, "on_missing='drop': one of default"),
     ({"budget": 0}, "budget must be at least 1"),
-    ({"store": "../elsewhere.db"}, "a file name inside --out-dir"),
+    ({"store": "../elsewhere.db"}, "a file name inside outdir"),  # the parameter; the runner's user reads --out-dir
+    ({"dtype": "half"}, "dtype='half': one of auto, bfloat16, float16, float32"),
     ({"timeout": True}, "timeout=True: expected float"),
     ({"budget": 30}, "budget=30 is more than depth=20"),
     ({"method": "umbrela", "min_grade": 4}, "method umbrela grades 0-3, so min_grade must be 1..3"),
@@ -270,13 +273,44 @@ def test_bad_settings_are_refused(settings, message):
         JudgeSettings.from_kwargs({"outdir": "x", "filebase": "y", **settings})
 
 
+def test_the_runner_reads_the_parameters_as_its_options(capsys, nltk_stub):
+    """The judge's errors name parameters (`outdir`, `corpus`); its user reads them as the runner's options."""
+    from proctor.autojudge.judge import user_errors
+    from proctor.autojudge.settings import JudgeSettings
+
+    refuse = user_errors(lambda: JudgeSettings.from_kwargs({"store": "../elsewhere.db"}))
+    with pytest.raises(SystemExit) as ended:
+        refuse()
+    assert ended.value.code == 2
+    assert capsys.readouterr().err == ("proctor: error: workflow setting store='../elsewhere.db': a file name inside "
+                                       "--out-dir\n")
+
+
+def test_the_dtype_setting_reaches_the_hf_backend(demo_store, tiny_models):
+    """`dtype` is a setting (issue 36): an `hf:` judge grades in that precision, into a grade set of its own."""
+    from conftest import grades_of
+    from proctor.autojudge.settings import JudgeSettings
+
+    settings = JudgeSettings.from_kwargs({"llm": f"hf:{tiny_models['tiny-t5']}", "dtype": "bfloat16"})
+    assert settings.backend_options(None)["dtype"] == "bfloat16"
+    assert JudgeSettings().backend_options(None)["dtype"] is None  # not given: the backend's own default (auto)
+    store = api.open_store(demo_store)
+    try:
+        grade_set, _ = api.grade(store, settings.method, settings.llm_spec(None), max_queries=1, max_passages=2,
+                                 progress=False, **settings.backend_options(None))
+    finally:
+        store.close()
+    assert grade_set.params["dtype"] == "bfloat16"
+    assert len(grades_of(demo_store, "self-rating", dtype="bfloat16")) == 6
+
+
 def test_settings_map_to_proctor_options():
     from proctor.autojudge.settings import JudgeSettings
 
     s = JudgeSettings.from_kwargs({"measures": "P@20", "timeout": 5, "llm": "openai:m", "base_url": "http://h/v1"})
     assert s.measures == ("P@20",) and s.timeout == 5.0 and s.llm_spec(None) == "openai:m"
     assert s.backend_options("http://other/v1") == {"concurrency": 8, "max_retries": 6, "timeout": 5.0,
-                                                    "base_url": "http://h/v1"}
+                                                    "dtype": None, "base_url": "http://h/v1"}
     assert "base_url" not in JudgeSettings(llm="embed:minilm").backend_options("http://other/v1")
 
 

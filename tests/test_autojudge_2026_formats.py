@@ -263,6 +263,36 @@ def test_a_report_given_twice_is_named_twice(tmp_path, nltk_stub):
     assert f"proctor: error: {path}:4: run 'r26-ids' answers topic 't1' twice (first on {path}:1)" in done.stderr
 
 
+def test_an_answer_emptied_since_the_store_scored_it_is_refused(tmp_path, nltk_stub):
+    """A resumed store still holds (and scores) the earlier answer of a report that is empty now: its 0 would not
+    be the store's number, so the run is refused, naming the user's file and line, before the store changes."""
+    task = c.write(tmp_path / "task", "rag26")
+    out = tmp_path / "out"
+    assert judge(task, out, "llm", nltk_stub, c.self_rating).returncode == 0
+    path = task["responses"] / "r26-ids.jsonl"
+    lines = path.read_text().splitlines()
+    lines[2] = json.dumps(c.rag26_report("r26-ids", "t3", []))  # t3 answered before, empty now
+    path.write_text("\n".join(lines) + "\n")
+    board, held = (out / "llm.eval.txt").read_bytes(), _holds(out / "llm.db")
+    done = judge(task, out, "llm", nltk_stub, c.self_rating)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert (f"proctor: error: {path}:3: run 'r26-ids' gives topic 't3' an empty answer, but the store "
+            f"{out / 'llm.db'} holds its earlier answer, which it scores: judge into a fresh "
+            "--out-dir, or another store (setting store)") in done.stderr
+    assert (out / "llm.eval.txt").read_bytes() == board and _holds(out / "llm.db") == held
+
+
+def _holds(path: Path) -> tuple[dict, dict]:
+    """What a store holds: its counts (grade sets, grades, passages, ...) and every run's answers."""
+    from proctor import api
+
+    store = api.open_store(path)
+    try:
+        return store.counts(), store.corpus.ranked_lists()
+    finally:
+        store.close()
+
+
 @pytest.mark.slow
 def test_a_pool_that_reaches_no_threshold_writes_zeros(tmp_path, nltk_stub):
     """No sentence reaches τ: n-EXAM is 0/0, written as 0 with a note, not an abort."""

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import proctor
 from proctor.store import Store
 
 EXPERIMENT = """\
@@ -137,7 +138,16 @@ def test_only_runs_one_step(tmp_path, cli):
     assert cli("run", path).code == 0
     manifest = json.loads((tmp_path / "out" / "run.json").read_text())
     assert manifest["last_run"]["ran"] == ["evaluate"]
-    assert cli("run", path, "--only", "nope").code == 2
+    nope = cli("run", path, "--only", "nope")
+    assert nope.code == 2 and "--only nope: no such step; steps: import, grade:recorded, evaluate" in nope.err
+
+
+def test_a_step_is_named_as_the_caller_names_it(tmp_path):
+    """Below the command line the refusal names the parameter (`only`), as `proctor run` names its flag."""
+    from proctor.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"^only nope: no such step; steps: import, grade:recorded, evaluate"):
+        proctor.experiment_request(write_experiment(tmp_path), only="nope").run()
 
 
 @pytest.mark.parametrize(("edit", "line", "words"), [

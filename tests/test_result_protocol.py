@@ -25,12 +25,13 @@ NOT_RESULTS = {
     "Store", "GradeSet", "GradeRequest", "GradeJob", "GenerationRequest", "ImpactRequest", "ExportRequest",
     "ImportRequest", "AnalyzeRequest", "CalibrationRequest", "ProbeRequest", "LeaderboardFile", "Bank", "Outcome",
     "JSON", "Qrels", "str", "int", "float", "bool", "None", "list", "dict", "tuple", "Any", "Path",
-    "BackendConfig", "Counter", "Coroutine", "object", "set",
+    "BackendConfig", "Counter", "Coroutine", "object", "set", "IO", "Iterator",
 }
 """What API functions return that is no result to render: the store and its records, the checked requests (their
 `run` returns the result), inputs read from files (a leaderboard file, a bank), bank lines in memory
 (`generate_bank`'s `Outcome`, whose file is `Generated`), plain data (qrels, `review_queue`'s queue, exported
-text), and what the review app's plumbing (`api.review`) hands the app (a backend configuration, counts, jobs)."""
+text), and what the review app's plumbing (`api.review`) hands the app (a backend configuration, counts, jobs), and what experiments and the judge read and write
+through `api.experiments`/`api.autojudge` (files, records)."""
 
 NOT_FROZEN_YET = {
     "Leaderboard": "built step by step by evaluate (coverage, intervals, notes), being reshaped into measures",

@@ -17,6 +17,10 @@ _NAMES: dict[str, str] = {
                           "review_impact review_store rubric_flags",
     "proctor.api.trust": "ATTACKS GUARDS ProbeRequest probe_request render_probe",
     "proctor.api.verification": "VERIFY_REPORTS",
+    "proctor.api.autojudge": "DIRECT_METHODS BackendUnavailable Leaderboard autojudge_lines bank_topic jsonl_records "
+                             "method_scale nuggetizer_lines response_cache_file write_bank",
+    "proctor.api.experiments": "atomic_file folder_target grading_estimate measure_problem "
+                               "measure_uses_grades write_qrels_file write_text",
 }
 """Module → the command plumbing it gives (moved here from `proctor.api`'s names)."""
 

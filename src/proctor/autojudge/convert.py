@@ -26,13 +26,13 @@ from autojudge_base import (
 from autojudge_base.nugget_data import load_nugget_banks_generic
 
 from proctor import api
+from proctor.api import Store
+from proctor.api.autojudge import Leaderboard as ProctorBoard
+from proctor.api.autojudge import autojudge_lines, nuggetizer_lines, write_bank
 from proctor.autojudge.session import note
 from proctor.autojudge.settings import JudgeSettings
 from proctor.errors import UsageError
-from proctor.evaluate.leaderboard import Leaderboard as ProctorBoard
-from proctor.io.nugget_banks import autojudge_lines, nuggetizer_lines
 from proctor.records import GradeSet
-from proctor.store import Store
 
 TOLERANCE = 1e-9
 
@@ -208,8 +208,6 @@ def bank_to_nugget_banks(store: Store, bank: str | None, container: type = Nugge
                              "only): give nuggets, or use the workflow with NuggetBanks")
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "bank.jsonl"
-        from proctor.bank.generate import write_bank
-
         write_bank(lines, path)
         return load_nugget_banks_generic(path, container)
 

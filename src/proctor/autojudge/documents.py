@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from proctor.autojudge.sources import topic_of
 from proctor.errors import UsageError
 
 
@@ -20,7 +21,7 @@ def scope_documents(record: dict[str, Any]) -> list[dict[str, str]]:
     `ID@RUN/TOPIC`; returns those documents as corpus lines `{id, text[, title]}` (the title is put before the
     text when Proctor reads them). The same id twice in one report with different texts is refused."""
     meta = record.get("metadata") or {}
-    where = f"{meta.get('run_id')}/{meta.get('topic_id') or meta.get('narrative_id') or meta.get('request_id')}"
+    where = f"{meta.get('run_id')}/{topic_of(meta)}"
     carried: dict[str, dict[str, str]] = {}
     for doc_id, doc in _carried(record):
         line = {"id": f"{doc_id}@{where}", "text": str(doc.get("text") or "")}

@@ -13,21 +13,22 @@ from autojudge_base.nugget_data import NuggetizerNuggetBanks
 
 from proctor.autojudge.convert import bank_to_nugget_banks, to_leaderboard, to_qrels
 from proctor.autojudge.session import ANSWER_METHODS, Session
-from proctor.errors import ProctorError
+from proctor.autojudge.sources import RUNNER_OPTIONS
+from proctor.errors import ProctorError, UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def user_errors(func: F) -> F:
-    """A Proctor error ends the run as Proctor's CLI ends it: the message on standard error, exit status 2,
-    no traceback, nothing more written."""
+    """A Proctor error ends the run as Proctor's CLI ends it: the message on standard error (the parameters it
+    names spelled as the runner's options: `--rag-topics`), exit status 2, no traceback, nothing more written."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
         except ProctorError as e:
-            print(f"proctor: error: {e}", file=sys.stderr)
+            print(f"proctor: error: {e.spelled(RUNNER_OPTIONS) if isinstance(e, UsageError) else e}", file=sys.stderr)
             raise SystemExit(2) from None
 
     return wrapper  # type: ignore[return-value]

@@ -11,22 +11,22 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from proctor import api
+from proctor.api.autojudge import DIRECT_METHODS, BackendUnavailable, response_cache_file
 from proctor.autojudge.documents import scope_documents
 from proctor.autojudge.llm_config import cache_choice, resolve
 from proctor.autojudge.settings import JudgeSettings
-from proctor.autojudge.sources import bank_origins, relocated, report_origins
+from proctor.autojudge.sources import RUNNER_OPTIONS, bank_origins, relocated, report_key, report_origins
 from proctor.errors import InputError, UsageError
-from proctor.llm.health import BackendUnavailable
-from proctor.methods import DIRECT
 from proctor.records import GradeSet
-from proctor.store import Store
-from proctor.store.response_cache import FILE_NAME
+
+if TYPE_CHECKING:
+    from proctor.api import Store
 
 ANSWER_METHODS = ("nugget-assign", "citation-support")
-NO_BANK_METHODS = (*DIRECT, "four-prompts", "four-prompts-cot", "query-gen", "citation-support")
+NO_BANK_METHODS = (*DIRECT_METHODS, "four-prompts", "four-prompts-cot", "query-gen", "citation-support")
 """Methods that grade a passage for its query (or a citation for its passage), not for bank items."""
 
 
@@ -74,7 +74,7 @@ class Session:
         store = api.open_store(outdir / settings.store, create=True)
         cache = {"cache_dir": folder, "cache_refresh": refresh} if folder else {}
         if folder:
-            note(f"response cache: {Path(folder) / FILE_NAME}{' (force refresh: asking again)' * refresh}")
+            note(f"response cache: {response_cache_file(folder)}{' (force refresh: asking again)' * refresh}")
         return cls(settings, store, outdir, model, base_url, cache=cache)
 
     def __enter__(self) -> Session:
@@ -112,20 +112,21 @@ class Session:
         return Path(self.settings.store).name.removesuffix(".db")
 
     def load(self, topics: Sequence[Any], responses: Iterable[Any] | None) -> None:
-        """Import the topics and the responses (the identical files again change nothing)."""
+        """Import the topics and the responses (the identical files again change nothing); the responses are
+        checked first (`answered`), so a refusal leaves the store as it was."""
+        responses = None if responses is None else list(responses)
+        origins = report_origins(responses or [])
+        kept = None if responses is None else self.answered(responses, origins)
         queries = self.outdir / f"{self.stem}.topics.jsonl"
         _write_lines(queries, ({"query_id": t.request_id, "text": t.title} for t in topics))
         try:
             api.import_into(self.store, "queries", [queries])
         except InputError as e:  # the runner keeps no file name of its topics: the topic names itself
-            raise relocated(e, queries, [None] * len(topics), "--rag-topics") from None
-        if responses is None:
+            raise relocated(e, queries, [None] * len(topics), "rag_topics") from None
+        if responses is None or kept is None:
             return
-        responses = list(responses)
         self.runs = sorted({r.metadata.run_id for r in responses})
         self.sentences = sentence_texts(responses)
-        origins = report_origins(responses)
-        kept = self.answered(responses, origins)
         reports = self.outdir / f"{self.stem}.responses.jsonl"
         records = [r.model_dump(mode="json", exclude_none=True) for r in kept]
         if self.settings.method == "citation-support":
@@ -135,24 +136,43 @@ class Session:
             (report,) = api.import_into(self.store, "responses", [reports], skip_unknown_queries=True)
         except InputError as e:  # found in the judge's copy: name the user's file and line
             at = [(origins.get(_key(r)) or [None])[0] for r in kept]
-            raise relocated(e, reports, at, "--rag-responses") from None
+            raise relocated(e, reports, at, "rag_responses") from None
         if report.skipped_unknown_queries:
-            self.note(f"{report.skipped_unknown_queries} responses answer topics not in --rag-topics: not judged")
+            self.note(f"{report.skipped_unknown_queries} responses answer topics not in "
+                      f"{RUNNER_OPTIONS['rag_topics']}: not judged")
 
     def answered(self, responses: list[Any], origins: dict[tuple[str, str], list[Any]]) -> list[Any]:
         """The reports with some sentence text; the others (`answer: []`, blank sentences only: a smell in the
-        2026 track specs, not an error) are counted and score 0. A run answering a topic twice is refused."""
+        2026 track specs, not an error) are counted and score 0. A run answering a topic twice is refused, and so
+        is an answer that is empty now though the store holds its earlier sentences (`refuse_emptied`)."""
         given = {_key(r) for r in responses}
         for key, where in origins.items():
             if len(where) > 1 and key in given:
                 (path, line), (first, at) = where[1], where[0]
                 raise InputError(path, line, f"run {key[0]!r} answers topic {key[1]!r} twice (first on {first}:{at})")
         self.empty = {_key(r) for r in responses if not _texts(r)}
+        self.refuse_emptied(origins)
         if self.empty:
             shown = ", ".join(f"{run}/{topic}" for run, topic in sorted(self.empty)[:10])
             self.note(f"{len(self.empty)} empty answer{'s' * (len(self.empty) != 1)} (no sentence text): 0 on every "
                       f"measure for {shown}{' ...' if len(self.empty) > 10 else ''}")
         return [r for r in responses if _texts(r)]
+
+    def refuse_emptied(self, origins: dict[tuple[str, str], list[Any]]) -> None:
+        """An answer that is empty now, though an earlier run of this configuration stored its sentences: they
+        are still in the store and still scored there, so its 0 would not be the store's number. Refused, as the
+        import refuses an answer whose text changed."""
+        stored = self.store.corpus.ranked_lists() if self.empty else {}
+        emptied = sorted((run, topic) for run, topic in self.empty if topic in stored.get(run, {}))
+        if not emptied:
+            return
+        run, topic = emptied[0]
+        more = f" ({len(emptied) - 1} more answers so)" if len(emptied) > 1 else ""
+        path, line = (origins.get((run, topic)) or [("rag_responses", None)])[0]
+        raise InputError(RUNNER_OPTIONS.get(path, path), line,
+                         f"run {run!r} gives topic {topic!r} an empty answer, but the store {self.store.path} holds "
+                         f"its earlier answer, which it scores{more}: judge into a fresh "
+                         f"{RUNNER_OPTIONS['outdir']}, or another store (setting store)")
 
     def load_corpus(self, corpus: str | None) -> None:
         """The cited documents' texts, which citation support judges against: the documents the reports carry
@@ -160,11 +180,11 @@ class Session:
         `{id, text}`, TSV, ...); the other methods grade the response sentences and ignore both."""
         if self.settings.method != "citation-support":
             if corpus:
-                self.note(f"--corpus {corpus}: not used by method {self.settings.method}")
+                self.note(f"{RUNNER_OPTIONS['corpus']} {corpus}: not used by method {self.settings.method}")
             return
         if corpus:
             if not Path(corpus).is_file():
-                raise UsageError(f"--corpus {corpus}: no such file")
+                raise UsageError(f"{{corpus}} {corpus}: no such file", params=("corpus",))
             api.import_into(self.store, "corpus", [corpus])
         if self.documents:
             path = self.outdir / f"{self.stem}.documents.jsonl"
@@ -172,7 +192,8 @@ class Session:
             api.import_into(self.store, "corpus", [path])
         elif not corpus:
             raise UsageError("method citation-support judges cited sentences against the cited documents: the "
-                             "reports carry none (`documents`) and no --corpus FILE (JSONL {id, text} or TSV) is given")
+                             "reports carry none (`documents`) and no {corpus} FILE (JSONL {id, text} or TSV) is given",
+                             params=("corpus",))
 
     def has_bank(self) -> bool:
         """Whether the store holds a bank (given or generated on an earlier run)."""
@@ -192,10 +213,10 @@ class Session:
             (report,) = api.import_into(self.store, "bank", [path], bank_name=self.bank_name, keep_query_texts=True)
         except InputError as e:  # found in the judge's copy: name the user's file and line
             origins = bank_origins()
-            at = [origins.get(q, (f"--nugget-banks (topic {q})", None)) for q in kept.banks]
-            raise relocated(e, path, at, "--nugget-banks") from None
+            at = [origins.get(q, (f"{RUNNER_OPTIONS['nugget_banks']} (topic {q})", None)) for q in kept.banks]
+            raise relocated(e, path, at, "nugget_banks") from None
         for line in report.notes:
-            self.note(line.replace(str(path), "--nugget-banks"))
+            self.note(line.replace(str(path), RUNNER_OPTIONS["nugget_banks"]))
         titles = self.store.corpus.queries()
         other = sorted(q for q, b in kept.banks.items() if getattr(b, "title_query", None) not in (None, titles.get(q)))
         if other:
@@ -257,13 +278,14 @@ class Session:
     def cache_name(self) -> str:
         """Where the replies are cached: the response cache under CACHE_DIR, else the store."""
         folder = self.cache.get("cache_dir")
-        return str(Path(folder) / FILE_NAME) if folder else str(self.store.path)
+        return str(response_cache_file(folder)) if folder else str(self.store.path)
 
 
 def _key(report: Any) -> tuple[str, str]:
-    """(run, topic) of a report."""
-    m = report.metadata
-    return str(m.run_id), str(m.topic_id or m.narrative_id or m.request_id)
+    """(run, topic) of a report the runner parsed (it always names its topic)."""
+    key = report_key(report)
+    assert key is not None  # the runner refuses a report without topic_id or narrative_id
+    return key
 
 
 def _texts(report: Any) -> list[str]:

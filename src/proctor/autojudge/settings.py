@@ -8,6 +8,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from proctor.api.autojudge import method_scale
 from proctor.errors import UsageError
 from proctor.options.backend import BackendOptions
 from proctor.options.evaluation import EvaluationOptions
@@ -58,6 +59,9 @@ class JudgeSettings:
     """`--max-retries`"""
     timeout: float = borrow(BackendOptions, "timeout")
     """`--timeout`"""
+    dtype: str | None = borrow(BackendOptions, "dtype")
+    """`--dtype` (hf: judges): the weights' precision, auto, bfloat16, float16 or float32 (default: auto); any but
+    float32 enters the grade set's parameters."""
 
     @classmethod
     def from_kwargs(cls, kwargs: dict[str, Any]) -> JudgeSettings:
@@ -78,6 +82,10 @@ class JudgeSettings:
         """Refuse values Proctor would refuse, before any work."""
         if self.on_missing not in ON_MISSING:
             raise UsageError(f"workflow setting on_missing={self.on_missing!r}: one of {', '.join(ON_MISSING)}")
+        for f in fields(self):  # the borrowed options that take one of a few words (dtype)
+            option, value = f.metadata.get("option"), getattr(self, f.name)
+            if option is not None and option.choices and value is not None and value not in option.choices:
+                raise UsageError(f"workflow setting {f.name}={value!r}: one of {', '.join(option.choices)}")
         for name in ("budget", "depth", "min_questions", "generate", "concurrency"):
             if getattr(self, name) < 1:
                 raise UsageError(f"workflow setting {name} must be at least 1")
@@ -90,19 +98,18 @@ class JudgeSettings:
             raise UsageError(f"workflow setting budget={self.budget} is more than depth={self.depth}: EXAM-Cover "
                              "would count sentences that were never graded as answering nothing")
         if Path(self.store).is_absolute() or ".." in Path(self.store).parts:
-            raise UsageError(f"workflow setting store={self.store!r}: a file name inside --out-dir")
+            raise UsageError(f"workflow setting store={self.store!r}: a file name inside {{outdir}}",
+                             params=("outdir",))
 
     def _check_scale(self) -> None:
         """min_grade within the method's own scale (umbrela grades 0-3: min_grade=4 would score every system 0)."""
-        from proctor.methods import get_method
-
-        try:
-            method = get_method(self.method)
-        except UsageError:
+        scale = method_scale(self.method)
+        if scale is None:
             return  # methods without one label scale (nugget-assign, citation-support) or unknown: checked later
-        if not method.low < self.min_grade <= method.high:
+        low, high = scale
+        if not low < self.min_grade <= high:
             raise UsageError(f"workflow setting min_grade={self.min_grade}: method {self.method} grades "
-                             f"{method.low}-{method.high}, so min_grade must be {method.low + 1}..{method.high}")
+                             f"{low}-{high}, so min_grade must be {low + 1}..{high}")
 
     def llm_spec(self, model: str | None) -> str:
         """`--llm`: the setting, else `openai:MODEL` from AutoJudge's LLM configuration."""

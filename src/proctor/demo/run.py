@@ -9,9 +9,9 @@ import shutil
 import sys
 from pathlib import Path
 
+import proctor
+from proctor.api.experiments import folder_target
 from proctor.demo.write import write_collection
-from proctor.experiment import run_experiment
-from proctor.outputs import folder_target
 
 EXPERIMENT = Path(__file__).with_name("demo.toml")
 
@@ -23,7 +23,7 @@ def run_demo(out: str | Path) -> int:
     experiment = out / "demo.toml"
     shutil.copyfile(EXPERIMENT, experiment)
     _step(f"run {experiment}")
-    result = run_experiment(experiment, log=lambda line: print(f"proctor: {line}", file=sys.stderr))
+    result = proctor.run_experiment(experiment, log=lambda line: print(f"proctor: {line}", file=sys.stderr))
     steps = result.manifest["steps"]
     for name in ("import", "grade:embedding", "evaluate"):
         for command in steps[name]["commands"]:

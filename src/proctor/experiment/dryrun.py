@@ -15,22 +15,20 @@ model on first use, and a dry run uses none."""
 
 from __future__ import annotations
 
-import asyncio
-import math
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from proctor import api
+from proctor.api.experiments import grading_estimate
 from proctor.experiment.manifest import read_manifest
 from proctor.experiment.plan import Plan
 from proctor.experiment.runner import import_sources, prepare, step_names
 from proctor.experiment.schema import Grader
 from proctor.options.numeric import check_numbers
-from proctor.store import Store
 
-NO_LLM = ("replay", "embed")
-CHARS_PER_TOKEN = 4
+if TYPE_CHECKING:
+    from proctor.api import Store
 
 
 def dry_run(path: str | Path, *, only: str | None = None, price_in: float | None = None,
@@ -105,68 +103,17 @@ def _working_copy(plan: Plan, path: Path) -> Store:
     """A temporary store holding what the import step would give."""
     real = plan.experiment.store
     # a store of an older schema: the copy is migrated, not the store
-    store = Store.copy_of(real, path) if real.exists() else Store.create_or_open(path)
+    store = api.Store.copy_of(real, path) if real.exists() else api.open_store(path, create=True)
     import_sources(store, plan)
     return store
 
 
 def _estimate(store: Store, grader: Grader, price_in: float | None, price_out: float | None) -> dict[str, Any]:
-    from proctor.grading import grade_set_for
-    from proctor.grading.plan import items_of, make_plan
-    from proctor.grading.recorded import load_recorded
-
-    request = api.grade_request(grader.method, grader.llm, templates=tuple(map(str, grader.templates)),
-                                prefilter=grader.prefilter, aggregate=grader.aggregate,
-                                thresholds=grader.thresholds, **grader.options, **grader.backend)
-    choice, options = request.choice(), request.options
-    backend = request.backend.build(request.method, recorded=load_recorded)
-    try:
-        grade_set = grade_set_for(store, choice, backend, options)
-        rows = []
-        for step in choice.steps():
-            if step.prompt is None:
-                continue
-            method = choice.method_of(step)
-            row: dict[str, Any] = {"step": step.name}
-            if step.uses is not None:
-                at_most = max((r.get("to_grade", 0) for r in rows), default=0)
-                row.update(at_most_prompts=at_most,
-                           note=f"its pairs depend on the replies of the earlier steps: at most {at_most} prompts "
-                           "(one per pair an earlier step grades), not in the token and cost estimates")
-                rows.append(row)
-                continue
-            bank = (grade_set.bank, grade_set.bank_version or "") if grade_set.bank else None
-            planned = make_plan(store, items_of(store, method, bank), store.grades.graded(grade_set.id, step.name),
-                                depth=options.depth, max_queries=options.max_queries,
-                                max_passages=options.max_passages, variables=None,
-                                exhausted=store.grades.exhausted(grade_set.id, step.name, options.max_attempts),
-                                needs_answer_key="{gold}" in method.template.template)
-            row.update(pairs_in_pool=planned.pairs, already_graded=planned.already, given_up=planned.given_up,
-                       to_grade=planned.pairs - planned.already - planned.given_up)
-            row.update(_tokens(store, method, step.name, planned, backend, row["to_grade"]))
-            rows.append(row)
-    finally:
-        asyncio.run(backend.aclose())
-    return _priced({"grader": grader.name, "method": grader.method, "llm": grader.llm, "grade_set": grade_set.id,
-                    "model": grade_set.model, "prompt_version": grade_set.prompt_version, "steps": rows},
-                   price_in, price_out)
-
-
-def _tokens(store: Store, method, step: str, planned, backend, to_grade: int) -> dict[str, Any]:
-    if backend.kind in NO_LLM:
-        return {"prompts_to_send": 0, "prompt_tokens": 0, "completion_tokens": 0, "tokenizer": None}
-    from proctor.grading.prompting import render
-
-    tokenizer = getattr(backend, "tokenizer", None)
-    prompt_tokens = 0
-    for item in planned.work(store):
-        request = render(method, step, item, backend)[0]
-        text = (request.system or "") + request.prompt
-        prompt_tokens += (len(tokenizer(text).input_ids) if tokenizer is not None
-                          else math.ceil(len(text) / CHARS_PER_TOKEN))
-    return {"prompts_to_send": to_grade, "prompt_tokens": prompt_tokens,
-            "completion_tokens": to_grade * method.template.max_tokens,
-            "tokenizer": "the model's own" if tokenizer is not None else f"estimate: characters / {CHARS_PER_TOKEN}"}
+    """One grader's pairs to send and their tokens (`api.experiments.grading_estimate`), priced."""
+    planned = grading_estimate(store, grader.method, grader.llm, templates=tuple(map(str, grader.templates)),
+                               prefilter=grader.prefilter, aggregate=grader.aggregate, thresholds=grader.thresholds,
+                               **grader.options, **grader.backend)
+    return _priced({"grader": grader.name, "method": grader.method, "llm": grader.llm, **planned}, price_in, price_out)
 
 
 def _priced(estimate: dict[str, Any], price_in: float | None, price_out: float | None) -> dict[str, Any]:

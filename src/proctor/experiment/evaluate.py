@@ -7,15 +7,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from proctor import api
-from proctor.evaluate.measures import parse_measure
+from proctor.api.experiments import folder_target, measure_uses_grades, write_qrels_file, write_text
 from proctor.experiment.plan import command
 from proctor.experiment.schema import Evaluation, Experiment
-from proctor.io.trec import write_qrels
-from proctor.outputs import atomic_file, folder_target, write_text
-from proctor.store import Store
+
+if TYPE_CHECKING:
+    from proctor.api import Store
 
 
 @dataclass
@@ -33,7 +33,7 @@ def boards_of(evaluation: Evaluation) -> list[tuple[str, dict[str, Any], list[st
     """`(file stem, leaderboard options, CLI flags)` of every leaderboard of one grade set."""
     out = []
     for measure in evaluation.measures:
-        graded = parse_measure(measure).measure.uses_relevance_level
+        graded = measure_uses_grades(measure)
         for tau in evaluation.min_grades if graded else (None,):
             stem = measure if tau is None else f"{measure}.t{tau}"
             flags = ["--measure", measure] + (["--min-grade", str(tau)] if tau is not None else [])
@@ -62,7 +62,7 @@ def evaluate(store: Store, experiment: Experiment, grade_sets: dict[str, str]) -
             _write_board(board, boards_dir / f"{name}.{stem}", experiment, [*flags, *label_flags], result)
     if evaluation.human:
         for measure in evaluation.measures:
-            graded = parse_measure(measure).measure.uses_relevance_level
+            graded = measure_uses_grades(measure)
             tau = evaluation.judged_relevant if graded else None
             board = api.leaderboard(store, measure=measure, min_grade=tau, judgments="official")
             flags = ["--measure", measure, "--qrels", "official"] + (["--min-grade", str(tau)] if tau else [])
@@ -76,9 +76,7 @@ def evaluate(store: Store, experiment: Experiment, grade_sets: dict[str, str]) -
 
 def _qrels(store: Store, experiment: Experiment, name: str, labels, flags: list[str], result: Outputs) -> None:
     target = folder_target(experiment.out / "qrels", "out") / f"{name}.qrels"
-    _, qrels = api.qrels(store, labels)
-    with atomic_file(target) as handle:
-        write_qrels(qrels, handle)
+    write_qrels_file(store, labels, target)
     result.files.append(str(target))
     result.commands.append(f"{command('qrels', '--store', experiment.store, *flags)} > {target}")
 

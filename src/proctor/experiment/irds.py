@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from proctor.api.experiments import atomic_file
 from proctor.errors import ProctorError
 from proctor.experiment.schema import Experiment, Source
-from proctor.outputs import atomic_file
 
 SUFFIX = {"queries": "queries.tsv", "qrels": "qrels.txt", "corpus": "corpus.jsonl"}
 FILES_INSTEAD = {"queries": 'queries = "queries.tsv" (id<TAB>text)', "qrels": 'qrels = "qrels.txt" (TREC qrels)',

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from proctor.errors import ProctorError
-from proctor.evaluate.measures import parse_measure
+from proctor import api
+from proctor.api.experiments import measure_problem
 from proctor.experiment.schema import (
     BACKEND_KEYS,
     INPUT_KINDS,
@@ -18,7 +18,6 @@ from proctor.experiment.schema import (
     checked_tables,
     read_document,
 )
-from proctor.methods import METHOD_NAMES
 from proctor.options.backend import BackendOptions
 from proctor.options.evaluation import EvaluationOptions
 from proctor.options.grading import GradingOptions
@@ -75,14 +74,12 @@ def _check_values(values: dict[str, Any], where, error) -> None:
             raise error(where, key, f"grades are 1..5 (got {list(value)})")
         if key in ("cover_budget",) and not all(v >= 1 for v in value):
             raise error(where, key, f"budgets are 1 or more (got {list(value)})")
-        if key == "method" and value not in METHOD_NAMES:
-            raise error(where, key, f"unknown method {value!r}; choose one of {', '.join(METHOD_NAMES)}")
+        if key == "method" and value not in api.METHOD_NAMES:
+            raise error(where, key, f"unknown method {value!r}; choose one of {', '.join(api.METHOD_NAMES)}")
         if key == "measures":
             for measure in value:
-                try:
-                    parse_measure(measure)
-                except ProctorError as exc:
-                    raise error(where, key, str(exc)) from None
+                if (problem := measure_problem(measure)) is not None:
+                    raise error(where, key, problem)
         if key == "leaderboards" and not set(value) <= set(FORMATS):
             raise error(where, key, f"formats are {', '.join(FORMATS[:-1])} and {FORMATS[-1]} (got {list(value)})")
 

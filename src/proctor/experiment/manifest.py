@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor import __version__
-from proctor.outputs import write_text
+from proctor.api.experiments import write_text
 
 MANIFEST = "run.json"
 FORMAT = 1

@@ -8,9 +8,10 @@ import contextlib
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from proctor import api
+from proctor.api.experiments import folder_target
 from proctor.errors import UsageError
 from proctor.experiment.evaluate import evaluate
 from proctor.experiment.load import load_experiment
@@ -18,8 +19,9 @@ from proctor.experiment.manifest import new_manifest, read_manifest, usage, writ
 from proctor.experiment.plan import Plan, Step, import_kind, make_plan
 from proctor.experiment.schema import Grader
 from proctor.options.numeric import check_numbers
-from proctor.outputs import folder_target
-from proctor.store import Store
+
+if TYPE_CHECKING:
+    from proctor.api import Store
 
 
 @dataclass
@@ -53,13 +55,14 @@ def prepare(path: str | Path, *, max_queries: int | None = None, max_passages: i
 
 
 def step_names(plan: Plan, only: str | None) -> list[str]:
-    """The steps `--only` selects (all without it): `import`, `grade` (every grader), `grade:NAME`, `evaluate`."""
+    """The steps `only` selects (all without it): `import`, `grade` (every grader), `grade:NAME`, `evaluate`."""
     names = [s.name for s in plan.steps]
     if only is None:
         return names
     chosen = [n for n in names if n == only or (only == "grade" and n.startswith("grade:"))]
     if not chosen:
-        raise UsageError(f"--only {only}: no such step; steps: {', '.join(names)} (or grade for every grader)")
+        raise UsageError(f"{{only}} {only}: no such step; steps: {', '.join(names)} (or grade for every grader)",
+                         params=("only",))
     return chosen
 
 
@@ -130,7 +133,7 @@ class _Lazy:
     def get(self) -> Store:
         """The open store."""
         if self.store is None:
-            self.store = Store.create_or_open(self.path)
+            self.store = api.open_store(self.path, create=True)
         return self.store
 
     def remove(self) -> None:

@@ -81,10 +81,21 @@ def _read(path: str | Path, on_error: str, fmt: str, parse_line: Callable[..., l
     return bank
 
 
+def bank_topic(obj: Any, fmt: str) -> Any:
+    """The topic a bank record of format `fmt` names, as its reader takes it (None when it names none): a
+    nuggetizer record's `qid`; an AutoJudge bank's `query_id`, else its `metadata.topic_id`."""
+    if not isinstance(obj, dict):
+        return None
+    if fmt == "nuggetizer":
+        return obj.get("qid")
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    return obj["query_id"] if obj.get("query_id") is not None else meta.get("topic_id")
+
+
 def _nuggetizer_line(path: str | Path, line: int, obj: Any, bank: Bank) -> list[dict[str, Any]]:
     if not isinstance(obj, dict) or not isinstance(obj.get("nuggets"), list):
         raise InputError(str(path), line, "expected a nuggetizer record {\"query\", \"qid\", \"nuggets\": [...]}")
-    if obj.get("qid") is None:
+    if bank_topic(obj, "nuggetizer") is None:
         raise InputError(str(path), line, "nuggetizer record without \"qid\": every line needs its topic id under "
                          "\"qid\" (nuggetizer's create returns the nuggets only; add the qid)")
     qid = record_id(path, line, obj["qid"], "query")
@@ -117,8 +128,7 @@ def read_autojudge(path: str | Path, on_error: str = "fail") -> Bank:
 
 
 def _autojudge_line(path: str | Path, line: int, obj: Any, bank: Bank) -> list[dict[str, Any]]:
-    meta = obj.get("metadata") if isinstance(obj, dict) and isinstance(obj.get("metadata"), dict) else {}
-    topic = meta.get("topic_id") if not isinstance(obj, dict) or obj.get("query_id") is None else obj["query_id"]
+    topic = bank_topic(obj, "autojudge")
     if topic is None:
         raise InputError(str(path), line, "expected an AutoJudge nugget bank with a query_id (or metadata.topic_id)")
     qid = record_id(path, line, topic, "query")
