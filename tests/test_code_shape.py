@@ -343,8 +343,6 @@ OPTION_DEFAULTS_OUTSIDE_MODELS = {  # a model option's default still written out
 }
 
 SHELL_WORDS = {  # `module.function` whose raise still names a --flag
-    'proctor.analyze.bank_impact.check_backend',
-    'proctor.analyze.bank_impact.prepare_impact',
     'proctor.api.significance.compare_file',
     'proctor.autojudge.convert.check_all_rows',
     'proctor.autojudge.session.import_banks',
@@ -357,34 +355,9 @@ SHELL_WORDS = {  # `module.function` whose raise still names a --flag
     'proctor.evaluate.sources.refuse_answer_set',
     'proctor.evaluate.sources.refuse_passage_cells',
     'proctor.experiment.runner.step_names',
-    'proctor.grading.batch._build',
-    'proctor.grading.batch._write_shards',
-    'proctor.grading.batch.export_batches',
-    'proctor.grading.grade_answers',
-    'proctor.grading.guards.harden',
-    'proctor.grading.ray_engine._ray',
-    'proctor.grading.ray_engine.arun',
-    'proctor.grading.runner._require_answer_keys',
-    'proctor.grading.runner.grade_set_for',
-    'proctor.import_checks.named_grade_set',
-    'proctor.import_checks.refuse_lone_ensembles',
-    'proctor.import_checks.refuse_revived',
-    'proctor.importing._import_one',
-    'proctor.importing._refuse_merging_responses',
-    'proctor.importing.keep',
-    'proctor.llm.config.build',
-    'proctor.llm.health._check_client',
-    'proctor.llm.http_client._pool',
-    'proctor.llm.make_backend',
-    'proctor.methods.steps.declared_steps',
-    'proctor.options.backend.check',
-    'proctor.options.backend.check_dtype',
     'proctor.review.app.check_bind',
     'proctor.review.app.serve',
     'proctor.review.jobs.start',
-    'proctor.store.banks.add_bank_version',
-    'proctor.store.banks.bank_version',
-    'proctor.store.open',
 }
 
 PAST_THE_DOOR = {  # imports still reaching past the door

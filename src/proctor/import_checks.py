@@ -65,12 +65,12 @@ def compare_runs(store: Store, path: Path, lines: list, replace: bool, report: I
             store.corpus.delete_run_rankings([run])
             report.replaced["rankings"] = report.replaced.get("rankings", 0) + len(stored)
             continue
-        raise InputError(str(path), *_run_difference(store, run, mine, stored))
+        raise InputError(str(path), *_run_difference(store, run, mine, stored), params=("replace",))
 
 
 def _run_difference(store: Store, run: str, mine: dict, stored: dict) -> tuple[int, str]:
     """The first line where a file's run differs from the stored run, and what differs."""
-    tail = ("; a run is imported whole: pass --replace to replace the stored run, or give this one a run name of "
+    tail = ("; a run is imported whole: pass {replace} to replace the stored run, or give this one a run name of "
             "its own")
     for key, (line, rank, score) in sorted(mine.items(), key=lambda kv: kv[1][0]):
         where = f"run {run!r}, query {key[0]!r}, passage {key[1]!r}"
@@ -93,7 +93,8 @@ def named_grade_set(store: Store, path: Path, line: int, grade_set: GradeSet, gr
     must be in the store, and `--bank` cannot move it to another."""
     if grades_bank is not None:
         raise InputError(str(path), line, f"grade set {grade_set.id} names its own bank ({grade_set.bank_label}) in "
-                         "the file's `proctor` extension: --bank applies to exam_pp grades without one")
+                         "the file's `proctor` extension: {bank} applies to exam_pp grades without one",
+                         params=("bank",))
     if grade_set.bank is not None and (grade_set.bank, grade_set.bank_version) not in {
             (b["bank"], b["version"]) for b in store.banks.versions()}:
         raise InputError(str(path), line, f"grade set {grade_set.id} ({grade_set.method} / {grade_set.model}) grades "
@@ -113,7 +114,7 @@ def refuse_lone_ensembles(store: Store, path: Path, sets: dict[tuple[str, str, s
         if missing:
             raise InputError(str(path), None, f"ensemble {gid}: its member grade set {missing[0]} is neither in the "
                              "store nor in this file; export the ensemble with its members (`proctor export "
-                             "exampp --grade-set` of the ensemble writes them too)")
+                             "exampp {grade_set}` of the ensemble writes them too)", params=("grade_set",))
 
 
 def refuse_revived(path: Path, revived: tuple | None, lines: dict[str, int]) -> None:
@@ -122,8 +123,8 @@ def refuse_revived(path: Path, revived: tuple | None, lines: dict[str, int]) -> 
         gid, qid, pid, question, why = revived
         raise InputError(str(path), lines.get(qid), f"grade (grade set {gid}, query_id {qid!r}, passage_id {pid!r}, "
                          f"question_id {question!r}) was set aside as stale ({why}): the text it was made from is "
-                         "gone, and this file would make it count again; pass --replace to import this file's "
-                         "grades as valid for the texts the store holds now")
+                         "gone, and this file would make it count again; pass {replace} to import this file's "
+                         "grades as valid for the texts the store holds now", params=("replace",))
 
 
 def refuse_non_members(path: Path, line: int, questions: set[str], members: set[str], bank: str | None) -> None:

@@ -134,7 +134,8 @@ def _import_one(store: Store, kind: str, path: Path, options: ImportOptions) -> 
                          if guard.refused.table in ("queries", "passages") else "")
                 raise InputError(str(path), guard.refused.line,
                                  f"{store.imports.describe(guard.refused)}; importing it "
-                                 f"would replace what the store holds: pass --replace to replace it{stale}") from None
+                                 f"would replace what the store holds: pass {{replace}} to replace it{stale}",
+                                 params=("replace",)) from None
     finally:
         store.origin = None
     set_stale(store, guard, report)
@@ -172,7 +173,7 @@ class _QueryCheck:
             return False
         raise InputError(str(self.path), line,
                          f"unknown query id {query_id!r} (the store knows {len(self.known)} queries; "
-                         "import them first, or pass --skip-unknown-queries)")
+                         "import them first, or pass {skip_unknown_queries})", params=("skip_unknown_queries",))
 
 
 def _import_queries(store: Store, path: Path, options: ImportOptions, report: ImportReport, guard: Guard) -> None:
@@ -238,7 +239,7 @@ def _import_bank(store: Store, path: Path, options: ImportOptions, report: Impor
         added = store.banks.add_bank_version(name, bank.version, str(path), bank.info or None, questions,
                                        replace=options.replace, replaced=guard.replaced_questions)
     except IdConflict as exc:
-        raise InputError(str(path), bank.lines.get(exc.question_id), str(exc)) from None
+        raise InputError(str(path), bank.lines.get(exc.question_id), exc.template, params=exc.params) from None
     report.bank = f"{name}@{bank.version}" + ("" if added else " (this version was already stored)")
     report.counts["questions"] = sum(q["kind"] == "question" for q in questions)
     report.counts["nuggets"] = sum(q["kind"] == "nugget" for q in questions)
@@ -358,7 +359,7 @@ def _refuse_merging_responses(store: Store, path: Path, responses: list[Response
         elif now != then:
             raise InputError(str(path), r.line, f"run {r.run!r} already holds a different response to query "
                              f"{r.query_id!r} (imported before); give the new responses a run id of their own, or "
-                             "pass --replace to replace it")
+                             "pass {replace} to replace it", params=("replace",))
 
 
 _IMPORTERS: dict[str, Callable[[Store, Path, ImportOptions, ImportReport, Guard], None]] = {

@@ -40,7 +40,7 @@ def prepare_impact(store: Store, old_set: GradeSet, path: str, bank: Bank, confi
     missing = set(ids) - (same & graded)
     if missing and config is None:  # refused before anything is written
         raise UsageError(f"bank B has {len(missing)} questions without grades in grade set {old_set.id} "
-                         f"({old_set.method} / {old_set.model}): pass --llm SPEC to grade them")
+                         f"({old_set.method} / {old_set.model}): pass {{llm}} SPEC to grade them", params=("llm",))
     if missing:
         check_backend(old_set, config)  # type: ignore[arg-type]
     import_files(store, "bank", [path], ImportOptions(bank_name=name))
@@ -106,10 +106,10 @@ def check_backend(old_set: GradeSet, config: BackendConfig) -> None:
 
     model, version = asyncio.run(check())
     if (model, version) != (old_set.model, old_set.prompt_version):
-        raise UsageError(f"--llm {config.spec} grades with model {model} and prompt {version}, but grade set "
+        raise UsageError(f"{{llm}} {config.spec} grades with model {model} and prompt {version}, but grade set "
                          f"{old_set.id} was made with model {old_set.model} and prompt {old_set.prompt_version}: "
                          "B's new questions must be graded the same way (or grade bank B as a grade set of its own "
-                         "with `proctor grade`)")
+                         "with `proctor grade`)", params=("llm",))
 
 
 def impact_request(old_set: GradeSet, new_set: GradeSet, config: BackendConfig, progress=None):

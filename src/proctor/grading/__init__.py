@@ -87,12 +87,14 @@ def replies_of(request: GradeRequest) -> Iterator[dict[str, Any]]:
 async def grade_answers(store: Store, request: GradeRequest) -> tuple[GradeSet, list[Summary]]:
     """A response-level method (`nugget-assign`, `citation-support`) with a text-generating backend."""
     if request.backend.spec.split(":")[0] not in ("openai", "hf", "llamacpp"):
-        raise UsageError(f"--method {request.method} needs a text-generating backend: openai:MODEL, hf:PATH or "
-                         "llamacpp:PATH")
+        raise UsageError(f"{{method}} {request.method} needs a text-generating backend: openai:MODEL, hf:PATH or "
+                         "llamacpp:PATH", params=("method",))
     if request.templates or request.prefilter:
-        raise UsageError(f"--method {request.method} takes no --template or --prefilter")
+        raise UsageError(f"{{method}} {request.method} takes no {{template}} or {{prefilter}}",
+                         params=("method", "template", "prefilter"))
     if request.method == "citation-support" and request.options.bank:
-        raise UsageError("--bank: citation-support judges cited sentences against their passages, not bank items")
+        raise UsageError("{bank}: citation-support judges cited sentences against their passages, not bank items",
+                         params=("bank",))
     backend = request.backend.build(request.method)
     try:
         with replies_of(request) as cached:

@@ -185,7 +185,7 @@ def declared_steps(method: str, *, aggregate: str = "prompt", thresholds: tuple[
                 Step("qa-llm", aggregate=_verified, version="verdict-or-answer-grade")]
     if method == "four-prompts":
         if aggregate not in AGGREGATIONS:
-            raise UsageError(f"--aggregate must be one of {', '.join(AGGREGATIONS)}")
+            raise UsageError(f"{{aggregate}} must be one of {', '.join(AGGREGATIONS)}", params=("aggregate",))
         if aggregate == "prompt":
             return [Step("criteria", "criteria"), Step("four-prompts", "four-prompts", uses=_all_criteria)]
         if aggregate == "sum":
