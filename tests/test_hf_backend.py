@@ -12,6 +12,7 @@ import pytest
 
 from conftest import grades_of, opened_store
 from proctor import api
+from proctor.api import commands
 from proctor.errors import InputError, UsageError
 from proctor.llm.base import Request
 from tiny_models import tiny_models_fixture  # noqa: F401 (a fixture)
@@ -36,7 +37,7 @@ def test_a_dtype_is_checked_at_every_door(cli, demo_store, tmp_path):
     refused = cli("grade", "--store", demo_store, "--method", "self-rating", "--llm", "hf:/nowhere", "--dtype", "half")
     assert refused.code == 2 and "--dtype" in refused.err and "'half'" in refused.err and "Traceback" not in refused.err
     with pytest.raises(UsageError, match=r"^dtype 'half': choose one of auto, bfloat16, float16, float32$"):
-        api.grade_request("self-rating", "hf:/nowhere", dtype="half")  # Python's words: the parameter
+        commands.grade_request("self-rating", "hf:/nowhere", dtype="half")  # Python's words: the parameter
     experiment = tmp_path / "e.toml"
     experiment.write_text("[[grade]]\nmethod = 'self-rating'\nllm = 'hf:/nowhere'\ndtype = 'half'\n")
     from proctor.experiment.load import load_experiment

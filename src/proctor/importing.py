@@ -35,7 +35,7 @@ from proctor.io.exampp import read_exampp
 from proctor.io.queries import read_queries
 from proctor.io.responses import Response, read_responses
 from proctor.io.trec import read_qrels, read_run
-from proctor.options.numeric import check_numbers
+from proctor.options.inputs import ImportOptions
 from proctor.records import GradeSet
 from proctor.store import Store, now
 from proctor.store.banks import IdConflict
@@ -78,28 +78,6 @@ class ImportReport:
             extra += "; replaced " + ", ".join(f"{n} {what}" for what, n in self.replaced.items())
         same = " (already imported: nothing changed)" if self.unchanged else ""
         return f"{self.path}: {self.kind}: {parts}{extra}{same}"
-
-
-@dataclass
-class ImportOptions:
-    """Options of `proctor import`."""
-
-    with_grades: bool = True
-    bank_name: str | None = None
-    skip_unknown_queries: bool = False
-    response_format: str = "auto"
-    word_budget: int | None = None
-    on_error: str = "fail"
-    grades_bank: str | None = None
-    """exampp: attach the imported grades to this bank (`NAME[@VERSION]`), which must hold every graded question."""
-    replace: bool = False
-    """Replace what the store holds where the file contradicts it (otherwise such a file is refused)."""
-    keep_query_texts: bool = False
-    """bank: where the store holds a query's text, a bank's other wording of it stays the bank's (not refused)."""
-
-    def __post_init__(self) -> None:
-        """`word_budget` is refused out of range, as every numeric option is (`proctor.options.numeric`)."""
-        check_numbers(vars(self))
 
 
 def import_files(

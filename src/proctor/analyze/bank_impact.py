@@ -20,6 +20,7 @@ from proctor.io.banks import Bank
 from proctor.io.runs import Ranked
 from proctor.llm.config import BackendConfig
 from proctor.markdown import escape
+from proctor.options.banks import BankImpactOptions
 from proctor.records import GradeSet
 from proctor.store import Store
 
@@ -124,9 +125,11 @@ def impact_request(old_set: GradeSet, new_set: GradeSet, config: BackendConfig, 
 
 def bank_impact(
     store: Store, old_set: GradeSet, new_set: GradeSet, old_ids: set[str], new_ids: set[str], runs: Ranked, *,
-    measure: str = "P@20", min_grade: int = 3, official: LeaderboardFile | None = None, limit: int = 50,
+    options: BankImpactOptions = BankImpactOptions(), official: LeaderboardFile | None = None,  # noqa: B008
 ) -> dict[str, Any]:
-    """Compare labels and leaderboards of A's grade set (A's questions) and B's (B's questions)."""
+    """Compare labels and leaderboards of A's grade set (A's questions) and B's (B's questions), by `options`'
+    measure at its relevance level, listing at most its `listed` changed labels."""
+    measure, min_grade, limit = options.measure, options.min_grade, options.listed
     old_labels = exam_labels([r for r in store.grades.grade_rows(old_set.id, old_set.step) if r[2] in old_ids])
     new_labels = exam_labels([r for r in store.grades.grade_rows(new_set.id, new_set.step) if r[2] in new_ids])
     changed = []

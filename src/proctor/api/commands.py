@@ -10,6 +10,11 @@ from importlib import import_module
 from typing import Any
 
 _NAMES: dict[str, str] = {
+    "proctor.api.bank_generation": "GenerationRequest generate_bank_file generation_request",
+    "proctor.api.banks": "BANK_FORMATS BankExport ImpactRequest export_bank impact_request load_bank_file",
+    "proctor.api.grading": "ANSWER_METHODS METHOD_NAMES GradeJob GradeOutcome grade_job grade_request run_grade_job",
+    "proctor.api.inputs": "EXPORT_KINDS IMPORT_KINDS ExportRequest ImportRequest export_request import_request",
+    "proctor.api.stores": "DEFAULT_LOCK_TIMEOUT StoreError info_text",
 }
 """Module → the command plumbing it gives (moved here from `proctor.api`'s names)."""
 

@@ -81,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_numbers({k: v for k, v in vars(args).items() if isinstance(v, int | float)})  # lists: own checks
         return args.func(args)
     except sqlite3.OperationalError as exc:  # locked beyond --lock-timeout, disk full, read-only
-        from proctor.api import StoreError
+        from proctor.api.commands import StoreError
 
         error = StoreError(getattr(args, "store", None) or "store", exc)
         print(f"proctor: error: {error.spelled(flag_names(args, error.params))}", file=sys.stderr)

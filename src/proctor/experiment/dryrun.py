@@ -21,7 +21,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from proctor import api
 from proctor.experiment.manifest import read_manifest
 from proctor.experiment.plan import Plan
 from proctor.experiment.runner import import_sources, prepare, step_names
@@ -111,13 +110,14 @@ def _working_copy(plan: Plan, path: Path) -> Store:
 
 
 def _estimate(store: Store, grader: Grader, price_in: float | None, price_out: float | None) -> dict[str, Any]:
+    from proctor.api.grading import grade_request
     from proctor.grading import grade_set_for
     from proctor.grading.plan import items_of, make_plan
     from proctor.grading.recorded import load_recorded
 
-    request = api.grade_request(grader.method, grader.llm, templates=tuple(map(str, grader.templates)),
-                                prefilter=grader.prefilter, aggregate=grader.aggregate,
-                                thresholds=grader.thresholds, **grader.options, **grader.backend)
+    request = grade_request(grader.method, grader.llm, templates=tuple(map(str, grader.templates)),
+                            prefilter=grader.prefilter, aggregate=grader.aggregate,
+                            thresholds=grader.thresholds, **grader.options, **grader.backend)
     choice, options = request.choice(), request.options
     backend = request.backend.build(request.method, recorded=load_recorded)
     try:

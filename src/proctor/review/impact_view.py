@@ -10,6 +10,7 @@ from proctor.analyze.compare import compare
 from proctor.errors import UsageError
 from proctor.evaluate.leaderboard_files import LeaderboardFile
 from proctor.evaluate.sources import load_runs
+from proctor.options.banks import BankImpactOptions
 from proctor.store import Store
 
 
@@ -30,8 +31,8 @@ def impact_data(store: Store, old_id: str, new_id: str, measure: str, min_grade:
         raise UsageError("both grade sets must grade a bank")
     old_ids = {q["question_id"] for q in store.banks.bank_questions(old.bank, old.bank_version)}
     new_ids = {q["question_id"] for q in store.banks.bank_questions(new.bank, new.bank_version)}
-    result = bank_impact(store, old, new, old_ids, new_ids, load_runs(store, None), measure=measure, min_grade=level,
-                         official=official, limit=200)
+    result = bank_impact(store, old, new, old_ids, new_ids, load_runs(store, None),
+                         options=BankImpactOptions(measure=measure, min_grade=level, listed=200), official=official)
     before = {s["system"]: s["old_score"] for s in result["systems"] if s["old_score"] is not None}
     after = {s["system"]: s["new_score"] for s in result["systems"] if s["new_score"] is not None}
     between = compare(LeaderboardFile(before), LeaderboardFile(after), samples=0)
