@@ -11,7 +11,6 @@ import random
 import pytest
 
 from conftest import grades_of, opened_store
-from proctor import api
 from proctor.api import commands
 from proctor.errors import InputError, UsageError
 from proctor.llm.base import Request

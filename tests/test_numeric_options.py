@@ -9,7 +9,6 @@ import pytest
 
 from conftest import store_dump
 from proctor import api
-from proctor.api import commands
 from proctor.errors import InputError, UsageError
 from proctor.options.numeric import RULES, number_problem
 
