@@ -107,7 +107,6 @@ FLAGS_OUTSIDE_MODELS = {  # `module --flag` still declared by hand
 }
 
 DEFAULTS_WRITTEN_TWICE = {  # `name=value` still written in more than one place
-    "aggregate='prompt'",
     'alpha=0.05',
     'bootstrap=1000',
     'budget=20',
@@ -151,7 +150,6 @@ DEFAULTS_WRITTEN_TWICE = {  # `name=value` still written in more than one place
     "tests=('t', 'randomization')",
     "ties='average'",
     "title=''",
-    "verify='edit-distance'",
 }
 
 TEN_PARAMETERS = {  # public functions still taking ten or more parameters
@@ -165,12 +163,10 @@ TEN_PARAMETERS = {  # public functions still taking ten or more parameters
     'proctor.api.reports.analyze_report',
     'proctor.api.reports.analyze_request',
     'proctor.api.verification.verify',
-    'proctor.grading.plan.make_plan',
     'proctor.review.app.review_app',
 }
 
 OPTION_DEFAULTS_OUTSIDE_MODELS = {  # a model option's default still written outside its model
-    "aggregate='prompt' in proctor.methods.steps.declared_steps",
     'batch_size=8 in proctor.llm.hf_qa.__init__',
     'bootstrap=1000 in proctor.api.correlation.correlate',
     'budget=20 in proctor.api.leaderboards.leaderboard',
@@ -186,7 +182,6 @@ OPTION_DEFAULTS_OUTSIDE_MODELS = {  # a model option's default still written out
     'budget=20 in proctor.evaluate.sweep.sweep',
     'budget=20 in proctor.evaluate.sweep.sweep_boards',
     'depth=20 in proctor.api.trust.to_review',
-    'depth=20 in proctor.grading.pool.judgment_pool',
     'depth=20 in proctor.review.app.create_app',
     'depth=20 in proctor.trust.review_queue.review_queue',
     'judged_relevant=1 in proctor.api.correlation.correlation',
@@ -256,7 +251,6 @@ OPTION_DEFAULTS_OUTSIDE_MODELS = {  # a model option's default still written out
     'seed=0 in proctor.stats.randomization.randomization_test',
     'seed=0 in proctor.trust.calibration.calibration',
     'seed=0 in proctor.trust.calibration.check_options',
-    "verify='edit-distance' in proctor.methods.steps.declared_steps",
 }
 
 SHELL_WORDS = {  # `module.function` whose raise still names a --flag

@@ -108,13 +108,13 @@ def test_replies_come_back_in_request_order_whatever_the_batching(tiny_models):
 
 
 def test_the_plan_is_handed_out_shortest_first_over_the_whole_plan(demo_store):
+    from proctor.grading import GradeOptions
     from proctor.grading.plan import items_of, make_plan
     from proctor.methods import get_method
 
     with opened_store(demo_store) as store:
         method = get_method("self-rating")
-        plan = make_plan(store, items_of(store, method, store.banks.bank_version(None)), {}, depth=10,
-                         max_queries=None, max_passages=None, variables=None)
+        plan = make_plan(store, items_of(store, method, store.banks.bank_version(None)), {}, GradeOptions(depth=10))
         in_order = list(plan.work(store))
         plan.by_length = True
         by_length = list(plan.work(store))

@@ -137,8 +137,7 @@ def _estimate(store: Store, grader: Grader, price_in: float | None, price_out: f
                 continue
             bank = (grade_set.bank, grade_set.bank_version or "") if grade_set.bank else None
             planned = make_plan(store, items_of(store, method, bank), store.grades.graded(grade_set.id, step.name),
-                                depth=options.depth, max_queries=options.max_queries,
-                                max_passages=options.max_passages, variables=None,
+                                options,
                                 exhausted=store.grades.exhausted(grade_set.id, step.name, options.max_attempts),
                                 needs_answer_key="{gold}" in method.template.template)
             row.update(pairs_in_pool=planned.pairs, already_graded=planned.already, given_up=planned.given_up,

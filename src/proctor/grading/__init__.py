@@ -19,6 +19,7 @@ from proctor.grading.runner import MethodChoice, grade_set_for, run_grade_set
 from proctor.llm.config import BackendConfig
 from proctor.methods import user_method
 from proctor.methods.aggregate import SUM_THRESHOLDS
+from proctor.options.grading import GradingOptions
 from proctor.records import GradeSet
 from proctor.store import Store
 from proctor.store.response_cache import ResponseCache
@@ -31,7 +32,7 @@ class GradeRequest:
     method: str
     backend: BackendConfig
     options: GradeOptions = field(default_factory=GradeOptions)
-    aggregate: str = "prompt"
+    aggregate: str = GradingOptions.aggregate
     thresholds: tuple[int, ...] = SUM_THRESHOLDS
     templates: tuple[str, ...] = ()
     prefilter: str | None = None
@@ -120,6 +121,6 @@ def ungraded(store: Store, request: GradeRequest) -> list[tuple[str, str, str]]:
     step = next(s for s in choice.steps() if s.prompt is not None)
     method = choice.method_of(step)
     plan = make_plan(store, items_of(store, method, _bank(grade_set)), store.grades.graded(grade_set.id, step.name),
-                     depth=request.options.depth, max_queries=None, max_passages=None, variables=None,
+                     replace(request.options, max_queries=None, max_passages=None),
                      needs_answer_key="{gold}" in method.template.template)
     return [(w.query_id, w.passage_id, w.question_id) for w in plan.work(store)]

@@ -216,8 +216,7 @@ async def _run_steps(store: Store, choice: MethodChoice, backend: Backend, optio
             continue
         method = choice.method_of(step)
         done = store.grades.graded(grade_set.id, step.name)
-        plan = make_plan(store, items_of(store, method, _bank(grade_set)), done, depth=options.depth,
-                         max_queries=options.max_queries, max_passages=options.max_passages,
+        plan = make_plan(store, items_of(store, method, _bank(grade_set)), done, options,
                          variables=step.uses(results) if step.uses else None,
                          exhausted=store.grades.exhausted(grade_set.id, step.name, options.max_attempts),
                          needs_answer_key="{gold}" in method.template.template, flagged=flagged)
