@@ -109,8 +109,7 @@ def refuse_lone_ensembles(store: Store, path: Path, sets: dict[tuple[str, str, s
     known = {s.id: s for s in store.grades.grade_sets()}
     for gid in set(sets.values()):
         grade_set = known[gid]
-        missing = [m for m in grade_set.params.get("members", []) if m not in known] if grade_set.info.get(
-            "ensemble") else []
+        missing = [m for m in grade_set.members if m not in known]
         if missing:
             raise InputError(str(path), None, f"ensemble {gid}: its member grade set {missing[0]} is neither in the "
                              "store nor in this file; export the ensemble with its members (`proctor export "

@@ -78,8 +78,8 @@ def _grade_missing(store: Store, old_set: GradeSet, new_set: GradeSet, config: B
 def refuse_derived(grade_set: GradeSet) -> None:
     """An ensemble is derived from its members, never graded: bank B's questions cannot be graded the way it
     was. Refused before anything is written."""
-    if grade_set.method == "ensemble":
-        members = ", ".join(grade_set.params.get("members", []))
+    if grade_set.is_ensemble:
+        members = ", ".join(grade_set.members)
         raise UsageError(f"grade set {grade_set.id} is an ensemble (of {members}): it is derived, not graded, so B's "
                          "questions cannot be graded the way it was; run `proctor bank impact` on each member, then "
                          "`proctor ensemble` of the new grade sets")

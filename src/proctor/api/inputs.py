@@ -117,8 +117,7 @@ def _with_members(store: Store, chosen: list[GradeSet]) -> list[GradeSet]:
     by_id = {s.id: s for s in store.grades.grade_sets()}
     out: dict[str, GradeSet] = {}
     for grade_set in chosen:
-        if grade_set.info.get("ensemble"):
-            out.update((m, by_id[m]) for m in grade_set.params.get("members", []) if m in by_id)
+        out.update((m, by_id[m]) for m in grade_set.members if m in by_id)
         out[grade_set.id] = grade_set
     return list(out.values())
 
