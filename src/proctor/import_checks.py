@@ -103,17 +103,19 @@ def named_grade_set(store: Store, path: Path, line: int, grade_set: GradeSet, gr
     return store.grades.ensure_grade_set(grade_set)
 
 
-def refuse_lone_ensembles(store: Store, path: Path, sets: dict[tuple[str, str, str], str]) -> None:
+def refuse_lone_ensembles(store: Store, path: Path, sets: dict[tuple[str, str, str], str],
+                          lines: dict[str, int] | None = None) -> None:
     """An ensemble is derived from its members: one whose member is neither in the store nor in the file could
-    never be read (nor derived again)."""
+    never be read (nor derived again). Refused naming the file and the line where the ensemble first appears
+    (`lines`: grade set id → line)."""
     known = {s.id: s for s in store.grades.grade_sets()}
-    for gid in set(sets.values()):
-        grade_set = known[gid]
-        missing = [m for m in grade_set.members if m not in known]
+    for gid in sorted(set(sets.values()), key=lambda g: ((lines or {}).get(g, 0), g)):
+        missing = [m for m in known[gid].members if m not in known]
         if missing:
-            raise InputError(str(path), None, f"ensemble {gid}: its member grade set {missing[0]} is neither in the "
-                             "store nor in this file; export the ensemble with its members (`proctor export "
-                             "exampp {grade_set}` of the ensemble writes them too)", params=("grade_set",))
+            raise InputError(str(path), (lines or {}).get(gid), f"ensemble {gid}: its member grade set {missing[0]} "
+                             "is neither in the store nor in this file; export the ensemble with its members "
+                             "(`proctor export exampp {grade_set}` of the ensemble writes them too)",
+                             params=("grade_set",))
 
 
 def refuse_revived(path: Path, revived: tuple | None, lines: dict[str, int]) -> None:

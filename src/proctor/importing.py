@@ -239,7 +239,7 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
     check = _QueryCheck(store, path, options, report)
     generated = _generated_runs(store)
     queries = in_background(lambda: read_exampp(path, with_grades=options.with_grades), size=_size(path))
-    mark, lines = store.imports.stale_mark(), {}
+    mark, lines, first = store.imports.stale_mark(), {}, {}  # first: a named grade set's first line
     with store.grades.grade_import(report.imported_at) as grades:
         for query in queries:
             if not check.keep(query.line, query.query_id):
@@ -260,6 +260,7 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
             for key, named in query.grade_sets.items():
                 if key not in sets:
                     sets[key] = named_grade_set(store, path, query.line, named, options.grades_bank)
+                    first.setdefault(sets[key], query.line)
             for key, rows in query.grade_rows.items():
                 if members is not None:
                     refuse_non_members(path, query.line, {row[2] for row in rows}, members, options.grades_bank)
@@ -272,7 +273,7 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
             counts["rankings"] += len(query.rankings)
             runs.update(r[0] for r in query.rankings)
     report.bookkeeping += grades.bookkeeping
-    refuse_lone_ensembles(store, path, sets)
+    refuse_lone_ensembles(store, path, sets, first)
     if grades.batch is not None and not options.replace:
         refuse_revived(path, store.imports.revived_grade(grades.batch, mark), lines)
     elif grades.batch is not None and (revived := store.imports.forget_revived(grades.batch, mark)):
