@@ -234,7 +234,9 @@ async def _run_steps(store: Store, choice: MethodChoice, backend: Backend, optio
             engine_class = SimilarityEngine
         plan.by_length = getattr(backend, "sorts_by_length", False) and options.engine == "local"
         engine = engine_class(store, method, backend, plan, grade_set=grade_set.id, step=step.name, options=options)
+        engine.checked = checked or engine.checked  # the endpoint is checked once per run, not once per step
         summary = await engine.arun()
+        checked = engine.checked
         results[step.name] = {**results.get(step.name, {}), **engine.results}
         if flagged and not summaries:
             summary.by_status["flagged"] = len(flagged)
