@@ -19,7 +19,9 @@ class GradingOptions:
 
     name: str | None = option(cli=False, help="the grader's name in an experiment (default: its method)")
     method: str | None = option(cli=False, help="the grading method (`proctor.methods.METHOD_NAMES`)")
-    llm: str | None = option(help="backend spec (default for --method embedding: embed:minilm)")
+    llm: str | None = option(
+        metavar="SPEC", help="the backend: openai:MODEL, hf:PATH, llamacpp:PATH.gguf, ... (grade --method embedding: "
+        "embed:minilm by default)")
     template: tuple[str, ...] | None = option(action="append", metavar="FILE.yaml", toml=PATHS,
                                               help="your variant of a step's template (repeat for several steps)")
     prefilter: str | None = option(metavar="SPEC", help="embedding pre-filter, e.g. embed:minilm")

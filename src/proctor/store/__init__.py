@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import UsageError
+from proctor.options.store import StoreOptions
 from proctor.records import Grade, GradeSet
 from proctor.store.banks import BankRepository
 from proctor.store.batches import BatchRepository
@@ -46,7 +47,7 @@ from proctor.store.tallies import TallyRepository
 BULK_CACHE_KB = 65536
 """SQLite's page cache during a bulk write (KiB): fewer spills of changed pages to the file mid-write."""
 
-DEFAULT_LOCK_TIMEOUT = 60.0
+DEFAULT_LOCK_TIMEOUT: float = StoreOptions.lock_timeout
 """Seconds a writer waits for another writer's lock before giving up (`--lock-timeout`)."""
 
 MIGRATIONS: tuple[tuple[int, str, Callable[[sqlite3.Connection], str | None]], ...] = (
