@@ -114,6 +114,26 @@ def test_the_api_names_parameters_where_the_command_names_flags():
         commands.grade_request("qa", "openai:m", verify="exact")
 
 
+def test_the_option_models_are_the_grading_apis_parameters(tmp_path):
+    """What `proctor grade` builds from its flags (the models) and what a notebook names by keyword make the same
+    request; a keyword given beside a model wins over the model's field."""
+    from proctor.options.grading import BatchOptions, EngineOptions, GradingOptions, ResponseCacheOptions
+
+    grading = GradingOptions(llm="openai:m", depth=7, bank="b", aggregate="sum", sum_thresholds=(9, 6, 3),
+                             max_attempts=5, verify="edit-distance")
+    modelled = commands.grade_request("four-prompts", grading=grading, backend=api.BackendOptions(concurrency=3),
+                                      execution=EngineOptions(ray_workers=2),
+                                      cache=ResponseCacheOptions(cache_dir=str(tmp_path)))
+    named = commands.grade_request("four-prompts", "openai:m", depth=7, bank="b", aggregate="sum",
+                                   thresholds=(9, 6, 3), max_attempts=5, concurrency=3, ray_workers=2,
+                                   cache_dir=str(tmp_path))
+    assert modelled == named
+    assert (modelled.options.depth, modelled.thresholds, modelled.backend.concurrency) == (7, (9, 6, 3), 3)
+    assert commands.grade_request("self-rating", grading=grading, depth=2).options.depth == 2
+    job = commands.grade_job("self-rating", "openai:m", batch=BatchOptions(batch_export=tmp_path, batch_poll=5.0))
+    assert job.mode == "batch-export" and job.batch.batch_poll == 5.0 and job.batch.batch_export == tmp_path
+
+
 def test_grade_job_modes_and_typed_results(tmp_path, demo):
     from proctor.demo.write import write_collection
 
