@@ -34,9 +34,9 @@ reported. The output loads with `proctor import bank`.
 CAR topics: JSONL {query_id, facet_id, title, subtopic} (or text "Title / Subtopic")."""
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(parsers: argparse._SubParsersAction) -> None:
     """Add `bank` and its sub-commands."""
-    bank = commands.add_parser("bank", help="question banks: generate, diff, impact, export",
+    bank = parsers.add_parser("bank", help="question banks: generate, diff, impact, export",
                                description="Question banks (phase 1): generate them with an LLM, compare "
                                "versions, see what a change does to labels and leaderboards, export them.")
     sub = bank.add_subparsers(dest="bank_command", metavar="SUBCOMMAND", required=True)
