@@ -67,8 +67,8 @@ def run(out: Path, base_url: str, model: str, sample: int) -> int:
                            llm=f"openai:{model}", base_url=base_url, concurrency=1, timeout=120.0)
     finally:
         opened.close()
-    (out / "probe.json").write_text(api.render_probe(report, "json"))
-    (out / "probe.md").write_text(api.render_probe(report, "md"))
+    (out / "probe.json").write_text(report.render("json"))
+    (out / "probe.md").write_text(report.render("md"))
     print((out / "probe.md").read_text())
     return 0
 

@@ -13,6 +13,7 @@ import pytest
 
 from conftest import seed_demo, store_dump
 from proctor import api
+from proctor.api import commands
 from proctor.cli import build_parser
 from proctor.errors import UsageError
 
@@ -59,11 +60,11 @@ GRADE_CASES: list[tuple[tuple[str, ...], Callable[[Any, Path], Any], str]] = [
      lambda s, d: api.grade(s, "self-rating", "openai:m", prefilter_below=0.5),
      "--prefilter SPEC and --prefilter-below S go together"),
     (("--method", "self-rating", "--llm", "openai:m", "--batch-export", "{d}/shards", "--batch-import", "{d}/r.jsonl"),
-     lambda s, d: api.run_grade_job(s, api.grade_job("self-rating", "openai:m", batch_export=d / "shards",
+     lambda s, d: commands.run_grade_job(s, commands.grade_job("self-rating", "openai:m", batch_export=d / "shards",
                                                      batch_import=[d / "r.jsonl"])),
      "--batch-export and --batch-import: one at a time"),
     (("--method", "self-rating", "--llm", "openai-batch:m", "--batch-import", "{d}/r.jsonl"),
-     lambda s, d: api.grade_job("self-rating", "openai-batch:m", batch_import=[d / "r.jsonl"]),
+     lambda s, d: commands.grade_job("self-rating", "openai-batch:m", batch_import=[d / "r.jsonl"]),
      "--llm openai-batch:MODEL imports its own results: no --batch-import"),
 ]
 
@@ -102,30 +103,50 @@ def test_grade_refuses_in_the_api_what_the_command_refuses_with_the_same_words(c
 
 def test_the_api_names_parameters_where_the_command_names_flags():
     with pytest.raises(UsageError, match=r"^thresholds takes three decreasing integers, e\.g\. 10,7,5$"):
-        api.grade_request("four-prompts", "openai:m", thresholds=(1, 2, 3))
+        commands.grade_request("four-prompts", "openai:m", thresholds=(1, 2, 3))
     with pytest.raises(UsageError, match=r"^prefilter SPEC and prefilter_below S go together$"):
-        api.grade_request("self-rating", "openai:m", prefilter="embed:minilm")
+        commands.grade_request("self-rating", "openai:m", prefilter="embed:minilm")
     with pytest.raises(UsageError, match=r"^batch_export and batch_import: one at a time$"):
-        api.grade_job("self-rating", "openai:m", batch_export="out", batch_import=["r.jsonl"])
+        commands.grade_job("self-rating", "openai:m", batch_export="out", batch_import=["r.jsonl"])
     with pytest.raises(UsageError, match=r"^aggregate 'mean': choose one of prompt, sum, naive-bayes$"):
-        api.grade_request("four-prompts", "openai:m", aggregate="mean")  # type: ignore[arg-type]
+        commands.grade_request("four-prompts", "openai:m", aggregate="mean")  # type: ignore[arg-type]
     with pytest.raises(UsageError, match=r"^verify 'exact': choose one of edit-distance, llm$"):
-        api.grade_request("qa", "openai:m", verify="exact")
+        commands.grade_request("qa", "openai:m", verify="exact")
+
+
+def test_the_option_models_are_the_grading_apis_parameters(tmp_path):
+    """What `proctor grade` builds from its flags (the models) and what a notebook names by keyword make the same
+    request; a keyword given beside a model wins over the model's field."""
+    from proctor.options.grading import BatchOptions, EngineOptions, GradingOptions, ResponseCacheOptions
+
+    grading = GradingOptions(llm="openai:m", depth=7, bank="b", aggregate="sum", sum_thresholds=(9, 6, 3),
+                             max_attempts=5, verify="edit-distance")
+    modelled = commands.grade_request("four-prompts", grading=grading, backend=api.BackendOptions(concurrency=3),
+                                      execution=EngineOptions(ray_workers=2),
+                                      cache=ResponseCacheOptions(cache_dir=str(tmp_path)))
+    named = commands.grade_request("four-prompts", "openai:m", depth=7, bank="b", aggregate="sum",
+                                   thresholds=(9, 6, 3), max_attempts=5, concurrency=3, ray_workers=2,
+                                   cache_dir=str(tmp_path))
+    assert modelled == named
+    assert (modelled.options.depth, modelled.thresholds, modelled.backend.concurrency) == (7, (9, 6, 3), 3)
+    assert commands.grade_request("self-rating", grading=grading, depth=2).options.depth == 2
+    job = commands.grade_job("self-rating", "openai:m", batch=BatchOptions(batch_export=tmp_path, batch_poll=5.0))
+    assert job.mode == "batch-export" and job.batch.batch_poll == 5.0 and job.batch.batch_export == tmp_path
 
 
 def test_grade_job_modes_and_typed_results(tmp_path, demo):
     from proctor.demo.write import write_collection
 
-    assert api.grade_request("embedding").backend.spec == "embed:minilm"  # the default backend of embedding
-    assert api.grade_job("self-rating", "openai:m", batch_export=tmp_path).mode == "batch-export"
-    assert api.grade_job("self-rating", "openai:m", batch_import=[tmp_path / "r"]).mode == "batch-import"
-    assert api.grade_job("self-rating", "openai-batch:m").mode == "batch-api"
+    assert commands.grade_request("embedding").backend.spec == "embed:minilm"  # the default backend of embedding
+    assert commands.grade_job("self-rating", "openai:m", batch_export=tmp_path).mode == "batch-export"
+    assert commands.grade_job("self-rating", "openai:m", batch_import=[tmp_path / "r"]).mode == "batch-import"
+    assert commands.grade_job("self-rating", "openai-batch:m").mode == "batch-api"
     recorded = write_collection(tmp_path / "again")["exampp"]
-    job = api.grade_job("self-rating", f"replay:{recorded}", progress=False)
+    job = commands.grade_job("self-rating", f"replay:{recorded}", progress=False)
     assert job.mode == "grade" and job.request.thresholds == (10, 7, 5)
     store = api.open_store(demo)
     try:
-        outcome = api.run_grade_job(store, job)
+        outcome = commands.run_grade_job(store, job)
         assert outcome.mode == "grade" and outcome.report is None and outcome.summaries[-1].graded == 72
         graded = api.grade(store, "self-rating", f"replay:{recorded}", progress=False)
         grade_set, summaries = graded  # unpacks as before
@@ -139,32 +160,32 @@ def test_grade_job_modes_and_typed_results(tmp_path, demo):
 # (the command's arguments, the API call (store, folder), the command's message, the command's words)
 OTHER_CASES: list[tuple[tuple[str, ...], Callable[[Any, Path], Any], str, tuple[str, ...]]] = [
     (("import", "queries", "{d}/collection/queries.tsv", "--bank", "b", "--store", "{s}"),
-     lambda s, d: api.import_into(s, "queries", [d / "collection" / "queries.tsv"], grades_bank="b"),
+     lambda s, d: api.import_files(s, "queries", [d / "collection" / "queries.tsv"], grades_bank="b"),
      "--bank applies to `import exampp` only (bank files take --name)", ("import",)),
-    (("export", "exampp", "--store", "{s}"), lambda s, d: api.export_request("exampp"),
+    (("export", "exampp", "--store", "{s}"), lambda s, d: commands.export_request("exampp"),
      "export exampp needs --out FILE", ("export",)),
-    (("export", "runs", "--store", "{s}"), lambda s, d: api.export_request("runs"),
+    (("export", "runs", "--store", "{s}"), lambda s, d: commands.export_request("runs"),
      "export runs needs --out DIR (one run file per run is written there)", ("export",)),
     (("verify", "answers", "--store", "{s}", "--judged-relevant", "99"),
      lambda s, d: api.verify(s, "answers", judged_relevant=99), "--judged-relevant 99: no judgment reaches it",
      ("verify",)),
     (("bank", "generate", "--llm", "openai:m", "--queries", "{d}/collection/queries.tsv", "--out", "{d}/b.jsonl",
       "--per-query", "0"),
-     lambda s, d: api.generation_request("openai:m", str(d / "b.jsonl"), queries="q", per_query=0),
+     lambda s, d: commands.generation_request("openai:m", str(d / "b.jsonl"), queries="q", per_query=0),
      "--per-query must be at least 1", ("bank", "generate")),
     (("bank", "generate", "--llm", "replay:x", "--queries", "q", "--out", "{d}/b.jsonl"),
-     lambda s, d: api.generation_request("replay:x", str(d / "b.jsonl"), queries="q"),
+     lambda s, d: commands.generation_request("replay:x", str(d / "b.jsonl"), queries="q"),
      "bank generation needs a text-generating backend: openai:MODEL, hf:PATH, llamacpp:PATH", ("bank", "generate")),
     (("bank", "generate", "--llm", "openai:m", "--from-pool", "--store", "{s}", "--out", "{d}/b.jsonl"),
-     lambda s, d: api.generation_request("openai:m", str(d / "b.jsonl"), from_pool=True, store=str(s.path)),
+     lambda s, d: commands.generation_request("openai:m", str(d / "b.jsonl"), from_pool=True, store=str(s.path)),
      "--from-pool goes with --nuggets and --store S (and no --queries)", ("bank", "generate")),
     (("bank", "generate", "--llm", "openai:m", "--from-pool", "--nuggets", "--store", "{s}", "--max-nuggets", "0",
       "--out", "{d}/b.jsonl"),
-     lambda s, d: api.generation_request("openai:m", str(d / "b.jsonl"), from_pool=True, nuggets=True,
+     lambda s, d: commands.generation_request("openai:m", str(d / "b.jsonl"), from_pool=True, nuggets=True,
                                          store=str(s.path), max_nuggets=0),
      "--max-nuggets must be at least 1", ("bank", "generate")),
     (("bank", "generate", "--llm", "openai:m", "--out", "{d}/b.jsonl"),
-     lambda s, d: api.generation_request("openai:m", str(d / "b.jsonl")),
+     lambda s, d: commands.generation_request("openai:m", str(d / "b.jsonl")),
      "bank generate takes --queries FILE (or --from-pool --store S --nuggets)", ("bank", "generate")),
     (("run", "{d}/none.toml", "--price-in", "1"),
      lambda s, d: __import__("proctor").experiment_request(d / "none.toml", price_in=1),
@@ -183,29 +204,29 @@ def test_other_commands_refuse_in_the_api_what_they_refuse_with_the_same_words(c
 def test_typed_results_of_export_and_bank(tmp_path, demo):
     store = api.open_store(demo)
     try:
-        assert api.export_request("judgments").run(store).text == api.export_judgments(store)
-        runs = api.export_request("runs", tmp_path / "runs").run(store)
+        assert commands.export_request("judgments").run(store).text == api.export(store, "judgments").text
+        runs = commands.export_request("runs", tmp_path / "runs").run(store)
         assert runs.kind == "runs" and runs.count == len(list((tmp_path / "runs").iterdir())) and runs.lines > 0
-        exported = api.export_bank(store, str(tmp_path / "bank.yaml"), "yaml")
+        exported = commands.export_bank(store, str(tmp_path / "bank.yaml"), "yaml")
         assert exported.items > 0 and exported.questions_left_out == 0 and (tmp_path / "bank.yaml").exists()
         with pytest.raises(UsageError, match="^fmt 'xml': choose one of items, questions, yaml, nuggetizer"):
-            api.export_bank(store, str(tmp_path / "bank.xml"), "xml")  # type: ignore[arg-type]
+            commands.export_bank(store, str(tmp_path / "bank.xml"), "xml")  # type: ignore[arg-type]
     finally:
         store.close()
-    same = api.diff_banks(tmp_path / "bank.yaml", tmp_path / "bank.yaml")
+    same = api.bank_diff(tmp_path / "bank.yaml", tmp_path / "bank.yaml")
     assert same.result["unchanged"] == exported.items and not same.result["added"] and not same.result["removed"]
     assert same.render("json").startswith("{")
 
 
 @pytest.mark.parametrize("call,message", [
-    (lambda: api.import_request("queries", ["q.tsv"], response_format="csv"),  # type: ignore[arg-type]
+    (lambda: commands.import_request("queries", ["q.tsv"], response_format="csv"),  # type: ignore[arg-type]
      "response_format 'csv': choose one of auto, jsonl, rag24, rag25, text-dir"),
-    (lambda: api.import_request("queries", ["q.tsv"], on_error="ignore"),  # type: ignore[arg-type]
+    (lambda: commands.import_request("queries", ["q.tsv"], on_error="ignore"),  # type: ignore[arg-type]
      "on_error 'ignore': choose one of fail, skip"),
-    (lambda: api.export_request("grades"), "kind 'grades': choose one of exampp, runs, judgments"),  # type: ignore[arg-type]
-    (lambda: api.generation_request("openai:m", "b.jsonl", queries="q", style="msmarco"),  # type: ignore[arg-type]
+    (lambda: commands.export_request("grades"), "kind 'grades': choose one of exampp, runs, judgments"),  # type: ignore[arg-type]
+    (lambda: commands.generation_request("openai:m", "b.jsonl", queries="q", style="msmarco"),  # type: ignore[arg-type]
      "style 'msmarco': choose one of dl, car"),
-    (lambda: api.grade_request("qa", "openai:m", engine="spark"), "engine 'spark': choose one of local, ray"),
+    (lambda: commands.grade_request("qa", "openai:m", engine="spark"), "engine 'spark': choose one of local, ray"),
 ])
 def test_modes_outside_their_literals_are_refused_naming_the_parameter(call, message):
     """What argparse's `choices` refuse on the command line, the API refuses in its own words."""

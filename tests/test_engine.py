@@ -33,8 +33,8 @@ def _backend(server, model: str = "m"):
 def _engine(store: Store, server, grade_set, **limits) -> Engine:
     method = get_method("self-rating")
     plan = make_plan(store, items_of(store, method, (grade_set.bank, grade_set.bank_version)),
-                     store.grades.graded(grade_set.id, "self-rating"), depth=20, max_queries=None, variables=None,
-                     max_passages=limits.get("max_passages"))
+                     store.grades.graded(grade_set.id, "self-rating"),
+                     GradeOptions(depth=20, max_passages=limits.get("max_passages")))
     return Engine(store, method, _backend(server), plan, grade_set=grade_set.id,
                   options=GradeOptions(progress=False))
 

@@ -8,6 +8,7 @@ import json
 import math
 import statistics
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -115,6 +116,19 @@ def test_the_ensembles_identity_is_its_members_and_rule(cli, two_prompts):
     assert ids[0] == ids[1] != ids[2]
     listed = json.loads(cli("info", "--store", store, "--format", "json").out)["grade_sets"]
     assert sorted(s["id"] for s in listed) == sorted({first, second, *ids})
+
+
+def test_an_ensemble_is_told_apart_in_one_way(cli, two_prompts):
+    store, first, second = two_prompts
+    made = json.loads(cli("ensemble", "--store", store, "--grade-set", first, "--grade-set", second, "--rule", "mean",
+                          "--format", "json").out)["grade_set"]["id"]
+    opened = Store.open(store)
+    sets = {s.id: s for s in opened.grades.grade_sets()}
+    opened.close()
+    assert sets[made].is_ensemble and sets[made].members == sorted([first, second])
+    assert not sets[first].is_ensemble and sets[first].members == []
+    lookalike = replace(sets[made], info={})  # method "ensemble" but not derived by Proctor: not an ensemble
+    assert not lookalike.is_ensemble and lookalike.members == []
 
 
 def test_reading_commands_take_an_ensemble(cli, two_prompts):

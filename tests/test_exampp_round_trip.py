@@ -162,4 +162,7 @@ def test_an_extension_that_cannot_be_given_back_is_refused(cli, kinds, tmp_path,
     result = cli("import", "exampp", out, "--store", fresh, *options)
     assert result.code == 2 and "Traceback" not in result.err
     assert message in result.err and str(out) in result.err
+    if mutate is _only_the_ensemble:  # the line where the ensemble first appears, as every input refusal names it
+        first = next(n for n, line in enumerate(lines, 1) if ids["ensemble"] in line)
+        assert f"{out}:{first}: ensemble {ids['ensemble']}" in result.err, result.err
     assert store_dump(fresh) == before

@@ -11,7 +11,7 @@ import random
 import pytest
 
 from conftest import grades_of, opened_store
-from proctor import api
+from proctor.api import commands
 from proctor.errors import InputError, UsageError
 from proctor.llm.base import Request
 from tiny_models import tiny_models_fixture  # noqa: F401 (a fixture)
@@ -35,8 +35,8 @@ def _backend(path, **options):
 def test_a_dtype_is_checked_at_every_door(cli, demo_store, tmp_path):
     refused = cli("grade", "--store", demo_store, "--method", "self-rating", "--llm", "hf:/nowhere", "--dtype", "half")
     assert refused.code == 2 and "--dtype" in refused.err and "'half'" in refused.err and "Traceback" not in refused.err
-    with pytest.raises(UsageError, match=r"--dtype 'half': choose one of auto, bfloat16, float16, float32"):
-        api.grade_request("self-rating", "hf:/nowhere", dtype="half")
+    with pytest.raises(UsageError, match=r"^dtype 'half': choose one of auto, bfloat16, float16, float32$"):
+        commands.grade_request("self-rating", "hf:/nowhere", dtype="half")  # Python's words: the parameter
     experiment = tmp_path / "e.toml"
     experiment.write_text("[[grade]]\nmethod = 'self-rating'\nllm = 'hf:/nowhere'\ndtype = 'half'\n")
     from proctor.experiment.load import load_experiment
@@ -108,13 +108,13 @@ def test_replies_come_back_in_request_order_whatever_the_batching(tiny_models):
 
 
 def test_the_plan_is_handed_out_shortest_first_over_the_whole_plan(demo_store):
+    from proctor.grading import GradeOptions
     from proctor.grading.plan import items_of, make_plan
     from proctor.methods import get_method
 
     with opened_store(demo_store) as store:
         method = get_method("self-rating")
-        plan = make_plan(store, items_of(store, method, store.banks.bank_version(None)), {}, depth=10,
-                         max_queries=None, max_passages=None, variables=None)
+        plan = make_plan(store, items_of(store, method, store.banks.bank_version(None)), {}, GradeOptions(depth=10))
         in_order = list(plan.work(store))
         plan.by_length = True
         by_length = list(plan.work(store))

@@ -109,6 +109,19 @@ def test_an_import_contradicting_the_store_is_refused_and_changes_nothing(graded
     assert all(part in result.err for part in named), result.err
     assert "--replace" in result.err
     assert store_dump(store) == before
+    from proctor import api
+    from proctor.errors import InputError
+
+    opened = api.open_store(store)
+    try:
+        with pytest.raises(InputError) as refused:  # the same refusal from Python names the parameter
+            api.import_files(opened, kind, [changed])
+    finally:
+        opened.close()
+    assert refused.value.params == ("replace",) and "--replace" not in str(refused.value)
+    assert f"{changed}:{line}:" in str(refused.value) and "pass replace" in str(refused.value)
+    assert refused.value.spelled({"replace": "--replace"}) == result.err.removeprefix("proctor: error: ").strip()
+    assert store_dump(store) == before
 
 
 @pytest.mark.parametrize("kind, name", [("queries", "queries.tsv"), ("corpus", "corpus.jsonl"),

@@ -92,7 +92,7 @@ def test_other_commands_refuse_numbers_out_of_range(cli, demo_store, tmp_path, a
     (lambda: api.add_intervals(None, seed=-1), "--seed must be 0 or more (got -1)"),
     (lambda: api.calibrate(None, budgets=[1], seed=-1), "--seed must be 0 or more (got -1)"),
     (lambda: api.add_intervals(None, resamples=10**9), "--resamples must be 1..100000 (got 1000000000)"),
-    (lambda: api.import_into(None, "queries", [], word_budget=0), "--word-budget must be 1 or more (got 0)"),
+    (lambda: api.import_files(None, "queries", [], word_budget=0), "--word-budget must be 1 or more (got 0)"),
     (lambda: api.grade(None, "self-rating", "openai:m", depth=0), "--depth must be 1 or more (got 0)"),
     (lambda: api.grade(None, "self-rating", "openai:m", timeout="5"),
      "--timeout must be a finite positive number of seconds (got '5')"),

@@ -234,6 +234,21 @@ def test_grade_with_a_cache_dir_shared_by_two_stores(cli, tmp_path):
     assert refused.code == 2 and "--cache-refresh refreshes the response cache of --cache-dir DIR" in refused.err
 
 
+def test_with_a_cache_dir_the_endpoint_is_checked_once_per_run_not_once_per_step(cli, tmp_path):
+    """Four-prompts grades in two steps (criteria, then the label prompt); with `--cache-dir` the endpoint is checked
+    before the first request that the cache cannot answer, and that check holds for the later steps."""
+    from conftest import seed_demo
+
+    store = seed_demo(tmp_path / "s")
+    with FakeOpenAI() as server:
+        graded = cli("grade", "--store", store, "--method", "four-prompts", "--llm", "openai:m", "--base-url",
+                     server.base_url, "--cache-dir", str(tmp_path / "cache"), "--format", "json")
+        assert graded.code == 0, graded.err
+        steps = json.loads(graded.out)["steps"]
+        assert len(steps) >= 2 and all(s["llm_calls"] for s in steps[:2])  # two steps asked the server
+        assert server.model_lists == 1
+
+
 @needs_autojudge
 @pytest.mark.slow
 def test_what_the_cache_lacks_is_named(task, tmp_path, peer_nltk):

@@ -30,8 +30,8 @@ NOT_RESULTS = {
 """What API functions return that is no result to render: the store and its records, the checked requests (their
 `run` returns the result), inputs read from files (a leaderboard file, a bank), bank lines in memory
 (`generate_bank`'s `Outcome`, whose file is `Generated`), plain data (qrels, `review_queue`'s queue, exported
-text), and what the review app's plumbing (`api.review`) hands the app (a backend configuration, counts, jobs), and what experiments and the judge read and write
-through `api.experiments`/`api.autojudge` (files, records)."""
+text), what the review app's plumbing (`api.review`) hands the app (a backend configuration, counts, jobs), and
+what experiments and the judge read and write through `api.experiments`/`api.autojudge` (files, records)."""
 
 NOT_FROZEN_YET = {
     "Leaderboard": "built step by step by evaluate (coverage, intervals, notes), being reshaped into measures",
@@ -94,10 +94,10 @@ def results(tmp_path_factory) -> dict[str, object]:
         "GradeSetListing": api.grade_sets(store),
         "GradeSetChange": api.retry_failed(store, served.id),
         "Ensemble": api.ensemble(store, [replayed.id, served.id], "mean"),
-        "BankExport": api.export_bank(store, str(folder / "bank.yaml"), "yaml"),
+        "BankExport": _door("export_bank")(store, str(folder / "bank.yaml"), "yaml"),
         "Exported": _door("export_request")("judgments").run(store),
     }
-    made["BankDiff"] = api.diff_banks(folder / "bank.yaml", folder / "bank.yaml")
+    made["BankDiff"] = api.bank_diff(folder / "bank.yaml", folder / "bank.yaml")
     made["BankImpact"] = _door("impact_request")(folder / "collection" / "bank.jsonl", folder / "bank.yaml",
                                                  grade_set=replayed.id, measure="P@3", min_grade=4).run(store)
     store.close()

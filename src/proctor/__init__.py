@@ -8,8 +8,8 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-_API = ("open_store", "import_into", "grade", "LabelChoice", "qrels", "leaderboard", "correlate", "render",
-        "as_rows", "to_frame", "info_text", "export_runs", "export_judgments")
+_API = ("open_store", "import_files", "grade", "LabelChoice", "qrels", "leaderboard", "correlate", "render",
+        "as_rows", "to_frame", "info", "export")
 
 
 _BUILT_ON_API = {"run_experiment": "proctor.experiment", "load_experiment": "proctor.experiment",

@@ -9,16 +9,36 @@ from collections.abc import Mapping, Sequence
 class ProctorError(Exception):
     """An error with a message meant for the user; the CLI prints it without a traceback."""
 
+    params: tuple[str, ...] = ()
+    """The parameters the message names as `{name}` markers (see `UsageError`)."""
+
+    def spelled(self, names: Mapping[str, str]) -> str:
+        """The message with each parameter named by `names` (an error naming none: its message)."""
+        return str(self)
+
+
+def _spell(template: str, params: Sequence[str], names: Mapping[str, str]) -> str:
+    for param in params:
+        template = template.replace("{" + param + "}", names.get(param, param))
+    return template
+
 
 class InputError(ProctorError):
-    """Bad input: names the file and, where known, the line."""
+    """Bad input: names the file and, where known, the line. A message that tells which parameter would accept
+    the input names it as a `{name}` marker listed in `params`, as `UsageError`'s do."""
 
-    def __init__(self, path: str, line: int | None, message: str) -> None:
+    def __init__(self, path: str, line: int | None, message: str, *, params: Sequence[str] = ()) -> None:
         self.path = str(path)
         self.line = line
-        self.message = message
-        where = f"{self.path}:{line}" if line is not None else self.path
-        super().__init__(f"{where}: {message}")
+        self.template = message
+        self.params = tuple(params)
+        self.message = _spell(message, self.params, {})
+        super().__init__(self.spelled({}))
+
+    def spelled(self, names: Mapping[str, str]) -> str:
+        """The message (file, line and what is wrong) with each parameter named by `names`."""
+        where = f"{self.path}:{self.line}" if self.line is not None else self.path
+        return f"{where}: {_spell(self.template, self.params, names)}"
 
 
 class UsageError(ProctorError):
@@ -37,10 +57,7 @@ class UsageError(ProctorError):
 
     def spelled(self, names: Mapping[str, str]) -> str:
         """The message with each parameter named by `names` (parameter → how the caller writes it)."""
-        text = self.template
-        for param in self.params:
-            text = text.replace("{" + param + "}", names.get(param, param))
-        return text
+        return _spell(self.template, self.params, names)
 
     def as_options(self) -> str:
         """The message with each parameter spelled as the command-line option of that name (`min_grade` →

@@ -65,12 +65,12 @@ def compare_runs(store: Store, path: Path, lines: list, replace: bool, report: I
             store.corpus.delete_run_rankings([run])
             report.replaced["rankings"] = report.replaced.get("rankings", 0) + len(stored)
             continue
-        raise InputError(str(path), *_run_difference(store, run, mine, stored))
+        raise InputError(str(path), *_run_difference(store, run, mine, stored), params=("replace",))
 
 
 def _run_difference(store: Store, run: str, mine: dict, stored: dict) -> tuple[int, str]:
     """The first line where a file's run differs from the stored run, and what differs."""
-    tail = ("; a run is imported whole: pass --replace to replace the stored run, or give this one a run name of "
+    tail = ("; a run is imported whole: pass {replace} to replace the stored run, or give this one a run name of "
             "its own")
     for key, (line, rank, score) in sorted(mine.items(), key=lambda kv: kv[1][0]):
         where = f"run {run!r}, query {key[0]!r}, passage {key[1]!r}"
@@ -93,7 +93,8 @@ def named_grade_set(store: Store, path: Path, line: int, grade_set: GradeSet, gr
     must be in the store, and `--bank` cannot move it to another."""
     if grades_bank is not None:
         raise InputError(str(path), line, f"grade set {grade_set.id} names its own bank ({grade_set.bank_label}) in "
-                         "the file's `proctor` extension: --bank applies to exam_pp grades without one")
+                         "the file's `proctor` extension: {bank} applies to exam_pp grades without one",
+                         params=("bank",))
     if grade_set.bank is not None and (grade_set.bank, grade_set.bank_version) not in {
             (b["bank"], b["version"]) for b in store.banks.versions()}:
         raise InputError(str(path), line, f"grade set {grade_set.id} ({grade_set.method} / {grade_set.model}) grades "
@@ -102,18 +103,19 @@ def named_grade_set(store: Store, path: Path, line: int, grade_set: GradeSet, gr
     return store.grades.ensure_grade_set(grade_set)
 
 
-def refuse_lone_ensembles(store: Store, path: Path, sets: dict[tuple[str, str, str], str]) -> None:
+def refuse_lone_ensembles(store: Store, path: Path, sets: dict[tuple[str, str, str], str],
+                          lines: dict[str, int] | None = None) -> None:
     """An ensemble is derived from its members: one whose member is neither in the store nor in the file could
-    never be read (nor derived again)."""
+    never be read (nor derived again). Refused naming the file and the line where the ensemble first appears
+    (`lines`: grade set id → line)."""
     known = {s.id: s for s in store.grades.grade_sets()}
-    for gid in set(sets.values()):
-        grade_set = known[gid]
-        missing = [m for m in grade_set.params.get("members", []) if m not in known] if grade_set.info.get(
-            "ensemble") else []
+    for gid in sorted(set(sets.values()), key=lambda g: ((lines or {}).get(g, 0), g)):
+        missing = [m for m in known[gid].members if m not in known]
         if missing:
-            raise InputError(str(path), None, f"ensemble {gid}: its member grade set {missing[0]} is neither in the "
-                             "store nor in this file; export the ensemble with its members (`proctor export "
-                             "exampp --grade-set` of the ensemble writes them too)")
+            raise InputError(str(path), (lines or {}).get(gid), f"ensemble {gid}: its member grade set {missing[0]} "
+                             "is neither in the store nor in this file; export the ensemble with its members "
+                             "(`proctor export exampp {grade_set}` of the ensemble writes them too)",
+                             params=("grade_set",))
 
 
 def refuse_revived(path: Path, revived: tuple | None, lines: dict[str, int]) -> None:
@@ -122,8 +124,8 @@ def refuse_revived(path: Path, revived: tuple | None, lines: dict[str, int]) -> 
         gid, qid, pid, question, why = revived
         raise InputError(str(path), lines.get(qid), f"grade (grade set {gid}, query_id {qid!r}, passage_id {pid!r}, "
                          f"question_id {question!r}) was set aside as stale ({why}): the text it was made from is "
-                         "gone, and this file would make it count again; pass --replace to import this file's "
-                         "grades as valid for the texts the store holds now")
+                         "gone, and this file would make it count again; pass {replace} to import this file's "
+                         "grades as valid for the texts the store holds now", params=("replace",))
 
 
 def refuse_non_members(path: Path, line: int, questions: set[str], members: set[str], bank: str | None) -> None:

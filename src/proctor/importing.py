@@ -35,7 +35,7 @@ from proctor.io.exampp import read_exampp
 from proctor.io.queries import read_queries
 from proctor.io.responses import Response, read_responses
 from proctor.io.trec import read_qrels, read_run
-from proctor.options.numeric import check_numbers
+from proctor.options.inputs import ImportOptions
 from proctor.records import GradeSet
 from proctor.store import Store, now
 from proctor.store.banks import IdConflict
@@ -80,28 +80,6 @@ class ImportReport:
         return f"{self.path}: {self.kind}: {parts}{extra}{same}"
 
 
-@dataclass
-class ImportOptions:
-    """Options of `proctor import`."""
-
-    with_grades: bool = True
-    bank_name: str | None = None
-    skip_unknown_queries: bool = False
-    response_format: str = "auto"
-    word_budget: int | None = None
-    on_error: str = "fail"
-    grades_bank: str | None = None
-    """exampp: attach the imported grades to this bank (`NAME[@VERSION]`), which must hold every graded question."""
-    replace: bool = False
-    """Replace what the store holds where the file contradicts it (otherwise such a file is refused)."""
-    keep_query_texts: bool = False
-    """bank: where the store holds a query's text, a bank's other wording of it stays the bank's (not refused)."""
-
-    def __post_init__(self) -> None:
-        """`word_budget` is refused out of range, as every numeric option is (`proctor.options.numeric`)."""
-        check_numbers(vars(self))
-
-
 def import_files(
     store: Store, kind: str, paths: list[str | Path], options: ImportOptions | None = None
 ) -> list[ImportReport]:
@@ -134,7 +112,8 @@ def _import_one(store: Store, kind: str, path: Path, options: ImportOptions) -> 
                          if guard.refused.table in ("queries", "passages") else "")
                 raise InputError(str(path), guard.refused.line,
                                  f"{store.imports.describe(guard.refused)}; importing it "
-                                 f"would replace what the store holds: pass --replace to replace it{stale}") from None
+                                 f"would replace what the store holds: pass {{replace}} to replace it{stale}",
+                                 params=("replace",)) from None
     finally:
         store.origin = None
     set_stale(store, guard, report)
@@ -172,7 +151,7 @@ class _QueryCheck:
             return False
         raise InputError(str(self.path), line,
                          f"unknown query id {query_id!r} (the store knows {len(self.known)} queries; "
-                         "import them first, or pass --skip-unknown-queries)")
+                         "import them first, or pass {skip_unknown_queries})", params=("skip_unknown_queries",))
 
 
 def _import_queries(store: Store, path: Path, options: ImportOptions, report: ImportReport, guard: Guard) -> None:
@@ -238,7 +217,7 @@ def _import_bank(store: Store, path: Path, options: ImportOptions, report: Impor
         added = store.banks.add_bank_version(name, bank.version, str(path), bank.info or None, questions,
                                        replace=options.replace, replaced=guard.replaced_questions)
     except IdConflict as exc:
-        raise InputError(str(path), bank.lines.get(exc.question_id), str(exc)) from None
+        raise InputError(str(path), bank.lines.get(exc.question_id), exc.template, params=exc.params) from None
     report.bank = f"{name}@{bank.version}" + ("" if added else " (this version was already stored)")
     report.counts["questions"] = sum(q["kind"] == "question" for q in questions)
     report.counts["nuggets"] = sum(q["kind"] == "nugget" for q in questions)
@@ -260,7 +239,7 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
     check = _QueryCheck(store, path, options, report)
     generated = _generated_runs(store)
     queries = in_background(lambda: read_exampp(path, with_grades=options.with_grades), size=_size(path))
-    mark, lines = store.imports.stale_mark(), {}
+    mark, lines, first = store.imports.stale_mark(), {}, {}  # first: a named grade set's first line
     with store.grades.grade_import(report.imported_at) as grades:
         for query in queries:
             if not check.keep(query.line, query.query_id):
@@ -281,6 +260,7 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
             for key, named in query.grade_sets.items():
                 if key not in sets:
                     sets[key] = named_grade_set(store, path, query.line, named, options.grades_bank)
+                    first.setdefault(sets[key], query.line)
             for key, rows in query.grade_rows.items():
                 if members is not None:
                     refuse_non_members(path, query.line, {row[2] for row in rows}, members, options.grades_bank)
@@ -293,7 +273,7 @@ def _import_exampp(store: Store, path: Path, options: ImportOptions, report: Imp
             counts["rankings"] += len(query.rankings)
             runs.update(r[0] for r in query.rankings)
     report.bookkeeping += grades.bookkeeping
-    refuse_lone_ensembles(store, path, sets)
+    refuse_lone_ensembles(store, path, sets, first)
     if grades.batch is not None and not options.replace:
         refuse_revived(path, store.imports.revived_grade(grades.batch, mark), lines)
     elif grades.batch is not None and (revived := store.imports.forget_revived(grades.batch, mark)):
@@ -358,7 +338,7 @@ def _refuse_merging_responses(store: Store, path: Path, responses: list[Response
         elif now != then:
             raise InputError(str(path), r.line, f"run {r.run!r} already holds a different response to query "
                              f"{r.query_id!r} (imported before); give the new responses a run id of their own, or "
-                             "pass --replace to replace it")
+                             "pass {replace} to replace it", params=("replace",))
 
 
 _IMPORTERS: dict[str, Callable[[Store, Path, ImportOptions, ImportReport, Guard], None]] = {

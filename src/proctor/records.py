@@ -68,6 +68,16 @@ class GradeSet:
         return self.label_step or self.method
 
     @property
+    def is_ensemble(self) -> bool:
+        """A derived grade set combining others (`proctor ensemble`): method `ensemble`, marked so in its info."""
+        return self.method == "ensemble" and bool(self.info.get("ensemble"))
+
+    @property
+    def members(self) -> list[str]:
+        """An ensemble's member grade set ids, in its order (none for other grade sets)."""
+        return list(self.params.get("members", [])) if self.is_ensemble else []
+
+    @property
     def variant(self) -> str:
         """The method's name as reports show it: its label step where that names a variant
         (`four-prompts-sum`), else the method."""

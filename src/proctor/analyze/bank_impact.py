@@ -20,6 +20,7 @@ from proctor.io.banks import Bank
 from proctor.io.runs import Ranked
 from proctor.llm.config import BackendConfig
 from proctor.markdown import escape
+from proctor.options.banks import BankImpactOptions
 from proctor.records import GradeSet
 from proctor.store import Store
 
@@ -40,7 +41,7 @@ def prepare_impact(store: Store, old_set: GradeSet, path: str, bank: Bank, confi
     missing = set(ids) - (same & graded)
     if missing and config is None:  # refused before anything is written
         raise UsageError(f"bank B has {len(missing)} questions without grades in grade set {old_set.id} "
-                         f"({old_set.method} / {old_set.model}): pass --llm SPEC to grade them")
+                         f"({old_set.method} / {old_set.model}): pass {{llm}} SPEC to grade them", params=("llm",))
     if missing:
         check_backend(old_set, config)  # type: ignore[arg-type]
     import_files(store, "bank", [path], ImportOptions(bank_name=name))
@@ -77,8 +78,8 @@ def _grade_missing(store: Store, old_set: GradeSet, new_set: GradeSet, config: B
 def refuse_derived(grade_set: GradeSet) -> None:
     """An ensemble is derived from its members, never graded: bank B's questions cannot be graded the way it
     was. Refused before anything is written."""
-    if grade_set.method == "ensemble":
-        members = ", ".join(grade_set.params.get("members", []))
+    if grade_set.is_ensemble:
+        members = ", ".join(grade_set.members)
         raise UsageError(f"grade set {grade_set.id} is an ensemble (of {members}): it is derived, not graded, so B's "
                          "questions cannot be graded the way it was; run `proctor bank impact` on each member, then "
                          "`proctor ensemble` of the new grade sets")
@@ -106,10 +107,10 @@ def check_backend(old_set: GradeSet, config: BackendConfig) -> None:
 
     model, version = asyncio.run(check())
     if (model, version) != (old_set.model, old_set.prompt_version):
-        raise UsageError(f"--llm {config.spec} grades with model {model} and prompt {version}, but grade set "
+        raise UsageError(f"{{llm}} {config.spec} grades with model {model} and prompt {version}, but grade set "
                          f"{old_set.id} was made with model {old_set.model} and prompt {old_set.prompt_version}: "
                          "B's new questions must be graded the same way (or grade bank B as a grade set of its own "
-                         "with `proctor grade`)")
+                         "with `proctor grade`)", params=("llm",))
 
 
 def impact_request(old_set: GradeSet, new_set: GradeSet, config: BackendConfig, progress=None):
@@ -124,9 +125,11 @@ def impact_request(old_set: GradeSet, new_set: GradeSet, config: BackendConfig, 
 
 def bank_impact(
     store: Store, old_set: GradeSet, new_set: GradeSet, old_ids: set[str], new_ids: set[str], runs: Ranked, *,
-    measure: str = "P@20", min_grade: int = 3, official: LeaderboardFile | None = None, limit: int = 50,
+    options: BankImpactOptions = BankImpactOptions(), official: LeaderboardFile | None = None,  # noqa: B008
 ) -> dict[str, Any]:
-    """Compare labels and leaderboards of A's grade set (A's questions) and B's (B's questions)."""
+    """Compare labels and leaderboards of A's grade set (A's questions) and B's (B's questions), by `options`'
+    measure at its relevance level, listing at most its `listed` changed labels."""
+    measure, min_grade, limit = options.measure, options.min_grade, options.listed
     old_labels = exam_labels([r for r in store.grades.grade_rows(old_set.id, old_set.step) if r[2] in old_ids])
     new_labels = exam_labels([r for r in store.grades.grade_rows(new_set.id, new_set.step) if r[2] in new_ids])
     changed = []

@@ -21,15 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 _NAMES = {
     "proctor.api.agreement": "Agreement agreement",
-    "proctor.api.bank_generation": "Generated GenerationRequest generate_bank generate_bank_file generation_request",
-    "proctor.api.banks": "BANK_FORMATS BankDiff BankExport BankImpact ImpactRequest diff_banks export_bank "
-                         "impact_request load_bank_file",
+    "proctor.api.bank_generation": "Generated generate_bank",
+    "proctor.api.banks": "BankDiff BankImpact bank_diff bank_impact",
     "proctor.api.correlation": "Correlation correlate correlation official_leaderboard",
     "proctor.api.gradesets": "Ensemble GradeSetChange GradeSetListing drop_grade_set ensemble grade_sets retry_failed",
-    "proctor.api.grading": "ANSWER_METHODS METHOD_NAMES Graded GradeJob GradeOutcome grade grade_job grade_request "
-                           "run_grade_job ungraded",
-    "proctor.api.inputs": "EXPORT_KINDS IMPORT_KINDS Exported ExportRequest ImportOptions ImportRequest "
-                          "export_judgments export_request export_runs import_into import_request",
+    "proctor.api.grading": "Graded grade ungraded",
+    "proctor.api.inputs": "Exported export import_files",
     "proctor.api.labels": "DEFAULT_FLOOR DEFAULT_MIN_GRADED DEFAULT_MIN_QUERIES Coverage Floor LabelChoice QrelsReport "
                           "labels_coverage qrels qrels_report",
     "proctor.api.leaderboards": "LeaderboardReport add_intervals known_measures leaderboard leaderboard_report "
@@ -40,12 +37,15 @@ _NAMES = {
     "proctor.api.reports": "analyze",
     "proctor.api.results": "Notice Report",
     "proctor.api.significance": "ComparisonReport SignificanceSettings compare compare_file significance",
-    "proctor.api.stores": "DEFAULT_LOCK_TIMEOUT StoreError StoreInfo info info_text open_store",
+    "proctor.api.stores": "StoreInfo info open_store",
     "proctor.api.trust": "Calibration CalibrationRequest ProbeReport calibrate calibration_request probe "
                          "review_queue",
     "proctor.api.verification": "Verification verify",
     "proctor.errors": "UsageError",
     "proctor.options.analysis": "AnalysisOptions VerifyOptions",
+    "proctor.options.backend": "BackendOptions",
+    "proctor.options.grading": "GradingOptions",
+    "proctor.options.inputs": "ImportOptions",
     "proctor.options.probe": "ProbeOptions",
     "proctor.options.review": "ReviewOptions",
     "proctor.records": "GradeSet",
@@ -88,19 +88,11 @@ if TYPE_CHECKING:  # the names of `_NAMES`, for type checkers and editors
     from proctor.api.agreement import Agreement as Agreement
     from proctor.api.agreement import agreement as agreement
     from proctor.api.bank_generation import Generated as Generated
-    from proctor.api.bank_generation import GenerationRequest as GenerationRequest
     from proctor.api.bank_generation import generate_bank as generate_bank
-    from proctor.api.bank_generation import generate_bank_file as generate_bank_file
-    from proctor.api.bank_generation import generation_request as generation_request
-    from proctor.api.banks import BANK_FORMATS as BANK_FORMATS
     from proctor.api.banks import BankDiff as BankDiff
-    from proctor.api.banks import BankExport as BankExport
     from proctor.api.banks import BankImpact as BankImpact
-    from proctor.api.banks import ImpactRequest as ImpactRequest
-    from proctor.api.banks import diff_banks as diff_banks
-    from proctor.api.banks import export_bank as export_bank
-    from proctor.api.banks import impact_request as impact_request
-    from proctor.api.banks import load_bank_file as load_bank_file
+    from proctor.api.banks import bank_diff as bank_diff
+    from proctor.api.banks import bank_impact as bank_impact
     from proctor.api.correlation import Correlation as Correlation
     from proctor.api.correlation import correlate as correlate
     from proctor.api.correlation import correlation as correlation
@@ -112,27 +104,12 @@ if TYPE_CHECKING:  # the names of `_NAMES`, for type checkers and editors
     from proctor.api.gradesets import ensemble as ensemble
     from proctor.api.gradesets import grade_sets as grade_sets
     from proctor.api.gradesets import retry_failed as retry_failed
-    from proctor.api.grading import ANSWER_METHODS as ANSWER_METHODS
-    from proctor.api.grading import METHOD_NAMES as METHOD_NAMES
     from proctor.api.grading import Graded as Graded
-    from proctor.api.grading import GradeJob as GradeJob
-    from proctor.api.grading import GradeOutcome as GradeOutcome
     from proctor.api.grading import grade as grade
-    from proctor.api.grading import grade_job as grade_job
-    from proctor.api.grading import grade_request as grade_request
-    from proctor.api.grading import run_grade_job as run_grade_job
     from proctor.api.grading import ungraded as ungraded
-    from proctor.api.inputs import EXPORT_KINDS as EXPORT_KINDS
-    from proctor.api.inputs import IMPORT_KINDS as IMPORT_KINDS
     from proctor.api.inputs import Exported as Exported
-    from proctor.api.inputs import ExportRequest as ExportRequest
-    from proctor.api.inputs import ImportOptions as ImportOptions
-    from proctor.api.inputs import ImportRequest as ImportRequest
-    from proctor.api.inputs import export_judgments as export_judgments
-    from proctor.api.inputs import export_request as export_request
-    from proctor.api.inputs import export_runs as export_runs
-    from proctor.api.inputs import import_into as import_into
-    from proctor.api.inputs import import_request as import_request
+    from proctor.api.inputs import export as export
+    from proctor.api.inputs import import_files as import_files
     from proctor.api.labels import DEFAULT_FLOOR as DEFAULT_FLOOR
     from proctor.api.labels import DEFAULT_MIN_GRADED as DEFAULT_MIN_GRADED
     from proctor.api.labels import DEFAULT_MIN_QUERIES as DEFAULT_MIN_QUERIES
@@ -175,11 +152,8 @@ if TYPE_CHECKING:  # the names of `_NAMES`, for type checkers and editors
     from proctor.api.significance import compare as compare
     from proctor.api.significance import compare_file as compare_file
     from proctor.api.significance import significance as significance
-    from proctor.api.stores import DEFAULT_LOCK_TIMEOUT as DEFAULT_LOCK_TIMEOUT
-    from proctor.api.stores import StoreError as StoreError
     from proctor.api.stores import StoreInfo as StoreInfo
     from proctor.api.stores import info as info
-    from proctor.api.stores import info_text as info_text
     from proctor.api.stores import open_store as open_store
     from proctor.api.trust import Calibration as Calibration
     from proctor.api.trust import CalibrationRequest as CalibrationRequest
@@ -193,6 +167,9 @@ if TYPE_CHECKING:  # the names of `_NAMES`, for type checkers and editors
     from proctor.errors import UsageError as UsageError
     from proctor.options.analysis import AnalysisOptions as AnalysisOptions
     from proctor.options.analysis import VerifyOptions as VerifyOptions
+    from proctor.options.backend import BackendOptions as BackendOptions
+    from proctor.options.grading import GradingOptions as GradingOptions
+    from proctor.options.inputs import ImportOptions as ImportOptions
     from proctor.options.probe import ProbeOptions as ProbeOptions
     from proctor.options.review import ReviewOptions as ReviewOptions
     from proctor.records import GradeSet as GradeSet

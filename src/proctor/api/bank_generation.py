@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from proctor.api.choices import check_choice
@@ -15,6 +15,9 @@ from proctor.api.results import JSON, format_of, json_text
 from proctor.bank.generate import generate_bank as generate_bank  # `(query_id, text)` topics, in memory
 from proctor.errors import UsageError
 from proctor.options.backend import BackendOptions
+from proctor.options.banks import BankGenerationOptions
+from proctor.options.grading import ResponseCacheOptions
+from proctor.options.model import names
 from proctor.outputs import file_target
 from proctor.store import Store
 
@@ -37,14 +40,14 @@ class GenerationRequest:
     backend: BackendConfig
     queries: str | None = None
     store: str | None = None
-    style: Style = "dl"
-    nuggets: bool = False
-    importance: bool = True
-    per_query: int = 10
-    retries: int = 3
-    min_relevance: int = 2
-    max_nuggets: int = 30
-    dedup: bool = False
+    style: Style = BankGenerationOptions.style  # type: ignore[assignment]
+    nuggets: bool = BankGenerationOptions.nuggets
+    importance: bool = BankGenerationOptions.importance
+    per_query: int = BankGenerationOptions.per_query
+    retries: int = BankGenerationOptions.retries
+    min_relevance: int = BankGenerationOptions.min_relevance
+    max_nuggets: int = BankGenerationOptions.max_nuggets
+    dedup: bool = BankGenerationOptions.dedup
 
     @property
     def from_pool(self) -> bool:
@@ -105,36 +108,43 @@ class Generated:
                         for failure in outcome.importance_failures]
 
 
-def generation_request(llm: str, out: str, *, queries: str | None = None, from_pool: bool = False,
-                       store: str | None = None, style: Style = "dl", nuggets: bool = False, importance: bool = True,
-                       per_query: int = 10, retries: int = 3, min_relevance: int = 2, max_nuggets: int = 30,
-                       dedup: bool = False, backend: BackendOptions | None = None, **backend_fields: Any
-                       ) -> GenerationRequest:
-    """`proctor bank generate`, checked before any LLM call: `per_query` items per topic of the `queries` file
-    (questions, or `nuggets`), or with `from_pool` nuggets from `store`'s passages judged `min_relevance` or more
-    (at most `max_nuggets` per query); `llm` a text-generating backend (openai:, hf:, llamacpp:), `backend` a
-    `BackendConfig` and/or its fields; `out` the bank file to write."""
+def generation_request(llm: str, out: str | None = None, *, generation: BankGenerationOptions | None = None,
+                       store: str | None = None, backend: BackendOptions | None = None,
+                       cache: ResponseCacheOptions | None = None, **fields: Any) -> GenerationRequest:
+    """`proctor bank generate`, checked before any LLM call: by `generation` (`BankGenerationOptions`, and/or its
+    fields by name in `fields`), `per_query` items per topic of the `queries` file (questions, or `nuggets`), or
+    with `from_pool` nuggets from `store`'s passages judged `min_relevance` or more (at most `max_nuggets` per
+    query); `llm` a text-generating backend (openai:, hf:, llamacpp:), `backend` a `BackendConfig` and/or its
+    fields (in `fields`), `cache` a response cache of its own; `out` the bank file to write (else
+    `generation.out`)."""
 
     from proctor.llm.config import BackendConfig
 
-    if per_query < 1:
+    options = replace(generation or BankGenerationOptions(),
+                      **{k: fields.pop(k) for k in list(fields) if k in names(BankGenerationOptions)})
+    out = out or options.out
+    if not out:
+        raise UsageError("bank generate needs {out} FILE", params=("out",))
+    queries, from_pool, nuggets = options.queries, options.from_pool, options.nuggets
+    if options.per_query < 1:
         raise UsageError("{per_query} must be at least 1", params=("per_query",))
     file_target(out)  # before any LLM call
     if llm.split(":")[0] not in TEXT_BACKENDS:
         raise UsageError("bank generation needs a text-generating backend: openai:MODEL, hf:PATH, llamacpp:PATH")
-    check_choice("style", style, Style)
+    check_choice("style", options.style, Style)
     if from_pool:
         if not nuggets or not store or queries:
             raise UsageError("{from_pool} goes with {nuggets} and {store} S (and no {queries})",
                              params=("from_pool", "nuggets", "store", "queries"))
-        if max_nuggets < 1:
+        if options.max_nuggets < 1:
             raise UsageError("{max_nuggets} must be at least 1", params=("max_nuggets",))
     elif not queries or store:
         raise UsageError("bank generate takes {queries} FILE (or {from_pool} {store} S {nuggets})",
                          params=("queries", "from_pool", "store", "nuggets"))
-    config = BackendConfig.of(backend, llm, **backend_fields)
-    return GenerationRequest(out, config, queries, store if from_pool else None, style, nuggets, importance,
-                             per_query, retries, min_relevance, max_nuggets, dedup)
+    config = BackendConfig.of(backend, llm, **fields, **(asdict(cache) if cache and cache.cache_dir else {}))
+    return GenerationRequest(out, config, queries, store if from_pool else None, options.style, nuggets,  # type: ignore[arg-type]
+                             options.importance, options.per_query, options.retries, options.min_relevance,
+                             options.max_nuggets, options.dedup)
 
 
 def generate_bank_file(request: GenerationRequest, *, log: Log | None = None) -> Generated:

@@ -4,7 +4,7 @@ leaderboards, write a stored bank in the formats other tools read."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
@@ -13,6 +13,9 @@ from proctor.api.choices import check_choice
 from proctor.api.results import JSON, DataResult, format_of, json_text
 from proctor.errors import UsageError
 from proctor.options.backend import BackendOptions
+from proctor.options.banks import BANK_FORMATS as _FORMATS
+from proctor.options.banks import BankExportOptions, BankImpactOptions
+from proctor.options.model import names
 from proctor.store import Store
 
 if TYPE_CHECKING:
@@ -25,6 +28,7 @@ BankFormat = Literal["items", "questions", "yaml", "nuggetizer", "autojudge"]
 """How `export_bank` writes: the workbench's `items` or older `questions` JSONL, editable YAML, nuggetizer's
 nuggets JSONL (nuggets only), the TREC AutoJudge nugget bank."""
 BANK_FORMATS: tuple[str, ...] = get_args(BankFormat)
+assert BANK_FORMATS == _FORMATS  # the option's choices
 
 
 def load_bank_file(path: str | Path, *, log: Log | None = None) -> Bank:
@@ -62,6 +66,18 @@ def diff_banks(old: str | Path, new: str | Path, *, log: Log | None = None) -> B
     return BankDiff(diff(load_bank_file(old, log=log).questions, load_bank_file(new, log=log).questions))
 
 
+def bank_diff(old: str | Path, new: str | Path, *, log: Log | None = None) -> BankDiff:
+    """The diff of two bank files (`diff_banks`): added, removed and reworded items."""
+    return diff_banks(old, new, log=log)
+
+
+def bank_impact(store: Store, old: str | Path, new: str | Path, **options: Any) -> BankImpact:
+    """What changing bank A (`old`) into B (`new`) does in `store`: grade only what B adds, then the passages
+    whose label changes and how every system's score and the leaderboard correlation move (`options` as for
+    `impact_request`)."""
+    return impact_request(old, new, **options).run(store)
+
+
 @dataclass(frozen=True)
 class BankImpact(DataResult):
     """What changing bank A into B did: B's grade set, the grading of what B adds (a summary, or None when
@@ -94,11 +110,8 @@ class ImpactRequest:
     method: str | None = None
     model: str | None = None
     bank: str | None = None
-    measure: str = "P@20"
-    min_grade: int = 3
+    impact: BankImpactOptions = BankImpactOptions()
     official: LeaderboardFile | None = None
-    name: str | None = None
-    limit: int = 50
     progress: bool | None = None
 
     def run(self, store: Store) -> BankImpact:
@@ -108,35 +121,36 @@ class ImpactRequest:
         from proctor.gradesets.resolve import resolve_grade_set
 
         old_set = resolve_grade_set(store, self.grade_set, self.method, self.model, self.bank)
-        new_set, graded = prepare_impact(store, old_set, self.new_path, self.new, self.backend, name=self.name,
-                                         progress=self.progress)
+        new_set, graded = prepare_impact(store, old_set, self.new_path, self.new, self.backend,
+                                         name=self.impact.name, progress=self.progress)
         result = bank_impact(store, old_set, new_set, {q["question_id"] for q in self.old.questions},
                              {q["question_id"] for q in self.new.questions}, load_runs(store, None),
-                             measure=self.measure, min_grade=self.min_grade, official=self.official,
-                             limit=self.limit)
+                             options=self.impact, official=self.official)
         return BankImpact(new_set, graded, result)
 
 
 def impact_request(old: str | Path, new: str | Path, *, llm: str | None = None, backend: BackendOptions | None = None,
-                   grade_set: str | None = None, method: str | None = None, model: str | None = None,
-                   bank: str | None = None, measure: str = "P@20", min_grade: int = 3, official: str | None = None,
-                   name: str | None = None, limit: int = 50, progress: bool | None = None, log: Log | None = None,
-                   **backend_fields: Any) -> ImpactRequest:
+                   impact: BankImpactOptions | None = None, progress: bool | None = None, log: Log | None = None,
+                   **fields: Any) -> ImpactRequest:
     """`proctor bank impact A B`, read and checked before the store is opened: the bank files (their notes to
-    `log`), the official leaderboard for the correlation, and the backend (`llm`, `backend` and/or its fields)
-    for B's questions without a grade; A's grade set is `grade_set`, or the one `method`/`model`/`bank`
-    narrow to. Carry it out with `.run(store)`."""
+    `log`), the official leaderboard for the correlation (`impact.official`), and the backend (`llm`, `backend`
+    and/or its fields) for B's questions without a grade. `fields` may also name A's grade set (`grade_set`, or
+    the one `method`/`model`/`bank` narrow to) and fields of `impact` (`BankImpactOptions`: `measure`,
+    `min_grade`, `official`, `name`, `listed`). Carry it out with `.run(store)`."""
 
     from proctor.evaluate.leaderboard_files import read_official
     from proctor.llm.config import BackendConfig
 
+    chosen = {k: fields.pop(k, None) for k in ("grade_set", "method", "model", "bank")}
+    impact = replace(impact or BankImpactOptions(),
+                     **{k: fields.pop(k) for k in list(fields) if k in names(BankImpactOptions)})
     old_bank, new_bank = load_bank_file(old, log=log), load_bank_file(new, log=log)
-    board = read_official(official) if official else None
+    board = read_official(impact.official) if impact.official else None
     config = None
     if llm:
-        config = BackendConfig.of(backend, llm, **backend_fields)
-    return ImpactRequest(str(new), old_bank, new_bank, config, grade_set, method, model, bank, measure, min_grade,
-                         board, name, limit, progress)
+        config = BackendConfig.of(backend, llm, **fields)
+    return ImpactRequest(str(new), old_bank, new_bank, config, **chosen, impact=impact, official=board,
+                         progress=progress)
 
 
 @dataclass(frozen=True)
@@ -167,7 +181,8 @@ class BankExport:
             f"wrote {self.items} items to {self.out} ({self.fmt})"]
 
 
-def export_bank(store: Store, out: str, fmt: BankFormat = "items", *, bank: str | None = None) -> BankExport:
+def export_bank(store: Store, out: str, fmt: BankFormat = BankExportOptions.bank_format, *,  # type: ignore[assignment]
+                bank: str | None = None) -> BankExport:
     """Write the store's banks (every bank's latest version, or `bank`: `NAME[@VERSION]`) to `out` as `fmt`."""
     from proctor.bank.generate import write_bank
     from proctor.bank.manual import bank_lines, yaml_text

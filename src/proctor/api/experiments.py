@@ -92,9 +92,8 @@ def _step_estimate(store: Store, method, step: str, grade_set, options, backend)
     from proctor.grading.plan import items_of, make_plan
 
     bank = (grade_set.bank, grade_set.bank_version or "") if grade_set.bank else None
-    planned = make_plan(store, items_of(store, method, bank), store.grades.graded(grade_set.id, step),
-                        depth=options.depth, max_queries=options.max_queries, max_passages=options.max_passages,
-                        variables=None, exhausted=store.grades.exhausted(grade_set.id, step, options.max_attempts),
+    planned = make_plan(store, items_of(store, method, bank), store.grades.graded(grade_set.id, step), options,
+                        exhausted=store.grades.exhausted(grade_set.id, step, options.max_attempts),
                         needs_answer_key="{gold}" in method.template.template)
     row: dict[str, Any] = {"step": step, "pairs_in_pool": planned.pairs, "already_graded": planned.already,
                            "given_up": planned.given_up,

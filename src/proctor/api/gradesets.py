@@ -14,6 +14,7 @@ from proctor.api.stores import stale_fate
 from proctor.errors import UsageError
 from proctor.gradesets.manage import Change
 from proctor.gradesets.resolve import resolve_grade_set
+from proctor.options.gradesets import EnsembleOptions
 from proctor.records import GradeSet, frozen
 from proctor.store import Store
 
@@ -138,7 +139,7 @@ class Ensemble(Report):
 
 
 def ensemble(store: Store, grade_sets: Sequence[str], rule: Rule, *, name: str | None = None,
-             show: int = 10) -> Ensemble:
+             show: int = EnsembleOptions.show) -> Ensemble:
     """Make (or derive again) the ensemble of grade sets (ids or unique prefixes) combined by `rule` (mean,
     median, max, min, majority): a grade set like any other. Returns it with its members, the counts of cells
     where members disagree, and the `show` cells of largest spread."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
@@ -15,8 +15,9 @@ from proctor.api.choices import check_choice
 from proctor.api.results import JSON, format_of, json_text
 from proctor.errors import UsageError
 from proctor.methods import ANSWER_METHODS, METHOD_NAMES
-from proctor.methods.aggregate import SUM_THRESHOLDS
 from proctor.options.backend import BackendOptions
+from proctor.options.grading import BatchOptions, EngineOptions, GradingOptions, ResponseCacheOptions
+from proctor.options.model import names
 from proctor.options.numeric import check_numbers
 from proctor.records import GradeSet
 from proctor.store import Store
@@ -37,9 +38,11 @@ GradeMode = Literal["grade", "batch-export", "batch-import", "batch-api"]
 """What a `GradeJob` does: grade now, write batch shards, grade from batch result files, or use the OpenAI Batch
 API (`--llm openai-batch:MODEL`)."""
 
-BATCH_MAX_REQUESTS = 50_000
-BATCH_MAX_BYTES = 190_000_000
 _CHOICES: dict[str, Any] = {"aggregate": Aggregate, "verify": Verify, "engine": Engine, "guard": Guard}
+_RENAMED = {"template": "templates", "sum_thresholds": "thresholds"}
+"""Grading options whose keyword in `grade_request` is another (the plural the request holds)."""
+_NOT_REQUESTED = ("name", "method", "pairs_per_second")
+"""Grading options that name or describe a grader in an experiment, not what one grading run does."""
 
 
 class Graded(NamedTuple):
@@ -68,16 +71,11 @@ class Graded(NamedTuple):
 
 @dataclass(frozen=True)
 class GradeJob:
-    """A checked `proctor grade`: the request, and whether it grades now or through batch files."""
+    """A checked `proctor grade`: the request, and whether it grades now or through batch files (`batch`)."""
 
     request: GradeRequest
     mode: GradeMode = "grade"
-    batch_export: Path | None = None
-    batch_import: tuple[Path, ...] = ()
-    batch_wait: bool = False
-    batch_poll: float = 30.0
-    batch_max_requests: int = BATCH_MAX_REQUESTS
-    batch_max_bytes: int = BATCH_MAX_BYTES
+    batch: BatchOptions = BatchOptions()
 
 
 @dataclass(frozen=True)
@@ -129,12 +127,15 @@ class GradeOutcome:
         return import_lines(self.report.as_dict()) if self.mode == "batch-import" else []  # type: ignore[union-attr]
 
 
-def grade(store: Store, method: str, llm: str | None = None, **options: Any) -> Graded:
-    """Grade one grade set; `options` are those of `grade_request`. Returns the grade set and one summary per
-    step. Inside a running event loop (Jupyter) it grades on a thread of its own."""
+def grade(store: Store, method: str, llm: str | None = None, *, grading: GradingOptions | None = None,
+          backend: BackendOptions | None = None, **options: Any) -> Graded:
+    """Grade one grade set with `method`: `grading` (`GradingOptions`) and `backend` (`BackendOptions`), any of
+    whose fields (and those of `EngineOptions` and `ResponseCacheOptions`) may also be given by name in `options`
+    (as `grade_request` takes them). Returns the grade set and one summary per step. Inside a running event loop
+    (Jupyter) it grades on a thread of its own."""
     from proctor.grading import grade as grade_async
 
-    request = grade_request(method, llm, **options)
+    request = grade_request(method, llm, grading=grading, backend=backend, **options)
     return Graded(*_run(store, lambda own: grade_async(own, request)))
 
 
@@ -145,24 +146,41 @@ def ungraded(store: Store, method: str, llm: str | None = None, **options: Any) 
     return pending(store, grade_request(method, llm, **options))
 
 
-def grade_request(method: str, llm: str | None = None, *, backend: BackendOptions | None = None,
-                  aggregate: Aggregate = "prompt", thresholds: Sequence[int] | str = SUM_THRESHOLDS,
-                  templates: Sequence[str | Path] = (), prefilter: str | None = None, **options: Any
-                  ) -> GradeRequest:
+def grade_request(method: str, llm: str | None = None, *, grading: GradingOptions | None = None,
+                  backend: BackendOptions | None = None, execution: EngineOptions | None = None,
+                  cache: ResponseCacheOptions | None = None, **options: Any) -> GradeRequest:
     """The `GradeRequest` that `grade` runs, checked before any work: `method` (one of `METHOD_NAMES` or
-    `ANSWER_METHODS`), `llm` (a backend spec; default `embed:minilm` for `embedding`), `backend` (a
-    `BackendConfig`, whose spec `llm` replaces) and/or its fields, `aggregate` and `thresholds` (four-prompts),
-    `templates` (YAML files), `prefilter` with `prefilter_below`, and the `GradeOptions` fields (`depth`, `bank`,
-    `verify`, `guard`, `engine`, ...)."""
-
+    `ANSWER_METHODS`), `llm` (a backend spec, else `grading.llm`; default `embed:minilm` for `embedding`), the
+    option models `grading`, `backend` (a `BackendConfig`, whose spec `llm` replaces), `execution` (the
+    `EngineOptions`) and `cache`, and
+    any of their fields by name in `options` (given ones win; `templates` and `thresholds` are `template` and
+    `sum_thresholds`)."""
     from proctor.grading import GradeOptions, GradeRequest
     from proctor.llm.config import BackendConfig
 
+    options = {**_fields(grading, execution, cache), **options}
+    llm = llm or options.pop("llm", None)
+    options.pop("llm", None)
+    aggregate = options.pop("aggregate", GradingOptions.aggregate)
+    thresholds = options.pop("thresholds", GradingOptions.sum_thresholds)
+    templates, prefilter = options.pop("templates", None) or (), options.pop("prefilter", None)
     spec, limits = _check_request(method, llm, thresholds, aggregate, options, prefilter)
     loose = {k: options.pop(k) for k in list(options) if k in BackendConfig.__dataclass_fields__ and k != "spec"}
     config = BackendConfig.of(backend, spec, **loose)
     return GradeRequest(method, config, GradeOptions(**options), aggregate=aggregate, thresholds=limits,
                         templates=tuple(map(str, templates)), prefilter=prefilter)
+
+
+def _fields(grading: GradingOptions | None, execution: EngineOptions | None,
+            cache: ResponseCacheOptions | None) -> dict[str, Any]:
+    """The keywords of `grade_request` the option models given say (the grading options that name a grader in
+    an experiment aside); a model not given says nothing."""
+    found: dict[str, Any] = {}
+    if grading is not None:
+        found |= {_RENAMED.get(k, k): v for k, v in asdict(grading).items() if k not in _NOT_REQUESTED}
+    for model in (execution, cache):
+        found |= asdict(model) if model is not None else {}
+    return found
 
 
 def _check_request(method: str, llm: str | None, thresholds: Sequence[int] | str, aggregate: str,
@@ -181,7 +199,7 @@ def _check_request(method: str, llm: str | None, thresholds: Sequence[int] | str
     if (method == "embedding") != spec.startswith("embed:"):
         raise UsageError("{method} embedding goes with {llm} embed:..., and embed backends only with it",
                          params=("method", "llm"))
-    verify = options.get("verify", "edit-distance")
+    verify = options.get("verify", GradingOptions.verify)
     if verify == "llm" and method != "qa":
         raise UsageError("{verify} llm applies to {method} qa only", params=("verify", "method"))
     if spec.startswith("hf-qa:") and (method != "qa" or verify == "llm"):
@@ -205,32 +223,32 @@ def _thresholds(value: Sequence[int] | str) -> tuple[int, ...]:
     return limits
 
 
-def grade_job(method: str, llm: str | None = None, *, batch_export: str | Path | None = None,
-              batch_import: Sequence[str | Path] = (), batch_wait: bool = False, batch_poll: float = 30.0,
-              batch_max_requests: int = BATCH_MAX_REQUESTS, batch_max_bytes: int = BATCH_MAX_BYTES,
-              **options: Any) -> GradeJob:
+def grade_job(method: str, llm: str | None = None, *, batch: BatchOptions | None = None, **options: Any
+              ) -> GradeJob:
     """`proctor grade`, checked before the store is opened: the request (`options` as for `grade_request`) and
-    its mode: `batch_export` (a folder: write the pending prompts as OpenAI batch shards of at most
-    `batch_max_requests` requests and `batch_max_bytes` bytes), `batch_import` (result files to grade from),
-    `llm="openai-batch:MODEL"` (the OpenAI Batch API: submit, poll every `batch_poll` seconds while
-    `batch_wait`), else grade now."""
+    its mode (`batch`, a `BatchOptions`, or its fields by name in `options`): `batch_export` (a folder: write the
+    pending prompts as OpenAI batch shards of at most `batch_max_requests` requests and `batch_max_bytes` bytes),
+    `batch_import` (result files to grade from), `llm="openai-batch:MODEL"` (the OpenAI Batch API: submit, poll
+    every `batch_poll` seconds while `batch_wait`), else grade now."""
+    given = {k: options.pop(k) for k in list(options) if k in names(BatchOptions)}
+    batch = replace(batch or BatchOptions(), **given)
+    batch = replace(batch, batch_export=Path(batch.batch_export) if batch.batch_export else None,
+                    batch_import=tuple(map(Path, batch.batch_import or ())))
     request = grade_request(method, llm, **options)
-    check_numbers({"batch_poll": batch_poll, "batch_max_requests": batch_max_requests,
-                   "batch_max_bytes": batch_max_bytes})
-    if batch_export and batch_import:
+    check_numbers({k: v for k, v in asdict(batch).items() if k.startswith("batch_max") or k == "batch_poll"})
+    if batch.batch_export and batch.batch_import:
         raise UsageError("{batch_export} and {batch_import}: one at a time", params=("batch_export", "batch_import"))
     mode: GradeMode = "grade"
-    if batch_export:
+    if batch.batch_export:
         mode = "batch-export"
     elif request.backend.spec and request.backend.spec.startswith("openai-batch:"):
-        if batch_import:
+        if batch.batch_import:
             raise UsageError("{llm} openai-batch:MODEL imports its own results: no {batch_import}",
                              params=("llm", "batch_import"))
         mode = "batch-api"
-    elif batch_import:
+    elif batch.batch_import:
         mode = "batch-import"
-    return GradeJob(request, mode, Path(batch_export) if batch_export else None, tuple(map(Path, batch_import)),
-                    batch_wait, batch_poll, batch_max_requests, batch_max_bytes)
+    return GradeJob(request, mode, batch)
 
 
 def run_grade_job(store: Store, job: GradeJob) -> GradeOutcome:
@@ -243,20 +261,21 @@ async def _carry_out(store: Store, job: GradeJob) -> GradeOutcome:
     if job.mode == "batch-export":
         from proctor.grading.batch import export_batches
 
-        grade_set, report, summaries = await export_batches(store, request, job.batch_export,  # type: ignore[arg-type]
-                                                            max_requests=job.batch_max_requests,
-                                                            max_bytes=job.batch_max_bytes)
-        return GradeOutcome(job.mode, grade_set, summaries, report, job.batch_export)
+        batch = job.batch
+        grade_set, report, summaries = await export_batches(store, request, batch.batch_export,  # type: ignore[arg-type]
+                                                            max_requests=batch.batch_max_requests,
+                                                            max_bytes=batch.batch_max_bytes)
+        return GradeOutcome(job.mode, grade_set, summaries, report, batch.batch_export)
     if job.mode == "batch-api":
         from proctor.grading.batch_api import grade_with_batch_api
 
-        api_set, api_report, summaries = await grade_with_batch_api(store, request, wait=job.batch_wait,
-                                                                    poll_seconds=job.batch_poll)
+        api_set, api_report, summaries = await grade_with_batch_api(store, request, wait=job.batch.batch_wait,
+                                                                    poll_seconds=job.batch.batch_poll)
         return GradeOutcome(job.mode, api_set, summaries, api_report)
     if job.mode == "batch-import":
         from proctor.grading.batch import import_batches
 
-        grade_set, imported, summaries = await import_batches(store, request, list(job.batch_import))
+        grade_set, imported, summaries = await import_batches(store, request, list(job.batch.batch_import))
         return GradeOutcome(job.mode, grade_set, summaries, imported)
     from proctor.grading import grade as grade_async
 

@@ -5,14 +5,17 @@ then carried out on a store."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal, get_args
 
 from proctor.api.choices import check_choice
 from proctor.api.results import JSON, format_of, json_text
 from proctor.errors import UsageError
-from proctor.importing import KINDS, ImportOptions, ImportReport, import_files
+from proctor.importing import KINDS, ImportReport
+from proctor.importing import import_files as _import_files
+from proctor.options.banks import BankExportOptions
+from proctor.options.inputs import ImportOptions
 from proctor.outputs import file_target
 from proctor.records import GradeSet
 from proctor.store import Store
@@ -35,34 +38,37 @@ class ImportRequest:
 
     def run(self, store: Store) -> list[ImportReport]:
         """Import the files into `store` in one transaction (all or nothing); one report per file."""
-        return import_files(store, self.kind, list(self.paths), self.options)
+        return _import_files(store, self.kind, list(self.paths), self.options)
 
 
-def import_request(kind: ImportKind, paths: Sequence[str | Path], *, with_grades: bool = True,
-                   bank_name: str | None = None, grades_bank: str | None = None,
-                   response_format: ResponseFormat = "auto", word_budget: int | None = None, on_error: OnError = "fail",
-                   replace: bool = False, skip_unknown_queries: bool = False,
-                   keep_query_texts: bool = False) -> ImportRequest:
-    """`proctor import KIND FILES`, checked before any store is opened: `with_grades` (exampp), `bank_name` (bank:
-    its name in the store), `grades_bank` (exampp: the bank its grades graded), `response_format` and `word_budget`
-    (responses), `on_error` (responses, bank: a malformed record fails or is skipped), `replace` (what the store
-    holds where a file contradicts it), `skip_unknown_queries`, `keep_query_texts` (bank: the store's query
-    texts stay where the bank words a query otherwise)."""
+def import_request(kind: ImportKind, paths: Sequence[str | Path], options: ImportOptions | None = None,
+                   **fields: Any) -> ImportRequest:
+    """`proctor import KIND FILES`, checked before any store is opened: the `ImportOptions` (`options`, and/or
+    its fields by name): `with_grades` (exampp), `bank_name` (bank: its name in the store), `grades_bank`
+    (exampp: the bank its grades graded), `response_format` and `word_budget` (responses), `on_error`
+    (responses, bank: a malformed record fails or is skipped), `replace` (what the store holds where a file
+    contradicts it), `skip_unknown_queries`, `keep_query_texts` (bank: the store's query texts stay where the bank
+    words a query otherwise)."""
     check_choice("kind", kind, ImportKind)
-    check_choice("response_format", response_format, ResponseFormat)
-    check_choice("on_error", on_error, OnError)
-    options = ImportOptions(with_grades=with_grades, bank_name=bank_name, skip_unknown_queries=skip_unknown_queries,
-                            response_format=response_format, word_budget=word_budget, on_error=on_error,
-                            grades_bank=grades_bank, replace=replace, keep_query_texts=keep_query_texts)
-    if grades_bank and kind != "exampp":
+    options = replace(options or ImportOptions(), **fields)
+    check_choice("response_format", options.response_format, ResponseFormat)
+    check_choice("on_error", options.on_error, OnError)
+    if options.grades_bank and kind != "exampp":
         raise UsageError("{grades_bank} applies to `import exampp` only (bank files take {bank_name})",
                          params=("grades_bank", "bank_name"))
     return ImportRequest(kind, tuple(map(Path, paths)), options)
 
 
+def import_files(store: Store, kind: ImportKind, paths: Sequence[str | Path], options: ImportOptions | None = None,
+                 **fields: Any) -> list[ImportReport]:
+    """Import files of one kind into `store`, all or nothing (`options`: the `ImportOptions`, and/or its fields
+    by name); one report per file."""
+    return import_request(kind, paths, options, **fields).run(store)
+
+
 def import_into(store: Store, kind: ImportKind, paths: Sequence[str | Path], **options: Any) -> list[ImportReport]:
-    """Import files of one kind (`options` as for `import_request`), all or nothing."""
-    return import_request(kind, paths, **options).run(store)
+    """`import_files` by its former name."""
+    return import_files(store, kind, paths, **options)
 
 
 @dataclass(frozen=True)
@@ -112,8 +118,7 @@ def _with_members(store: Store, chosen: list[GradeSet]) -> list[GradeSet]:
     by_id = {s.id: s for s in store.grades.grade_sets()}
     out: dict[str, GradeSet] = {}
     for grade_set in chosen:
-        if grade_set.info.get("ensemble"):
-            out.update((m, by_id[m]) for m in grade_set.params.get("members", []) if m in by_id)
+        out.update((m, by_id[m]) for m in grade_set.members if m in by_id)
         out[grade_set.id] = grade_set
     return list(out.values())
 
@@ -166,6 +171,24 @@ def export_request(kind: ExportKind, out: str | Path | None = None, *, grade_set
         raise UsageError("export runs needs {out} DIR (one run file per run is written there)", params=("out",))
     target = file_target(out) if out and kind != "runs" else (Path(out) if out else None)
     return ExportRequest(kind, target, tuple(grade_sets), method, model, bank, grades)
+
+
+def export(store: Store, kind: ExportKind | Literal["bank"], out: str | Path | None = None, *,
+           grade_sets: Sequence[str] = (), method: str | None = None, model: str | None = None,
+           bank: str | None = None, grades: bool = True, fmt: str = BankExportOptions.bank_format) -> Any:
+    """Export the store: `exampp` (to `out`, .jsonl or .jsonl.gz: passages, judgments, rankings and the grades
+    of `grade_sets`, or of the one grade set `method`/`model`/`bank` narrow to, unless `grades=False`), `runs`
+    (one TREC run file per run into the folder `out`), `judgments` (the qrels, to `out` or as the result's
+    `text`) — an `Exported` — or `bank` (the store's banks, or `bank`, to `out` as `fmt`, one of
+    `BANK_FORMATS`) — a `BankExport`. Nothing is left half-written."""
+    if kind == "bank":
+        from proctor.api.banks import export_bank
+
+        if not out:
+            raise UsageError("export bank needs {out} FILE", params=("out",))
+        return export_bank(store, str(out), fmt, bank=bank)  # type: ignore[arg-type]
+    return export_request(kind, out, grade_sets=grade_sets, method=method, model=model, bank=bank,
+                          grades=grades).run(store)
 
 
 def _write_exampp(store: Store, out: Path, sets: list[GradeSet]) -> int:

@@ -159,13 +159,14 @@ def review_impact(store: Store, old: GradeSet, new: GradeSet, measure: str, min_
     from proctor.analyze.bank_impact import bank_impact
     from proctor.analyze.leaderboard_correlation import correlate_leaderboards
     from proctor.evaluate.sources import load_runs
+    from proctor.options.banks import BankImpactOptions
 
     if old.bank is None or new.bank is None:
         raise UsageError("both grade sets must grade a bank")
     old_ids = {q["question_id"] for q in store.banks.bank_questions(old.bank, old.bank_version)}
     new_ids = {q["question_id"] for q in store.banks.bank_questions(new.bank, new.bank_version)}
-    result = bank_impact(store, old, new, old_ids, new_ids, load_runs(store, None), measure=measure,
-                         min_grade=min_grade, official=official, limit=200)
+    result = bank_impact(store, old, new, old_ids, new_ids, load_runs(store, None),
+                         options=BankImpactOptions(measure=measure, min_grade=min_grade, listed=200), official=official)
     before = {s["system"]: s["old_score"] for s in result["systems"] if s["old_score"] is not None}
     after = {s["system"]: s["new_score"] for s in result["systems"] if s["new_score"] is not None}
     between = correlate_leaderboards(LeaderboardFile(before), LeaderboardFile(after), samples=0)

@@ -120,7 +120,7 @@ class Session:
         queries = self.outdir / f"{self.stem}.topics.jsonl"
         _write_lines(queries, ({"query_id": t.request_id, "text": t.title} for t in topics))
         try:
-            api.import_into(self.store, "queries", [queries])
+            api.import_files(self.store, "queries", [queries])
         except InputError as e:  # the runner keeps no file name of its topics: the topic names itself
             raise relocated(e, queries, [None] * len(topics), "rag_topics") from None
         if responses is None or kept is None:
@@ -133,7 +133,7 @@ class Session:
             self.documents = [line for record in records for line in scope_documents(record)]
         _write_lines(reports, records)
         try:
-            (report,) = api.import_into(self.store, "responses", [reports], skip_unknown_queries=True)
+            (report,) = api.import_files(self.store, "responses", [reports], skip_unknown_queries=True)
         except InputError as e:  # found in the judge's copy: name the user's file and line
             at = [(origins.get(_key(r)) or [None])[0] for r in kept]
             raise relocated(e, reports, at, "rag_responses") from None
@@ -185,11 +185,11 @@ class Session:
         if corpus:
             if not Path(corpus).is_file():
                 raise UsageError(f"{{corpus}} {corpus}: no such file", params=("corpus",))
-            api.import_into(self.store, "corpus", [corpus])
+            api.import_files(self.store, "corpus", [corpus])
         if self.documents:
             path = self.outdir / f"{self.stem}.documents.jsonl"
             _write_lines(path, self.documents)
-            api.import_into(self.store, "corpus", [path])
+            api.import_files(self.store, "corpus", [path])
         elif not corpus:
             raise UsageError("method citation-support judges cited sentences against the cited documents: the "
                              "reports carry none (`documents`) and no {corpus} FILE (JSONL {id, text} or TSV) is given",
@@ -210,7 +210,7 @@ class Session:
         path = self.outdir / f"{self.stem}.given-bank.jsonl"
         write_nugget_banks_generic(kept, path)
         try:  # the topic file's titles are the query texts; a bank's other wording stays the bank's
-            (report,) = api.import_into(self.store, "bank", [path], bank_name=self.bank_name, keep_query_texts=True)
+            (report,) = api.import_files(self.store, "bank", [path], bank_name=self.bank_name, keep_query_texts=True)
         except InputError as e:  # found in the judge's copy: name the user's file and line
             origins = bank_origins()
             at = [origins.get(q, (f"{RUNNER_OPTIONS['nugget_banks']} (topic {q})", None)) for q in kept.banks]
@@ -241,7 +241,7 @@ class Session:
                              f"{outcome.failures[0]['reasons'][-1]}")
         path = self.outdir / f"{self.stem}.generated-bank.jsonl"
         _write_lines(path, outcome.lines)
-        api.import_into(self.store, "bank", [path], bank_name=self.bank_name)
+        api.import_files(self.store, "bank", [path], bank_name=self.bank_name)
 
     def grade(self) -> GradeSet:
         """Grade what is missing; a pair left without a grade (not in the cache, the LLM failing) is an error."""

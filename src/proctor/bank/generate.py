@@ -22,6 +22,7 @@ from proctor.io.queries import read_queries
 from proctor.io.textfile import iter_jsonl
 from proctor.llm.base import Backend, Request
 from proctor.llm.cache import Recording, keep
+from proctor.options.banks import BankGenerationOptions
 from proctor.outputs import file_target, write_text
 from proctor.store import now
 from proctor.store.response_cache import ResponseCache
@@ -89,7 +90,8 @@ def render(topic: Topic, style: str, kind: str, n: int) -> str:
     return text + table["json_instruction"][kind]
 
 
-async def generate(topics: list[Topic], backend: Backend, *, style: str, kind: str, n: int, retries: int = 3,
+async def generate(topics: list[Topic], backend: Backend, *, style: str, kind: str, n: int,
+                   retries: int = BankGenerationOptions.retries,
                    progress=None, importance: bool = False) -> Outcome:
     """Generate every topic's items (up to `n`), concurrently as the backend allows; with `importance`, then
     label every nugget vital/okay (`proctor.bank.importance`)."""
@@ -157,7 +159,8 @@ def _line(topic: Topic, items: list[str], kind: str, prompt: str, model: str, pa
 
 
 def generate_bank(topics: list[tuple[str, str]], llm: str, *, kind: str = "questions", n: int = 10,
-                    style: str = "dl", importance: bool = False, retries: int = 3, **backend: Any) -> Outcome:
+                    style: str = BankGenerationOptions.style, importance: bool = False,
+                    retries: int = BankGenerationOptions.retries, **backend: Any) -> Outcome:
     """Generate questions (or nuggets, with vital/okay `importance`) for `(query_id, text)` topics with a
     text-generating backend (`BackendConfig` fields in `backend`)."""
     from proctor.errors import UsageError

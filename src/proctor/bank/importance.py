@@ -17,6 +17,7 @@ from proctor.io.banks import IMPORTANCE
 from proctor.llm.base import Backend, Request
 from proctor.llm.cache import keep
 from proctor.methods.label_lists import parse_labels, python_list
+from proctor.options.banks import BankGenerationOptions
 
 
 @cache
@@ -61,7 +62,7 @@ async def ask_labels(backend: Backend, gate: asyncio.Semaphore, request: Request
 
 
 async def score_importance(query_id: str, query: str, nuggets: list[str], backend: Backend,
-                           gate: asyncio.Semaphore, retries: int = 3) -> Labelled:
+                           gate: asyncio.Semaphore, retries: int = BankGenerationOptions.retries) -> Labelled:
     """`vital`/`okay` for every nugget of one query (nuggetizer's scorer prompt, windows of 10)."""
     spec = nuggetizer_prompts()["score"]
     out = Labelled([])

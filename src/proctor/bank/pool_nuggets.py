@@ -20,6 +20,7 @@ from proctor.io.ids import item_id
 from proctor.llm.base import Backend, Request
 from proctor.llm.cache import keep
 from proctor.methods.label_lists import parse_text_list, python_list
+from proctor.options.banks import BankGenerationOptions
 from proctor.store import now
 
 
@@ -55,7 +56,9 @@ def create_prompt(topic: PoolTopic, start: int, end: int, nuggets: list[str], ma
                 nuggets_length=len(nuggets), creator_max_nuggets=max_nuggets)
 
 
-async def create_from_pool(topics: list[PoolTopic], backend: Backend, *, max_nuggets: int = 30, retries: int = 3,
+async def create_from_pool(topics: list[PoolTopic], backend: Backend, *,
+                           max_nuggets: int = BankGenerationOptions.max_nuggets,
+                           retries: int = BankGenerationOptions.retries,
                            importance: bool = True, dedup: bool = False, progress=None) -> Outcome:
     """Every topic's nuggets (and importance), concurrently across topics, windows in order within one."""
     outcome = Outcome()

@@ -10,7 +10,7 @@ from importlib import import_module
 
 from proctor import __version__
 from proctor.cli.common import flag_names
-from proctor.errors import ProctorError, UsageError
+from proctor.errors import ProctorError
 from proctor.options.numeric import check_numbers
 
 COMMANDS = {name: f"proctor.cli.{module}_cmd" for name, module in (
@@ -81,15 +81,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_numbers({k: v for k, v in vars(args).items() if isinstance(v, int | float)})  # lists: own checks
         return args.func(args)
     except sqlite3.OperationalError as exc:  # locked beyond --lock-timeout, disk full, read-only
-        from proctor.api import StoreError
+        from proctor.api.commands import StoreError
 
-        print(f"proctor: error: {StoreError(getattr(args, 'store', None) or 'store', exc)}", file=sys.stderr)
+        error = StoreError(getattr(args, "store", None) or "store", exc)
+        print(f"proctor: error: {error.spelled(flag_names(args, error.params))}", file=sys.stderr)
         return 2
-    except UsageError as exc:
+    except ProctorError as exc:  # parameters the message names, as this command's flags
         print(f"proctor: error: {exc.spelled(flag_names(args, exc.params))}", file=sys.stderr)
-        return 2
-    except ProctorError as exc:
-        print(f"proctor: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("proctor: interrupted", file=sys.stderr)

@@ -6,8 +6,8 @@ import argparse
 import sys
 
 from proctor import api
+from proctor.api import commands
 from proctor.cli.common import (
-    GRADE,
     add_format,
     add_response_cache,
     add_store,
@@ -18,6 +18,10 @@ from proctor.cli.common import (
     writable_store,
 )
 from proctor.options.backend import add_backend_options, backend_options
+from proctor.options.banks import BankExportOptions, BankGenerationOptions, BankImpactOptions
+from proctor.options.grading import GradingOptions
+from proctor.options.model import add_options, from_args
+from proctor.options.store import StoreOptions
 
 GENERATE = """\
 Generate a bank with an LLM: 10 questions per query (--per-query) with the prompts of RUBRIC Table 1 (DL:
@@ -30,9 +34,9 @@ reported. The output loads with `proctor import bank`.
 CAR topics: JSONL {query_id, facet_id, title, subtopic} (or text "Title / Subtopic")."""
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(parsers: argparse._SubParsersAction) -> None:
     """Add `bank` and its sub-commands."""
-    bank = commands.add_parser("bank", help="question banks: generate, diff, impact, export",
+    bank = parsers.add_parser("bank", help="question banks: generate, diff, impact, export",
                                description="Question banks (phase 1): generate them with an LLM, compare "
                                "versions, see what a change does to labels and leaderboards, export them.")
     sub = bank.add_subparsers(dest="bank_command", metavar="SUBCOMMAND", required=True)
@@ -45,30 +49,16 @@ def register(commands: argparse._SubParsersAction) -> None:
 def _register_generate(sub: argparse._SubParsersAction) -> None:
     g = sub.add_parser("generate", help="generate questions or nuggets with an LLM", description=GENERATE,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    g.add_argument("--queries", help="query file (DL) or CAR topics JSONL (not with --from-pool)")
-    g.add_argument("--from-pool", action="store_true",
-                   help="with --nuggets and --store: AutoNuggetizer-style nuggets from each query's judged relevant "
-                   "passages (nuggetizer's creator prompt over windows of 10 passages), then importance")
-    g.add_argument("--store", help="--from-pool: the store with queries, passages and judgments")
-    g.add_argument("--min-relevance", type=int, default=2, metavar="R",
-                   help="--from-pool: passages judged R or more are read (default 2, as nuggetizer's --min-judgment)")
-    g.add_argument("--max-nuggets", type=int, default=30, metavar="N",
-                   help="--from-pool: most nuggets kept per query (default 30, as nuggetizer)")
-    g.add_argument("--dedup", action="store_true",
-                   help="--from-pool: drop a nugget the creator's reply repeats before the next window's prompt "
-                   "(Proctor's own; nuggetizer, the default, keeps the reply's list as it is); recorded in the "
-                   "bank's creator info")
-    g.add_argument("--style", choices=("dl", "car"), default="dl", help="prompt style (default dl)")
-    g.add_argument("--nuggets", action="store_true", help="generate nuggets (key facts) instead of questions")
-    g.add_argument("--importance", action=argparse.BooleanOptionalAction, default=True,
-                   help="with --nuggets: label every nugget vital or okay with nuggetizer's scorer prompt "
-                   "(AutoNuggetizer; default on)")
-    g.add_argument("--per-query", type=int, default=10, metavar="N", help="items per query (default 10)")
-    g.add_argument("--llm", required=True, help="openai:MODEL, hf:PATH or llamacpp:PATH.gguf")
+    add_options(g, BankGenerationOptions, "queries", "from_pool")
+    add_options(g, StoreOptions, "store")
+    add_options(g, BankGenerationOptions, "min_relevance", "max_nuggets", "dedup", "style", "nuggets", "importance",
+                "per_query")
+    llm, = add_options(g, GradingOptions, "llm")
+    llm.required = True
     add_backend_options(g, concurrency=4, timeout=120.0)
     add_response_cache(g)
-    g.add_argument("--retries", type=int, default=3, help="asks again when a reply holds no usable list (default 3)")
-    g.add_argument("--out", required=True, help="bank file to write (JSONL, workbench `items` format)")
+    out = add_options(g, BankGenerationOptions, "retries", "out")[1]
+    out.required = True
     add_format(g, ("text", "json"), "text")
     g.set_defaults(func=run_generate)
 
@@ -91,20 +81,14 @@ def _register_impact(sub: argparse._SubParsersAction) -> None:
     i.add_argument("old", metavar="A")
     i.add_argument("new", metavar="B")
     add_store(i)
-    i.add_argument("--llm", help="backend for questions of B that have no grade yet (same model as the grade set)")
+    add_options(i, GradingOptions, "llm")
     i.add_argument("--grade-set", metavar="ID", help="the grade set of bank A (see `proctor info`)")
     i.add_argument("--method", help="narrow to grade sets of this method (default: the store's only one)")
     i.add_argument("--model", help="narrow to grade sets of this model")
     i.add_argument("--bank", metavar="NAME[@VERSION]", help="narrow to grade sets of this bank (version)")
-    i.add_argument("--measure", default="P@20", help="leaderboard measure (default P@20)")
-    i.add_argument("--min-grade", type=GRADE, default=3, metavar="T", help="relevance level τ (default 3)")
-    i.add_argument("--official", help="official leaderboard (JSON {run: rank} or TSV) for the correlation")
-    i.add_argument("--name", help="name of bank B in the store (default: the name of A's bank, so B becomes its "
-                   "next version; else the bank that holds B's ids; else B's file name)")
-    i.add_argument("--limit", type=int, default=50, help="changed labels listed in text/md (default 50)")
+    add_options(i, BankImpactOptions)
     add_backend_options(i)
-    i.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="show a progress bar while grading (default: when standard error is a terminal)")
+    add_options(i, GradingOptions, "progress")
     add_format(i, ("md", "json"), "md")
     i.set_defaults(func=run_impact)
 
@@ -118,21 +102,16 @@ def _register_export(sub: argparse._SubParsersAction) -> None:
     add_store(e)
     e.add_argument("--bank", metavar="NAME[@VERSION]",
                    help="only this bank (its latest version unless named; default: every bank's latest version)")
-    e.add_argument("--as", dest="fmt", choices=api.BANK_FORMATS,
-                   default="items",
-                   help="output format (default items)")
-    e.add_argument("--out", required=True, help="file to write")
-    e.set_defaults(func=run_export)
+    out = add_options(e, BankExportOptions)[1]
+    out.required = True
+    e.set_defaults(func=run_export, param_flags={"fmt": "--as"})
 
 
 def run_generate(args: argparse.Namespace) -> int:
     """Generate a bank and report what never succeeded."""
-    request = api.generation_request(args.llm, args.out, queries=args.queries, from_pool=args.from_pool,
-                                     store=args.store, style=args.style, nuggets=args.nuggets,
-                                     importance=args.importance, per_query=args.per_query, retries=args.retries,
-                                     min_relevance=args.min_relevance, max_nuggets=args.max_nuggets,
-                                     dedup=args.dedup, backend=backend_options(args), **cache_options(args))
-    generated = api.generate_bank_file(request, log=note)
+    request = commands.generation_request(args.llm, generation=from_args(BankGenerationOptions, args),
+                                          store=args.store, backend=backend_options(args), cache=cache_options(args))
+    generated = commands.generate_bank_file(request, log=note)
     if args.format == "json":
         sys.stdout.write(generated.render("json"))
     else:
@@ -143,17 +122,16 @@ def run_generate(args: argparse.Namespace) -> int:
 
 def run_diff(args: argparse.Namespace) -> int:
     """Print the diff of two bank files."""
-    emit(api.diff_banks(args.old, args.new, log=note).render(args.format), args.format)
+    emit(api.bank_diff(args.old, args.new, log=note).render(args.format), args.format)
     return 0
 
 
 def run_impact(args: argparse.Namespace) -> int:
     """Grade what is new (a grade set for bank B beside A's), then compare labels and leaderboards."""
-    request = api.impact_request(args.old, args.new, llm=args.llm,
-                                 backend=backend_options(args) if args.llm else None,
-                                 grade_set=args.grade_set, method=args.method, model=args.model, bank=args.bank,
-                                 measure=args.measure, min_grade=args.min_grade, official=args.official,
-                                 name=args.name, limit=args.limit, progress=args.progress, log=note)
+    request = commands.impact_request(args.old, args.new, llm=args.llm,
+                                      backend=backend_options(args) if args.llm else None,
+                                      grade_set=args.grade_set, method=args.method, model=args.model, bank=args.bank,
+                                      impact=from_args(BankImpactOptions, args), progress=args.progress, log=note)
     with writable_store(args.store, args.lock_timeout) as store:
         impact = request.run(store)
     if impact.graded is not None:
@@ -167,7 +145,7 @@ def run_impact(args: argparse.Namespace) -> int:
 def run_export(args: argparse.Namespace) -> int:
     """Write the stored bank(s)."""
     with readable_store(args.store, args.lock_timeout) as store:
-        written = api.export_bank(store, args.out, args.fmt, bank=args.bank)
+        written = commands.export_bank(store, args.out, args.bank_format, bank=args.bank)
     for line in written.said():
         note(line)
     return 0

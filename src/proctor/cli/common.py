@@ -10,39 +10,30 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from proctor.api import Coverage, Floor, Notice
-from proctor.api.stores import DEFAULT_LOCK_TIMEOUT, Store, open_store
-from proctor.errors import UsageError
+from proctor.api.stores import Store, open_store
 from proctor.options.evaluation import EvaluationOptions
-from proctor.options.model import GRADE, add_options, int_in
+from proctor.options.grading import ResponseCacheOptions, check_cache
+from proctor.options.model import GRADE, add_options, from_args, int_in
 from proctor.options.output import add_format
+from proctor.options.store import StoreOptions
 
 __all__ = ["GRADE", "add_format", "int_in"]
 
 
 def add_store(parser: argparse.ArgumentParser) -> None:
-    """Add the required `--store PATH` option and `--lock-timeout`."""
-    parser.add_argument("--store", required=True, metavar="PATH", help="the Proctor store (one SQLite file)")
-    parser.add_argument("--lock-timeout", type=float, default=DEFAULT_LOCK_TIMEOUT, metavar="SECONDS",
-                        help="how long to wait while another process writes to the store before giving up with "
-                        f"exit status 2 (default {DEFAULT_LOCK_TIMEOUT:g})")
+    """Add the required `--store PATH` option and `--lock-timeout` (`StoreOptions`)."""
+    store, _ = add_options(parser, StoreOptions, "store", "lock_timeout")
+    store.required = True
 
 
 def add_response_cache(parser: argparse.ArgumentParser) -> None:
     """Add `--cache-dir DIR` and `--cache-refresh`: a response cache of its own, shared by runs and stores."""
-    group = parser.add_argument_group("response cache")
-    group.add_argument("--cache-dir", metavar="DIR",
-                       help="keep the LLM's replies in DIR/proctor-llm-cache.db (SQLite, shared by runs, stores and "
-                       "processes) instead of the store, and answer from it what it holds (docs/grading.md)")
-    group.add_argument("--cache-refresh", action="store_true",
-                       help="--cache-dir: ask the LLM again instead of answering from the cache, and keep the new "
-                       "replies over the old")
+    add_options(parser.add_argument_group("response cache"), ResponseCacheOptions)
 
 
-def cache_options(args: argparse.Namespace) -> dict[str, object]:
+def cache_options(args: argparse.Namespace) -> ResponseCacheOptions:
     """The response cache options a command line gives (`--cache-refresh` needs `--cache-dir`)."""
-    if args.cache_refresh and not args.cache_dir:
-        raise UsageError("--cache-refresh refreshes the response cache of --cache-dir DIR: name one")
-    return {"cache_dir": args.cache_dir, "cache_refresh": args.cache_refresh} if args.cache_dir else {}
+    return check_cache(from_args(ResponseCacheOptions, args))
 
 
 def emit(text: str, fmt: str) -> None:

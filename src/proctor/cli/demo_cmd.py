@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from proctor.options.model import add_options
+from proctor.options.run import DemoOptions
+
 
 def register(commands: argparse._SubParsersAction) -> None:
     """Add the `demo` command."""
@@ -14,7 +17,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                             "(embed:minilm), then print EXAM-Qrels and EXAM-Cover leaderboards next to the "
                             "human-judgment leaderboards with the commands that make each. A second demo in the same "
                             "folder finds nothing changed and does nothing new.")
-    p.add_argument("--out", default="demo-out", help="folder for the store and reports (default: demo-out)")
+    add_options(p, DemoOptions)
     p.set_defaults(func=run)
 
 

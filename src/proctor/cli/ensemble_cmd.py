@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import get_args
 
 from proctor import api
-from proctor.cli.common import add_format, add_store, int_in, readable_store
+from proctor.cli.common import add_format, add_store, readable_store
+from proctor.options.gradesets import EnsembleOptions
+from proctor.options.model import add_options
 
 DESCRIPTION = """\
 Combine grade sets into an ensemble: a derived grade set (its identity is its members and the rule) that every
@@ -27,11 +28,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_store(p)
     p.add_argument("--grade-set", action="append", required=True, metavar="ID", dest="grade_sets",
                    help="a member grade set (id or unique prefix); give two or more")
-    p.add_argument("--rule", required=True, choices=get_args(api.Rule),
-                   help="how the members' grades of a cell become one")
-    p.add_argument("--name", help="a name to remember the ensemble by (not part of its identity)")
-    p.add_argument("--show", type=int_in(0), default=10, metavar="N",
-                   help="list the N cells whose members disagree most (default 10)")
+    rule, = add_options(p, EnsembleOptions, "rule")
+    rule.required = True
+    add_options(p, EnsembleOptions, "name", "show")
     add_format(p, api.Ensemble.formats, "text")
     p.set_defaults(func=run, param_flags={"grade_set": "--grade-set"})
 

@@ -7,35 +7,36 @@ from __future__ import annotations
 import argparse
 import sys
 
-from proctor import api
+from proctor.api import commands
 from proctor.cli.common import add_store, note, readable_store
+from proctor.options.inputs import ExportOptions
+from proctor.options.model import add_options
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(parsers: argparse._SubParsersAction) -> None:
     """Add the `export` command."""
-    p = commands.add_parser("export", help="export the store (exam_pp file, TREC runs, qrels)",
+    p = parsers.add_parser("export", help="export the store (exam_pp file, TREC runs, qrels)",
                             description="exampp: passages, judgments, rankings and grades as an exam_pp file that "
                             "the Autograder Workbench reads (gzipped when OUT ends in .gz). runs: one TREC run file "
                             "per stored run (`qid Q0 docid rank score run`, named as the run) in the folder --out "
                             "DIR, for trec_eval and other tools. judgments: the imported human judgments as qrels "
                             "(`qid 0 docid rel`), to --out FILE or standard output.")
-    p.add_argument("kind", choices=api.EXPORT_KINDS, help="what to export")
+    p.add_argument("kind", choices=commands.EXPORT_KINDS, help="what to export")
     add_store(p)
-    p.add_argument("--out", help="exampp: output file (.jsonl or .jsonl.gz); runs: output folder (created when "
-                   "missing); judgments: output file (default: standard output)")
+    add_options(p, ExportOptions, "out")
     p.add_argument("--grade-set", metavar="ID", action="append",
                    help="export this grade set's grades (repeat for several; default: the store's only grade set)")
     p.add_argument("--method", help="narrow to grade sets of this method")
     p.add_argument("--model", help="narrow to grade sets of this model")
     p.add_argument("--bank", metavar="NAME[@VERSION]", help="narrow to grade sets of this bank (version)")
-    p.add_argument("--no-grades", action="store_true", help="passages, judgments and rankings only")
+    add_options(p, ExportOptions, "grades")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Export; a failed export leaves nothing half-written."""
-    request = api.export_request(args.kind, args.out, grade_sets=args.grade_set or (), method=args.method,
-                                 model=args.model, bank=args.bank, grades=not args.no_grades)
+    request = commands.export_request(args.kind, args.out, grade_sets=args.grade_set or (), method=args.method,
+                                      model=args.model, bank=args.bank, grades=args.grades)
     with readable_store(args.store, args.lock_timeout) as store:
         done = request.run(store)
     for line in done.said():

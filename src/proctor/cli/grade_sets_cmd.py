@@ -8,6 +8,8 @@ from typing import get_args
 
 from proctor import api
 from proctor.cli.common import add_format, add_store, note, readable_store, writable_store
+from proctor.options.gradesets import DropOptions
+from proctor.options.model import add_options
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -28,9 +30,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                           "a `grade` of it is running, and for a member of an ensemble unless --cascade drops the "
                           "ensembles with it.")
     drop.add_argument("grade_set", metavar="ID")
-    drop.add_argument("--yes", action="store_true", help="really delete (without it nothing is deleted)")
-    drop.add_argument("--cascade", action="store_true", help="a member of ensembles: drop those ensembles with it "
-                      "(without it, dropping a member is refused, listing them)")
+    add_options(drop, DropOptions)
     add_store(drop)
     drop.set_defaults(func=run_drop, param_flags={"grade_set": "--grade-set"})
     retry = sub.add_parser("retry-failed", help="forget failed grades so the next grade sends them again",

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from proctor import api
+from proctor.api import commands
 from proctor.cli.common import add_store, note, writable_store
+from proctor.options.inputs import ImportOptions
+from proctor.options.model import add_options, from_args
 
 HELP = """\
 Import files into a store (created if missing). All files of one command go in together or not at all;
@@ -28,40 +30,21 @@ kinds:
 """
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(parsers: argparse._SubParsersAction) -> None:
     """Add the `import` command."""
-    p = commands.add_parser("import", help="import queries, runs, qrels, passages, banks or exam_pp files",
+    p = parsers.add_parser("import", help="import queries, runs, qrels, passages, banks or exam_pp files",
                             description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("kind", choices=api.IMPORT_KINDS, metavar="KIND", help="one of: " + ", ".join(api.IMPORT_KINDS))
+    p.add_argument("kind", choices=commands.IMPORT_KINDS, metavar="KIND",
+                   help="one of: " + ", ".join(commands.IMPORT_KINDS))
     p.add_argument("files", nargs="+", metavar="FILE", help="files to import")
     add_store(p)
-    p.add_argument("--no-grades", action="store_true", help="exampp: import everything but the grades")
-    p.add_argument("--name", help="bank: the bank's name in the store (default: the file name); a changed file under "
-                   "a known name adds a version")
-    p.add_argument("--bank", metavar="NAME[@VERSION]",
-                   help="exampp: the bank the recorded grades graded (every graded question must be in it); their "
-                   "grade sets then name that bank version")
-    p.add_argument("--format", dest="response_format", default="auto",
-                   choices=("auto", "jsonl", "rag24", "rag25", "text-dir"), help="responses: input format")
-    p.add_argument("--word-budget", type=int, metavar="N",
-                   help="responses: keep the first N words of every response (the same budget for all systems)")
-    p.add_argument("--on-error", choices=("fail", "skip"), default="fail",
-                   help="responses, bank (JSONL): a malformed record fails the import (default) or is skipped and "
-                   "reported with its file and line")
-    p.add_argument("--replace", action="store_true",
-                   help="replace what the store holds where the file contradicts it (a run is replaced whole); "
-                   "the grades made from a replaced text become stale")
-    p.add_argument("--skip-unknown-queries", action="store_true",
-                   help="skip (and count) lines of queries the store does not know instead of failing")
-    p.set_defaults(func=run, param_flags={"grades_bank": "--bank", "bank_name": "--name"})
+    add_options(p, ImportOptions)
+    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Import and print one summary line per file on standard error."""
-    request = api.import_request(args.kind, args.files, with_grades=not args.no_grades, bank_name=args.name,
-                                 skip_unknown_queries=args.skip_unknown_queries,
-                                 response_format=args.response_format, word_budget=args.word_budget,
-                                 on_error=args.on_error, grades_bank=args.bank, replace=args.replace)
+    request = commands.import_request(args.kind, args.files, from_args(ImportOptions, args))
     with writable_store(args.store, args.lock_timeout) as store:
         reports = request.run(store)
     for report in reports:

@@ -6,7 +6,10 @@ import argparse
 import json
 import sys
 
-from proctor.cli.common import int_in, note
+from proctor.cli.common import add_format, note
+from proctor.options.grading import GradingOptions
+from proctor.options.model import add_options
+from proctor.options.run import RunOptions
 
 DESCRIPTION = """\
 Run the experiment a TOML file declares (docs/experiments.md): import its inputs, grade with each
@@ -25,15 +28,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser("run", help="run an experiment file (import, grade, evaluate; only what changed)",
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("experiment", metavar="EXPERIMENT.toml", help="the experiment file")
-    p.add_argument("--dry-run", action="store_true", help="print the plan and estimates; write nothing, call no LLM")
-    p.add_argument("--only", metavar="STEP", help="run one step: import, grade, grade:NAME or evaluate")
-    p.add_argument("--max-queries", type=int_in(1), help="trial runs: every grader grades only the first N queries")
-    p.add_argument("--max-passages", type=int_in(1), help="trial runs: only the first N pool passages per query")
-    p.add_argument("--price-in", type=float, metavar="USD", help="--dry-run: price per million prompt tokens")
-    p.add_argument("--price-out", type=float, metavar="USD", help="--dry-run: price per million completion tokens")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="show grading progress bars (default: when standard error is a terminal)")
-    p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
+    add_options(p, RunOptions, "dry_run", "only")
+    add_options(p, GradingOptions, "max_queries", "max_passages")
+    add_options(p, RunOptions, "price_in", "price_out")
+    add_options(p, GradingOptions, "progress")
+    add_format(p, ("text", "json"), "text")
     p.set_defaults(func=run)
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from proctor import api
 from proctor.api.experiments import measure_problem
+from proctor.api.grading import METHOD_NAMES
 from proctor.experiment.schema import (
     BACKEND_KEYS,
     INPUT_KINDS,
@@ -74,8 +74,8 @@ def _check_values(values: dict[str, Any], where, error) -> None:
             raise error(where, key, f"grades are 1..5 (got {list(value)})")
         if key in ("cover_budget",) and not all(v >= 1 for v in value):
             raise error(where, key, f"budgets are 1 or more (got {list(value)})")
-        if key == "method" and value not in api.METHOD_NAMES:
-            raise error(where, key, f"unknown method {value!r}; choose one of {', '.join(api.METHOD_NAMES)}")
+        if key == "method" and value not in METHOD_NAMES:
+            raise error(where, key, f"unknown method {value!r}; choose one of {', '.join(METHOD_NAMES)}")
         if key == "measures":
             for measure in value:
                 if (problem := measure_problem(measure)) is not None:

@@ -201,7 +201,7 @@ def import_sources(store: Store, plan: Plan) -> list[str]:
             extra["with_grades"] = options.get("exampp_grades", True)
         if kind == "responses":
             extra.update(response_format=options.get("response_format", "auto"), word_budget=options.get("word_budget"))
-        for report in api.import_into(store, kind, plan.files[source], **extra):
+        for report in api.import_files(store, kind, plan.files[source], **extra):
             lines.extend([*report.notes, report.summary()])
     return lines
 

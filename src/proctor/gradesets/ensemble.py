@@ -78,7 +78,7 @@ def check_members(members: list[GradeSet], rule: str) -> tuple[tuple[int, int], 
         raise UsageError("an ensemble needs at least two different grade sets ({grade_set} A {grade_set} B)",
                          params=("grade_set",))
     for member in members:
-        if member.method == METHOD:
+        if member.is_ensemble:
             raise UsageError(f"grade set {member.id} is itself an ensemble: combine its members instead")
         if member.method in ANSWER_METHODS or member.intermediate:
             raise UsageError(f"grade set {member.id} ({member.method}) does not grade passages into labels; it "
@@ -209,7 +209,7 @@ def is_stale(store: Store, grade_set: GradeSet) -> bool:
     """Whether a member of an ensemble changed since it was derived."""
     members = {s.id: s for s in store.grades.grade_sets()}
     kept = grade_set.info.get("fingerprint") or {}
-    for member_id in grade_set.params.get("members", []):
+    for member_id in grade_set.members:
         member = members.get(member_id)
         if member is None:
             raise UsageError(f"ensemble {grade_set.id}: its member grade set {member_id} is no longer in the store; "
@@ -221,22 +221,22 @@ def is_stale(store: Store, grade_set: GradeSet) -> bool:
 
 def refreshed(store: Store, grade_set: GradeSet) -> GradeSet:
     """An ensemble whose members changed, derived again (other grade sets as they are)."""
-    if grade_set.method != METHOD or not grade_set.info.get("ensemble") or not is_stale(store, grade_set):
+    if not grade_set.is_ensemble or not is_stale(store, grade_set):
         return grade_set
     if store.read_only:
         raise UsageError(f"ensemble {grade_set.id}: a member gained or changed grades since it was derived, and "
                          f"{store.path} cannot be written to derive it again; run `proctor ensemble` on a copy")
     members = {s.id: s for s in store.grades.grade_sets()}
-    fresh, _ = derive(store, [members[i] for i in grade_set.params["members"]], grade_set.params["rule"],
+    fresh, _ = derive(store, [members[i] for i in grade_set.members], grade_set.params["rule"],
                       grade_set.info.get("name"))
     return fresh
 
 
 def disagreements(store: Store, grade_set: GradeSet, limit: int | None = None) -> list[dict[str, Any]]:
     """The cells of an ensemble whose members disagree, largest spread first (then query, passage, question)."""
-    if grade_set.method != METHOD:
+    if not grade_set.is_ensemble:
         raise UsageError(f"grade set {grade_set.id} is not an ensemble (made by `proctor ensemble`)")
-    members = grade_set.params["members"]
+    members = grade_set.members
     cells = [{"query_id": g.query_id, "passage_id": g.passage_id, "question_id": g.question_id, "grade": g.grade,
               "spread": g.extra["spread"], "members": dict(zip(members, g.extra["members"], strict=True))}
              for g in store.grades.records(grade_set, STEP) if g.extra and g.extra.get("spread")]
@@ -247,6 +247,6 @@ def disagreements(store: Store, grade_set: GradeSet, limit: int | None = None) -
 def fresh_grade_sets(store: Store) -> list[GradeSet]:
     """`store.grade_sets()`, every ensemble whose members changed derived again first."""
     sets = store.grades.grade_sets()
-    if not any(s.method == METHOD for s in sets):
+    if not any(s.is_ensemble for s in sets):
         return sets
     return [refreshed(store, s) for s in sets]

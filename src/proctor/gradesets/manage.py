@@ -32,7 +32,7 @@ def list_grade_sets(store: Store) -> list[tuple[GradeSet, dict[str, dict[str, in
 def ensembles_of(store: Store, grade_set_id: str) -> list[GradeSet]:
     """The ensembles that have the grade set `grade_set_id` as a member."""
     return [s for s in store.grades.grade_sets()
-            if s.info.get("ensemble") and grade_set_id in s.params.get("members", [])]
+            if grade_set_id in s.members]
 
 
 def refuse_dropping_member(grade_set: GradeSet, ensembles: list[GradeSet]) -> None:

@@ -19,6 +19,7 @@ from proctor.grading.runner import MethodChoice, grade_set_for, run_grade_set
 from proctor.llm.config import BackendConfig
 from proctor.methods import user_method
 from proctor.methods.aggregate import SUM_THRESHOLDS
+from proctor.options.grading import GradingOptions
 from proctor.records import GradeSet
 from proctor.store import Store
 from proctor.store.response_cache import ResponseCache
@@ -31,7 +32,7 @@ class GradeRequest:
     method: str
     backend: BackendConfig
     options: GradeOptions = field(default_factory=GradeOptions)
-    aggregate: str = "prompt"
+    aggregate: str = GradingOptions.aggregate
     thresholds: tuple[int, ...] = SUM_THRESHOLDS
     templates: tuple[str, ...] = ()
     prefilter: str | None = None
@@ -87,12 +88,14 @@ def replies_of(request: GradeRequest) -> Iterator[dict[str, Any]]:
 async def grade_answers(store: Store, request: GradeRequest) -> tuple[GradeSet, list[Summary]]:
     """A response-level method (`nugget-assign`, `citation-support`) with a text-generating backend."""
     if request.backend.spec.split(":")[0] not in ("openai", "hf", "llamacpp"):
-        raise UsageError(f"--method {request.method} needs a text-generating backend: openai:MODEL, hf:PATH or "
-                         "llamacpp:PATH")
+        raise UsageError(f"{{method}} {request.method} needs a text-generating backend: openai:MODEL, hf:PATH or "
+                         "llamacpp:PATH", params=("method",))
     if request.templates or request.prefilter:
-        raise UsageError(f"--method {request.method} takes no --template or --prefilter")
+        raise UsageError(f"{{method}} {request.method} takes no {{template}} or {{prefilter}}",
+                         params=("method", "template", "prefilter"))
     if request.method == "citation-support" and request.options.bank:
-        raise UsageError("--bank: citation-support judges cited sentences against their passages, not bank items")
+        raise UsageError("{bank}: citation-support judges cited sentences against their passages, not bank items",
+                         params=("bank",))
     backend = request.backend.build(request.method)
     try:
         with replies_of(request) as cached:
@@ -118,6 +121,6 @@ def ungraded(store: Store, request: GradeRequest) -> list[tuple[str, str, str]]:
     step = next(s for s in choice.steps() if s.prompt is not None)
     method = choice.method_of(step)
     plan = make_plan(store, items_of(store, method, _bank(grade_set)), store.grades.graded(grade_set.id, step.name),
-                     depth=request.options.depth, max_queries=None, max_passages=None, variables=None,
+                     replace(request.options, max_queries=None, max_passages=None),
                      needs_answer_key="{gold}" in method.template.template)
     return [(w.query_id, w.passage_id, w.question_id) for w in plan.work(store)]

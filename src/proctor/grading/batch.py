@@ -71,7 +71,8 @@ async def export_batches(store: Store, request: Any, folder: Path, *, max_reques
     backend = _build(request)
     try:
         if backend.kind != "openai":
-            raise UsageError("--batch-export writes chat-completions requests: it needs --llm openai:MODEL")
+            raise UsageError("{batch_export} writes chat-completions requests: it needs {llm} openai:MODEL",
+                             params=("batch_export", "llm"))
         grade_set = grade_set_for(store, request.choice(), backend, request.options)
         report = ExportReport(grade_set.id)
 
@@ -128,7 +129,8 @@ async def import_batches(store: Store, request: Any, files: list[Path]
 def _build(request: Any):
     backend = request.backend.build(request.method, recorded=load_recorded)
     if request.prefilter:
-        raise UsageError("--prefilter does not go with --batch-export/--batch-import (grade in-process instead)")
+        raise UsageError("{prefilter} does not go with {batch_export}/{batch_import} (grade in-process instead)",
+                         params=("prefilter", "batch_export", "batch_import"))
     return backend
 
 
@@ -171,7 +173,8 @@ def _write_shards(folder: Path, prefix: str, lines: list[bytes], max_requests: i
     size = 0
     for line in lines:
         if len(line) > max_bytes:
-            raise UsageError(f"--batch-max-bytes {max_bytes}: one request alone has {len(line)} bytes")
+            raise UsageError(f"{{batch_max_bytes}} {max_bytes}: one request alone has {len(line)} bytes",
+                             params=("batch_max_bytes",))
         if len(shards[-1]) >= max_requests or size + len(line) > max_bytes:
             shards.append([])
             size = 0
@@ -192,5 +195,6 @@ def _write_shards(folder: Path, prefix: str, lines: list[bytes], max_requests: i
             os.replace(tmp, final)
             done.append(str(final))
     except OSError as exc:
-        raise UsageError(f"--batch-export {folder}: cannot write: {exc.strerror or exc}") from None
+        raise UsageError(f"{{batch_export}} {folder}: cannot write: {exc.strerror or exc}",
+                         params=("batch_export",)) from None
     return done

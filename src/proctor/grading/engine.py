@@ -25,7 +25,7 @@ from proctor.llm.cache import cache_keys, cacheable, from_cache
 from proctor.llm.health import BackendUnavailable, Breaker, check_endpoint
 from proctor.methods import Method
 from proctor.methods.base import CORRECT, FAILED, PREFILTERED
-from proctor.options.grading import GradingOptions
+from proctor.options.grading import EngineOptions, GradingOptions
 from proctor.options.model import borrow
 from proctor.options.numeric import check_numbers
 from proctor.records import Grade
@@ -58,10 +58,10 @@ class GradeOptions:
     verify: str = borrow(GradingOptions, "verify")
     """qa: check extracted answers against the answer key by `edit-distance` or by asking the `llm` (declared
     steps, `proctor.methods.steps`)."""
-    engine: str = "local"
+    engine: str = borrow(EngineOptions, "engine")
     """`local` (in-process) or `ray` (Ray Data workers call the backend; this process writes the store)."""
-    ray_address: str | None = None
-    ray_workers: int | None = None
+    ray_address: str | None = borrow(EngineOptions, "ray_address")
+    ray_workers: int | None = borrow(EngineOptions, "ray_workers")
     backend_config: Any = None
     """The backend configuration workers build their own backends from (`--engine ray`)."""
     method_name: str | None = None

@@ -77,7 +77,8 @@ def harden(method: Method) -> Method:
     """The method with its prompt fencing the passage as data (a new prompt version, labelled as ours)."""
     template = method.template
     if "{context}" not in template.template:
-        raise UsageError(f"--guard harden: method {method.name}'s prompt shows no passage to fence")
+        raise UsageError(f"{{guard}} harden: method {method.name}'s prompt shows no passage to fence",
+                         params=("guard",))
     text = HARDEN_NOTE + template.template.replace("{context}", "<passage>\n{context}\n</passage>")
     hardened = replace(template, template=text, version=f"{template.version}+{HARDEN_VERSION}",
                        source=f"{template.source}; hardened by Proctor (ours, not from a paper): the passage fenced "

@@ -8,12 +8,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from proctor.errors import UsageError
 from proctor.grading.pool import judgment_pool
 from proctor.methods import Method
 from proctor.methods.steps import Key, Variables
 from proctor.store import Store
+
+
+class Limits(Protocol):
+    """How much of the pool a plan covers (the engine's `GradeOptions` are such limits)."""
+
+    depth: int
+    max_queries: int | None
+    max_passages: int | None
 
 Items = dict[str, list[tuple[str, str, list[str] | None]]]
 _NO_VARIABLES: dict[str, str] = {}
@@ -114,12 +123,13 @@ def items_of(store: Store, method: Method, bank: tuple[str, str] | None) -> Item
     return {qid: [(name, description, None) for name, description in criteria.items()] for qid in queries}
 
 
-def make_plan(store: Store, items: Items, done: dict[Key, tuple[int | None, str | None]], *, depth: int,
-              max_queries: int | None, max_passages: int | None, variables: Variables | None,
-              exhausted: set[Key] | None = None, needs_answer_key: bool = False,
+def make_plan(store: Store, items: Items, done: dict[Key, tuple[int | None, str | None]], limits: Limits, *,
+              variables: Variables | None = None, exhausted: set[Key] | None = None, needs_answer_key: bool = False,
               flagged: set[tuple[str, str]] | None = None) -> Plan:
-    """The plan over the judgment pool (every judged passage plus the top `depth` of every run); pairs in
-    `done` have a usable grade, pairs in `exhausted` failed too often to be tried again."""
+    """The plan over the judgment pool (every judged passage plus the top `limits.depth` of every run, the first
+    `limits.max_queries` queries and `limits.max_passages` passages of each when set); pairs in `done` have a
+    usable grade, pairs in `exhausted` failed too often to be tried again."""
+    depth, max_queries, max_passages = limits.depth, limits.max_queries, limits.max_passages
     pool = judgment_pool(store, depth)
     queries = sorted(q for q in pool if q in items)
     if max_queries is not None:

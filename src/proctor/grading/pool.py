@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from proctor.io.runs import order
+from proctor.options.grading import GradingOptions
 from proctor.store import Store
 
 
-def judgment_pool(store: Store, depth: int = 20) -> dict[str, list[str]]:
+def judgment_pool(store: Store, depth: int = GradingOptions.depth) -> dict[str, list[str]]:
     """`{query_id: [passage_id, ...]}`: passages ranked by any run within `depth` (best rank first), then
     judged passages no run ranked that high (by id)."""
     best: dict[str, dict[str, int]] = {}

@@ -37,9 +37,11 @@ class RayEngine(Engine):
         """Grade every planned pair that lacks a grade through Ray Data; the driver commits."""
         config, address = self.options.backend_config, self.options.ray_address
         if config is None or self.backend.kind not in ("openai", "hf", "embed"):
-            raise UsageError(f"--engine ray works with openai:, hf: and embed: backends, not {self.backend.kind}:")
+            raise UsageError(f"{{engine}} ray works with openai:, hf: and embed: backends, not {self.backend.kind}:",
+                             params=("engine",))
         if getattr(config, "workers", 1) > 1:
-            raise UsageError("--workers: with --engine ray the Ray workers are the client processes (--ray-workers)")
+            raise UsageError("{workers}: with {engine} ray the Ray workers are the client processes ({ray_workers})",
+                             params=("workers", "engine", "ray_workers"))
         ray = _ray(address)
         summary = Summary(self.step, self.backend.model, self.grade_set, self.plan.pairs, self.plan.already,
                           self.plan.given_up, unjudgeable=self.plan.unjudgeable)
@@ -113,10 +115,12 @@ def _ray(address: str | None) -> Any:
         import ray
         import ray.data  # noqa: F401
     except ImportError:
-        raise UsageError("--engine ray needs Ray: pip install -e '.[ray]' in a Proctor checkout") from None
+        raise UsageError("{engine} ray needs Ray: pip install -e '.[ray]' in a Proctor checkout",
+                         params=("engine",)) from None
     if not ray.is_initialized():
         try:
             ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
         except (ConnectionError, ValueError, RuntimeError) as exc:
-            raise UsageError(f"--ray-address {address}: cannot connect to Ray: {exc}") from None
+            raise UsageError(f"{{ray_address}} {address}: cannot connect to Ray: {exc}",
+                             params=("ray_address",)) from None
     return ray

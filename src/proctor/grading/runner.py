@@ -60,7 +60,7 @@ def grade_set_for(store: Store, choice: MethodChoice, backend: Backend, options:
                          f"(its steps: {', '.join(s.prompt for s in steps if s.prompt)})")
     needs_bank = any(m.items in ("question", "nugget") for m in methods)
     if options.bank and not needs_bank:
-        raise UsageError(f"--bank: method {choice.name} grades the query itself, not bank items")
+        raise UsageError(f"{{bank}}: method {choice.name} grades the query itself, not bank items", params=("bank",))
     bank = store.banks.bank_version(options.bank) if needs_bank else None
     if needs_bank and bank is None:
         raise UsageError(f"{store.path}: no bank in the store; method {choice.name} grades bank items "
@@ -100,8 +100,9 @@ def _require_answer_keys(store: Store, bank: tuple[str, str]) -> None:
     lacking = sum(1 for _, _, answers in items if not answers)
     if lacking:
         raise UsageError(f"bank {bank[0]}@{bank[1]}: {lacking} of {len(items)} questions have no answer key; "
-                         f"--method qa grades answers against answer keys ({FLAN_T5_EXAM}, §3.1.1) — without one every "
-                         "well-formed answer would count as correct. Add gold answers, or grade with self-rating")
+                         f"{{method}} qa grades answers against answer keys ({FLAN_T5_EXAM}, §3.1.1) — without one "
+                         "every well-formed answer would count as correct. Add gold answers, or grade with self-rating",
+                         params=("method",))
 
 
 def carry_over(store: Store, target: GradeSet) -> int:
@@ -215,8 +216,7 @@ async def _run_steps(store: Store, choice: MethodChoice, backend: Backend, optio
             continue
         method = choice.method_of(step)
         done = store.grades.graded(grade_set.id, step.name)
-        plan = make_plan(store, items_of(store, method, _bank(grade_set)), done, depth=options.depth,
-                         max_queries=options.max_queries, max_passages=options.max_passages,
+        plan = make_plan(store, items_of(store, method, _bank(grade_set)), done, options,
                          variables=step.uses(results) if step.uses else None,
                          exhausted=store.grades.exhausted(grade_set.id, step.name, options.max_attempts),
                          needs_answer_key="{gold}" in method.template.template, flagged=flagged)
@@ -234,7 +234,9 @@ async def _run_steps(store: Store, choice: MethodChoice, backend: Backend, optio
             engine_class = SimilarityEngine
         plan.by_length = getattr(backend, "sorts_by_length", False) and options.engine == "local"
         engine = engine_class(store, method, backend, plan, grade_set=grade_set.id, step=step.name, options=options)
+        engine.checked = checked or engine.checked  # the endpoint is checked once per run, not once per step
         summary = await engine.arun()
+        checked = engine.checked
         results[step.name] = {**results.get(step.name, {}), **engine.results}
         if flagged and not summaries:
             summary.by_status["flagged"] = len(flagged)

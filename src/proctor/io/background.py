@@ -79,7 +79,8 @@ def _receive(receive, child) -> Iterator:
         elif kind == _DONE:
             return
         elif kind == _INPUT_ERROR:
-            raise InputError(*payload)
+            path, line, message, params = payload
+            raise InputError(path, line, message, params=params)
         else:
             raise RuntimeError(f"the background reader failed:\n{payload}")
 
@@ -125,7 +126,7 @@ def _child(produce: Callable[[], Iterable], send, chunk: int, receive=None, pare
             send.send((_ITEMS, items))
         send.send((_DONE, None))
     except InputError as exc:
-        send.send((_INPUT_ERROR, (exc.path, exc.line, exc.message)))
+        send.send((_INPUT_ERROR, (exc.path, exc.line, exc.template, exc.params)))
     except BrokenPipeError:  # the parent stopped reading
         pass
     except BaseException:  # noqa: BLE001 - reported to the parent, which raises it

@@ -10,6 +10,7 @@ from proctor.io.banks import Bank, read_bank
 from proctor.io.nugget_banks import read_autojudge, read_nuggetizer
 from proctor.io.textfile import parse_json_line, read_lines
 from proctor.io.yaml_banks import read_yaml_bank
+from proctor.options.inputs import ImportOptions
 
 BANK_FORMATS = ("workbench", "yaml", "nuggetizer", "autojudge")
 
@@ -36,7 +37,7 @@ def bank_format(path: str | Path) -> str:
     return "workbench"
 
 
-def load_bank(path: str | Path, on_error: str = "fail") -> Bank:
+def load_bank(path: str | Path, on_error: str = ImportOptions.on_error) -> Bank:
     """A bank from a workbench JSONL file (either format), a human-editable YAML file, a nuggetizer nuggets
     file or an AutoJudge nugget-bank file (detected); `on_error="skip"` leaves bad JSONL lines out."""
     fmt = bank_format(path)

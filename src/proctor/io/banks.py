@@ -15,6 +15,7 @@ from typing import Any
 from proctor.errors import InputError
 from proctor.io.fields import optional_text, record_id
 from proctor.io.textfile import jsonl_records
+from proctor.options.inputs import ImportOptions
 
 ANSWER_KEYS = ("gold_answers", "answers", "answer", "gold_answer")
 IMPORTANCE = ("vital", "okay")
@@ -62,7 +63,7 @@ def is_spurious(question: dict[str, Any]) -> bool:
     return bool((question.get("info") or {}).get("spurious"))
 
 
-def read_bank(path: str | Path, on_error: str = "fail") -> Bank:
+def read_bank(path: str | Path, on_error: str = ImportOptions.on_error) -> Bank:
     """Parse a bank file (plain or gzipped JSONL); every problem names the file and the line. With
     `on_error="skip"` a bad line is left out whole and reported in `Bank.skipped`."""
     bank = Bank()

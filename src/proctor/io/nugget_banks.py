@@ -31,6 +31,7 @@ from proctor.io.banks import Bank, check_importance
 from proctor.io.fields import optional_text, record_id
 from proctor.io.ids import item_id
 from proctor.io.textfile import jsonl_records
+from proctor.options.inputs import ImportOptions
 
 FORMATS = ("nuggetizer", "autojudge")
 _AJ = {"question": ("nugget_bank", "question_id", "question"), "nugget": ("claim_bank", "claim_id", "claim")}
@@ -63,7 +64,7 @@ def _add_line(path: str | Path, bank: Bank, line: int, items: list[dict[str, Any
         bank.questions.append(item)
 
 
-def read_nuggetizer(path: str | Path, on_error: str = "fail") -> Bank:
+def read_nuggetizer(path: str | Path, on_error: str = ImportOptions.on_error) -> Bank:
     """A nuggetizer nuggets file (`nuggetizer create` output)."""
     return _read(path, on_error, "nuggetizer", _nuggetizer_line)
 
@@ -122,7 +123,7 @@ def _nuggetizer_line(path: str | Path, line: int, obj: Any, bank: Bank) -> list[
     return items
 
 
-def read_autojudge(path: str | Path, on_error: str = "fail") -> Bank:
+def read_autojudge(path: str | Path, on_error: str = ImportOptions.on_error) -> Bank:
     """A TREC AutoJudge NuggetBank JSONL file (format v3)."""
     return _read(path, on_error, "autojudge", _autojudge_line)
 

@@ -31,6 +31,7 @@ from proctor.errors import InputError
 from proctor.io.fields import as_id, optional_text
 from proctor.io.segment import segment, truncate_words
 from proctor.io.textfile import iter_jsonl, parse_json_line, read_lines, read_text
+from proctor.options.inputs import ImportOptions
 
 FORMATS = ("auto", "jsonl", "rag24", "rag25", "text-dir")
 
@@ -82,7 +83,7 @@ def detect_format(path: Path) -> str:
 
 
 def read_responses(path: str | Path, fmt: str = "auto", *, word_budget: int | None = None,
-                   max_tokens: int = 400, on_error: str = "fail") -> ReadReport:
+                   max_tokens: int = 400, on_error: str = ImportOptions.on_error) -> ReadReport:
     """Parse every response; bad records raise `InputError` or, with `on_error="skip"`, are collected."""
     path = Path(path)
     if not path.exists():

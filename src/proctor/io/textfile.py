@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import InputError
+from proctor.options.inputs import ImportOptions
 
 
 def _open_binary(path: Path):
@@ -272,7 +273,7 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
             yield line_no, parse_json_line(path, line_no, text)
 
 
-def jsonl_records(path: str | Path, skipped: list, on_error: str = "fail") -> Iterator[tuple[int, Any]]:
+def jsonl_records(path: str | Path, skipped: list, on_error: str = ImportOptions.on_error) -> Iterator[tuple[int, Any]]:
     """`iter_jsonl`, except that with `on_error="skip"` lines that are not JSON are appended to `skipped`
     (as `InputError`s naming file and line) instead of stopping the reading."""
     for line_no, text in read_lines(path):

@@ -19,9 +19,9 @@ def make_backend(spec: str, *, method: str, options: dict[str, Any] | None = Non
     options = options or {}
     kind, sep, rest = spec.partition(":")
     if not sep or not rest:
-        raise UsageError(f"--llm {spec!r}: expected one of {', '.join(SPECS)}")
+        raise UsageError(f"{{llm}} {spec!r}: expected one of {', '.join(SPECS)}", params=("llm",))
     if kind == "openai-batch":
-        raise UsageError(f"--llm {spec}: the OpenAI Batch API grades through `proctor grade` only")
+        raise UsageError(f"{{llm}} {spec}: the OpenAI Batch API grades through `proctor grade` only", params=("llm",))
     if kind == "openai":
         from proctor.llm.openai_backend import OpenAIBackend, OpenAIOptions
         from proctor.options.backend import applying_to
@@ -39,8 +39,8 @@ def make_backend(spec: str, *, method: str, options: dict[str, Any] | None = Non
                          probabilities=bool(options.get("probabilities")), dtype=options.get("dtype"))
     if kind == "hf-qa":
         if method != "qa":
-            raise UsageError(f"--llm {spec}: an extractive QA model answers questions with spans; it grades "
-                             f"--method qa only, not {method}")
+            raise UsageError(f"{{llm}} {spec}: an extractive QA model answers questions with spans; it grades "
+                             f"{{method}} qa only, not {method}", params=("llm", "method"))
         from proctor.llm.hf_qa import ExtractiveQABackend
 
         return ExtractiveQABackend(rest, device=options.get("device"), batch_size=options.get("batch_size") or 8)
@@ -52,14 +52,15 @@ def make_backend(spec: str, *, method: str, options: dict[str, Any] | None = Non
         from proctor.llm.replay import ReplayBackend
 
         if recorded is None:
-            raise UsageError(f"--llm {spec}: replay is not available in this command")
+            raise UsageError(f"{{llm}} {spec}: replay is not available in this command", params=("llm",))
         source, _, model = rest.partition("@")
         return ReplayBackend(*recorded(source, method, model or None))
     if kind == "embed":
         from proctor.llm.embed import EmbeddingBackend
 
         return EmbeddingBackend(rest, device=options.get("device"))
-    raise UsageError(f"--llm {spec!r}: unknown backend {kind!r}; expected one of {', '.join(SPECS)}")
+    raise UsageError(f"{{llm}} {spec!r}: unknown backend {kind!r}; expected one of {', '.join(SPECS)}",
+                     params=("llm",))
 
 
 __all__ = ["Backend", "Reply", "Request", "SPECS", "make_backend"]

@@ -49,6 +49,7 @@ class BackendConfig(BackendOptions):
 
         chosen = spec or self.spec
         if chosen is None:
-            raise UsageError("--llm SPEC is required, e.g. openai:MODEL, hf:PATH, replay:FILE, embed:minilm")
+            raise UsageError("{llm} SPEC is required, e.g. openai:MODEL, hf:PATH, replay:FILE, embed:minilm",
+                             params=("llm",))
         return make_backend(chosen, method=method, options=self.options(), recorded=recorded)
 

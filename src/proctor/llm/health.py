@@ -5,9 +5,10 @@ real error, instead of retrying every remaining pair for hours."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
-from proctor.errors import ProctorError
+from proctor.errors import ProctorError, UsageError
 from proctor.llm.base import Reply
 
 CONSECUTIVE_FATAL = 5
@@ -18,7 +19,16 @@ _FATAL = re.compile(r"APIConnectionError|ConnectError|Connection (error|refused)
 
 
 class BackendUnavailable(ProctorError):
-    """The backend cannot answer: not reachable, key refused, model unknown (grades so far are kept)."""
+    """The backend cannot answer: not reachable, key refused, model unknown (grades so far are kept). A message
+    that names a parameter (`base_url`) writes it as a `{name}` marker listed in `params`, as `UsageError` does."""
+
+    def __init__(self, message: str, *, params: tuple[str, ...] = ()) -> None:
+        self.template, self.params = message, params
+        super().__init__(self.spelled({}))
+
+    def spelled(self, names: Mapping[str, str]) -> str:
+        """The message with each parameter named by `names`."""
+        return UsageError(self.template, params=self.params).spelled(names)
 
 
 def is_fatal(error: str) -> bool:
@@ -59,7 +69,8 @@ async def _check_client(client: Any, model: str) -> None:
         if exc.status is not None:
             return  # a server error on the model list says nothing about completions
         raise BackendUnavailable(f"{where}: cannot reach the server ({exc.name}: {_short(exc)}"
-                                 f"{_cause(exc)}); check --base-url and that the server is running") from None
+                                 f"{_cause(exc)}); check {{base_url}} and that the server is running",
+                                 params=("base_url",)) from None
     except ValueError:
         return  # a list that is no JSON says nothing about completions either
     if models and model not in models:

@@ -200,7 +200,7 @@ def _decoded(content: bytes, encoding: bytes) -> bytes:
 def _pool(base_url: str, connections: int, ssl_context: Any) -> Any:
     """A connection pool for the server, through the proxy the environment names for it (if any)."""
     if not base_url.lower().startswith(("http://", "https://")):
-        raise UsageError(f"--base-url {base_url!r}: not an http:// or https:// URL")
+        raise UsageError(f"{{base_url}} {base_url!r}: not an http:// or https:// URL", params=("base_url",))
     scheme, host = urlsplit(base_url).scheme.lower(), urlsplit(base_url).hostname or ""
     proxies = urllib.request.getproxies_environment()
     proxy = proxies.get(scheme) or proxies.get("all")

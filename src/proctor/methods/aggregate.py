@@ -8,8 +8,10 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from proctor.options.grading import GradingOptions
+
 CRITERIA = ("Exactness", "Coverage", "Topicality", "Contextual Fit")
-SUM_THRESHOLDS = (10, 7, 5)
+SUM_THRESHOLDS: tuple[int, ...] = GradingOptions.sum_thresholds
 """Table 4: sum 10–12 → 3, 7–9 → 2, 5–6 → 1, 0–4 → 0 (minimum sums for labels 3, 2, 1)."""
 
 

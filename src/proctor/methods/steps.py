@@ -24,6 +24,7 @@ from proctor.methods.base import CORRECT, FAILED, WRONG
 from proctor.methods.qa import is_ill_formed
 from proctor.methods.relevance import INVALID
 from proctor.methods.unanswerable import is_unanswerable
+from proctor.options.grading import GradingOptions
 
 Key = tuple[str, str, str]
 Results = dict[str, dict[Key, tuple[int | None, str | None, str]]]
@@ -177,15 +178,16 @@ def _verified(results: Results, _: dict) -> list[Aggregated]:
 AGGREGATIONS = ("prompt", "sum", "naive-bayes")
 
 
-def declared_steps(method: str, *, aggregate: str = "prompt", thresholds: tuple[int, int, int] = SUM_THRESHOLDS,
-                   verify: str = "edit-distance") -> list[Step]:
+def declared_steps(method: str, *, aggregate: str = GradingOptions.aggregate,
+                   thresholds: tuple[int, ...] = SUM_THRESHOLDS, verify: str = GradingOptions.verify
+                   ) -> list[Step]:
     """The steps of `method` (a single step for single-prompt methods)."""
     if method == "qa" and verify == "llm":
         return [Step("qa", "qa"), Step("qa-verify", "qa-verify", uses=_verification_inputs),
                 Step("qa-llm", aggregate=_verified, version="verdict-or-answer-grade")]
     if method == "four-prompts":
         if aggregate not in AGGREGATIONS:
-            raise UsageError(f"--aggregate must be one of {', '.join(AGGREGATIONS)}")
+            raise UsageError(f"{{aggregate}} must be one of {', '.join(AGGREGATIONS)}", params=("aggregate",))
         if aggregate == "prompt":
             return [Step("criteria", "criteria"), Step("four-prompts", "four-prompts", uses=_all_criteria)]
         if aggregate == "sum":

@@ -56,16 +56,17 @@ class BackendOptions:
         if self.dtype is not None:
             check_dtype(self.dtype)
         if self.base_url is not None and not all(u.strip() for u in self.base_url.split(",")):
-            raise UsageError(f"--base-url {self.base_url!r}: an empty URL in the list (URL1,URL2,...)")
+            raise UsageError(f"{{base_url}} {self.base_url!r}: an empty URL in the list (URL1,URL2,...)",
+                             params=("base_url",))
         for url in (self.base_url or "").split(","):
             if url.strip() and not url.strip().lower().startswith(("http://", "https://")):
-                raise UsageError(f"--base-url {url.strip()!r}: not an http:// or https:// URL")
+                raise UsageError(f"{{base_url}} {url.strip()!r}: not an http:// or https:// URL", params=("base_url",))
 
 
 def check_dtype(name: str) -> str:
     """A `--dtype` value, refused unless it is one of `DTYPES`."""
     if name not in DTYPES:
-        raise UsageError(f"--dtype {name!r}: choose one of {', '.join(DTYPES)}")
+        raise UsageError(f"{{dtype}} {name!r}: choose one of {', '.join(DTYPES)}", params=("dtype",))
     return name
 
 

@@ -32,7 +32,8 @@ NOT_IN_TOML = "-"
 class Option:
     """How one field of a model meets the outside: `help` (`{default}` is replaced by the default), `flag` (the
     command-line spelling; default `--name-with-dashes`; None with `cli=False`), `parse` (the argparse type;
-    default the field's type), `action` (`store_true` for a flag without value, `append`), `metavar`, `choices`,
+    default the field's type), `action` (`store_true` for a flag without value, `append`, an argparse action
+    class), `metavar`, `nargs`, `choices`,
     `toml` (the experiment file's type when it is not the field's: `PATHS`, `INTS`, ..., or `NOT_IN_TOML`),
     `toml_key` (its key there when it is not the field's name), `applies` (the backends or methods that use it),
     `cli_default` (the argparse default when it is not the field's: the text form of a list). Braces in `help`
@@ -41,8 +42,9 @@ class Option:
     help: str = ""
     flag: str | None = None
     parse: Callable[[str], Any] | None = None
-    action: str | None = None
+    action: Any = None
     metavar: str | None = None
+    nargs: str | None = None
     choices: tuple[str, ...] | None = None
     toml: Any = None
     toml_key: str | None = None
@@ -107,10 +109,12 @@ def flag(model: type, name: str) -> str:
     return spec(model, name).flag or "--" + name.replace("_", "-")
 
 
-def add_options(parser: Any, model: type, *chosen: str, **defaults: Any) -> None:
+def add_options(parser: Any, model: type, *chosen: str, **defaults: Any) -> list[argparse.Action]:
     """Add the model's options `chosen` (every command-line option of the model when none is named), in that
     order, to an argparse parser or group; `defaults` replace the model's defaults for this command (None: no
-    default). A repeatable option (`append`) has none: the values given replace the model's default."""
+    default). A repeatable option (`append`) has none: the values given replace the model's default. Returns the
+    arguments added, in that order (a command may mark one required)."""
+    added = []
     for name in chosen or [n for n in names(model) if spec(model, n).cli]:
         opt = spec(model, name)
         modelled = opt.cli_default if opt.cli_default is not None else default(model, name)
@@ -126,10 +130,11 @@ def add_options(parser: Any, model: type, *chosen: str, **defaults: Any) -> None
                 kwargs["type"] = opt.parse or single
             if value is not None:
                 kwargs["default"] = value
-            for key in ("metavar", "choices"):
+            for key in ("metavar", "choices", "nargs"):
                 if getattr(opt, key) is not None:
                     kwargs[key] = getattr(opt, key)
-        parser.add_argument(flag(model, name), **kwargs)
+        added.append(parser.add_argument(flag(model, name), **kwargs))
+    return added
 
 
 def from_args(model: type, args: argparse.Namespace, **given: Any) -> Any:

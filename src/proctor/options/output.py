@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from proctor.options.model import NOT_IN_TOML, option, spec
+from proctor.options.model import NOT_IN_TOML, add_options, option, spec
 
 
 @dataclass(frozen=True, kw_only=True)
 class OutputOptions:
     """Every output option."""
 
-    format: str = option("text", toml=NOT_IN_TOML, help="output format (default: {default}{extra})")
+    format: str = option("text", toml=NOT_IN_TOML, help="output format (default: {default})")
 
 
 MD_NOTE = "; md on a terminal: aligned tables, escaped Markdown to a file or pipe"
@@ -20,7 +20,8 @@ MD_NOTE = "; md on a terminal: aligned tables, escaped Markdown to a file or pip
 
 
 def add_format(parser: argparse.ArgumentParser, choices: tuple[str, ...], default: str) -> None:
-    """Add `--format` with the given choices."""
+    """Add `--format` with the given choices (each command prints its own formats; `default` is one of them)."""
     extra = MD_NOTE if "md" in choices else ""
-    parser.add_argument("--format", choices=choices, default=default,
-                        help=spec(OutputOptions, "format").help.format(default=default, extra=extra))
+    fmt, = add_options(parser, OutputOptions, "format", format=default)
+    fmt.choices = choices
+    fmt.help = spec(OutputOptions, "format").help.format(default=default + extra)

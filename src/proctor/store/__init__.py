@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import UsageError
+from proctor.options.store import StoreOptions
 from proctor.records import Grade, GradeSet
 from proctor.store.banks import BankRepository
 from proctor.store.batches import BatchRepository
@@ -46,7 +47,7 @@ from proctor.store.tallies import TallyRepository
 BULK_CACHE_KB = 65536
 """SQLite's page cache during a bulk write (KiB): fewer spills of changed pages to the file mid-write."""
 
-DEFAULT_LOCK_TIMEOUT = 60.0
+DEFAULT_LOCK_TIMEOUT: float = StoreOptions.lock_timeout
 """Seconds a writer waits for another writer's lock before giving up (`--lock-timeout`)."""
 
 MIGRATIONS: tuple[tuple[int, str, Callable[[sqlite3.Connection], str | None]], ...] = (
@@ -91,10 +92,11 @@ class Store:
         if path.is_dir():
             raise UsageError(f"{path}: is a folder, not a store file")
         if not path.is_file():
-            raise UsageError(f"{path}: no such store (create one with `proctor import ... --store {path}`)")
+            raise UsageError(f"{path}: no such store (create one with `proctor import ... {{store}} {path}`)",
+                             params=("store",))
         if _empty(path):  # SQLite would write a header into it: a read leaves the file as it found it
             raise UsageError(f"{path}: an empty file, not a Proctor store (an import makes one: `proctor import ... "
-                             f"--store {path}`)")
+                             f"{{store}} {path}`)", params=("store",))
         if read_only or not _writable(path):
             store = cls(path, _connect_read_only(path))
             store.read_only = True
@@ -338,8 +340,8 @@ class StoreError(UsageError):
     def __init__(self, path: Path | str, exc: Exception) -> None:
         text = str(exc)
         if "locked" in text or "busy" in text:
-            why = ("another process is writing to the store and did not finish within --lock-timeout; "
-                   "run the command again when it is done (or raise --lock-timeout)")
+            why = ("another process is writing to the store and did not finish within {lock_timeout}; "
+                   "run the command again when it is done (or raise {lock_timeout})")
         elif "disk is full" in text or _out_of_space(path, exc):
             why = ("the disk is full: everything committed so far is kept; free some space and run the same "
                    "command again to resume")
@@ -349,7 +351,8 @@ class StoreError(UsageError):
             why = "not a Proctor store"
         else:
             why = f"SQLite: {text}"
-        super().__init__(f"{path}: {why} ({text})" if why != f"SQLite: {text}" else f"{path}: {why}")
+        super().__init__(f"{path}: {why} ({text})" if why != f"SQLite: {text}" else f"{path}: {why}",
+                         params=("lock_timeout",) if "{lock_timeout}" in why else ())
 
 
 __all__ = ["DEFAULT_LOCK_TIMEOUT", "FAILED", "Grade", "GradeSet", "Store", "StoreError", "dumps", "now"]

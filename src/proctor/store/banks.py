@@ -8,7 +8,7 @@ import json
 from collections import defaultdict
 from typing import Any
 
-from proctor.errors import ProctorError, UsageError, text_difference
+from proctor.errors import UsageError, text_difference
 from proctor.store.repository import Repository, dumps, now
 
 
@@ -19,12 +19,12 @@ def _not_spurious(table: str = "") -> str:
     return f"COALESCE(json_extract({column}, '$.spurious'), 0) = 0"
 
 
-class IdConflict(ProctorError):
+class IdConflict(UsageError):
     """A question id that already belongs to another bank or another query."""
 
-    def __init__(self, question_id: str, message: str) -> None:
+    def __init__(self, question_id: str, message: str, *, params: tuple[str, ...] = ()) -> None:
         self.question_id = question_id
-        super().__init__(message)
+        super().__init__(message, params=params)
 
 
 class BankRepository(Repository):
@@ -47,7 +47,8 @@ class BankRepository(Repository):
                     raise IdConflict(q["question_id"], f"question id {q['question_id']!r} is stored with another "
                                      f"text in bank {bank!r} ({text!r}; this file: {q['text']!r}; "
                                      f"{text_difference(text, q['text'])}): give the item a new id, or pass "
-                                     "--replace to change its text everywhere (its grades become stale)")
+                                     "{replace} to change its text everywhere (its grades become stale)",
+                                     params=("replace",))
                 if text != q["text"] and bank != name and replaced is not None:
                     self.db.execute("UPDATE questions SET text = ? WHERE question_id = ?",
                                     (q["text"], q["question_id"]))
@@ -103,13 +104,14 @@ class BankRepository(Repository):
             latest = [b for b in banks if b["latest"]]
             if len(latest) > 1:
                 names = ", ".join(f"{b['bank']}@{b['version']}" for b in latest)
-                raise UsageError(f"the store holds several banks ({names}): name one with --bank NAME[@VERSION]")
+                raise UsageError(f"the store holds several banks ({names}): name one with {{bank}} NAME[@VERSION]",
+                                 params=("bank",))
             return (latest[0]["bank"], latest[0]["version"]) if latest else None
         name, _, version = spec.partition("@")
         found = [b for b in banks if b["bank"] == name and (b["version"] == version if version else b["latest"])]
         if not found:
             known = ", ".join(f"{b['bank']}@{b['version']}" for b in banks) or "none"
-            raise UsageError(f"--bank {spec}: no such bank version (the store has: {known})")
+            raise UsageError(f"{{bank}} {spec}: no such bank version (the store has: {known})", params=("bank",))
         return name, found[0]["version"]
 
     def bank_items(self, kind: str, bank: str, version: str) -> dict[str, list[tuple[str, str, list[str] | None]]]:
