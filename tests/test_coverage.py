@@ -171,8 +171,8 @@ def test_several_measures_each_carry_their_own_coverage(sparse):
     from proctor.store import Store
 
     store = Store.open(sparse)
-    boards = api.leaderboards(store, measures=["P@1", "P@2", "MAP"], min_grade=3)
-    single = [api.leaderboards(store, measures=[m], min_grade=3)[0] for m in ("P@1", "P@2", "MAP")]
+    boards = api.leaderboard(store, ["P@1", "P@2", "MAP"], min_grade=3)
+    single = [api.leaderboard(store, m, min_grade=3) for m in ("P@1", "P@2", "MAP")]
     assert [b.coverage.pairs for b in boards] == [b.coverage.pairs for b in single]
     assert [b.coverage.pairs["depth"] for b in boards] == [1, 2, None]  # one graded-pair set, each its own depth
     assert [(b.coverage.pairs["graded"], b.coverage.pairs["pool"]) for b in boards] == [(4, 4), (4, 5), (4, 5)]

@@ -10,6 +10,9 @@ from importlib import import_module
 from typing import Any
 
 _NAMES: dict[str, str] = {
+    "proctor.api.labels": "QrelsOptions QrelsReport grade_set_of labels_coverage qrels qrels_report",
+    "proctor.api.leaderboards": "IntervalOptions LeaderboardOptions LeaderboardReport add_intervals known_measures "
+                                "leaderboard_measures leaderboard_report",
 }
 """Module → the command plumbing it gives (moved here from `proctor.api`'s names)."""
 

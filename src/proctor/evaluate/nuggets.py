@@ -21,6 +21,7 @@ from typing import Any
 
 from proctor.errors import UsageError
 from proctor.evaluate.leaderboard import Leaderboard, ranked_entries
+from proctor.options.evaluation import EvaluationOptions
 from proctor.records import GradeSet
 from proctor.store import Store
 
@@ -86,7 +87,7 @@ def combined(labels: dict[str, int | None], groups: dict[str, tuple[str, str]]) 
     return out
 
 
-def nugget_leaderboard(table: dict[str, Any], score: str, *, missing: str = "zero",
+def nugget_leaderboard(table: dict[str, Any], score: str, *, missing: str = EvaluationOptions.missing,
                        description: dict[str, Any] | None = None) -> Leaderboard:
     """One AutoNuggetizer score as a leaderboard (mean over topics), with notes on failed and ungraded pairs."""
     if score not in SCORES:

@@ -19,13 +19,14 @@ from proctor.io.banks import is_spurious
 from proctor.io.runs import Ranked, order_runs
 from proctor.io.trec import qrels_dict, read_qrels, read_runs
 from proctor.methods import ANSWER_METHODS
+from proctor.options.evaluation import EvaluationOptions
 from proctor.records import GradeSet
 from proctor.store import Store
 from proctor.store.cover_cache import CoverGrades, answered_masks, labels_at
 
 
 def exam_qrels(
-    store: Store, grade_set: GradeSet, *, min_questions: int = 1, facets: bool = False,
+    store: Store, grade_set: GradeSet, *, min_questions: int = EvaluationOptions.min_questions, facets: bool = False,
     stats: LabelStats | None = None,
 ) -> Qrels:
     """EXAM-Qrels labels from one grade set (its label step)."""

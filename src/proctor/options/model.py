@@ -49,6 +49,8 @@ class Option:
     applies: tuple[str, ...] = ()
     cli: bool = True
     cli_default: Any = None
+    nargs: str | None = None
+    """argparse's `nargs` (`+`: one or more values after the flag)."""
 
 
 def option(default: Any = None, **settings: Any) -> Any:
@@ -126,7 +128,7 @@ def add_options(parser: Any, model: type, *chosen: str, **defaults: Any) -> None
                 kwargs["type"] = opt.parse or single
             if value is not None:
                 kwargs["default"] = value
-            for key in ("metavar", "choices"):
+            for key in ("metavar", "choices", "nargs"):
                 if getattr(opt, key) is not None:
                     kwargs[key] = getattr(opt, key)
         parser.add_argument(flag(model, name), **kwargs)
