@@ -37,7 +37,7 @@ from proctor.evaluate.sources import (
     refuse_cover,
     with_unjudgeable,
 )
-from proctor.evaluate.stored_coverage import graded_pairs, query_counts
+from proctor.evaluate.stored_coverage import note_partly_graded, partly_graded, query_counts
 from proctor.gradesets.ensemble import check_min_grade
 from proctor.gradesets.resolve import describe
 from proctor.options.evaluation import LeaderboardOptions
@@ -128,10 +128,12 @@ def _label_boards(store: Store, ranked: dict, specs: list[AnySpec], labels: Labe
     boards = [measure_leaderboard(ranked, qrels_, spec, min_grade, missing=missing or "skip", description=description)
               for spec in specs]
     note_flagged(boards)
-    labelled = graded_pairs(store, grade_set, qrels_) if grade_set and boards else qrels_  # once for every board
+    partly = partly_graded(store, grade_set, qrels_) if grade_set and boards else {}  # once for every board
     for board, spec in zip(boards, specs, strict=True):
-        board.coverage = leaderboard_coverage(board, ranked, labelled, counts, depth=getattr(spec, "cutoff", None),
-                                              labelled_by="graded" if grade_set else "judged", floor=floor)
+        depth = getattr(spec, "cutoff", None)
+        board.coverage = note_partly_graded(
+            leaderboard_coverage(board, ranked, qrels_, counts, depth=depth, labelled_by="graded" if grade_set
+                                 else "judged", floor=floor), partly, ranked, depth)
     return with_unjudgeable(store, ranked, stored_runs, boards)
 
 
@@ -147,10 +149,11 @@ def _cover(store: Store, ranked: dict, labels: LabelChoice, spec: ScoreSpec, sto
     board = cover_leaderboard(ranked, table, budget=spec.cutoff, missing=spec.get("missing"),  # type: ignore[arg-type]
                               normalize=None if norm == "gold" else norm, gold=gold,
                               description=describe(store, grade_set), notes=notes)
-    graded = exam_qrels(store, grade_set)
-    board.coverage = leaderboard_coverage(board, ranked, graded_pairs(store, grade_set, graded),
-                                          query_counts(store, grade_set, graded),
-                                          depth=spec.cutoff, labelled_by="graded", floor=floor)
+    graded = exam_qrels(store, grade_set)  # the pairs with a label: what the cover rests on
+    board.coverage = note_partly_graded(
+        leaderboard_coverage(board, ranked, graded, query_counts(store, grade_set, graded), depth=spec.cutoff,
+                             labelled_by="graded", floor=floor), partly_graded(store, grade_set, graded), ranked,
+        spec.cutoff)
     return note_flagged(with_unjudgeable(store, ranked, stored_runs, [board]))[0]
 
 

@@ -126,12 +126,6 @@ class ScoreSpec:
                      and self.get(p.name) is None), None)
 
 
-def _cover_check(values: dict[str, Any], text: str) -> dict[str, Any]:
-    if "norm" in values or "gold" in values:
-        raise UsageError(f"measure {text!r}: Cover takes no norm or gold (n-EXAM is NEXAM(rel=T,norm=pool)@K)")
-    return values
-
-
 def _nexam_check(values: dict[str, Any], text: str) -> dict[str, Any]:
     gold, norm = values.get("gold"), values.get("norm")
     if gold is not None and norm not in (None, "gold"):
@@ -150,7 +144,7 @@ COVER = ScoreMeasure(
     "Cover", "cover", (_REL, _MISSING), True,
     "EXAM-Cover: per query, the fraction of its questions that some passage among the system's first k (@k, the "
     "budget) answers with grade >= rel; the mean over queries (missing=zero: an unanswered query counts 0).",
-    "Sander & Dietz 2021 (EXAM), 001 §3.1.2", aliases=("EXAM-Cover", "cover", "exam-cover"), check=_cover_check)
+    "Sander & Dietz 2021 (EXAM), 001 §3.1.2", aliases=("EXAM-Cover", "cover", "exam-cover"))
 NEXAM = ScoreMeasure(
     "NEXAM", "cover", (_REL, Param("norm", NORMS, NEXAM_NORM, always=True, aliases=("normalize",)),
                        Param("gold"), _MISSING), True,
