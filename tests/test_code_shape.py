@@ -350,7 +350,6 @@ PAST_THE_DOOR = {  # imports still reaching past the door
     'proctor.autojudge imports proctor.store.response_cache',
     'proctor.experiment imports proctor.analyze.report',
     'proctor.experiment imports proctor.evaluate.leaderboard_files',
-    'proctor.experiment imports proctor.evaluate.measures',
     'proctor.experiment imports proctor.grading',
     'proctor.experiment imports proctor.grading.plan',
     'proctor.experiment imports proctor.grading.prompting',

@@ -1,5 +1,5 @@
 """The modes the API's functions take, as `Literal` types: the CLI derives its `choices` from them
-(`typing.get_args(Metric)`), so the shell and Python accept the same words."""
+(`typing.get_args(LeaderboardFormat)`), so the shell and Python accept the same words."""
 
 from __future__ import annotations
 

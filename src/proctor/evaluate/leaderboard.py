@@ -45,7 +45,7 @@ class Leaderboard:
     coverage: Coverage | None = None
     """What the scores rest on (queries and pairs with labels), set by `proctor.api`."""
     intervals: Intervals | None = None
-    """Bootstrap score and rank intervals per system (`proctor.api.add_intervals`)."""
+    """Bootstrap score and rank intervals per system (`proctor.api.commands.add_intervals`)."""
 
     def scores(self) -> dict[str, float]:
         """`{system: score}`."""

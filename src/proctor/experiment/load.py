@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from proctor import api
 from proctor.errors import ProctorError
-from proctor.evaluate.measures import parse_any_measure
 from proctor.experiment.schema import (
     BACKEND_KEYS,
     INPUT_KINDS,
@@ -80,7 +80,7 @@ def _check_values(values: dict[str, Any], where, error) -> None:
         if key == "measures":
             for measure in value:
                 try:
-                    parse_any_measure(measure)
+                    api.measures().parse(measure)  # the one measure registry
                 except ProctorError as exc:
                     raise error(where, key, str(exc)) from None
         if key == "leaderboards" and not set(value) <= set(FORMATS):
