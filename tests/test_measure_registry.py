@@ -95,3 +95,42 @@ def test_the_measures_verb_lists_every_measure_with_its_parameters():
         assert listing.parse(row["example"]).name == row["example"]  # every example is a measure
     assert json.loads(listing.render("json")) == listing.to_json()
     assert "Cover(rel=3)@20\tcover\tEXAM-Cover" in listing.render()
+
+
+def test_an_experiment_file_reads_its_measures_through_the_registry(tmp_path, cli):
+    """`measures` of an experiment file take the measures read from grades, and refuse unknown names at load."""
+    import proctor
+    from proctor.demo.write import write_collection
+
+    write_collection(tmp_path / "collection")
+    experiment = tmp_path / "e.toml"
+    text = """
+[inputs]
+queries = "collection/queries.tsv"
+corpus = "collection/corpus.jsonl"
+qrels = "collection/qrels.txt"
+runs = "collection/runs"
+banks = "collection/bank.jsonl"
+
+[[grade]]
+name = "recorded"
+method = "self-rating"
+llm = "replay:collection/grades.jsonl"
+
+[evaluate]
+measures = ["P@3", "Cover(rel=4)@2", "EXAM-Cover@3"]
+min_grade = [4]
+cover_budget = [2]
+leaderboards = ["tsv"]
+"""
+    experiment.write_text(text.replace('"P@3", ', '"P@3", "Covr(rel=4)@2", '))
+    refused = cli("run", experiment)
+    assert refused.code == 2 and "evaluate.measures: unknown measure 'Covr(rel=4)@2'; did you mean Cover" in refused.err
+    experiment.write_text(text)
+    proctor.run_experiment(experiment)
+    boards = tmp_path / "e-out" / "leaderboards"
+    own = (boards / "recorded.Cover(rel=4)@2.tsv").read_text()
+    assert own == (boards / "recorded.cover.t4.k2.tsv").read_text()  # the same measure, two spellings
+    assert {line.split("\t")[4] for line in own.splitlines()[1:]} == {"Cover(rel=4)@2"}
+    bound = (boards / "recorded.EXAM-Cover@3.t4.tsv").read_text()  # no rel=: scored at every min_grade
+    assert {line.split("\t")[4] for line in bound.splitlines()[1:]} == {"Cover(rel=4)@3"}
