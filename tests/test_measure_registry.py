@@ -134,3 +134,29 @@ leaderboards = ["tsv"]
     assert {line.split("\t")[4] for line in own.splitlines()[1:]} == {"Cover(rel=4)@2"}
     bound = (boards / "recorded.EXAM-Cover@3.t4.tsv").read_text()  # no rel=: scored at every min_grade
     assert {line.split("\t")[4] for line in bound.splitlines()[1:]} == {"Cover(rel=4)@3"}
+
+
+def test_autojudge_measure_names_are_read_through_the_registry(tmp_path, peer_nltk):
+    """The AutoJudge judge's `EXAM-Cover`/`n-EXAM` (bound to its settings' min_grade and budget) are the
+    registry's Cover/NEXAM: same scores, same descriptions in `measures.yml`."""
+    pytest.importorskip("autojudge_base")
+    (peer_nltk / "tokenizers" / "punkt").mkdir(parents=True, exist_ok=True)  # what autojudge-base reads at import
+    from conftest import seed_demo
+    from proctor.autojudge.convert import describe_measure, proctor_board
+    from proctor.autojudge.settings import JudgeSettings
+    from proctor.demo.write import write_collection
+
+    path = seed_demo(tmp_path)
+    store = api.open_store(path)
+    try:
+        api.grade(store, "self-rating", f"replay:{write_collection(tmp_path / 'again')['exampp']}", progress=False)
+        grade_set, settings = store.grades.grade_sets()[0], JudgeSettings(min_grade=4, budget=2)
+        runs = ["strong", "middling", "weak", "partial"]
+        for old, new in (("EXAM-Cover", "Cover(rel=4)@2"), ("n-EXAM", "NEXAM(rel=4,norm=pool)@2")):
+            a, b = (proctor_board(store, grade_set, settings, name, runs) for name in (old, new))
+            assert a.scores() == b.scores() and a.description["measure_id"] == b.description["measure_id"] == new
+            assert describe_measure(old, a, settings) == describe_measure(new, b, settings)
+        assert describe_measure("n-EXAM", a, settings).startswith(
+            "n-EXAM@2: EXAM-Cover normalised by what the whole graded pool covers, a ratio of sums")
+    finally:
+        store.close()
