@@ -82,7 +82,7 @@ def _leaderboards(store: Store, measures: Sequence[str | BoardSpec], *, labels: 
     floor.check()
     if not measures:
         raise UsageError("{measures}: name at least one measure (e.g. P@20, Cover(rel=3)@20)", params=("measures",))
-    specs, notes = bind_measures(measures, min_grade=min_grade, judgments=judgments, missing=missing)
+    specs = bind_measures(measures, min_grade=min_grade, judgments=judgments, missing=missing)
     graded = [s for s in specs if isinstance(s, ScoreSpec) and s.measure.kind == "cover"]
     checked = [s for s in specs if not isinstance(s, ScoreSpec) or s in graded]
     if not judgments and checked:
@@ -104,10 +104,7 @@ def _leaderboards(store: Store, measures: Sequence[str | BoardSpec], *, labels: 
             by_spec[id(spec)] = _cover(store, ranked, labels, spec, not runs, floor)
         elif isinstance(spec, ScoreSpec):
             by_spec[id(spec)] = answer_leaderboard(store, spec, labels=labels, floor=floor)
-    boards = [by_spec[id(spec)] for spec in specs]
-    for board, said in zip(boards, notes, strict=True):
-        board.notes.extend(said)
-    return boards
+    return [by_spec[id(spec)] for spec in specs]
 
 
 def _label_boards(store: Store, ranked: dict, specs: list[AnySpec], labels: LabelChoice, min_grade: int | None,

@@ -46,13 +46,12 @@ def answer_leaderboard(store: Store, spec: ScoreSpec, *, labels: Any = None,
 
 
 def bind_measures(measures: Sequence[str | BoardSpec], *, min_grade: int | None, judgments: str | None,
-                  missing: str | None) -> tuple[list[BoardSpec], list[list[str]]]:
+                  missing: str | None) -> list[BoardSpec]:
     """Each measure parsed and bound to the leaderboard's `min_grade` (the rel of measures that name none and take
-    one) and `missing`, with notes for each; contradictions refused before any work."""
-    specs, notes = [], []
+    one) and `missing`; contradictions refused before any work."""
+    specs = []
     for measure in measures:
         spec = parse_any_measure(measure) if isinstance(measure, str) else measure
-        said: list[str] = []
         if isinstance(spec, ScoreSpec):
             if judgments:
                 _refuse(f"{spec.name} reads the grades directly: it takes no {{judgments}}")
@@ -69,8 +68,7 @@ def bind_measures(measures: Sequence[str | BoardSpec], *, min_grade: int | None,
             if not judgments and spec.rel is None and min_grade is None and spec.measure.uses_relevance_level:
                 _refuse(f"{spec.name} on EXAM-Qrels needs {{min_grade}} T (the smallest relevant grade)")
         specs.append(spec)
-        notes.append(said)
-    return specs, notes
+    return specs
 
 
 def flag_measures(options: Any) -> list[str]:
