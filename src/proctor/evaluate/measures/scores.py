@@ -29,8 +29,9 @@ NORMS = ("pool", "pool-per-query", "gold")
 @dataclass(frozen=True)
 class Param:
     """One parameter of a measure: the values it takes (`choices`; none: a grade 1..5 when `grade`, else any
-    word, e.g. a run name), its default (None: it must be given, or bound by the leaderboard), and whether the
-    canonical string always writes it (`always`) or only when it differs from the default."""
+    word, e.g. a run name), its default, whether it must be given (`required`: in the string, or bound by the
+    leaderboard, as `rel` from `min_grade`), and whether the canonical string always writes it (`always`) or
+    only when it differs from the default."""
 
     name: str
     choices: tuple[str, ...] = ()
@@ -38,6 +39,7 @@ class Param:
     grade: bool = False
     always: bool = False
     aliases: tuple[str, ...] = ()
+    required: bool = False
 
 
 @dataclass(frozen=True)
@@ -122,8 +124,7 @@ class ScoreSpec:
 
     def needs(self) -> str | None:
         """The first required parameter still unbound (`rel`, `score`), else None."""
-        return next((p.name for p in self.measure.params if p.default is None and p.name != "gold"
-                     and self.get(p.name) is None), None)
+        return next((p.name for p in self.measure.params if p.required and self.get(p.name) is None), None)
 
 
 def _nexam_check(values: dict[str, Any], text: str) -> dict[str, Any]:
@@ -137,7 +138,7 @@ def _nexam_check(values: dict[str, Any], text: str) -> dict[str, Any]:
     return values
 
 
-_REL = Param("rel", grade=True, always=True, aliases=("tau",))
+_REL = Param("rel", grade=True, always=True, aliases=("tau",), required=True)
 _MISSING = Param("missing", MISSING, "zero")
 
 COVER = ScoreMeasure(
@@ -152,12 +153,12 @@ NEXAM = ScoreMeasure(
     "pool-per-query: the mean of per-query ratios, as exam_pp) or by what the run gold=RUN covers.",
     "001 §3.1.3", aliases=("n-EXAM", "n-EXAM-Cover", "nEXAM", "nexam", "n-exam"), check=_nexam_check)
 NUGGETS = ScoreMeasure(
-    "Nuggets", "nuggets", (Param("score", NUGGET_SCORES, always=True), _MISSING), False,
+    "Nuggets", "nuggets", (Param("score", NUGGET_SCORES, always=True, required=True), _MISSING), False,
     "AutoNuggetizer scores of generated answers from a nugget-assign grade set (partial support 0.5 unless "
     "strict; weighted: vital 2, okay 1, as Auto-ARGUE); mean over topics.",
     "castorini/nuggetizer core/metrics.py; Auto-ARGUE", aliases=("nuggets",))
 CITATIONS = ScoreMeasure(
-    "Citations", "citations", (Param("score", CITATION_SCORES, always=True),), False,
+    "Citations", "citations", (Param("score", CITATION_SCORES, always=True, required=True),), False,
     "Citation support of generated answers from a citation-support grade set; mean over the topics answered.",
     "docs/nuggets.md", aliases=("citations",))
 
