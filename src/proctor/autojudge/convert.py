@@ -160,7 +160,8 @@ def check_all_rows(result: Leaderboard, boards: dict[str, ProctorBoard], topics:
                 f"measure {name}, run {entry.system}: AutoJudge's 'all' row would be {value:.6f} but Proctor's "
                 f"score is {expected:.6f}: AutoJudge counts {len(unscored)} topics as 0 that Proctor does not "
                 f"score ({', '.join(unscored[:10])}), e.g. topics without questions in the bank or without "
-                "graded sentences. Give a bank for every topic, or judge only the topics it covers (--topic)")
+                "graded sentences. Give a bank for every topic, or judge only the topics it covers (auto-judge's topic "
+                "option)")
 
 
 def to_qrels(store: Store, grade_set: GradeSet, settings: JudgeSettings, topic_ids: list[str],

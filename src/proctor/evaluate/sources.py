@@ -83,7 +83,8 @@ def refuse_answer_set(grade_set: GradeSet) -> None:
     if grade_set.method in ANSWER_METHODS:
         metric = "nuggets" if grade_set.method == "nugget-assign" else "citations"
         raise UsageError(f"grade set {grade_set.id} is {grade_set.method}: it grades generated answers, not pool "
-                         f"passages; read it with `proctor leaderboard --metric {metric} --score ...`")
+                         f"passages; read it with the leaderboard's {{metric}} {metric} {{score}} S (the measure "
+                         f"{metric.capitalize()}(score=S))", params=("metric", "score"))
 
 
 def per_passage(grade_set: GradeSet) -> bool:
@@ -99,9 +100,9 @@ def refuse_passage_cells(grade_set: GradeSet, what: str, params: tuple[str, ...]
     if per_passage(grade_set):
         raise UsageError(f"{what}: grade set {grade_set.id} is an ensemble across bank versions (level label): it "
                          "holds one grade per (query, passage), each member's label, not per question, so "
-                         "EXAM-Cover, --min-questions above 1 and facets cannot be computed from it (docs/trust.md, "
+                         "EXAM-Cover, {min_questions} above 1 and facets cannot be computed from it (docs/trust.md, "
                          "\"Ensembles\"); combine grade sets of one bank version, or read its labels (m = 1)",
-                         params=params)
+                         params=tuple(dict.fromkeys((*params, "min_questions"))))
 
 
 def refuse_cover(grade_set: GradeSet) -> None:
