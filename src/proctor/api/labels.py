@@ -55,7 +55,8 @@ class QrelsReport:
     qrels: Qrels
     labels: LabelChoice
     binary_min_grade: int | None
-    coverage: Coverage
+    coverage: Coverage | None
+    """What the labels rest on (None when `labels` was asked for none)."""
     stats: LabelStats = field(default_factory=LabelStats)
     formats = ("trec",)
 
@@ -70,7 +71,7 @@ class QrelsReport:
     def to_json(self) -> dict:
         """`{grade_set, rule, binary_min_grade, qrels: {query: {passage: label}}, coverage}`."""
         return {"grade_set": self.grade_set.id, "rule": self.labels.rule(), "binary_min_grade": self.binary_min_grade,
-                "qrels": self.qrels, "coverage": self.coverage.as_dict()}
+                "qrels": self.qrels, "coverage": self.coverage.as_dict() if self.coverage is not None else None}
 
     def summary(self) -> str:
         """Where the labels come from and how many there are, in one line."""
@@ -83,14 +84,14 @@ class QrelsReport:
 
 
 def labels(store: Store, choice: LabelChoice = ANY_LABELS, *, binary_min_grade: int | None = None,
-           floor: Floor = DEFAULT_FLOOR) -> QrelsReport:
+           floor: Floor = DEFAULT_FLOOR, coverage: bool = True) -> QrelsReport:
     """EXAM-Qrels of one grade set (`choice`), graded or 1/0 at `binary_min_grade`, with the counts of how they
-    were made and what they rest on (`coverage`, judged against `floor`): `.qrels` is `{query: {passage: label}}`,
-    `render()` trec_eval's qrels lines."""
+    were made and what they rest on (`coverage`, judged against `floor`; `coverage=False`: not counted, which
+    spares reading the pool): `.qrels` is `{query: {passage: label}}`, `render()` trec_eval's qrels lines."""
     stats = LabelStats()
     grade_set, made = qrels(store, choice, binary_min_grade=binary_min_grade, stats=stats)
-    coverage = labels_coverage(store, grade_set, made, floor=floor)
-    return QrelsReport(grade_set, made, choice, binary_min_grade, coverage, stats)
+    rests_on = labels_coverage(store, grade_set, made, floor=floor) if coverage else None
+    return QrelsReport(grade_set, made, choice, binary_min_grade, rests_on, stats)
 
 
 GRADED = QrelsOptions()

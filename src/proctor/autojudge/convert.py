@@ -169,7 +169,8 @@ def to_qrels(store: Store, grade_set: GradeSet, settings: JudgeSettings, topic_i
     """EXAM-Qrels of the sentences of this run's responses (`sentences`: passage id → the text as the report
     gives it); the document id is the md5 of that text, as `autojudge_base.doc_id_md5`. An empty answer is the
     empty text, label 0 (so a topic only answered empty still has qrels, as AutoJudge's runner requires)."""
-    labels = api.labels(store, api.LabelChoice(grade_set=grade_set.id, min_questions=settings.min_questions)).qrels
+    labels = api.labels(store, api.LabelChoice(grade_set=grade_set.id, min_questions=settings.min_questions),
+                        coverage=False).qrels
     stored = store.corpus.passage_texts()
     wanted = set(topic_ids)
     records = [(topic, doc_id_md5(sentences[pid]), label) for topic, per in sorted(labels.items()) if topic in wanted

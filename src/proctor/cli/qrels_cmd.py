@@ -50,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
         report = commands.qrels_report(store, label_choice(args), from_args(QrelsOptions, args), floor=floor_of(args))
     sys.stdout.write(api.render(report))
     note(report.summary())
-    note(f"rests on: {report.coverage.summary()}")
-    warn_coverage(report.coverage)
+    if report.coverage is not None:  # always counted for the command
+        note(f"rests on: {report.coverage.summary()}")
+        warn_coverage(report.coverage)
     return 0

@@ -87,7 +87,7 @@ def evaluate(store: Store, experiment: Experiment, grade_sets: dict[str, str]) -
 
 def _qrels(store: Store, experiment: Experiment, name: str, labels, flags: list[str], result: Outputs) -> None:
     target = folder_target(experiment.out / "qrels", "out") / f"{name}.qrels"
-    qrels = api.labels(store, labels).qrels
+    qrels = api.labels(store, labels, coverage=False).qrels
     with atomic_file(target) as handle:
         write_qrels(qrels, handle)
     result.files.append(str(target))
