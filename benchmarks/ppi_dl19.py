@@ -39,7 +39,7 @@ N_JUDGED, DRAWS, SEED = 5, 200, 0
 
 def matrices(store, measure: str, tau: int | None, rel: int) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Systems and their judge and human per-topic scores (systems x 43 topics)."""
-    judge = api.leaderboard(store, measure=measure, min_grade=tau)
+    judge = api.leaderboard(store, measure, min_grade=tau)
     qrels = store.corpus.judgments()
     human = measure_leaderboard(store.corpus.ranked_lists(), qrels, parse_measure(measure), rel)
     systems = sorted(e.system for e in judge.entries)

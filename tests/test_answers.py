@@ -245,9 +245,12 @@ def test_python_api_grades_and_scores_answers(graded):
             grade_set, summaries = api.grade(store, "nugget-assign", "openai:judge", base_url=server.base_url,
                                              progress=False)
         assert grade_set.method == "nugget-assign" and summaries[0].already_graded == 15
-        board = api.leaderboard(store, metric="nuggets", score="strict_all")
+        board = api.leaderboard(store, "Nuggets(score=strict_all)")
         assert board.scores() == pytest.approx({r: float(v) for r, v in MEANS["strict_all"].items()})
         assert board.description["labels"] == "nugget assignments"
+        assert board.description["measure_id"] == "Nuggets(score=strict_all)"  # the registry's canonical string
+        same = api.leaderboard(store, "nuggets:strict_all")  # AutoJudge's spelling: an alias, same measure
+        assert same.scores() == board.scores() and same.description["measure_id"] == "Nuggets(score=strict_all)"
     finally:
         store.close()
 

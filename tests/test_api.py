@@ -34,30 +34,30 @@ def test_docs_example_runs(tmp_path, monkeypatch, capsys):
     exec(compile(code, "docs/api.md", "exec"), {"__name__": "docs_example"})
     out = capsys.readouterr().out
     assert "72 pairs graded" in out and "Kendall tau" in out and "['import', 'grade:recorded', 'evaluate']" in out
-    assert "qrels from grade set" in out and "**Significance**" in out and "metric cover takes no measure" in out
+    assert "qrels from grade set" in out and "**Significance**" in out
+    assert "Cover(rel=4)@2 names rel=4 but min_grade is 3" in out
+    assert "Cover(rel=4)@2 ['Cover', 'NEXAM', 'Nuggets', 'Citations']" in out
 
 
-@pytest.mark.parametrize("args", [
-    ["--measure", "P@3", "--min-grade", "4"],
-    ["--measure", "nDCG@5", "--format", "json", "--per-query"],
-    ["--metric", "cover", "--min-grade", "4", "--budget", "2", "--missing", "skip", "--format", "md"],
-    ["--measure", "nDCG@5", "--qrels", "official"],
+@pytest.mark.parametrize(("args", "measures", "options"), [
+    (["--measure", "P@3", "--min-grade", "4"], "P@3", {"min_grade": 4}),
+    (["--measure", "nDCG@5", "--format", "json", "--per-query"], "nDCG@5", {}),
+    (["--metric", "cover", "--min-grade", "4", "--budget", "2", "--missing", "skip", "--format", "md"],
+     "Cover(rel=4,missing=skip)@2", {}),
+    (["--measure", "Cover(rel=4,missing=skip)@2", "--format", "md"], "Cover(rel=4,missing=skip)@2", {}),
+    (["--metric", "cover", "--min-grade", "3", "--normalize", "pool"], "NEXAM(rel=3,norm=pool)@20", {}),
+    (["--measure", "nDCG@5", "--qrels", "official"], "nDCG@5", {"judgments": "official"}),
+    (["--measure", "P@3", "--measure", "EXAM-Cover@2", "--min-grade", "4", "--format", "json"],
+     ["P@3", "Cover(rel=4)@2"], {"min_grade": 4}),
 ])
-def test_same_leaderboard_through_api_and_cli(graded, cli, args):
+def test_same_leaderboard_through_api_and_cli(graded, cli, args, measures, options):
+    """A command's flags (the `--metric` modes too) and the API's measure strings give the same output."""
     result = cli("leaderboard", "--store", graded, *args)
     assert result.code == 0, result.err
-    options = {"measure": None, "min_grade": None, "metric": "qrels", "budget": 20, "missing": None,
-               "judgments": None}
     flags = dict(zip(args[::2], args[1::2], strict=False))
-    options.update({k: v for k, v in {"measure": flags.get("--measure"), "metric": flags.get("--metric", "qrels"),
-                                      "missing": flags.get("--missing"), "judgments": flags.get("--qrels")}.items()})
-    if "--min-grade" in flags:
-        options["min_grade"] = int(flags["--min-grade"])
-    if "--budget" in flags:
-        options["budget"] = int(flags["--budget"])
     store = api.open_store(graded)
     try:
-        board = api.leaderboard(store, **options)
+        board = api.leaderboard(store, measures, **options)
     finally:
         store.close()
     assert api.render(board, flags.get("--format", "tsv"), per_query="--per-query" in args) == result.out
@@ -73,7 +73,7 @@ def test_grade_inside_a_running_event_loop(tmp_path):
         store = api.open_store(path)
         try:
             grade_set, summaries = api.grade(store, "self-rating", f"replay:{recorded}", progress=False)
-            return grade_set, summaries, api.qrels(store)[1]
+            return grade_set, summaries, api.labels(store).qrels
         finally:
             store.close()
 
@@ -85,8 +85,8 @@ def test_frames_hold_the_plain_objects(graded):
     pandas = pytest.importorskip("pandas")
     store = api.open_store(graded)
     try:
-        board = api.leaderboard(store, measure="P@3", min_grade=4)
-        _, qrels = api.qrels(store)
+        board = api.leaderboard(store, "P@3", min_grade=4)
+        qrels = api.labels(store).qrels
     finally:
         store.close()
     frame = api.to_frame(board)
@@ -106,10 +106,10 @@ def test_import_proctor_is_lazy():
 
 def test_api_and_cli_refuse_with_the_same_words(graded, cli):
     """An API error names parameters; the CLI spells the same message with its flags."""
-    store = api.open_store(graded)
+    from proctor.api import commands
+
     with pytest.raises(api.UsageError) as refused:
-        api.leaderboard(store, score="recall")
-    store.close()
+        commands.leaderboard_measures(commands.LeaderboardOptions(score="recall"))
     assert str(refused.value) == "score applies to metric nuggets and metric citations only"
     result = cli("leaderboard", "--store", graded, "--score", "recall")
     assert result.code == 2

@@ -12,7 +12,10 @@ import pytest
 
 from conftest import seed_demo
 from proctor import api
+from proctor.api import commands
 from proctor.cli import build_parser
+from proctor.options.evaluation import LeaderboardOptions, QrelsOptions
+from proctor.options.intervals import IntervalOptions
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +28,7 @@ def graded(tmp_path_factory) -> Path:
     recorded = write_collection(folder / "again")["exampp"]
     store = api.open_store(path)
     api.grade(store, "self-rating", f"replay:{recorded}", progress=False)
-    (folder / "p3.json").write_text(api.render(api.leaderboard(store, measure="P@3", min_grade=4), "json",
+    (folder / "p3.json").write_text(api.render(api.leaderboard(store, "P@3", min_grade=4), "json",
                                                per_query=True))
     (folder / "official.json").write_text(json.dumps({"strong": 1, "middling": 2, "weak": 3}))
     store.close()
@@ -33,54 +36,61 @@ def graded(tmp_path_factory) -> Path:
 
 
 def _call(graded: Path, function: str, *args, **kwargs):
-    """Call `api.FUNCTION(store, ...)` on the graded store."""
+    """Call `api.FUNCTION(store, ...)` (or the command plumbing's `commands.FUNCTION`) on the graded store."""
     store = api.open_store(graded)
     try:
-        return getattr(api, function)(store, *args, **kwargs)
+        return getattr(api if function in dir(api) else commands, function)(store, *args, **kwargs)
     finally:
         store.close()
 
 
 CASES = [  # (API function, its arguments, the API's words; the command, its arguments, the CLI's words)
-    ("qrels_report", {"binary": True}, "binary needs min_grade T",
+    ("qrels_report", {"options": QrelsOptions(binary=True)}, "binary needs min_grade T",
      ["qrels", "--binary"], "--binary needs --min-grade T"),
-    ("qrels_report", {"min_grade": 3}, "min_grade applies with binary only (graded labels keep every grade)",
+    ("qrels_report", {"options": QrelsOptions(min_grade=3)},
+     "min_grade applies with binary only (graded labels keep every grade)",
      ["qrels", "--min-grade", "3"], "--min-grade applies with --binary only (graded labels keep every grade)"),
-    ("leaderboard_report", {"measures": ["P@3"], "min_grade": 4, "per_query": True}, "per_query needs fmt json",
+    ("leaderboard_report", {"options": LeaderboardOptions(measure=("P@3",), min_grade=4, per_query_scores=True)},
+     "per_query needs fmt json",
      ["leaderboard", "--measure", "P@3", "--min-grade", "4", "--per-query"], "--per-query needs --format json"),
-    ("leaderboard_report", {"measures": ["P@3"], "min_grade": 4, "fmt": "trec", "intervals": True},
+    ("leaderboard_report", {"options": LeaderboardOptions(measure=("P@3",), min_grade=4), "fmt": "trec",
+                            "intervals": IntervalOptions(intervals=True)},
      "intervals needs fmt tsv, json or md",
      ["leaderboard", "--measure", "P@3", "--min-grade", "4", "--format", "trec", "--intervals"],
      "--intervals needs --format tsv, json or md"),
-    ("leaderboard_report", {"measures": ["P@3"], "min_grade": 4, "confidence": 0.9},
+    ("leaderboard_report", {"options": LeaderboardOptions(measure=("P@3",), min_grade=4),
+                            "intervals": IntervalOptions(confidence=0.9)},
      "confidence and resamples apply to intervals only",
      ["leaderboard", "--measure", "P@3", "--min-grade", "4", "--confidence", "0.9"],
      "--confidence and --resamples apply to --intervals only"),
-    ("leaderboard_report", {"measures": ["P@3"], "min_grade": 4, "significance": api.SignificanceSettings()},
+    ("leaderboard_report", {"options": LeaderboardOptions(measure=("P@3",), min_grade=4),
+                            "significance": api.SignificanceSettings()},
      "significance needs fmt json or md (or write fmt json per_query and run `proctor compare FILE`)",
      ["leaderboard", "--measure", "P@3", "--min-grade", "4", "--significance"],
      "--significance needs --format json or md (or write --format json --per-query and run `proctor compare FILE`)"),
-    ("leaderboard", {"metric": "cover", "measure": "P@3", "min_grade": 4},
+    ("leaderboard_report", {"options": LeaderboardOptions(metric="cover", measure=("P@3",), min_grade=4)},
      "metric cover takes no measure or judgments (it reads the grades directly)",
      ["leaderboard", "--metric", "cover", "--measure", "P@3", "--min-grade", "4"],
      "--metric cover takes no --measure or --qrels (it reads the grades directly)"),
-    ("leaderboard", {"metric": "cover"}, "metric cover needs min_grade T (the smallest grade that answers a question)",
+    ("leaderboard_report", {"options": LeaderboardOptions(metric="cover")},
+     "metric cover needs min_grade T (the smallest grade that answers a question)",
      ["leaderboard", "--metric", "cover"],
      "--metric cover needs --min-grade T (the smallest grade that answers a question)"),
-    ("leaderboard", {"measure": "P@3", "min_grade": 4, "gold": "strong"}, "gold applies to metric cover only",
+    ("leaderboard_report", {"options": LeaderboardOptions(measure=("P@3",), min_grade=4, gold="strong")},
+     "gold applies to metric cover only",
      ["leaderboard", "--measure", "P@3", "--min-grade", "4", "--gold", "strong"],
      "--gold applies to --metric cover only"),
-    ("leaderboard", {}, "metric qrels needs measure M (e.g. P@20 or ndcg_cut.10)",
+    ("leaderboard_report", {"options": LeaderboardOptions()}, "metric qrels needs measure M (e.g. P@20 or ndcg_cut.10)",
      ["leaderboard"], "--metric qrels needs --measure M (e.g. P@20 or ndcg_cut.10)"),
-    ("leaderboard", {"metric": "cover", "min_grade": 4, "gold": "nobody"}, "gold nobody: no such run",
+    ("leaderboard", {"measures": "NEXAM(rel=4,gold=nobody)@20"}, "gold nobody: no such run",
      ["leaderboard", "--metric", "cover", "--min-grade", "4", "--gold", "nobody"], "--gold nobody: no such run"),
-    ("leaderboard", {"metric": "nuggets", "measure": "P@3", "score": "all"},
+    ("leaderboard_report", {"options": LeaderboardOptions(metric="nuggets", measure=("P@3",), score="all")},
      "metric nuggets takes no measure (it reads the answers' grades directly)",
      ["leaderboard", "--metric", "nuggets", "--measure", "P@3", "--score", "all"],
      "--metric nuggets takes no --measure (it reads the answers' grades directly)"),
-    ("leaderboard", {"metric": "nuggets"}, "metric nuggets needs score, one of",
+    ("leaderboard_report", {"options": LeaderboardOptions(metric="nuggets")}, "metric nuggets needs score, one of",
      ["leaderboard", "--metric", "nuggets"], "--metric nuggets needs --score, one of"),
-    ("leaderboard", {"measure": "P@3", "min_grade": 4, "labels": api.LabelChoice(grade_set="zzz")},
+    ("leaderboard", {"measures": "P@3", "min_grade": 4, "labels": api.LabelChoice(grade_set="zzz")},
      "no grade set matches grade_set zzz",
      ["leaderboard", "--measure", "P@3", "--min-grade", "4", "--grade-set", "zzz"],
      "no grade set matches --grade-set zzz"),
@@ -178,9 +188,10 @@ def test_the_cli_offers_the_modes_of_the_api():
     def choices(command: str, dest: str) -> tuple:
         return tuple(next(a for a in commands[command]._actions if a.dest == dest).choices)
 
-    assert choices("leaderboard", "metric") == get_args(api.Metric)
     assert choices("leaderboard", "missing") == choices("analyze", "missing") == get_args(api.Missing)
-    assert choices("leaderboard", "normalize") == get_args(api.Normalize)
+    nexam = next(row for row in api.measures().to_json() if row["name"] == "NEXAM")
+    assert set(choices("leaderboard", "normalize")) < set(next(p for p in nexam["parameters"]
+                                                               if p["name"] == "norm")["choices"])
     assert choices("leaderboard", "format") == get_args(api.LeaderboardFormat)
     assert choices("compare", "test") == choices("leaderboard", "test") == get_args(api.Tests)
     assert choices("correlate", "ties") == get_args(api.Ties)
@@ -196,13 +207,13 @@ def test_every_result_renders_through_api_render(graded):
         info = api.info(store)
         assert api.render(info, "json") == json.dumps(store.counts(), indent=2) + "\n"
         assert api.render(info).startswith("store ")
-        report = api.qrels_report(store, binary=True, min_grade=4)
+        report = api.labels(store, binary_min_grade=4)
         assert api.render(report) == "".join(f"{q} 0 {p} {label}\n" for q in sorted(report.qrels)
                                              for p, label in sorted(report.qrels[q].items()))
         listing = api.grade_sets(store)
         assert json.loads(api.render(listing, "json"))[0]["id"] == listing.grade_sets[0][0].id
-        board = api.leaderboard_report(store, measures=["P@3"], min_grade=4, fmt="md",
-                                       significance=api.SignificanceSettings(samples=100))
+        board = commands.leaderboard_report(store, LeaderboardOptions(measure=("P@3",), min_grade=4), fmt="md",
+                                            significance=api.SignificanceSettings(samples=100))
         assert "**Significance**" in api.render(board, "md")
         comparison = api.significance(board.boards[0], samples=100)
         assert api.render(comparison, "json") == api.render(api.ComparisonReport(comparison), "json")

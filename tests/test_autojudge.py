@@ -166,8 +166,8 @@ def test_the_store_matches_the_leaderboard(embedded):
     _, out = embedded
     board = all_rows(Leaderboard.load(out / "embedded.eval.txt", format="ir_measures"))
     store = api.open_store(out / "embedded.db")
-    cover = api.leaderboard(store, metric="cover", min_grade=4, budget=20)
-    p20 = api.leaderboard(store, measure="P@20", min_grade=4, missing="zero")
+    cover = api.leaderboard(store, "Cover(rel=4)@20")
+    p20 = api.leaderboard(store, "P@20", min_grade=4, missing="zero")
     store.close()
     for entry in cover.entries:
         assert board[(entry.system, "EXAM-Cover")] == pytest.approx(entry.score, abs=1e-12)

@@ -30,7 +30,7 @@ def test_each_repeat_agrees_with_sklearn_krippendorff_scipy_and_the_leaderboard(
     store = api.open_store(dl19_store)
     result = api.calibrate(store, budgets=[3], repeats=3, seed=7, judged_relevant=2)
     judgments = store.corpus.judgments()
-    labels = {m: api.qrels(store, api.LabelChoice(min_questions=m))[1] for m in range(1, 11)}
+    labels = {m: api.labels(store, api.LabelChoice(min_questions=m)).qrels for m in range(1, 11)}
     topics = sorted(set(judgments) & set(labels[1]))
     assert result["topics"] == len(topics) == 43 and result["rules"] == 50
 
@@ -149,7 +149,7 @@ def test_a_direct_method_has_one_grade_per_passage_so_only_its_cut_is_chosen(cli
     assert done.code == 0, done.err
     result = json.loads(done.out)
     opened = api.open_store(store)
-    top = max(g for per in api.qrels(opened)[1].values() for g in per.values())
+    top = max(g for per in api.labels(opened).qrels.values() for g in per.values())
     opened.close()
     assert result["rules"] == top  # tau = 1..top at m = 1
     assert {r["min_questions"] for r in result["repeats_detail"] if "min_questions" in r} == {1}

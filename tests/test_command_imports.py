@@ -68,11 +68,11 @@ def test_the_api_names_are_those_type_checkers_see():
 
 
 def test_a_function_keeps_its_name_when_its_module_is_imported_first():
-    code = ("import proctor.api.leaderboards, proctor.api.agreement, proctor.api.correlation, "
+    code = ("import proctor.api.labels, proctor.api.agreement, proctor.api.correlation, "
             "proctor.api.significance\nfrom proctor import api\nimport types\n"
             "assert all(callable(getattr(api, n)) and not isinstance(getattr(api, n), types.ModuleType) "
-            "for n in ('leaderboards', 'agreement', 'correlation', 'significance'))")
-    assert _loaded_after(code, "proctor.api.leaderboards") == ["proctor.api.leaderboards"]
+            "for n in ('labels', 'agreement', 'correlation', 'significance'))")
+    assert _loaded_after(code, "proctor.api.labels") == ["proctor.api.labels"]
 
 
 def test_an_unknown_api_name_is_an_attribute_error():

@@ -83,11 +83,11 @@ def _reads(store: Store) -> dict:
                               store.review.query_grades(gid, step, "q1"), list(store.grades.records(grade_set, step)))
         out[gid, "detail"] = store.review.grade_detail(gid, "q0", "q0p0", "q0/zz")
     labels = api.LabelChoice(grade_set=A.id)
-    out["qrels"] = api.qrels(store, labels)[1]
-    out["boards"] = [api.render(api.leaderboard(store, measure=m, min_grade=2, labels=labels))
+    out["qrels"] = api.labels(store, labels).qrels
+    out["boards"] = [api.render(api.leaderboard(store, m, min_grade=2, labels=labels))
                      for m in ("P@5", "ndcg_cut.10")]
-    out["cover"] = api.render(api.leaderboard(store, metric="cover", min_grade=3, budget=5, labels=labels))
-    out["qrels2"] = api.qrels(store, api.LabelChoice(grade_set=A.id, min_questions=2))[1]
+    out["cover"] = api.render(api.leaderboard(store, "Cover(rel=3)@5", labels=labels))
+    out["qrels2"] = api.labels(store, api.LabelChoice(grade_set=A.id, min_questions=2)).qrels
     return out
 
 

@@ -204,9 +204,10 @@ def test_demo_collection_cover_identical_cached_and_uncached(tmp_path):
             assert _kept(store) == len(store.corpus.queries())  # the first pass read the cache
             raw_write(store.path, "DROP TABLE cover_cache")  # as a store of an earlier release, read-only
             store.read_only = True
-        boards[cached] = [_numbers(api.leaderboard(store, metric="cover", min_grade=tau, budget=budget, **options))
+        boards[cached] = [_numbers(api.leaderboard(store, measure))
                           for tau in range(1, 6) for budget in (1, 2, 20)
-                          for options in ({}, {"normalize": "pool"}, {"normalize": "pool-per-query"})]
+                          for measure in (f"Cover(rel={tau})@{budget}", f"NEXAM(rel={tau},norm=pool)@{budget}",
+                                          f"NEXAM(rel={tau},norm=pool-per-query)@{budget}")]
     assert boards[True] == boards[False]
     assert any(row[0][1] not in (0.0, 1.0) for board in boards[True] for row in board[0])
 

@@ -171,8 +171,51 @@ def test_several_measures_each_carry_their_own_coverage(sparse):
     from proctor.store import Store
 
     store = Store.open(sparse)
-    boards = api.leaderboards(store, measures=["P@1", "P@2", "MAP"], min_grade=3)
-    single = [api.leaderboards(store, measures=[m], min_grade=3)[0] for m in ("P@1", "P@2", "MAP")]
+    boards = api.leaderboard(store, ["P@1", "P@2", "MAP"], min_grade=3)
+    single = [api.leaderboard(store, m, min_grade=3) for m in ("P@1", "P@2", "MAP")]
     assert [b.coverage.pairs for b in boards] == [b.coverage.pairs for b in single]
     assert [b.coverage.pairs["depth"] for b in boards] == [1, 2, None]  # one graded-pair set, each its own depth
     assert [(b.coverage.pairs["graded"], b.coverage.pairs["pool"]) for b in boards] == [(4, 4), (4, 5), (4, 5)]
+
+
+def _two_question_store(folder, cli):
+    """q1 has two questions; p1 is rated on both, p2 on the first only (its second grade never made), p3 on
+    none; runs A and B rank p1..p3."""
+    def passage(pid, ratings):
+        return {"paragraph_id": pid, "text": f"text of {pid}", "paragraph_data": {"judgments": [], "rankings": []},
+                "exam_grades": [{"llm": "m", "prompt_info": {"is_self_rated": True, "prompt_class": "P"},
+                                 "self_ratings": [{"question_id": q, "self_rating": r} for q, r in ratings.items()],
+                                 "answers": [[q, "x"] for q in ratings]}]}
+
+    (folder / "q.tsv").write_text("q1\ttopic q1\n")
+    line = ["q1", [passage("p1", {"q1/a": 2, "q1/b": 5}), passage("p2", {"q1/a": 4})]]
+    (folder / "g.jsonl").write_text(json.dumps(line) + "\n")
+    (folder / "A.run").write_text("q1 Q0 p1 1 3 A\nq1 Q0 p2 2 2 A\nq1 Q0 p3 3 1 A\n")
+    store = folder / "s.db"
+    for kind, path in (("queries", "q.tsv"), ("exampp", "g.jsonl"), ("runs", "A.run")):
+        assert cli("import", kind, folder / path, "--store", store).code == 0
+    return store
+
+
+def test_the_pairs_counted_graded_are_exactly_the_pairs_with_a_label(cli, tmp_path):
+    """A pair with a usable grade from one of its query's two questions has a label (labels need one grade), so
+    it counts as labelled; that its label rests on part of the questions is counted and warned of apart."""
+    from proctor import api
+
+    store_path = _two_question_store(tmp_path, cli)
+    store = api.open_store(store_path)
+    try:
+        labels = api.labels(store)
+        board = api.leaderboard(store, "P@3", min_grade=3)
+        cover = api.leaderboard(store, "Cover(rel=3)@3")
+    finally:
+        store.close()
+    assert labels.qrels == {"q1": {"p1": 5, "p2": 4}}
+    for coverage in (labels.coverage, board.coverage, cover.coverage):
+        assert (coverage.pairs["graded"], coverage.pairs["pool"]) == (2, 3)  # p1, p2 labelled; p3 not
+        assert coverage.counts["partly_graded"] == 1  # p2: one of q1's two questions
+        assert any("1 of the 2 labelled pool pairs have grades from only some" in w for w in coverage.warnings)
+    r = cli("leaderboard", "--store", store_path, "--measure", "P@3", "--min-grade", "3", "--floor-queries", "0",
+            "--floor-graded", "0")
+    assert r.code == 0 and "warning: 1 of the 2 labelled pool pairs have grades from only some" in r.err
+    assert "2 of 3 pool pairs (the first 3 passages of every run) graded (66.7%)" in r.err

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from proctor import api
+from proctor.api import commands
 from proctor.evaluate import intervals
 from trust_fixture import tiny_store
 
@@ -105,10 +106,10 @@ def test_resamples_below_one_are_refused_by_the_parser(cli, store):
 def test_api_adds_intervals_and_counts_the_pairs_it_cannot_separate(store):
     s = api.open_store(store)
     try:
-        board = api.leaderboard(s, measure="P@1", min_grade=3)
+        board = api.leaderboard(s, "P@1", min_grade=3)
     finally:
         s.close()
-    api.add_intervals(board, resamples=200, seed=1)
+    commands.add_intervals(board, resamples=200, seed=1)
     assert board.intervals is not None
     assert set(board.intervals.by_system) == {"A", "B", "C"}
     pairs = board.intervals.overlapping

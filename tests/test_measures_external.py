@@ -118,7 +118,10 @@ def test_cover_tsv_says_its_parameters_and_grade_set(cli, demo_store, tmp_path):
                          "--budget", "3")
     rows = [line.split("\t") for line in result.out.splitlines()[1:]]
     grade_set = json.loads(cli("info", "--store", demo_store, "--format", "json").out)["grade_sets"][0]["id"]
-    assert {(r[4], r[5]) for r in rows} == {("EXAM-Cover(tau=4,missing=zero)@3", grade_set)}
+    assert {(r[4], r[5]) for r in rows} == {("Cover(rel=4)@3", grade_set)}  # the registry's canonical string
+    skip = cli("leaderboard", "--store", demo_store, "--metric", "cover", "--min-grade", "4", "--budget", "3",
+               "--missing", "skip", "--normalize", "pool")
+    assert {line.split("\t")[4] for line in skip.out.splitlines()[1:]} == {"NEXAM(rel=4,norm=pool,missing=skip)@3"}
 
 
 # -- DL19: the must-show commands ------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import pytest
 
 from conftest import store_dump
 from proctor import api
+from proctor.api import commands
 from proctor.errors import InputError, UsageError
 from proctor.options.numeric import RULES, number_problem
 
@@ -88,10 +89,11 @@ def test_other_commands_refuse_numbers_out_of_range(cli, demo_store, tmp_path, a
 @pytest.mark.parametrize("call,message", [
     (lambda: api.compare_file("absent.json", alpha=math.nan), "--alpha must be a finite number in (0, 1) (got nan)"),
     (lambda: api.correlate("absent.tsv", {}, bootstrap=-1), "--bootstrap must be 0..100000 (got -1)"),
-    (lambda: api.add_intervals(None, confidence=math.nan), "--confidence must be a finite number in (0, 1) (got nan)"),
-    (lambda: api.add_intervals(None, seed=-1), "--seed must be 0 or more (got -1)"),
+    (lambda: commands.add_intervals(None, confidence=math.nan),
+     "--confidence must be a finite number in (0, 1) (got nan)"),
+    (lambda: commands.add_intervals(None, seed=-1), "--seed must be 0 or more (got -1)"),
     (lambda: api.calibrate(None, budgets=[1], seed=-1), "--seed must be 0 or more (got -1)"),
-    (lambda: api.add_intervals(None, resamples=10**9), "--resamples must be 1..100000 (got 1000000000)"),
+    (lambda: commands.add_intervals(None, resamples=10**9), "--resamples must be 1..100000 (got 1000000000)"),
     (lambda: api.import_files(None, "queries", [], word_budget=0), "--word-budget must be 1 or more (got 0)"),
     (lambda: api.grade(None, "self-rating", "openai:m", depth=0), "--depth must be 1 or more (got 0)"),
     (lambda: api.grade(None, "self-rating", "openai:m", timeout="5"),

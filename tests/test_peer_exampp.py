@@ -38,7 +38,7 @@ def exampp_n_exam(dl19_pool, peer_nltk) -> dict[int, dict[str, float]]:
 def test_pool_per_query_is_exampp_n_exam(dl19_store, exampp_n_exam, tau):
     store = Store.open(dl19_store)
     try:
-        board = api.leaderboard(store, metric="cover", min_grade=tau, budget=20, normalize="pool-per-query")
+        board = api.leaderboard(store, f"NEXAM(rel={tau},norm=pool-per-query)@20")
     finally:
         store.close()
     ours = board.scores()

@@ -72,12 +72,12 @@ def _outputs(store: Store) -> dict:
             table = CoverTable.build(grade_rows(store, grade_set), 2)
             out[f"cover {key} {normalize}"] = _board(cover_leaderboard(runs, table, normalize=normalize))
         for measure, m in (("P@20", 1), ("AP", 2)):
-            board = api.leaderboard(store, measure=measure, min_grade=3,
+            board = api.leaderboard(store, measure, min_grade=3,
                                     labels=api.LabelChoice(grade_set=key, min_questions=m))
             out[f"api {key} {measure} m={m}"] = _board(board)
-        board = api.leaderboard(store, metric="cover", min_grade=3, budget=20, labels=api.LabelChoice(grade_set=key))
+        board = api.leaderboard(store, "Cover(rel=3)@20", labels=api.LabelChoice(grade_set=key))
         out[f"api cover {key}"] = _board(board)
-        out[f"api qrels {key}"] = api.qrels(store, api.LabelChoice(grade_set=key), binary_min_grade=2)[1]
+        out[f"api qrels {key}"] = api.labels(store, api.LabelChoice(grade_set=key), binary_min_grade=2).qrels
     out["agreement"] = {k: v for k, v in store_agreement(store, 2).items() if k != "store"}
     return json.loads(json.dumps(out, default=repr))
 

@@ -86,9 +86,12 @@ def test_an_impact_that_may_go_on_still_grades_only_what_is_new(cli, graded, tmp
         assert result.code == 0, result.err and server.requests == 6  # the new question x q1's 6 pool passages
 
 
-def test_coverage_counts_questions_times_passages(cli, graded, tmp_path):
+def test_coverage_counts_pairs_with_part_of_their_questions_graded(cli, graded, tmp_path):
     """Grade set B whose new question failed on every passage (the server answers 500 to it): q1's pool pairs
-    lack that question's grade, so they are not graded pairs; before, B said "24 of 24 pool pairs graded"."""
+    lack that question's grade. They still have a label (from q1's other questions), so they count as labelled
+    pool pairs, as the labels do; the coverage counts them apart (`partly_graded`) and warns that their labels
+    may be too low. (Before, B said "24 of 24 pool pairs graded" and nothing more; then its q1 pairs did not
+    count at all, though the labels used them.)"""
     source, old, new = graded
     store = copy_store(source, tmp_path / "s.db")
 
@@ -101,14 +104,17 @@ def test_coverage_counts_questions_times_passages(cli, graded, tmp_path):
     assert result.code == 0, result.err
     b = json.loads(result.out)["grade_sets"]["new"]
     a = json.loads(result.out)["grade_sets"]["old"]
-    pairs = {}
+    pairs, counts = {}, {}
     for grade_set in (a, b):
         board = cli("leaderboard", "--store", store, "--grade-set", grade_set, "--measure", "P@3", "--min-grade",
                     "3", "--format", "json")
         assert board.code == 0, board.err
         pairs[grade_set] = json.loads(board.out)["coverage"]["pairs"]
+        counts[grade_set] = json.loads(board.out)["coverage"]["counts"]
     assert pairs[a]["graded"] == pairs[a]["pool"]  # A: every question of every pair graded
     assert pairs[b]["pool"] == pairs[a]["pool"]
-    assert pairs[b]["graded"] == pairs[b]["pool"] - 6  # q1's 6 pool pairs lack the new question's grade
+    assert pairs[b]["graded"] == pairs[b]["pool"]  # every pool pair has a label
+    assert counts[a].get("partly_graded") is None
+    assert counts[b]["partly_graded"] == 6  # q1's 6 pool pairs lack the new question's grade
     qrels = cli("qrels", "--store", store, "--grade-set", b)
-    assert qrels.code == 0 and "(100.0%)" not in qrels.err and "pool pairs" in qrels.err
+    assert qrels.code == 0 and "6 of the 24 labelled pool pairs have grades from only some" in qrels.err

@@ -71,18 +71,19 @@ def results(tmp_path_factory) -> dict[str, object]:
                                               base_url=server.base_url)
         made["Generated"] = _door("generate_bank_file")(request)
     labels = api.LabelChoice(grade_set=replayed.id)
-    board = api.leaderboard(store, measure="P@3", min_grade=4, labels=labels)
+    board = api.leaderboard(store, "P@3", min_grade=4, labels=labels)
     (folder / "p3.json").write_text(board.render("json", per_query=True))
     (folder / "official.json").write_text(json.dumps({"strong": 1, "middling": 2, "weak": 3}))
     made |= {
         "StoreInfo": api.info(store), "Leaderboard": board,
-        "Leaderboards": Leaderboards(tuple(api.leaderboards(store, measures=["P@3", "RR"], min_grade=4,
-                                                              labels=labels))),
-        "LeaderboardReport": _door("leaderboard_report")(store, measures=["P@3"], min_grade=4, labels=labels,
-                                                         fmt="json",
+        "Leaderboards": Leaderboards(tuple(api.leaderboard(store, ["P@3", "RR"], min_grade=4, labels=labels))),
+        "LeaderboardReport": _door("leaderboard_report")(store, commands.LeaderboardOptions(measure=("P@3",),
+                                                                                              min_grade=4),
+                                                         labels=labels, fmt="json",
                                                          significance=api.SignificanceSettings(samples=100)),
-        "QrelsReport": _door("qrels_report")(store, labels, binary=True, min_grade=4),
-        "Coverage": api.labels_coverage(store, replayed, api.qrels(store, labels)[1]),
+        "QrelsReport": _door("qrels_report")(store, labels, commands.QrelsOptions(binary=True, min_grade=4)),
+        "Coverage": api.labels(store, labels).coverage,
+        "MeasureListing": api.measures(),
         "Comparison": api.significance(board, samples=100),
         "ComparisonReport": api.compare(folder / "p3.json", api.SignificanceSettings(samples=100)),
         "Correlation": api.correlate(board, folder / "official.json", bootstrap=20),

@@ -12,6 +12,7 @@ import pytest
 from conftest import seed_demo
 from fake_openai import FakeOpenAI
 from proctor import api
+from proctor.api.labels import grade_set_of
 from proctor.evaluate.leaderboard import measure_leaderboard
 from proctor.evaluate.measures import parse_measure
 from proctor.trust.review_queue import deciding_passages, review_queue
@@ -27,7 +28,7 @@ def _order(scores: dict[str, float], a: str, b: str) -> int:
 
 def test_the_pairs_a_passage_decides_are_those_its_flipped_label_reorders(dl19_store):
     store = api.open_store(dl19_store)
-    labels = api.qrels(store)[1]
+    labels = api.labels(store).qrels
     labels = {q: labels[q] for q in sorted(labels)[:3]}
     ranked = store.corpus.ranked_lists()
     store.close()
@@ -78,7 +79,7 @@ def served_store(tmp_path_factory) -> tuple[Path, str]:
 def test_the_queue_puts_disagreeing_members_first_and_leaves_reviewed_passages_out(ensemble_store):
     path, eid = ensemble_store
     store = api.open_store(path)
-    grade_set = api.LabelChoice(grade_set=eid).resolve(store)
+    grade_set = grade_set_of(store, api.LabelChoice(grade_set=eid))
     queue = api.review_queue(store, eid, min_grade=4, limit=100)
     items = queue["items"]
     assert items and queue["queued"] == len(items) and queue["reviewed"] == 0

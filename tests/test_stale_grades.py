@@ -67,7 +67,7 @@ def test_grades_of_a_replaced_text_are_stale_and_graded_again(tmp_path, cli, cas
         assert f"{used} grades were made from a text this import replaced" in replaced.err
         assert _pairs(store, column, value) == 0 and _pairs(store, column, value, "stale_grades") == used
         opened = Store.open(store)
-        _, labels = api.qrels(opened, LabelChoice(method="self-rating"))
+        labels = api.labels(opened, LabelChoice(method="self-rating")).qrels
         counts = opened.counts()
         opened.close()
         if column != "question_id":  # a question is one of several: the pair keeps a label from the others

@@ -54,7 +54,7 @@ def test_unjudgeable_passages_are_never_graded_nor_labelled(store_with_d99):
     opened = Store.open(store)
     try:
         graded = {g.passage_id for s in opened.grades.grade_sets() for g in opened.grades.records(s)}
-        _, qrels = api.qrels(opened, LabelChoice(method="self-rating"))
+        qrels = api.labels(opened, LabelChoice(method="self-rating")).qrels
     finally:
         opened.close()
     assert graded and not graded & {"d98", "d99"}
@@ -73,7 +73,7 @@ def test_measures_treat_unjudgeable_as_unjudged(store_with_d99, cli, measure, ir
     assert board["unjudgeable"] == 4 and "unjudgeable: 4 ranked" in result.err
     opened = Store.open(store)
     try:
-        _, qrels = api.qrels(opened, LabelChoice(method="self-rating"))
+        qrels = api.labels(opened, LabelChoice(method="self-rating")).qrels
     finally:
         opened.close()
     run = list(ir_measures.read_trec_run(str(folder / "holes.run")))

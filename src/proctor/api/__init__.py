@@ -3,7 +3,7 @@ layers over it.
 
     from proctor import api
     store = api.open_store("dl19.db")
-    board = api.leaderboard(store, measure="P@20", min_grade=3)        # one grade set, or UsageError
+    board = api.leaderboard(store, "P@20", min_grade=3)                # one grade set, or UsageError
     print(api.render(board, "md"))
 
 `from proctor import api` is cheap: each name is imported from its module (`proctor.api.<module>`, one concept
@@ -27,11 +27,9 @@ _NAMES = {
     "proctor.api.gradesets": "Ensemble GradeSetChange GradeSetListing drop_grade_set ensemble grade_sets retry_failed",
     "proctor.api.grading": "Graded grade ungraded",
     "proctor.api.inputs": "Exported export import_files",
-    "proctor.api.labels": "DEFAULT_FLOOR DEFAULT_MIN_GRADED DEFAULT_MIN_QUERIES Coverage Floor LabelChoice QrelsReport "
-                          "labels_coverage qrels qrels_report",
-    "proctor.api.leaderboards": "LeaderboardReport add_intervals known_measures leaderboard leaderboard_report "
-                                "leaderboards",
-    "proctor.api.modes": "Correction LeaderboardFormat Metric Missing Normalize Rule TableFormat Tests TextFormat Ties",
+    "proctor.api.labels": "DEFAULT_FLOOR DEFAULT_MIN_GRADED DEFAULT_MIN_QUERIES Coverage Floor LabelChoice labels",
+    "proctor.api.leaderboards": "leaderboard measures",
+    "proctor.api.modes": "Correction LeaderboardFormat Missing Rule TableFormat Tests TextFormat Ties",
     "proctor.api.ppi": "PPICalibration PPILeaderboard check_ppi_calibration ppi_calibration ppi_leaderboard",
     "proctor.api.rendering": "as_rows render to_frame",
     "proctor.api.reports": "analyze",
@@ -72,7 +70,7 @@ def __dir__() -> list[str]:
 
 
 class _Api(ModuleType):
-    """This package, whose functions `agreement`, `correlation`, `leaderboards` and `significance` share their
+    """This package, whose functions `agreement`, `correlation`, `labels` and `significance` share their
     names with the modules that define them: importing such a module must not put it in the function's place (as
     the import system does with a package's submodules), so the name keeps meaning the function."""
 
@@ -116,21 +114,12 @@ if TYPE_CHECKING:  # the names of `_NAMES`, for type checkers and editors
     from proctor.api.labels import Coverage as Coverage
     from proctor.api.labels import Floor as Floor
     from proctor.api.labels import LabelChoice as LabelChoice
-    from proctor.api.labels import QrelsReport as QrelsReport
-    from proctor.api.labels import labels_coverage as labels_coverage
-    from proctor.api.labels import qrels as qrels
-    from proctor.api.labels import qrels_report as qrels_report
-    from proctor.api.leaderboards import LeaderboardReport as LeaderboardReport
-    from proctor.api.leaderboards import add_intervals as add_intervals
-    from proctor.api.leaderboards import known_measures as known_measures
+    from proctor.api.labels import labels as labels
     from proctor.api.leaderboards import leaderboard as leaderboard
-    from proctor.api.leaderboards import leaderboard_report as leaderboard_report
-    from proctor.api.leaderboards import leaderboards as leaderboards
+    from proctor.api.leaderboards import measures as measures
     from proctor.api.modes import Correction as Correction
     from proctor.api.modes import LeaderboardFormat as LeaderboardFormat
-    from proctor.api.modes import Metric as Metric
     from proctor.api.modes import Missing as Missing
-    from proctor.api.modes import Normalize as Normalize
     from proctor.api.modes import Rule as Rule
     from proctor.api.modes import TableFormat as TableFormat
     from proctor.api.modes import Tests as Tests

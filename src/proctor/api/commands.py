@@ -19,13 +19,15 @@ _NAMES: dict[str, str] = {
     "proctor.api.verification": "VERIFY_REPORTS",
     "proctor.api.autojudge": "DIRECT_METHODS BackendUnavailable Leaderboard autojudge_lines bank_topic jsonl_records "
                              "method_scale nuggetizer_lines response_cache_file write_bank",
-    "proctor.api.experiments": "atomic_file folder_target grading_estimate measure_problem "
-                               "measure_uses_grades write_qrels_file write_text",
+    "proctor.api.experiments": "atomic_file folder_target grading_estimate write_qrels_file write_text",
     "proctor.api.bank_generation": "GenerationRequest generate_bank_file generation_request",
     "proctor.api.banks": "BANK_FORMATS BankExport ImpactRequest export_bank impact_request load_bank_file",
     "proctor.api.grading": "ANSWER_METHODS METHOD_NAMES GradeJob GradeOutcome grade_job grade_request run_grade_job",
     "proctor.api.inputs": "EXPORT_KINDS IMPORT_KINDS ExportRequest ImportRequest export_request import_request",
     "proctor.api.stores": "DEFAULT_LOCK_TIMEOUT StoreError info_text",
+    "proctor.api.labels": "QrelsOptions QrelsReport grade_set_of labels_coverage qrels qrels_report",
+    "proctor.api.leaderboards": "IntervalOptions LeaderboardOptions LeaderboardReport add_intervals known_measures "
+                                "leaderboard_measures leaderboard_report",
 }
 """Module → the command plumbing it gives (moved here from `proctor.api`'s names)."""
 

@@ -11,7 +11,6 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from proctor.errors import ProctorError
 from proctor.outputs import atomic_file as atomic_file
 from proctor.outputs import folder_target as folder_target
 from proctor.outputs import write_text as write_text
@@ -24,24 +23,6 @@ NO_LLM = ("replay", "embed")
 """Backends that send no prompt to an LLM: their tokens (and cost) are 0."""
 CHARS_PER_TOKEN = 4
 """Characters per token where the backend has no tokenizer of its own (GPT-style English text)."""
-
-
-def measure_uses_grades(name: str) -> bool:
-    """Whether a leaderboard of measure `name` depends on the relevance level (τ, `min_grade`)."""
-    from proctor.evaluate.measures import parse_measure
-
-    return parse_measure(name).measure.uses_relevance_level
-
-
-def measure_problem(name: str) -> str | None:
-    """Why measure `name` cannot be computed, or None when it can."""
-    from proctor.evaluate.measures import parse_measure
-
-    try:
-        parse_measure(name)
-    except ProctorError as exc:
-        return str(exc)
-    return None
 
 
 def write_qrels_file(store: Store, labels: LabelChoice, target: str | Path) -> Path:

@@ -1,5 +1,5 @@
-"""Labels: which grade set a command reads (`LabelChoice`) and the EXAM-Qrels made from its grades
-(`proctor qrels`), with what they rest on."""
+"""Labels: which grade set a command reads (`LabelChoice`, resolved by `grade_set_of`) and the EXAM-Qrels made
+from its grades (`labels`; `proctor qrels`), with what they rest on."""
 
 from __future__ import annotations
 
@@ -17,44 +17,27 @@ from proctor.evaluate.sources import exam_qrels
 from proctor.gradesets.ensemble import check_min_grade
 from proctor.gradesets.resolve import resolve_grade_set
 from proctor.io.trec import write_qrels
+from proctor.options.evaluation import QrelsOptions
+from proctor.options.selection import ANY_LABELS, LabelChoice
 from proctor.records import GradeSet
 from proctor.store import Store
 
 __all__ = ["DEFAULT_FLOOR", "DEFAULT_MIN_GRADED", "DEFAULT_MIN_QUERIES", "ANY_LABELS", "Coverage", "Floor",
-           "LabelChoice", "QrelsReport", "labels_coverage", "qrels", "qrels_report"]
+           "LabelChoice", "QrelsReport", "grade_set_of", "labels", "labels_coverage", "qrels", "qrels_report"]
 
 Qrels = dict[str, dict[str, int]]
 """Labels: `{query_id: {passage_id: label}}`."""
 
 
-@dataclass(frozen=True)
-class LabelChoice:
-    """Which grade set, and how its grades become labels."""
-
-    grade_set: str | None = None
-    method: str | None = None
-    model: str | None = None
-    bank: str | None = None
-    min_questions: int = 1
-    facets: bool = False
-
-    def resolve(self, store: Store) -> GradeSet:
-        """The one grade set this choice names (else a UsageError listing the candidates)."""
-        return resolve_grade_set(store, self.grade_set, self.method, self.model, self.bank)
-
-    def rule(self) -> str:
-        """How a passage's grades become its label, in words."""
-        return "max over questions" if self.min_questions == 1 else f"{self.min_questions}-th largest grade"
-
-
-ANY_LABELS = LabelChoice()
-"""The default choice: the store's only grade set (else a UsageError listing them), labels = max over questions."""
+def grade_set_of(store: Store, labels: LabelChoice = ANY_LABELS) -> GradeSet:
+    """The one grade set a choice names (else a UsageError listing the candidates)."""
+    return resolve_grade_set(store, labels.grade_set, labels.method, labels.model, labels.bank)
 
 
 def qrels(store: Store, labels: LabelChoice = ANY_LABELS, *, binary_min_grade: int | None = None,
           stats: LabelStats | None = None) -> tuple[GradeSet, Qrels]:
-    """EXAM-Qrels of one grade set (binary at `binary_min_grade` when given)."""
-    grade_set = labels.resolve(store)
+    """EXAM-Qrels of one grade set (binary at `binary_min_grade` when given), without their coverage."""
+    grade_set = grade_set_of(store, labels)
     check_min_grade(grade_set, binary_min_grade)
     result = exam_qrels(store, grade_set, min_questions=labels.min_questions, facets=labels.facets, stats=stats)
     return grade_set, binarize(result, binary_min_grade) if binary_min_grade is not None else result
@@ -76,7 +59,8 @@ class QrelsReport:
     qrels: Qrels
     labels: LabelChoice
     binary_min_grade: int | None
-    coverage: Coverage
+    coverage: Coverage | None
+    """What the labels rest on (None when `labels` was asked for none)."""
     stats: LabelStats = field(default_factory=LabelStats)
 
     def to_json(self) -> JSON:
@@ -84,7 +68,8 @@ class QrelsReport:
         (`qrels`: `{query: {passage: label}}`)."""
         return json.loads(json_text({"grade_set": self.grade_set.as_dict(), "summary": self.summary(),
                                      "binary_min_grade": self.binary_min_grade,
-                                     "coverage": self.coverage.as_dict(), "qrels": self.qrels}))
+                                     "coverage": self.coverage.as_dict() if self.coverage is not None else None,
+                                     "qrels": self.qrels}))
 
     def render(self, fmt: str | None = None) -> str:
         """The labels as trec_eval qrels lines (`qid 0 docid label`; the only format)."""
@@ -104,16 +89,27 @@ class QrelsReport:
                 "passages without any usable grade")
 
 
-def qrels_report(store: Store, labels: LabelChoice = ANY_LABELS, *, binary: bool = False,
-                 min_grade: int | None = None, floor: Floor = DEFAULT_FLOOR) -> QrelsReport:
-    """What `proctor qrels` writes: EXAM-Qrels of one grade set, graded, or 1/0 at `min_grade` with `binary`;
-    with the counts of how they were made and their coverage (judged against `floor`)."""
-    if binary and min_grade is None:
+def labels(store: Store, choice: LabelChoice = ANY_LABELS, *, binary_min_grade: int | None = None,
+           floor: Floor = DEFAULT_FLOOR, coverage: bool = True) -> QrelsReport:
+    """EXAM-Qrels of one grade set (`choice`), graded or 1/0 at `binary_min_grade`, with the counts of how they
+    were made and what they rest on (`coverage`, judged against `floor`; `coverage=False`: not counted, which
+    spares reading the pool): `.qrels` is `{query: {passage: label}}`, `render()` trec_eval's qrels lines."""
+    stats = LabelStats()
+    grade_set, made = qrels(store, choice, binary_min_grade=binary_min_grade, stats=stats)
+    rests_on = labels_coverage(store, grade_set, made, floor=floor) if coverage else None
+    return QrelsReport(grade_set, made, choice, binary_min_grade, rests_on, stats)
+
+
+GRADED = QrelsOptions()
+"""`proctor qrels` without `--binary`: graded labels."""
+
+
+def qrels_report(store: Store, choice: LabelChoice = ANY_LABELS, options: QrelsOptions = GRADED, *,
+                 floor: Floor = DEFAULT_FLOOR) -> QrelsReport:
+    """What `proctor qrels` writes: `labels`, graded, or 1/0 at `min_grade` with `binary` (`options`)."""
+    if options.binary and options.min_grade is None:
         raise UsageError("{binary} needs {min_grade} T", params=("binary", "min_grade"))
-    if min_grade is not None and not binary:
+    if options.min_grade is not None and not options.binary:
         raise UsageError("{min_grade} applies with {binary} only (graded labels keep every grade)",
                          params=("min_grade", "binary"))
-    stats = LabelStats()
-    grade_set, made = qrels(store, labels, binary_min_grade=min_grade, stats=stats)
-    coverage = labels_coverage(store, grade_set, made, floor=floor)
-    return QrelsReport(grade_set, made, labels, min_grade, coverage, stats)
+    return labels(store, choice, binary_min_grade=options.min_grade if options.binary else None, floor=floor)

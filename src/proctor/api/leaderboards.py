@@ -9,15 +9,24 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar
 
-from proctor.api.labels import ANY_LABELS, LabelChoice, qrels
-from proctor.api.modes import LeaderboardFormat, Metric, Missing, Normalize
+from proctor.api.labels import ANY_LABELS, LabelChoice, grade_set_of, qrels
+from proctor.api.modes import LeaderboardFormat, Missing
 from proctor.api.results import JSON
 from proctor.api.significance import SignificanceSettings, significance
 from proctor.errors import UsageError
-from proctor.evaluate.boards import answer_leaderboard, check_leaderboard
+from proctor.evaluate.boards import answer_leaderboard, bind_measures, flag_measures
 from proctor.evaluate.coverage import DEFAULT_FLOOR, Floor, leaderboard_coverage
-from proctor.evaluate.intervals import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, bootstrap, check_settings
+from proctor.evaluate.intervals import bootstrap, check_settings
 from proctor.evaluate.leaderboard import Leaderboard, cover_leaderboard, measure_leaderboard
+from proctor.evaluate.measures import (
+    AnySpec,
+    BoardSpec,
+    ExternalSpec,
+    MeasureSpec,
+    ScoreMeasure,
+    ScoreSpec,
+    parse_any_measure,
+)
 from proctor.evaluate.measures import known_measures as known_measures  # the names `measure` takes, in one line
 from proctor.evaluate.render import render_boards
 from proctor.evaluate.sources import (
@@ -29,9 +38,11 @@ from proctor.evaluate.sources import (
     refuse_cover,
     with_unjudgeable,
 )
-from proctor.evaluate.stored_coverage import graded_pairs, query_counts
+from proctor.evaluate.stored_coverage import note_partly_graded, partly_graded, query_counts
 from proctor.gradesets.ensemble import check_min_grade
 from proctor.gradesets.resolve import describe
+from proctor.options.evaluation import LeaderboardOptions
+from proctor.options.intervals import IntervalOptions
 from proctor.options.numeric import check_numbers
 from proctor.store import Store
 
@@ -39,45 +50,68 @@ if TYPE_CHECKING:  # numpy (the randomization test) loads only when a comparison
     from proctor.stats.pairs import Comparison
 
 
-def leaderboard(store: Store, *, measure: str | None = None, min_grade: int | None = None, metric: Metric = "qrels",
-                labels: LabelChoice = ANY_LABELS, judgments: str | None = None, budget: int = 20,
-                missing: Missing | None = None, normalize: Normalize | None = None, gold: str | None = None,
-                runs: Sequence[str] | None = None, score: str | None = None,
-                floor: Floor = DEFAULT_FLOOR) -> Leaderboard:
-    """An EXAM-Qrels leaderboard (`measure`, `min_grade`; `judgments="official"` or a qrels file scores
-    with human judgments instead), an EXAM-Cover one (`metric="cover"`, `min_grade`, `budget`), or the
-    generated answers' AutoNuggetizer scores (`metric="nuggets"`, `score`) or citation support
-    (`metric="citations"`, `score`)."""
-    if metric in ("nuggets", "citations"):
-        return answer_leaderboard(store, metric, score, labels=labels, missing=missing, floor=floor,
-                                  conflicting={"measure": measure, "min_grade": min_grade, "judgments": judgments,
-                                               "normalize": normalize, "gold": gold, "runs": runs})
-    if score is not None:
-        raise UsageError("{score} applies to {metric} nuggets and {metric} citations only", params=("score", "metric"))
-    return leaderboards(store, measures=[measure] if measure else [], min_grade=min_grade, metric=metric,
-                        labels=labels, judgments=judgments, budget=budget, missing=missing, normalize=normalize,
-                        gold=gold, runs=runs, floor=floor)[0]
+def leaderboard(store: Store, measures: str | BoardSpec | Sequence[str | BoardSpec], *,
+                labels: LabelChoice = ANY_LABELS, min_grade: int | None = None, judgments: str | None = None,
+                runs: Sequence[str] | None = None, missing: Missing | None = None,
+                floor: Floor = DEFAULT_FLOOR) -> Leaderboard | list[Leaderboard]:
+    """The leaderboard of one measure (a list of them for a list of measures: labels and runs read once), each
+    with its coverage (what it rests on, judged against `floor`). A measure is any name of
+    `proctor.evaluate.measures` (`api.measures()`): over EXAM-Qrels labels (`P@20`, `nDCG@10`, `P(rel=3)@20`;
+    `judgments="official"` or a qrels file scores with human judgments instead), or read from grades:
+    EXAM-Cover `Cover(rel=3)@20`, n-EXAM `NEXAM(rel=3,norm=pool)@20`, the generated answers' AutoNuggetizer
+    scores `Nuggets(score=strict_vital)` or citation support `Citations(score=support_precision)`. `min_grade`
+    is the rel of measures that name none; `missing` (zero|skip) overrides each measure's own default (skip
+    over labels, zero for cover and nuggets)."""
+    one = isinstance(measures, str | MeasureSpec | ExternalSpec | ScoreSpec)
+    boards = _leaderboards(store, [measures] if one else list(measures), labels=labels, min_grade=min_grade,
+                           judgments=judgments, runs=runs, missing=missing, floor=floor)
+    return boards[0] if one else boards
 
 
-def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int | None = None, metric: Metric = "qrels",
-                 labels: LabelChoice = ANY_LABELS, judgments: str | None = None, budget: int = 20,
-                 missing: Missing | None = None, normalize: Normalize | None = None, gold: str | None = None,
-                 runs: Sequence[str] | None = None, floor: Floor = DEFAULT_FLOOR) -> list[Leaderboard]:
-    """One leaderboard per measure (labels and runs read once), or the one EXAM-Cover leaderboard, each with
-    its coverage (what it rests on, judged against `floor`); the other options are those of `leaderboard`."""
+def leaderboards(store: Store, *, measures: Sequence[str | BoardSpec] = (), min_grade: int | None = None,
+                 labels: LabelChoice = ANY_LABELS, judgments: str | None = None, runs: Sequence[str] | None = None,
+                 missing: Missing | None = None, floor: Floor = DEFAULT_FLOOR) -> list[Leaderboard]:
+    """`leaderboard` of a list of measures (kept for the modules that import it)."""
+    return _leaderboards(store, measures, labels=labels, min_grade=min_grade, judgments=judgments, runs=runs,
+                         missing=missing, floor=floor)
+
+
+def _leaderboards(store: Store, measures: Sequence[str | BoardSpec], *, labels: LabelChoice, min_grade: int | None,
+                  judgments: str | None, runs: Sequence[str] | None, missing: Missing | None,
+                  floor: Floor) -> list[Leaderboard]:
+    """Every measure's leaderboard, in the order given."""
     floor.check()
-    specs = [check_leaderboard(measure=m, min_grade=min_grade, metric=metric, judgments=judgments, budget=budget,
-                               normalize=normalize, gold=gold) for m in (measures or [None])]
-    if not judgments:  # the threshold of min_grade or of a measure's own rel=T, on the grade set's scale
-        for spec in specs:
-            own = spec is not None and spec.rel is not None
-            check_min_grade(labels.resolve(store), spec.rel if own else min_grade,  # type: ignore[union-attr]
-                            f"{spec.name}: rel=" if own else "min_grade")  # type: ignore[union-attr]
-    if metric == "cover":  # refused before the runs are read (and kept)
-        refuse_cover(labels.resolve(store))
-    ranked = load_runs(store, runs)
-    if metric == "cover":
-        return _cover(store, ranked, labels, min_grade, budget, missing, normalize, gold, not runs, floor)
+    if not measures:
+        raise UsageError("{measures}: name at least one measure (e.g. P@20, Cover(rel=3)@20)", params=("measures",))
+    specs = bind_measures(measures, min_grade=min_grade, judgments=judgments, missing=missing)
+    graded = [s for s in specs if isinstance(s, ScoreSpec) and s.measure.kind == "cover"]
+    checked = [s for s in specs if not isinstance(s, ScoreSpec) or s in graded]
+    if not judgments and checked:
+        grade_set = grade_set_of(store, labels)  # the threshold of min_grade or of a measure's own rel=T
+        for spec in checked:
+            from_min_grade = spec.rel is None or spec.rel == min_grade
+            check_min_grade(grade_set, min_grade if from_min_grade else spec.rel,
+                            "min_grade" if from_min_grade else f"{spec.name}: rel=")
+        if graded:  # refused before the runs are read (and kept)
+            refuse_cover(grade_set)
+    over_labels = [s for s in specs if not isinstance(s, ScoreSpec)]
+    ranked = load_runs(store, runs) if over_labels or graded else {}
+    by_spec: dict[int, Leaderboard] = {}
+    for spec, board in zip(over_labels, _label_boards(store, ranked, over_labels, labels, min_grade, judgments,
+                                                      missing, not runs, floor) if over_labels else [], strict=True):
+        by_spec[id(spec)] = board
+    for spec in specs:
+        if isinstance(spec, ScoreSpec) and spec.measure.kind == "cover":
+            by_spec[id(spec)] = _cover(store, ranked, labels, spec, not runs, floor)
+        elif isinstance(spec, ScoreSpec):
+            by_spec[id(spec)] = answer_leaderboard(store, spec, labels=labels, floor=floor)
+    return [by_spec[id(spec)] for spec in specs]
+
+
+def _label_boards(store: Store, ranked: dict, specs: list[AnySpec], labels: LabelChoice, min_grade: int | None,
+                  judgments: str | None, missing: Missing | None, stored_runs: bool, floor: Floor
+                  ) -> list[Leaderboard]:
+    """The leaderboards of measures over labels (EXAM-Qrels, or judgments), labels read once."""
     grade_set = None
     if judgments:
         qrels_ = official_or_file_qrels(store, judgments)
@@ -89,36 +123,40 @@ def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int |
                        if labels.min_questions == 1 else f"{labels.min_questions}-th largest grade")}
     judged = qrels_ if judgments not in (None, "official") else None  # a qrels file: its own judged queries
     counts = query_counts(store, grade_set, qrels_ if grade_set else None, judged)
-    measured = [s for s in specs if s is not None]
     boards = [measure_leaderboard(ranked, qrels_, spec, min_grade, missing=missing or "skip", description=description)
-              for spec in measured]
+              for spec in specs]
     note_flagged(boards)
-    labelled = graded_pairs(store, grade_set, qrels_) if grade_set and boards else qrels_  # once for every board
-    for board, spec in zip(boards, measured, strict=True):
-        board.coverage = leaderboard_coverage(board, ranked, labelled, counts, depth=getattr(spec, "cutoff", None),
-                                              labelled_by="graded" if grade_set else "judged", floor=floor)
-    return with_unjudgeable(store, ranked, not runs, boards)
+    partly = partly_graded(store, grade_set, qrels_) if grade_set and boards else {}  # once for every board
+    for board, spec in zip(boards, specs, strict=True):
+        depth = getattr(spec, "cutoff", None)
+        board.coverage = note_partly_graded(
+            leaderboard_coverage(board, ranked, qrels_, counts, depth=depth, labelled_by="graded" if grade_set
+                                 else "judged", floor=floor), partly, ranked, depth)
+    return with_unjudgeable(store, ranked, stored_runs, boards)
 
 
-def _cover(store: Store, ranked: dict, labels: LabelChoice, min_grade: int | None, budget: int,
-           missing: Missing | None, normalize: Normalize | None, gold: str | None, stored_runs: bool,
-           floor: Floor) -> list[Leaderboard]:
-    """The one EXAM-Cover leaderboard, with its coverage and its notes."""
-    grade_set = labels.resolve(store)
+def _cover(store: Store, ranked: dict, labels: LabelChoice, spec: ScoreSpec, stored_runs: bool,
+           floor: Floor) -> Leaderboard:
+    """One EXAM-Cover or n-EXAM leaderboard, with its coverage and its notes."""
+    grade_set = grade_set_of(store, labels)
+    gold = spec.get("gold")
     if gold and gold not in ranked:
         raise UsageError(f"{{gold}} {gold}: no such run (runs: {', '.join(sorted(ranked))})", params=("gold",))
-    table, notes = cover_table(store, grade_set, min_grade)  # type: ignore[arg-type]
-    board = cover_leaderboard(ranked, table, budget=budget, missing=missing or "zero", normalize=normalize,
-                              gold=gold, description=describe(store, grade_set), notes=notes)
-    graded = exam_qrels(store, grade_set)
-    board.coverage = leaderboard_coverage(board, ranked, graded_pairs(store, grade_set, graded),
-                                          query_counts(store, grade_set, graded),
-                                          depth=budget, labelled_by="graded", floor=floor)
-    return note_flagged(with_unjudgeable(store, ranked, stored_runs, [board]))
+    norm = spec.get("norm") if spec.measure.param("norm") else None
+    table, notes = cover_table(store, grade_set, spec.rel)  # type: ignore[arg-type]
+    board = cover_leaderboard(ranked, table, budget=spec.cutoff, missing=spec.get("missing"),  # type: ignore[arg-type]
+                              normalize=None if norm == "gold" else norm, gold=gold,
+                              description=describe(store, grade_set), notes=notes)
+    graded = exam_qrels(store, grade_set)  # the pairs with a label: what the cover rests on
+    board.coverage = note_partly_graded(
+        leaderboard_coverage(board, ranked, graded, query_counts(store, grade_set, graded), depth=spec.cutoff,
+                             labelled_by="graded", floor=floor), partly_graded(store, grade_set, graded), ranked,
+        spec.cutoff)
+    return note_flagged(with_unjudgeable(store, ranked, stored_runs, [board]))[0]
 
 
-def add_intervals(board: Leaderboard, *, confidence: float = DEFAULT_CONFIDENCE, resamples: int = DEFAULT_RESAMPLES,
-                  seed: int = 0) -> Leaderboard:
+def add_intervals(board: Leaderboard, *, confidence: float = IntervalOptions.confidence,
+                  resamples: int = IntervalOptions.resamples, seed: int = IntervalOptions.seed) -> Leaderboard:
     """Give a leaderboard bootstrap intervals over topics: each system's score interval and rank interval
     (`proctor.evaluate.intervals`); returns the same leaderboard."""
     check_numbers({"confidence": confidence, "resamples": resamples, "seed": seed})
@@ -171,34 +209,90 @@ class LeaderboardReport:
         return json.dumps(objects[0] if len(objects) == 1 else {"leaderboards": objects}, indent=2) + "\n"
 
 
-def leaderboard_report(store: Store, *, measures: Sequence[str] = (), min_grade: int | None = None,
-                       metric: Metric = "qrels", labels: LabelChoice = ANY_LABELS, judgments: str | None = None,
-                       budget: int = 20, missing: Missing | None = None, normalize: Normalize | None = None,
-                       gold: str | None = None, runs: Sequence[str] | None = None, score: str | None = None,
-                       floor: Floor = DEFAULT_FLOOR, fmt: LeaderboardFormat = "tsv", per_query: bool = False,
-                       significance: SignificanceSettings | None = None, intervals: bool = False,
-                       confidence: float | None = None, resamples: int | None = None,
-                       seed: int = 0) -> LeaderboardReport:
-    """`proctor leaderboard`: the leaderboards of `leaderboards` (or the one of `leaderboard` for answers'
-    `score`), checked against the output they are written in (`fmt`, `per_query`), with bootstrap `intervals`
-    (`confidence`, `resamples`, `seed`) and paired `significance` tests when asked (made when the report's
-    `comparisons` are first read: a `baseline` that names no system is refused then); render with `api.render`."""
-    _check_output(fmt, per_query, significance is not None, intervals, confidence, resamples)
-    if intervals:
-        confidence = DEFAULT_CONFIDENCE if confidence is None else confidence
-        resamples = resamples or DEFAULT_RESAMPLES
+@dataclass(frozen=True)
+class MeasureListing:
+    """The measures a leaderboard scores (`api.measures()`): one row per registered measure."""
+
+    rows: tuple[dict, ...]
+    formats = ("text", "json")
+
+    def parse(self, text: str) -> BoardSpec:
+        """The measure `text` names, with the parameters it writes (`spec.name`: its canonical string; `spec.rel`,
+        `spec.cutoff`; `spec.measure.uses_relevance_level`); an unknown name, parameter or value is a UsageError
+        naming the close matches."""
+        return parse_any_measure(text)
+
+    def to_json(self) -> list[dict]:
+        """`[{name, kind, parameters, cutoff, description, citation}]`."""
+        return [dict(row) for row in self.rows]
+
+    def render(self, fmt: str | None = None) -> str:
+        """One line per measure (`text`), or JSON."""
+        if fmt == "json":
+            return json.dumps(self.to_json(), indent=2) + "\n"
+        if fmt not in (None, "text"):
+            raise UsageError(f"unknown format {fmt!r}: text or json")
+        lines = [f"{r['example']}\t{r['kind']}\t{r['description']}" for r in self.rows]
+        return "\n".join([*lines, f"and: {known_measures().split('; read from grades')[0]}"]) + "\n"
+
+
+def measures() -> MeasureListing:
+    """Every measure of the registry (`proctor.evaluate.measures`): its name, parameters (with defaults and the
+    values they take), whether it takes a cutoff (`@k`), what it computes and where it comes from."""
+    from proctor.evaluate.measures import MEASURES, SCORE_MEASURES
+
+    rows = [{"name": m.name, "kind": "qrels", "trec_eval_name": m.trec_name,
+             "parameters": [{"name": "rel", "default": "min_grade"}] if m.uses_relevance_level else [],
+             "cutoff": m.accepts_cutoff, "example": f"{m.name}@20" if m.needs_cutoff else m.name,
+             "description": m.description, "citation": m.citation} for m in MEASURES]
+    rows += [{"name": m.name, "kind": m.kind, "aliases": list(m.aliases),
+              "parameters": [{"name": p.name, "default": "min_grade" if p.grade else p.default,
+                              **({"choices": list(p.choices)} if p.choices else {})} for p in m.params],
+              "cutoff": m.accepts_cutoff, "example": _example(m), "description": m.description,
+              "citation": m.citation} for m in SCORE_MEASURES]
+    return MeasureListing(tuple(rows))
+
+
+def _example(measure: ScoreMeasure) -> str:
+    """The measure with its required parameters, as a user writes it."""
+    shown = [f"{p.name}={3 if p.grade else p.default or p.choices[0]}" for p in measure.params
+             if p.always and (p.grade or p.choices)]
+    return f"{measure.name}({','.join(shown)})" + ("@20" if measure.accepts_cutoff else "")
+
+
+def leaderboard_measures(options: LeaderboardOptions) -> list[str]:
+    """The measure strings of `proctor leaderboard`'s flags: `--measure M` as given, `--metric cover --min-grade 3
+    --budget 20` as `Cover(rel=3)@20` (`--normalize`/`--gold`: `NEXAM(...)`), `--metric nuggets --score S` as
+    `Nuggets(score=S)`, `--metric citations --score S` as `Citations(score=S)`; flags a mode does not take are
+    refused."""
+    return flag_measures(options)
+
+
+NO_INTERVALS = IntervalOptions()
+"""Leaderboards without bootstrap intervals."""
+
+
+def leaderboard_report(store: Store, options: LeaderboardOptions, *,
+                       labels: LabelChoice = ANY_LABELS, intervals: IntervalOptions = NO_INTERVALS,
+                       significance: SignificanceSettings | None = None, fmt: LeaderboardFormat = "tsv",
+                       floor: Floor = DEFAULT_FLOOR) -> LeaderboardReport:
+    """`proctor leaderboard`: the leaderboards of `options`' measures (`leaderboard_measures`), checked against
+    the output they are written in (`fmt`, `options.per_query_scores`), with bootstrap `intervals` and paired
+    `significance` tests when asked (made when the report's `comparisons` are first read: a `baseline` that names
+    no system is refused then); render with `api.render`. `intervals.confidence`/`resamples` None: not given."""
+    _check_output(fmt, options.per_query_scores, significance is not None, intervals)
+    measures = leaderboard_measures(options)
+    if intervals.intervals:
+        confidence = IntervalOptions.confidence if intervals.confidence is None else intervals.confidence
+        resamples = IntervalOptions.resamples if intervals.resamples is None else intervals.resamples
         check_settings(confidence, resamples)
-    if metric in ("nuggets", "citations") or score is not None:
-        boards = [leaderboard(store, measure=",".join(measures) or None, min_grade=min_grade, metric=metric,
-                              labels=labels, judgments=judgments, budget=budget, missing=missing,
-                              normalize=normalize, gold=gold, runs=runs, score=score, floor=floor)]
-    else:
-        boards = leaderboards(store, measures=measures, min_grade=min_grade, metric=metric, labels=labels,
-                              judgments=judgments, budget=budget, missing=missing, normalize=normalize, gold=gold,
-                              runs=runs, floor=floor)
-    for board in boards if intervals else []:
-        add_intervals(board, confidence=confidence, resamples=resamples, seed=seed)  # type: ignore[arg-type]
-    return LeaderboardReport(boards, significance, per_query)
+    answers = options.metric in ("nuggets", "citations")
+    boards = leaderboard(store, measures, labels=labels, min_grade=None if answers else options.min_grade,
+                         judgments=options.judgments, runs=options.runs, missing=None if answers else options.missing,
+                         floor=floor)
+    for board in boards if intervals.intervals else []:
+        add_intervals(board, confidence=confidence, resamples=resamples, seed=intervals.seed)
+    return LeaderboardReport(boards, significance, options.per_query_scores)
 
 
 def significance_of(board: Leaderboard, settings: SignificanceSettings) -> Comparison:
@@ -207,16 +301,17 @@ def significance_of(board: Leaderboard, settings: SignificanceSettings) -> Compa
                         baseline=settings.baseline, samples=settings.samples, seed=settings.seed)
 
 
-def _check_output(fmt: str, per_query: bool, with_significance: bool, intervals: bool, confidence: float | None,
-                  resamples: int | None) -> None:
+def _check_output(fmt: str, per_query: bool, with_significance: bool, intervals: IntervalOptions) -> None:
     """Refuse output options that do not fit the format, before any work."""
     if per_query and fmt != "json":
         raise UsageError("{per_query} needs {fmt} json", params=("per_query", "fmt"))
     if with_significance and fmt not in ("json", "md"):
         raise UsageError("{significance} needs {fmt} json or md (or write {fmt} json {per_query} and run "
                          "`proctor compare FILE`)", params=("significance", "fmt", "per_query"))
-    if not intervals and (confidence is not None or resamples is not None):
+    given = (intervals.confidence not in (None, IntervalOptions.confidence)
+             or intervals.resamples not in (None, IntervalOptions.resamples))
+    if not intervals.intervals and given:
         raise UsageError("{confidence} and {resamples} apply to {intervals} only",
                          params=("confidence", "resamples", "intervals"))
-    if intervals and fmt not in ("tsv", "json", "md"):
+    if intervals.intervals and fmt not in ("tsv", "json", "md"):
         raise UsageError("{intervals} needs {fmt} tsv, json or md", params=("intervals", "fmt"))

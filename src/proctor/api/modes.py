@@ -1,18 +1,12 @@
 """The modes the API's functions take, as `Literal` types: the CLI derives its `choices` from them
-(`typing.get_args(Metric)`), so the shell and Python accept the same words."""
+(`typing.get_args(LeaderboardFormat)`), so the shell and Python accept the same words."""
 
 from __future__ import annotations
 
 from typing import Literal
 
-Metric = Literal["qrels", "cover", "nuggets", "citations"]
-"""What a leaderboard scores: a measure over labels, EXAM-Cover, nugget scores or citation support of answers."""
-
 Missing = Literal["zero", "skip"]
 """A query a system did not answer: counts 0, or is left out of its mean."""
-
-Normalize = Literal["pool", "pool-per-query"]
-"""n-EXAM: EXAM-Cover divided by what the whole pool covers (summed, or per query)."""
 
 LeaderboardFormat = Literal["tsv", "json", "md", "trec", "tot", "ir-measures", "jsonl"]
 """How leaderboards are written (`tot` is `trec`, as AutoJudge names it)."""

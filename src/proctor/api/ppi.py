@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from proctor.api.labels import ANY_LABELS, LabelChoice
+from proctor.api.labels import ANY_LABELS, LabelChoice, grade_set_of
 from proctor.api.leaderboards import leaderboards
 from proctor.api.modes import Missing
 from proctor.api.results import Report
@@ -17,6 +17,7 @@ from proctor.evaluate.coverage import DEFAULT_FLOOR, Floor
 from proctor.evaluate.leaderboard import Leaderboard, measure_leaderboard
 from proctor.evaluate.measures import AnySpec, ExternalSpec, MeasureSpec, parse_measure
 from proctor.evaluate.sources import load_runs
+from proctor.options.evaluation import PPIOptions
 from proctor.options.numeric import check_numbers
 from proctor.store import Store
 
@@ -68,7 +69,7 @@ def per_topic_spec(measure: str) -> AnySpec:
 
 
 def ppi_leaderboard(store: Store, *, measures: Sequence[str], min_grade: int | None = None,
-                    labels: LabelChoice = ANY_LABELS, human_qrels: str = "official",
+                    labels: LabelChoice = ANY_LABELS, human_qrels: str = PPIOptions.human_qrels,
                     human_topics: int | str | Sequence[str] | None = None, seed: int = 0,
                     confidence: float | None = None, judged_relevant: int = 1, runs: Sequence[str] | None = None,
                     missing: Missing | None = None, floor: Floor = DEFAULT_FLOOR,
@@ -184,7 +185,7 @@ def ppi_calibration(store: Store, grade_set: str | None = None, *, qrels: str = 
     human = {e.system: e.per_query for e in human_board.entries}
     points = curve(judge, human, wanted, repeats, seed, confidence)
     result = PPICalibration({
-        "grade_set": describe(store, labels.resolve(store)), "judgments": source, "qrels": qrels,
+        "grade_set": describe(store, grade_set_of(store, labels)), "judgments": source, "qrels": qrels,
         "measure_id": judge_board.description.get("measure_id"), "judged_relevant": judged_relevant,
         "confidence": confidence, "repeats": repeats, "seed": seed, "n_topics": len(topics),
         "systems": len([s for s in judge if len(human.get(s, {})) >= 2]), "curve_ppi": points,

@@ -30,7 +30,7 @@ from proctor.api import Store
 from proctor.api.autojudge import Leaderboard as ProctorBoard
 from proctor.api.autojudge import autojudge_lines, nuggetizer_lines, write_bank
 from proctor.autojudge.session import note
-from proctor.autojudge.settings import JudgeSettings
+from proctor.autojudge.settings import COVER_MEASURES, JudgeSettings
 from proctor.errors import UsageError
 from proctor.records import GradeSet
 
@@ -43,18 +43,12 @@ def proctor_board(store: Store, grade_set: GradeSet, settings: JudgeSettings, na
     depend on the other systems; n-EXAM's pool is every graded sentence in the store). When no sentence of the
     pool reaches τ, n-EXAM is 0/0: written as 0 wherever EXAM-Cover is (also 0 then), with a note."""
     labels = api.LabelChoice(grade_set=grade_set.id, min_questions=settings.min_questions)
-    kind, _, score = name.partition(":")
-    if name in ("EXAM-Cover", "n-EXAM"):
-        board = api.leaderboards(store, metric="cover", min_grade=settings.min_grade, labels=labels,
-                                 budget=settings.budget, missing="zero",
-                                 normalize="pool" if name == "n-EXAM" else None)[0]
-    elif kind in ("nuggets", "citations") and score:
-        board = api.leaderboard(store, metric=kind, score=score, labels=labels)
-    else:
-        board = api.leaderboards(store, measures=[name], min_grade=settings.min_grade, labels=labels,
-                                 missing="zero")[0]
-    if name == "n-EXAM" and not any(e.per_query for e in board.entries):
-        cover = proctor_board(store, grade_set, settings, "EXAM-Cover", runs)
+    board = api.leaderboard(store, measure_string(name, settings), labels=labels, min_grade=settings.min_grade,
+                            missing="zero")
+    d = board.description
+    if board.kind == "cover" and d.get("normalize") and not any(e.per_query for e in board.entries):
+        cover = proctor_board(store, grade_set, settings, f"Cover(rel={d['min_grade']},missing={d['missing']})"
+                              f"@{d['budget']}", runs)
         if cover.entries:
             log(f"n-EXAM: no sentence of the pool reaches grade >= {settings.min_grade} on any topic, so n-EXAM is 0/0 "
                 "(nothing to normalise by); written as 0 for every run and topic, as EXAM-Cover is")
@@ -64,31 +58,48 @@ def proctor_board(store: Store, grade_set: GradeSet, settings: JudgeSettings, na
     return board
 
 
+def measure_string(name: str, settings: JudgeSettings) -> str:
+    """A measure name of the settings as the one registry (`api.measures()`) reads it: AutoJudge's `EXAM-Cover`
+    and `n-EXAM` take the settings' budget (`EXAM-Cover@20` is `Cover(rel=T)@20`, T the settings' min_grade);
+    `nuggets:SCORE`, `citations:SCORE`, `Cover(rel=3)@20`, `P@20`, ... are read as they are."""
+    return f"{name}@{settings.budget}" if name in COVER_MEASURES else name
+
+
 def describe_measure(name: str, board: ProctorBoard, settings: JudgeSettings) -> str:
     """What the measure is and what it rests on (the `description` in `measures.yml`)."""
     d = board.description
+    normalized = d.get("normalize")
     source = (f"Grade set {d.get('grade_set')} ({d.get('method')} / {d.get('model')}, prompt "
               f"{d.get('prompt_version')}, bank {d.get('bank')}).")
-    tau, k = settings.min_grade, settings.budget
-    if name == "EXAM-Cover":
+    tau, k = d.get("min_grade"), d.get("budget")
+    if board.kind == "cover" and not normalized:
         text = (f"EXAM-Cover@{k} (EXAM, Sander & Dietz 2021): per topic, the fraction of the topic's questions that "
                 f"some sentence among the response's first {k} answers with grade >= {tau}; a topic without a "
                 "response counts 0.")
-    elif name == "n-EXAM":
-        text = (f"n-EXAM@{k}: EXAM-Cover normalised by what the whole graded pool covers, a ratio of sums over "
+    elif board.kind == "cover":
+        text = (f"n-EXAM@{k}: EXAM-Cover normalised by what {_normaliser(d)} covers, a ratio of sums over "
                 "topics; per-topic values are scaled so that their mean is that ratio."
                 + (" No sentence of the pool reaches the threshold: 0/0, written as 0." if d.get("undefined") else ""))
-    elif name.startswith("nuggets:"):
-        text = (f"AutoNuggetizer score {name[8:]} of the nugget assignments (support 1, partial support 0.5 "
+    elif board.kind == "nuggets":
+        text = (f"AutoNuggetizer score {d.get('score')} of the nugget assignments (support 1, partial support 0.5 "
                 "except in strict scores; vital nuggets weigh 2 in weighted).")
-    elif name.startswith("citations:"):
-        text = f"Citation support {name[10:]}: the cited passages' support of the citing sentences."
+    elif board.kind == "citations":
+        text = f"Citation support {d.get('score')}: the cited passages' support of the citing sentences."
     else:
         text = (f"{name} on EXAM-Qrels: a sentence's label is the "
                 f"{'highest' if settings.min_questions == 1 else f'{settings.min_questions}-th largest'} grade over "
-                f"the topic's questions, relevant at grade >= {tau} (trec_eval semantics; nDCG uses the graded "
-                "labels); the response's sentences in order are the ranking.")
+                f"the topic's questions, relevant at grade >= {settings.min_grade} (trec_eval semantics; nDCG uses the "
+                "graded labels); the response's sentences in order are the ranking.")
     return f"{text} {source}"
+
+
+def _normaliser(description: dict[str, Any]) -> str:
+    """What n-EXAM divides by, in words."""
+    gold = description.get("gold_run")
+    if gold:
+        return f"the run {gold}"
+    per_query = " (the mean of per-topic ratios)" if description.get("normalize") == "pool-per-query" else ""
+    return f"the whole graded pool{per_query}"
 
 
 def to_leaderboard(store: Store, grade_set: GradeSet, settings: JudgeSettings, topic_ids: list[str],
@@ -138,7 +149,7 @@ def check_all_rows(result: Leaderboard, boards: dict[str, ProctorBoard], topics:
             if value is None:
                 continue
             unscored = sorted(topics - set(entry.per_query) - {t for r, t in empty if r == entry.system})
-            if name == "n-EXAM" and set(entry.per_query) - topics:
+            if board.kind == "cover" and board.description.get("normalize") and set(entry.per_query) - topics:
                 raise UsageError(f"n-EXAM is a ratio over the {len(entry.per_query)} topics of the store's bank, "
                                  f"but this run judges {len(topics)}: judge them all, or give this run its own "
                                  "store (setting store)")
@@ -149,7 +160,8 @@ def check_all_rows(result: Leaderboard, boards: dict[str, ProctorBoard], topics:
                 f"measure {name}, run {entry.system}: AutoJudge's 'all' row would be {value:.6f} but Proctor's "
                 f"score is {expected:.6f}: AutoJudge counts {len(unscored)} topics as 0 that Proctor does not "
                 f"score ({', '.join(unscored[:10])}), e.g. topics without questions in the bank or without "
-                "graded sentences. Give a bank for every topic, or judge only the topics it covers (--topic)")
+                "graded sentences. Give a bank for every topic, or judge only the topics it covers (auto-judge's topic "
+                "option)")
 
 
 def to_qrels(store: Store, grade_set: GradeSet, settings: JudgeSettings, topic_ids: list[str],
@@ -157,7 +169,8 @@ def to_qrels(store: Store, grade_set: GradeSet, settings: JudgeSettings, topic_i
     """EXAM-Qrels of the sentences of this run's responses (`sentences`: passage id → the text as the report
     gives it); the document id is the md5 of that text, as `autojudge_base.doc_id_md5`. An empty answer is the
     empty text, label 0 (so a topic only answered empty still has qrels, as AutoJudge's runner requires)."""
-    _, labels = api.qrels(store, api.LabelChoice(grade_set=grade_set.id, min_questions=settings.min_questions))
+    labels = api.labels(store, api.LabelChoice(grade_set=grade_set.id, min_questions=settings.min_questions),
+                        coverage=False).qrels
     stored = store.corpus.passage_texts()
     wanted = set(topic_ids)
     records = [(topic, doc_id_md5(sentences[pid]), label) for topic, per in sorted(labels.items()) if topic in wanted

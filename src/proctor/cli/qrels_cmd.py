@@ -6,8 +6,8 @@ import argparse
 import sys
 
 from proctor import api
+from proctor.api import commands
 from proctor.cli.common import (
-    GRADE,
     add_floor_options,
     add_store,
     floor_of,
@@ -15,20 +15,19 @@ from proctor.cli.common import (
     readable_store,
     warn_coverage,
 )
-from proctor.options.evaluation import EvaluationOptions
-from proctor.options.model import add_options
+from proctor.options.evaluation import QrelsOptions
+from proctor.options.model import add_options, from_args
+from proctor.options.selection import LabelChoice
 
 
 def add_label_options(p: argparse.ArgumentParser) -> None:
-    """Options that choose a grade set and turn its grades into labels (shared with `leaderboard`)."""
-    p.add_argument("--grade-set", metavar="ID",
-                   help="the grade set to use (see `proctor info`; a unique prefix will do)")
-    p.add_argument("--method", help="narrow to grade sets of this method (needed when the store has several)")
-    p.add_argument("--model", help="narrow to grade sets of this model")
-    p.add_argument("--bank", metavar="NAME[@VERSION]", help="narrow to grade sets of this bank (version)")
-    add_options(p, EvaluationOptions, "min_questions")
-    p.add_argument("--facets", action="store_true",
-                   help="one label per query facet (query_id/facet_id), for banks with facets (CAR)")
+    """Options that choose a grade set and turn its grades into labels (`LabelChoice`'s flags)."""
+    add_options(p, LabelChoice)
+
+
+def label_choice(args: argparse.Namespace) -> LabelChoice:
+    """The `LabelChoice` of a command that added `add_label_options`."""
+    return from_args(LabelChoice, args)
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -40,19 +39,18 @@ def register(commands: argparse._SubParsersAction) -> None:
         "(0-5), or the M-th largest with --min-questions M; 1/0 with --binary --min-grade T.")
     add_store(p)
     add_label_options(p)
-    p.add_argument("--binary", action="store_true", help="write 1 for labels >= --min-grade, else 0")
-    p.add_argument("--min-grade", type=GRADE, metavar="T", help="with --binary: the smallest relevant label")
+    add_options(p, QrelsOptions)
     add_floor_options(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Write the qrels to standard output; how they were made goes to standard error."""
-    labels = api.LabelChoice(args.grade_set, args.method, args.model, args.bank, args.min_questions, args.facets)
     with readable_store(args.store, args.lock_timeout) as store:
-        report = api.qrels_report(store, labels, binary=args.binary, min_grade=args.min_grade, floor=floor_of(args))
+        report = commands.qrels_report(store, label_choice(args), from_args(QrelsOptions, args), floor=floor_of(args))
     sys.stdout.write(api.render(report))
     note(report.summary())
-    note(f"rests on: {report.coverage.summary()}")
-    warn_coverage(report.coverage)
+    if report.coverage is not None:  # always counted for the command
+        note(f"rests on: {report.coverage.summary()}")
+        warn_coverage(report.coverage)
     return 0

@@ -27,9 +27,8 @@ def citation_table(store: Store, grade_set: GradeSet) -> dict[tuple[str, str], C
     """`{(run, topic): counts}`: sentences, cited, full, partial, none, failed (judgment failed or missing),
     citing_missing (cites a passage the corpus lacks), unjudgeable (cites only such passages)."""
     if grade_set.method != "citation-support":
-        raise UsageError(f"grade set {grade_set.id} is {grade_set.method}; {{metric}} citations reads a "
-                         "citation-support grade set (grade with `proctor grade --method citation-support`)",
-                         params=("metric",))
+        raise UsageError(f"grade set {grade_set.id} is {grade_set.method}; Citations(score=...) reads a "
+                         "citation-support grade set (grade with the method citation-support)")
     grades = {pid: grade for _, pid, _, grade in store.grades.grade_rows(grade_set.id, "citation-support")}
     table: dict[tuple[str, str], Counter] = defaultdict(Counter)
     for s in answer_sentences(store):

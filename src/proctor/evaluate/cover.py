@@ -25,6 +25,11 @@ from functools import reduce
 from itertools import repeat
 from operator import or_
 
+from proctor.options.evaluation import EvaluationOptions
+
+NEXAM_NORM = "pool"
+"""n-EXAM's normaliser unless one is named: the whole graded pool, a ratio of sums (`NEXAM(rel=T)@K`)."""
+
 
 @dataclass
 class CoverTable:
@@ -148,8 +153,8 @@ def cover_per_query(
     ranked: dict[str, list[str]],
     table: CoverTable,
     *,
-    budget: int = 20,
-    missing: str = "zero",
+    budget: int = EvaluationOptions.budget,
+    missing: str = EvaluationOptions.missing,
     normalize: str | None = None,
     gold: dict[str, list[str]] | None = None,
     counts: dict[str, int] | None = None,
@@ -170,8 +175,9 @@ def cover_per_query(
     return {qid: float(value * scale) for qid, value in covered.items()}, []
 
 
-def n_exam(ranked: dict[str, list[str]], table: CoverTable, *, budget: int = 20, missing: str = "zero",
-           normalize: str = "pool", gold: dict[str, list[str]] | None = None, counts: dict[str, int] | None = None
+def n_exam(ranked: dict[str, list[str]], table: CoverTable, *, budget: int = EvaluationOptions.budget,
+           missing: str = EvaluationOptions.missing, normalize: str = NEXAM_NORM,
+           gold: dict[str, list[str]] | None = None, counts: dict[str, int] | None = None
            ) -> float | None:
     """n-EXAM exactly: Σ_q EXAM(d_q|S) / Σ_q EXAM(d*_q) over the queries the system is scored on (rationals,
     so systems tied on EXAM-Cover stay tied); None when the reference covers nothing."""
@@ -201,8 +207,8 @@ def _fractions(ranked: dict[str, list[str]], table: CoverTable, count: Callable[
     return covered, reference
 
 
-def reference_cover(table: CoverTable, *, budget: int = 20, gold: dict[str, list[str]] | None = None
-                    ) -> dict[str, float]:
+def reference_cover(table: CoverTable, *, budget: int = EvaluationOptions.budget,
+                    gold: dict[str, list[str]] | None = None) -> dict[str, float]:
     """Per query, what the whole pool (or the gold run within the budget) covers: the `_overall_` row."""
     return {qid: _reference(table, qid, "gold" if gold is not None else "pool", gold, budget) / len(questions)
             for qid, questions in table.questions.items()}

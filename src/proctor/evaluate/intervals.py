@@ -17,8 +17,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-DEFAULT_CONFIDENCE = 0.95
-DEFAULT_RESAMPLES = 1000
+from proctor.options.intervals import IntervalOptions
+
+DEFAULT_CONFIDENCE: float = IntervalOptions.confidence
+DEFAULT_RESAMPLES: int = IntervalOptions.resamples
+DEFAULT_SEED: int = IntervalOptions.seed
 
 
 @dataclass(frozen=True)
@@ -51,7 +54,7 @@ class Intervals:
                 "pairs_rank_intervals_overlap": len(rank_overlaps(self.by_system))}
 
 
-def check_settings(confidence: float, resamples: int, seed: int = 0) -> None:
+def check_settings(confidence: float, resamples: int, seed: int = DEFAULT_SEED) -> None:
     """Refuse a confidence outside (0, 1), a number of resamples or a seed out of range
     (`proctor.options.numeric`)."""
     from proctor.options.numeric import check_numbers
@@ -60,7 +63,7 @@ def check_settings(confidence: float, resamples: int, seed: int = 0) -> None:
 
 
 def bootstrap(per_query: dict[str, dict[str, float]], order: list[str], *, confidence: float = DEFAULT_CONFIDENCE,
-              resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> Intervals:
+              resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> Intervals:
     """Score and rank intervals of the systems `order` (best first) from their per-topic values."""
     import numpy as np
 

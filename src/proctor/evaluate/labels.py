@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from proctor.errors import UsageError
+from proctor.options.evaluation import EvaluationOptions
 
 Qrels = dict[str, dict[str, int]]
 
@@ -26,7 +27,7 @@ class LabelStats:
 def exam_labels(
     grade_rows: Iterable[tuple[str, str, str, int | None]],
     *,
-    min_questions: int = 1,
+    min_questions: int = EvaluationOptions.min_questions,
     facets: dict[str, str | None] | None = None,
     stats: LabelStats | None = None,
 ) -> Qrels:
@@ -63,7 +64,8 @@ def exam_labels(
 
 
 def labels_from_histogram(
-    rows: Iterable[tuple[str, str, int | None, int]], *, min_questions: int = 1, stats: LabelStats | None = None,
+    rows: Iterable[tuple[str, str, int | None, int]], *, min_questions: int = EvaluationOptions.min_questions,
+    stats: LabelStats | None = None,
 ) -> Qrels:
     """The labels `exam_labels` gives, from `(query, passage, grade, n)` rows grouped by (query, passage) with
     grades largest first (`Store.tallies.label_histogram`; grade None counts failed grades)."""

@@ -18,6 +18,7 @@ from proctor.evaluate.intervals import Intervals
 from proctor.evaluate.measures import AnySpec, ExternalSpec, MeasureSpec
 from proctor.evaluate.measures.base import QueryLabels
 from proctor.io.runs import Ranked
+from proctor.options.evaluation import EvaluationOptions
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class Leaderboard:
     coverage: Coverage | None = None
     """What the scores rest on (queries and pairs with labels), set by `proctor.api`."""
     intervals: Intervals | None = None
-    """Bootstrap score and rank intervals per system (`proctor.api.add_intervals`)."""
+    """Bootstrap score and rank intervals per system (`proctor.api.commands.add_intervals`)."""
 
     formats: ClassVar[tuple[str, ...]] = ("tsv", "json", "md", "trec", "tot", "ir-measures", "jsonl")
     """The formats `render` writes (`proctor leaderboard --format`; `trec` and `tot` are the same), the default
@@ -153,18 +154,17 @@ def measure_id(spec: AnySpec, level: int) -> str:
 
 
 def cover_id(tau: int, budget: int, missing: str, normalize: str | None, gold: str | None) -> str:
-    """EXAM-Cover's parameters in the same style: `EXAM-Cover(tau=3,missing=zero)@20`."""
-    params = [f"tau={tau}", f"missing={missing}"]
-    if gold:
-        params.append(f"gold={gold}")
-    elif normalize:
-        params.append(f"normalize={normalize}")
-    name = "n-EXAM-Cover" if (normalize or gold) else "EXAM-Cover"
-    return f"{name}({','.join(params)})@{budget}"
+    """EXAM-Cover's measure as the registry prints it: `Cover(rel=3)@20`, `NEXAM(rel=3,norm=pool)@20`."""
+    from proctor.evaluate.measures.scores import COVER, NEXAM, ScoreSpec
+
+    values: list[tuple[str, object]] = [("rel", tau)]
+    values += [("norm", "gold"), ("gold", gold)] if gold else [("norm", normalize)] if normalize else []
+    return ScoreSpec(NEXAM if (normalize or gold) else COVER, (*values, ("missing", missing)), budget).name
 
 
 def cover_leaderboard(
-    runs: Ranked, table: CoverTable, *, budget: int = 20, missing: str = "zero", normalize: str | None = None,
+    runs: Ranked, table: CoverTable, *, budget: int = EvaluationOptions.budget,
+    missing: str = EvaluationOptions.missing, normalize: str | None = None,
     gold: str | None = None, description: dict[str, Any] | None = None, notes: list[str] | None = None,
 ) -> Leaderboard:
     """An EXAM-Cover (or n-EXAM, normalised by the pool or by the `gold` run) leaderboard over all runs."""

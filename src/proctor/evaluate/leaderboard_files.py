@@ -16,7 +16,7 @@ from proctor.evaluate.leaderboard_rows import READERS, choose_measure, row_forma
 from proctor.io.textfile import looks_like_json, parse_json_document, read_lines
 
 REFERENCE = "_overall_"
-"""The reference row of cover leaderboards (the whole pool's coverage)."""
+"""The reference row of cover leaderboards (what the whole pool covers)."""
 
 
 @dataclass

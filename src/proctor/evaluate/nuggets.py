@@ -21,6 +21,7 @@ from typing import Any
 
 from proctor.errors import UsageError
 from proctor.evaluate.leaderboard import Leaderboard, ranked_entries
+from proctor.options.evaluation import EvaluationOptions
 from proctor.records import GradeSet
 from proctor.store import Store
 
@@ -52,8 +53,8 @@ def topic_scores(labels: dict[str, int | None], importance: dict[str, str | None
 def nugget_table(store: Store, grade_set: GradeSet) -> dict[str, Any]:
     """Everything the scores need: nuggets and importance per topic, labels per answer, answered topics."""
     if grade_set.method != "nugget-assign":
-        raise UsageError(f"grade set {grade_set.id} is {grade_set.method}; {{metric}} nuggets reads a nugget-assign "
-                         "grade set (grade with `proctor grade --method nugget-assign`)", params=("metric",))
+        raise UsageError(f"grade set {grade_set.id} is {grade_set.method}; Nuggets(score=...) reads a nugget-assign "
+                         "grade set (grade with the method nugget-assign)")
     bank = (grade_set.bank or "", grade_set.bank_version or "")
     nuggets = {q: [item for item, _, _ in items] for q, items in store.banks.bank_items("nugget", *bank).items()}
     answers = {(s["run"], s["query_id"]) for s in store.corpus.segments().values()}
@@ -86,7 +87,7 @@ def combined(labels: dict[str, int | None], groups: dict[str, tuple[str, str]]) 
     return out
 
 
-def nugget_leaderboard(table: dict[str, Any], score: str, *, missing: str = "zero",
+def nugget_leaderboard(table: dict[str, Any], score: str, *, missing: str = EvaluationOptions.missing,
                        description: dict[str, Any] | None = None) -> Leaderboard:
     """One AutoNuggetizer score as a leaderboard (mean over topics), with notes on failed and ungraded pairs."""
     if score not in SCORES:
@@ -97,7 +98,7 @@ def nugget_leaderboard(table: dict[str, Any], score: str, *, missing: str = "zer
         lacking = sum(1 for q in topics for n in nuggets[q] if importance.get(n) is None)
         if lacking:
             raise UsageError(f"{{score}} {score} needs every nugget's importance; {lacking} nuggets of the graded "
-                             "topics have none (label them: `bank generate --nuggets`, or edit the bank)",
+                             "topics have none (label them: generate the nuggets with importance, or edit the bank)",
                              params=("score",))
     per_run: dict[str, dict[str, float]] = {run: {} for run, _ in answers}
     failed = ungraded = 0

@@ -19,13 +19,14 @@ from proctor.io.banks import is_spurious
 from proctor.io.runs import Ranked, order_runs
 from proctor.io.trec import qrels_dict, read_qrels, read_runs
 from proctor.methods import ANSWER_METHODS
+from proctor.options.evaluation import EvaluationOptions
 from proctor.records import GradeSet
 from proctor.store import Store
 from proctor.store.cover_cache import CoverGrades, answered_masks, labels_at
 
 
 def exam_qrels(
-    store: Store, grade_set: GradeSet, *, min_questions: int = 1, facets: bool = False,
+    store: Store, grade_set: GradeSet, *, min_questions: int = EvaluationOptions.min_questions, facets: bool = False,
     stats: LabelStats | None = None,
 ) -> Qrels:
     """EXAM-Qrels labels from one grade set (its label step)."""
@@ -82,7 +83,8 @@ def refuse_answer_set(grade_set: GradeSet) -> None:
     if grade_set.method in ANSWER_METHODS:
         metric = "nuggets" if grade_set.method == "nugget-assign" else "citations"
         raise UsageError(f"grade set {grade_set.id} is {grade_set.method}: it grades generated answers, not pool "
-                         f"passages; read it with `proctor leaderboard --metric {metric} --score ...`")
+                         f"passages; read it with the leaderboard's {{metric}} {metric} {{score}} S (the measure "
+                         f"{metric.capitalize()}(score=S))", params=("metric", "score"))
 
 
 def per_passage(grade_set: GradeSet) -> bool:
@@ -98,9 +100,9 @@ def refuse_passage_cells(grade_set: GradeSet, what: str, params: tuple[str, ...]
     if per_passage(grade_set):
         raise UsageError(f"{what}: grade set {grade_set.id} is an ensemble across bank versions (level label): it "
                          "holds one grade per (query, passage), each member's label, not per question, so "
-                         "EXAM-Cover, --min-questions above 1 and facets cannot be computed from it (docs/trust.md, "
+                         "EXAM-Cover, {min_questions} above 1 and facets cannot be computed from it (docs/trust.md, "
                          "\"Ensembles\"); combine grade sets of one bank version, or read its labels (m = 1)",
-                         params=params)
+                         params=tuple(dict.fromkeys((*params, "min_questions"))))
 
 
 def refuse_cover(grade_set: GradeSet) -> None:

@@ -16,6 +16,7 @@ from proctor.evaluate.measures.base import QueryLabels
 from proctor.evaluate.sources import cover_tables, exam_qrels, per_passage
 from proctor.gradesets.resolve import describe
 from proctor.io.runs import Ranked
+from proctor.options.evaluation import EvaluationOptions
 from proctor.records import GradeSet
 from proctor.store import Store
 
@@ -24,7 +25,7 @@ DEFAULT_MEASURES = ("P@20", "nDCG@10", "RR", "AP")
 
 def sweep(
     store: Store, grade_set: GradeSet, runs: Ranked, *, taus: Sequence[int] = (1, 2, 3, 4, 5),
-    measures: Sequence[str] = DEFAULT_MEASURES, budget: int = 20, missing_cover: str = "zero",
+    measures: Sequence[str] = DEFAULT_MEASURES, budget: int = EvaluationOptions.budget, missing_cover: str = "zero",
     qrels: Qrels | None = None,
 ) -> list[Leaderboard]:
     """EXAM-Qrels leaderboards for every τ × measure, then EXAM-Cover for every τ (`qrels`: the grade set's
@@ -35,7 +36,7 @@ def sweep(
 
 def sweep_boards(
     store: Store, grade_set: GradeSet, runs: Ranked, *, taus: Sequence[int] = (1, 2, 3, 4, 5),
-    measures: Sequence[str] = DEFAULT_MEASURES, budget: int = 20, missing_cover: str = "zero",
+    measures: Sequence[str] = DEFAULT_MEASURES, budget: int = EvaluationOptions.budget, missing_cover: str = "zero",
     qrels: Qrels | None = None,
 ) -> Iterator[Leaderboard]:
     """`sweep`'s leaderboards one at a time, in the same order (a caller that keeps only what it needs of each

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from proctor import api
-from proctor.api.experiments import folder_target, measure_uses_grades, write_qrels_file, write_text
+from proctor.api.experiments import folder_target, write_qrels_file, write_text
 from proctor.experiment.plan import command
 from proctor.experiment.schema import Evaluation, Experiment
 
@@ -30,21 +30,32 @@ class Outputs:
 
 
 def boards_of(evaluation: Evaluation) -> list[tuple[str, dict[str, Any], list[str]]]:
-    """`(file stem, leaderboard options, CLI flags)` of every leaderboard of one grade set."""
+    """`(file stem, leaderboard options, CLI flags)` of every leaderboard of one grade set: each measure of
+    `measures` (read by the one registry, `api.measures()`) at every τ of `min_grade` when it takes a relevance
+    level and names none, and EXAM-Cover (`Cover(rel=T)@K`) for every τ × `cover_budget`."""
+    registry = api.measures()
     out = []
     for measure in evaluation.measures:
-        graded = measure_uses_grades(measure)
+        spec = registry.parse(measure)
+        graded = spec.measure.uses_relevance_level and spec.rel is None
+        missing = "skip" if spec.kind == "qrels" else None
         for tau in evaluation.min_grades if graded else (None,):
             stem = measure if tau is None else f"{measure}.t{tau}"
             flags = ["--measure", measure] + (["--min-grade", str(tau)] if tau is not None else [])
-            out.append((stem, {"measure": measure, "min_grade": tau, "missing": "skip"}, flags))
+            out.append((stem, {"measures": measure, "min_grade": tau, "missing": missing}, flags))
     for tau in evaluation.min_grades:
         for budget in evaluation.cover_budgets:
             flags = ["--metric", "cover", "--min-grade", str(tau), "--budget", str(budget), "--missing",
                      evaluation.missing]
-            out.append((f"cover.t{tau}.k{budget}", {"metric": "cover", "min_grade": tau, "budget": budget,
-                                                   "missing": evaluation.missing}, flags))
+            out.append((f"cover.t{tau}.k{budget}", {"measures": f"Cover(rel={tau},missing={evaluation.missing})"
+                                                   f"@{budget}", "min_grade": tau}, flags))
     return out
+
+
+def label_measures(evaluation: Evaluation) -> list[str]:
+    """The measures of `measures` over labels (those the human judgments and the `analyze` report score)."""
+    registry = api.measures()
+    return [m for m in evaluation.measures if registry.parse(m).kind == "qrels"]
 
 
 def evaluate(store: Store, experiment: Experiment, grade_sets: dict[str, str]) -> Outputs:
@@ -61,10 +72,11 @@ def evaluate(store: Store, experiment: Experiment, grade_sets: dict[str, str]) -
             board = api.leaderboard(store, labels=labels, **options)
             _write_board(board, boards_dir / f"{name}.{stem}", experiment, [*flags, *label_flags], result)
     if evaluation.human:
-        for measure in evaluation.measures:
-            graded = measure_uses_grades(measure)
+        registry = api.measures()
+        for measure in label_measures(evaluation):
+            graded = registry.parse(measure).measure.uses_relevance_level
             tau = evaluation.judged_relevant if graded else None
-            board = api.leaderboard(store, measure=measure, min_grade=tau, judgments="official")
+            board = api.leaderboard(store, measure, min_grade=tau, judgments="official")
             flags = ["--measure", measure, "--qrels", "official"] + (["--min-grade", str(tau)] if tau else [])
             _write_board(board, boards_dir / f"human.{measure}", experiment, flags, result)
     if evaluation.correlations and evaluation.official is not None:
@@ -125,11 +137,12 @@ def _number(value: float | None) -> str:
 
 def _report(store: Store, experiment: Experiment, result: Outputs) -> None:
     evaluation, folder = experiment.evaluation, experiment.out / "report"
-    options = api.AnalysisOptions(judged_relevant=evaluation.judged_relevant, measures=evaluation.measures,
-                                  budget=evaluation.cover_budgets[0], missing=evaluation.missing)
+    options = api.AnalysisOptions(judged_relevant=evaluation.judged_relevant,
+                                  measures=tuple(label_measures(evaluation)), budget=evaluation.cover_budgets[0],
+                                  missing=evaluation.missing)
     report = api.analyze(store, evaluation.official, folder, options)  # type: ignore[arg-type]
     result.files += [str(f) for f in report.files]
     result.commands.append(command("analyze", "--store", experiment.store, "--official", evaluation.official,
                                    "--out", folder, "--judged-relevant", evaluation.judged_relevant, "--measures",
-                                   ",".join(evaluation.measures), "--budget", evaluation.cover_budgets[0],
+                                   ",".join(label_measures(evaluation)), "--budget", evaluation.cover_budgets[0],
                                    "--missing", evaluation.missing))

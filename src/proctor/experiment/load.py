@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from proctor.api.experiments import measure_problem
+from proctor import api
 from proctor.api.grading import METHOD_NAMES
+from proctor.errors import ProctorError
 from proctor.experiment.schema import (
     BACKEND_KEYS,
     INPUT_KINDS,
@@ -78,8 +79,10 @@ def _check_values(values: dict[str, Any], where, error) -> None:
             raise error(where, key, f"unknown method {value!r}; choose one of {', '.join(METHOD_NAMES)}")
         if key == "measures":
             for measure in value:
-                if (problem := measure_problem(measure)) is not None:
-                    raise error(where, key, problem)
+                try:
+                    api.measures().parse(measure)  # the one measure registry
+                except ProctorError as exc:
+                    raise error(where, key, str(exc)) from None
         if key == "leaderboards" and not set(value) <= set(FORMATS):
             raise error(where, key, f"formats are {', '.join(FORMATS[:-1])} and {FORMATS[-1]} (got {list(value)})")
 

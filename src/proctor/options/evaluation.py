@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from proctor.options.model import GRADE, INTS, NOT_IN_TOML, fraction, int_in, option
+from proctor.options.model import GRADE, INTS, NOT_IN_TOML, borrow, fraction, int_in, option
+from proctor.papers import EXAM
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,3 +52,70 @@ class EvaluationOptions:
     floor_graded: float = option(
         0.9, parse=fraction, metavar="F", toml=NOT_IN_TOML,
         help="warn when less than this fraction of the pool pairs has a label (default {default}; 0: never)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class LeaderboardOptions:
+    """`proctor leaderboard`'s own flags: the measures (or the older `--metric` modes, translated into measure
+    strings by `api.commands.leaderboard_measures`), the labels they read, the runs, and what the output adds."""
+
+    metric: str = option(
+        "qrels", choices=("qrels", "cover", "nuggets", "citations"),
+        help="qrels: a retrieval measure over labels (default); cover: EXAM-Cover; nuggets: AutoNuggetizer scores; "
+        "citations: citation support of generated answers (each also a --measure: Cover(rel=T)@K, "
+        "Nuggets(score=S), Citations(score=S))")
+    score: str | None = option(help="nuggets: all, vital, strict_all, strict_vital or weighted; citations: "
+                               "support_precision, support_precision_partial or citation_coverage")
+    measure: tuple[str, ...] = option(
+        (), action="append", metavar="M",
+        help="the measure (repeatable: one leaderboard each), e.g. P@20, nDCG@10, RR, AP, Rprec, R@100, bpref, "
+        "Judged@10 (any ir_measures or trec_eval name), Cover(rel=3)@20, NEXAM(rel=3,norm=pool)@20, "
+        "Nuggets(score=strict_vital), Citations(score=support_precision)")
+    min_grade: int | None = option(
+        parse=GRADE, metavar="T",
+        help="τ: smallest grade that counts (relevance level of binary measures that name no rel=; cover threshold)")
+    judgments: str | None = option(flag="--qrels", metavar="official|FILE",
+                                   help="score with human judgments (`official`) or a qrels file instead of grades")
+    budget: int = borrow(EvaluationOptions, "budget")
+    missing: str | None = option(
+        choices=("zero", "skip"),
+        help="a query a system did not answer: counts 0 or is skipped (default: zero for cover and nuggets, as the "
+        "papers; skip for measures over labels, as trec_eval without -c)")
+    normalize: str | None = option(
+        choices=("pool", "pool-per-query"),
+        help=f"cover: n-EXAM ({EXAM}, §3.1.3): pool = the sum over queries of the system's cover divided by the sum "
+        "of what the whole pool covers (keeps EXAM's order); pool-per-query = the mean of per-query ratios instead, "
+        "as exam_pp's n-exam (a query the pool covers nothing of counts 0; not the paper's definition; can reorder "
+        "systems)")
+    gold: str | None = option(metavar="RUN", help="cover: n-EXAM, divided by what this run (e.g. gold articles) covers")
+    runs: tuple[str, ...] | None = option(nargs="+", metavar="DIR|FILE",
+                                          help="score these run files instead of stored rankings")
+    per_query_scores: bool = option(False, action="store_true", flag="--per-query",
+                                    help="json: add every system's per-query scores")
+    significance: bool = option(
+        False, action="store_true",
+        help="json/md: add paired t-tests and randomization tests between the systems, corrected for multiple "
+        "comparisons (see `proctor compare --help`; its options below)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class PPIOptions:
+    """The human judgments of a prediction-powered leaderboard (`proctor leaderboard --human-qrels`)."""
+
+    human_qrels: str = option(
+        "official", metavar="official|reviewers|FILE",
+        help="prediction-powered leaderboard (docs/trust.md): the judge's scores on every topic corrected by human "
+        "minus judge on the human-judged topics, with intervals (PPI/PPI++), beside judge-only and human-only; "
+        "official, reviewers (verdicts in `proctor review`), official+reviewers or a qrels file")
+    human_topics: str | None = option(
+        metavar="N|T1,T2,...",
+        help="--human-qrels: draw N judged topics at random (seeded by --seed) or name them (default: every topic "
+        "the humans judged)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class QrelsOptions:
+    """`proctor qrels`' own flags: graded labels, or 1/0 at a threshold."""
+
+    binary: bool = option(False, action="store_true", help="write 1 for labels >= --min-grade, else 0")
+    min_grade: int | None = option(parse=GRADE, metavar="T", help="with --binary: the smallest relevant label")

@@ -51,6 +51,8 @@ class Option:
     applies: tuple[str, ...] = ()
     cli: bool = True
     cli_default: Any = None
+    nargs: str | None = None
+    """argparse's `nargs` (`+`: one or more values after the flag)."""
 
 
 def option(default: Any = None, **settings: Any) -> Any:

@@ -1,7 +1,10 @@
 """The measure registry: parse trec_eval names (`P.20`, `ndcg_cut.10`, `recip_rank`, `map`, `Rprec`) and
 ir_measures names (`P@20`, `P(rel=3)@20`, `nDCG@10`, `RR`, `AP`, `Rprec`) into a `MeasureSpec` computed
 in-process; any other name ir_measures or trec_eval knows (`R@100`, `recall.100`, `bpref`, `Judged@10`, ...)
-into an `ExternalSpec` computed by ir_measures (`external.py`). Unknown names list the close matches."""
+into an `ExternalSpec` computed by ir_measures (`external.py`); and the measures read from grades rather than
+labels (`scores.py`: `Cover(rel=3)@20`, `NEXAM(rel=3,norm=pool)@20`, `Nuggets(score=all)`,
+`Citations(score=support_precision)`) into a `ScoreSpec`. `parse_measure` takes measures over labels only,
+`parse_any_measure` every kind. Unknown names list the close matches."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from proctor.evaluate.measures.ndcg import NDCG
 from proctor.evaluate.measures.precision import PRECISION
 from proctor.evaluate.measures.r_precision import R_PRECISION
 from proctor.evaluate.measures.reciprocal_rank import RECIPROCAL_RANK
+from proctor.evaluate.measures.scores import SCORE_MEASURES, ScoreMeasure, ScoreSpec, parse_score, score_names
 
 MEASURES: tuple[Measure, ...] = (PRECISION, NDCG, RECIPROCAL_RANK, AVERAGE_PRECISION, R_PRECISION)
 
@@ -31,13 +35,28 @@ _TREC = re.compile(r"^(?P<name>[A-Za-z][A-Za-z_-]*?)(?:[._](?P<cut>\d+))?$")
 
 
 AnySpec = MeasureSpec | ExternalSpec
+"""A measure over labels (qrels)."""
+
+BoardSpec = MeasureSpec | ExternalSpec | ScoreSpec
+"""Any measure a leaderboard scores: over labels, or read from grades (EXAM-Cover, n-EXAM, nuggets, citations)."""
 
 
 def parse_measure(text: str) -> AnySpec:
-    """Parse a measure name in trec_eval or ir_measures form: one of the in-process measures, else any
+    """Parse a measure over labels in trec_eval or ir_measures form: one of the in-process measures, else any
     measure ir_measures computes; unknown names are a usage error that lists the close matches."""
+    spec = parse_any_measure(text)
+    if isinstance(spec, ScoreSpec):
+        raise UsageError(f"measure {text.strip()!r} reads grades, not labels ({spec.measure.description.split(':')[0]}"
+                         "): only a leaderboard scores it; here give a measure over labels, e.g. P@20 or nDCG@10")
+    return spec
+
+
+def parse_any_measure(text: str) -> BoardSpec:
+    """Parse any measure a leaderboard scores: `parse_measure`'s, or one read from grades (`Cover(rel=3)@20`,
+    `NEXAM(rel=3,norm=pool)@20`, `Nuggets(score=all)`, `Citations(score=support_precision)`, and their
+    older spellings `EXAM-Cover`, `n-EXAM`, `nuggets:SCORE`, `citations:SCORE`)."""
     text = text.strip()
-    spec = _parse(text)
+    spec = parse_score(text) or _parse(text)
     if spec is None:
         raise UsageError(f"unknown measure {text!r}{_close_matches(text)}; known: {known_measures()}")
     return spec
@@ -75,7 +94,7 @@ def _close_matches(text: str) -> str:
 
     base = re.split(r"[@(.]", text, maxsplit=1)[0]
     suffix = text[len(base):]
-    names = {name.lower(): name for name in [*_ALIASES, *known_names(), *(m.name for m in MEASURES)]}
+    names = {name.lower(): name for name in [*_ALIASES, *known_names(), *(m.name for m in MEASURES), *score_names()]}
     found: list[str] = []
     for close in difflib.get_close_matches(base.lower(), list(names), n=8, cutoff=0.6):
         for candidate in (names[close] + suffix, names[close] + suffix.replace("@", "."),
@@ -88,7 +107,7 @@ def _close_matches(text: str) -> str:
 
 def _parses(text: str) -> bool:
     try:
-        return _parse(text) is not None
+        return (parse_score(text) or _parse(text)) is not None
     except UsageError:
         return False
 
@@ -97,7 +116,11 @@ def known_measures() -> str:
     """A one-line list of accepted names, for error messages and --help."""
     return ("in-process: P@k|P.k, nDCG@k|ndcg_cut.k, nDCG|ndcg, RR|recip_rank, AP|map, Rprec; any other "
             "ir_measures or trec_eval measure through ir_measures, e.g. R@100|recall.100, Bpref|bpref, infAP, "
-            "Judged@10, Success@10|success.10")
+            "Judged@10, Success@10|success.10; read from grades: Cover(rel=T)@K (EXAM-Cover), "
+            "NEXAM(rel=T,norm=pool|pool-per-query)@K or NEXAM(rel=T,gold=RUN)@K (n-EXAM), "
+            "Nuggets(score=all|vital|strict_all|strict_vital|weighted), "
+            "Citations(score=support_precision|support_precision_partial|citation_coverage)")
 
 
-__all__ = ["MEASURES", "AnySpec", "ExternalSpec", "Measure", "MeasureSpec", "parse_measure", "known_measures"]
+__all__ = ["MEASURES", "SCORE_MEASURES", "AnySpec", "BoardSpec", "ExternalSpec", "Measure", "MeasureSpec",
+           "ScoreMeasure", "ScoreSpec", "parse_measure", "parse_any_measure", "known_measures"]

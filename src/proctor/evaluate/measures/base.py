@@ -39,6 +39,9 @@ class MeasureSpec:
     rel: int | None = None
     """A relevance level written into the name (`P(rel=3)@20`); otherwise the caller's τ is used."""
 
+    kind = "qrels"
+    """A measure over labels (see `ScoreSpec.kind` for the others)."""
+
     @property
     def name(self) -> str:
         """The ir_measures form, as shown in reports."""

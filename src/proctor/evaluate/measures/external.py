@@ -35,6 +35,8 @@ class ExternalSpec:
     ir: Any = field(compare=False)
     text: str
     trec_form: bool = False
+    kind = "qrels"
+    """A measure over labels."""
 
     @property
     def measure(self) -> ExternalMeasure:
