@@ -24,7 +24,7 @@ _NAMES = {
     "proctor.api.bank_generation": "Generated GenerationRequest generate_bank generate_bank_file generation_request",
     "proctor.api.banks": "BANK_FORMATS BankDiff BankExport BankImpact ImpactRequest diff_banks export_bank "
                          "impact_request load_bank_file",
-    "proctor.api.correlation": "Correlation correlate correlation official_leaderboard",
+    "proctor.api.correlation": "Correlation correlate",
     "proctor.api.gradesets": "Ensemble GradeSetChange GradeSetListing drop_grade_set ensemble grade_sets retry_failed",
     "proctor.api.grading": "ANSWER_METHODS METHOD_NAMES Graded GradeJob GradeOutcome grade grade_job grade_request "
                            "run_grade_job ungraded",
@@ -35,16 +35,19 @@ _NAMES = {
     "proctor.api.leaderboards": "LeaderboardReport add_intervals known_measures leaderboard leaderboard_report "
                                 "leaderboards",
     "proctor.api.modes": "Correction LeaderboardFormat Metric Missing Normalize Rule TableFormat Tests TextFormat Ties",
-    "proctor.api.ppi": "PPICalibration PPILeaderboard check_ppi_calibration ppi_calibration ppi_leaderboard",
+    "proctor.api.ppi": "PPICalibration PPILeaderboard ppi",
     "proctor.api.rendering": "as_rows render to_frame",
     "proctor.api.reports": "DEFAULT_MEASURES AnalyzeRequest analyze_report analyze_request",
     "proctor.api.results": "Notice Report",
-    "proctor.api.significance": "ComparisonReport SignificanceSettings compare compare_file significance",
+    "proctor.api.significance": "compare",
     "proctor.api.stores": "DEFAULT_LOCK_TIMEOUT StoreError StoreInfo info info_text open_store",
-    "proctor.api.trust": "ATTACKS GUARDS Calibration CalibrationRequest ProbeReport ProbeRequest calibrate "
-                         "calibration_request probe probe_request render_probe to_review",
+    "proctor.api.trust": "ATTACKS GUARDS Calibration ProbeReport ProbeRequest calibrate probe probe_request "
+                         "render_probe to_review",
     "proctor.api.verification": "VERIFY_REPORTS Verification verify",
     "proctor.errors": "UsageError",
+    "proctor.options.calibration": "CalibrationOptions PPIOptions",
+    "proctor.options.correlation": "AgreementOptions CorrelationOptions",
+    "proctor.options.significance": "SignificanceOptions",
     "proctor.records": "GradeSet",
     "proctor.store": "Store",
 }
@@ -69,7 +72,7 @@ def __dir__() -> list[str]:
 
 
 class _Api(ModuleType):
-    """This package, whose functions `agreement`, `correlation`, `leaderboards` and `significance` share their
+    """This package, whose functions `agreement`, `leaderboards` and `ppi` share their
     names with the modules that define them: importing such a module must not put it in the function's place (as
     the import system does with a package's submodules), so the name keeps meaning the function."""
 
@@ -100,8 +103,6 @@ if TYPE_CHECKING:  # the names of `_NAMES`, for type checkers and editors
     from proctor.api.banks import load_bank_file as load_bank_file
     from proctor.api.correlation import Correlation as Correlation
     from proctor.api.correlation import correlate as correlate
-    from proctor.api.correlation import correlation as correlation
-    from proctor.api.correlation import official_leaderboard as official_leaderboard
     from proctor.api.gradesets import Ensemble as Ensemble
     from proctor.api.gradesets import GradeSetChange as GradeSetChange
     from proctor.api.gradesets import GradeSetListing as GradeSetListing
@@ -158,9 +159,7 @@ if TYPE_CHECKING:  # the names of `_NAMES`, for type checkers and editors
     from proctor.api.modes import Ties as Ties
     from proctor.api.ppi import PPICalibration as PPICalibration
     from proctor.api.ppi import PPILeaderboard as PPILeaderboard
-    from proctor.api.ppi import check_ppi_calibration as check_ppi_calibration
-    from proctor.api.ppi import ppi_calibration as ppi_calibration
-    from proctor.api.ppi import ppi_leaderboard as ppi_leaderboard
+    from proctor.api.ppi import ppi as ppi
     from proctor.api.rendering import as_rows as as_rows
     from proctor.api.rendering import render as render
     from proctor.api.rendering import to_frame as to_frame
@@ -170,11 +169,7 @@ if TYPE_CHECKING:  # the names of `_NAMES`, for type checkers and editors
     from proctor.api.reports import analyze_request as analyze_request
     from proctor.api.results import Notice as Notice
     from proctor.api.results import Report as Report
-    from proctor.api.significance import ComparisonReport as ComparisonReport
-    from proctor.api.significance import SignificanceSettings as SignificanceSettings
     from proctor.api.significance import compare as compare
-    from proctor.api.significance import compare_file as compare_file
-    from proctor.api.significance import significance as significance
     from proctor.api.stores import DEFAULT_LOCK_TIMEOUT as DEFAULT_LOCK_TIMEOUT
     from proctor.api.stores import StoreError as StoreError
     from proctor.api.stores import StoreInfo as StoreInfo
@@ -184,11 +179,9 @@ if TYPE_CHECKING:  # the names of `_NAMES`, for type checkers and editors
     from proctor.api.trust import ATTACKS as ATTACKS
     from proctor.api.trust import GUARDS as GUARDS
     from proctor.api.trust import Calibration as Calibration
-    from proctor.api.trust import CalibrationRequest as CalibrationRequest
     from proctor.api.trust import ProbeReport as ProbeReport
     from proctor.api.trust import ProbeRequest as ProbeRequest
     from proctor.api.trust import calibrate as calibrate
-    from proctor.api.trust import calibration_request as calibration_request
     from proctor.api.trust import probe as probe
     from proctor.api.trust import probe_request as probe_request
     from proctor.api.trust import render_probe as render_probe
@@ -197,5 +190,10 @@ if TYPE_CHECKING:  # the names of `_NAMES`, for type checkers and editors
     from proctor.api.verification import Verification as Verification
     from proctor.api.verification import verify as verify
     from proctor.errors import UsageError as UsageError
+    from proctor.options.calibration import CalibrationOptions as CalibrationOptions
+    from proctor.options.calibration import PPIOptions as PPIOptions
+    from proctor.options.correlation import AgreementOptions as AgreementOptions
+    from proctor.options.correlation import CorrelationOptions as CorrelationOptions
+    from proctor.options.significance import SignificanceOptions as SignificanceOptions
     from proctor.records import GradeSet as GradeSet
     from proctor.store import Store as Store

@@ -10,6 +10,9 @@ from importlib import import_module
 from typing import Any
 
 _NAMES: dict[str, str] = {
+    "proctor.api.correlation": "official_leaderboard",
+    "proctor.api.significance": "ComparisonReport significance",
+    "proctor.api.trust": "CalibrationRequest calibration_request",
 }
 """Module → the command plumbing it gives (moved here from `proctor.api`'s names)."""
 

@@ -61,9 +61,11 @@ def leaderboard(store: Store, *, measure: str | None = None, min_grade: int | No
 def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int | None = None, metric: Metric = "qrels",
                  labels: LabelChoice = ANY_LABELS, judgments: str | None = None, budget: int = 20,
                  missing: Missing | None = None, normalize: Normalize | None = None, gold: str | None = None,
-                 runs: Sequence[str] | None = None, floor: Floor = DEFAULT_FLOOR) -> list[Leaderboard]:
+                 runs: Sequence[str] | None = None, floor: Floor = DEFAULT_FLOOR,
+                 ranked: dict | None = None) -> list[Leaderboard]:
     """One leaderboard per measure (labels and runs read once), or the one EXAM-Cover leaderboard, each with
-    its coverage (what it rests on, judged against `floor`); the other options are those of `leaderboard`."""
+    its coverage (what it rests on, judged against `floor`); the other options are those of `leaderboard`
+    (`ranked`: the runs of `runs` or of the store, when the caller has read them)."""
     floor.check()
     specs = [check_leaderboard(measure=m, min_grade=min_grade, metric=metric, judgments=judgments, budget=budget,
                                normalize=normalize, gold=gold) for m in (measures or [None])]
@@ -74,7 +76,7 @@ def leaderboards(store: Store, *, measures: Sequence[str] = (), min_grade: int |
                             f"{spec.name}: rel=" if own else "min_grade")  # type: ignore[union-attr]
     if metric == "cover":  # refused before the runs are read (and kept)
         refuse_cover(labels.resolve(store))
-    ranked = load_runs(store, runs)
+    ranked = load_runs(store, runs) if ranked is None else ranked
     if metric == "cover":
         return _cover(store, ranked, labels, min_grade, budget, missing, normalize, gold, not runs, floor)
     grade_set = None

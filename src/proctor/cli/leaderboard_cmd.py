@@ -145,7 +145,7 @@ def run_ppi(args: argparse.Namespace, labels: api.LabelChoice) -> int:
     if args.format not in api.PPILeaderboard.formats:
         raise api.UsageError("{human_qrels} needs {fmt} tsv, json or md", params=("human_qrels", "fmt"))
     with readable_store(args.store, args.lock_timeout) as store:
-        report = api.ppi_leaderboard(
+        report = api.ppi(
             store, measures=args.measure or [], min_grade=args.min_grade, labels=labels, human_qrels=args.human_qrels,
             human_topics=args.human_topics, seed=args.seed, confidence=args.confidence,
             judged_relevant=args.judged_relevant, runs=args.runs, missing=args.missing, floor=floor_of(args),
