@@ -177,7 +177,6 @@ DEFAULTS_WRITTEN_TWICE = {  # `name=value` still written in more than one place
     'show=10',
     "style='dl'",
     'taus=(1, 2, 3, 4, 5)',
-    "title=''",
     "verify='edit-distance'",
 }
 

@@ -1,5 +1,5 @@
 """The one place numeric options are checked. Every command's parsed options (`proctor.cli.main`), the API's
-keyword arguments (`api.grade`, `api.significance`, `BackendConfig`, `GradeOptions`, `ImportOptions`, ...) and
+keyword arguments (`api.grade`, `api.compare`, `BackendConfig`, `GradeOptions`, `ImportOptions`, ...) and
 the experiment file's keys go through `number_problem`, so NaN, infinities and out-of-range values are refused
 with the same words everywhere, before anything is read or written."""
 
