@@ -21,10 +21,13 @@ class PPIOptions:
     official+reviewers or a qrels file; a judgment >= `judged_relevant` relevant) on `human_topics` (a number of
     topics drawn with `seed`, topic ids, or None: every topic the humans judged), with `confidence` intervals."""
 
-    human_qrels: str = option("official", metavar=HUMANS,
-                              help="the human judgments that correct the judge (default {default})")
+    human_qrels: str = option(
+        "official", metavar="official|reviewers|FILE",
+        help="prediction-powered leaderboard (docs/trust.md): the judge's scores on every topic corrected by human "
+        "minus judge on the human-judged topics, with intervals (PPI/PPI++), beside judge-only and human-only; "
+        "official, reviewers (verdicts in `proctor review`), official+reviewers or a qrels file")
     human_topics: int | str | Sequence[str] | None = option(
-        metavar="N|T1,T2", help="the human-judged topics used: a number drawn at random (--seed), or topic ids "
+        metavar="N|T1,T2,...", parse=str, help="--human-qrels: draw N judged topics at random (seeded by --seed) or name them "
         "(default: every topic the humans judged)")
     confidence: float = option(0.95, metavar="C", help="confidence level of the intervals (default {default})")
     judged_relevant: int = borrow(EvaluationOptions, "judged_relevant")
@@ -41,7 +44,7 @@ class CalibrationOptions:
 
     grade_set: str | None = option(metavar="ID",
                                    help="the grade set (id or unique prefix; default: the only one)")
-    qrels: str = borrow(PPIOptions, "human_qrels", help="the human judgments (default {default})")
+    qrels: str = borrow(PPIOptions, "human_qrels", metavar=HUMANS, help="the human judgments (default {default})")
     budgets: str | Sequence[int] = option(
         (5,), flag="--budget", metavar="N[,N...]", help="judged topics to learn from, e.g. 5 or 1,2,3,5,10,20")
     repeats: int = borrow(CorrelationOptions, "repeats", metavar="R",
