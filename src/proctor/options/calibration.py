@@ -27,8 +27,9 @@ class PPIOptions:
         "minus judge on the human-judged topics, with intervals (PPI/PPI++), beside judge-only and human-only; "
         "official, reviewers (verdicts in `proctor review`), official+reviewers or a qrels file")
     human_topics: int | str | Sequence[str] | None = option(
-        metavar="N|T1,T2,...", parse=str, help="--human-qrels: draw N judged topics at random (seeded by --seed) or name them "
-        "(default: every topic the humans judged)")
+        metavar="N|T1,T2,...", parse=str,
+        help="--human-qrels: draw N judged topics at random (seeded by --seed) or name them (default: every topic "
+        "the humans judged)")
     confidence: float = option(0.95, metavar="C", help="confidence level of the intervals (default {default})")
     judged_relevant: int = borrow(EvaluationOptions, "judged_relevant")
     seed: int = borrow(EvaluationOptions, "seed", cli=True, help="seed of the topics drawn (default {default})")
