@@ -106,3 +106,15 @@ def test_one_default_per_option():
         assert model.seed == 0
     for model in (api.CorrelationOptions, api.AgreementOptions, api.CalibrationOptions, api.PPIOptions):
         assert model.judged_relevant == 1  # trec_eval's -l, EvaluationOptions' one default
+
+
+def test_the_api_refuses_what_the_command_line_cannot_give(store, board_file):
+    board = api.leaderboard(store, measure="P@2", min_grade=3)
+    with pytest.raises(api.UsageError, match=r"^measure reads a leaderboard file; a leaderboard in memory has its one"):
+        api.compare(board, measure="P@2")
+    with pytest.raises(api.UsageError, match=r"^test 'both ways': choose one of both, t, randomization$"):
+        api.compare(board_file, test="both ways")
+    with pytest.raises(api.UsageError, match=r"^correction 'sidak': choose one of holm, bonferroni, none$"):
+        api.compare(board, api.SignificanceOptions(correction="sidak"))
+    with pytest.raises(api.UsageError, match=r"^ties 'first': choose one of average, random$"):
+        api.correlate(board_file, board_file, ties="first")
