@@ -147,8 +147,8 @@ def run(store_path: Path) -> None:
     official = json.loads((DL19 / "dl19-official-leaderboard.json").read_text())
     for measure, tau, rel in SETTINGS:
         print(f"== {measure}" + (f" (judge label >= {tau}, judgment >= {rel})" if tau else ""))
-        curve = api.ppi_calibration(store, budgets=[1, 2, 3, 5, 10, 15, 20], repeats=DRAWS, seed=SEED,
-                                    measure=measure, min_grade=tau, judged_relevant=rel)
+        curve = api.calibrate(store, ppi=True, budgets=[1, 2, 3, 5, 10, 15, 20], repeats=DRAWS, seed=SEED,
+                              measure=measure, min_grade=tau, judged_relevant=rel)
         print(curve.render("md").split("\n\n", 1)[1])
         systems, judge, human = matrices(store, measure, tau, rel)
         print(f"every draw of {N_JUDGED} of 43 topics: {exact(judge, human, N_JUDGED)}")

@@ -64,7 +64,7 @@ CASES = [  # (API function, its arguments, the API's words; the command, its arg
      ["leaderboard", "--measure", "P@3", "--min-grade", "4", "--confidence", "0.9"],
      "--confidence and --resamples apply to --intervals only"),
     ("leaderboard_report", {"options": LeaderboardOptions(measure=("P@3",), min_grade=4),
-                            "significance": api.SignificanceSettings()},
+                            "significance": api.SignificanceOptions()},
      "significance needs fmt json or md (or write fmt json per_query and run `proctor compare FILE`)",
      ["leaderboard", "--measure", "P@3", "--min-grade", "4", "--significance"],
      "--significance needs --format json or md (or write --format json --per-query and run `proctor compare FILE`)"),
@@ -152,17 +152,17 @@ def test_the_api_names_parameters_and_the_cli_its_flags(graded, cli, function, k
 def test_compare_and_correlate_refuse_in_the_api(graded, cli):
     folder = graded.parent
     with pytest.raises(api.UsageError, match=r"^baseline nobody: no such system"):
-        api.compare(folder / "p3.json", api.SignificanceSettings(baseline="nobody"))
+        api.compare(folder / "p3.json", api.SignificanceOptions(baseline="nobody"))
     refused = cli("compare", folder / "p3.json", "--baseline", "nobody")
     assert refused.code == 2 and "--baseline nobody: no such system" in refused.err
     with pytest.raises(api.UsageError, match=r"^give exactly one of official FILE and official_qrels FILE$"):
-        api.correlation(folder / "p3.json")
+        api.correlate(folder / "p3.json")
     refused = cli("correlate", folder / "p3.json")
     assert refused.err == "proctor: error: give exactly one of --official FILE and --official-qrels FILE\n"
     with pytest.raises(api.UsageError, match=r"^official_qrels needs measure M$"):
-        api.correlation(folder / "p3.json", official_qrels=folder / "qrels.txt")
+        api.correlate(folder / "p3.json", official_qrels=folder / "qrels.txt")
     with pytest.raises(api.UsageError, match=r"^official_qrels needs the runs: store S or runs FILES$"):
-        api.correlation(folder / "p3.json", official_qrels=folder / "qrels.txt", measure="P@3")
+        api.correlate(folder / "p3.json", official_qrels=folder / "qrels.txt", measure="P@3")
     refused = cli("correlate", folder / "p3.json", "--official-qrels", folder / "qrels.txt", "--measure", "P@3")
     assert refused.err == "proctor: error: --official-qrels needs the runs: --store S or --runs FILES\n"
 
@@ -171,7 +171,7 @@ def test_a_warning_names_the_parameter_in_python_and_the_flag_in_the_shell(grade
     folder = graded.parent
     tsv = tmp_path / "board.tsv"
     tsv.write_text("system\tscore\nstrong\t0.9\nmiddling\t0.5\nweak\t0.1\n")
-    result = api.correlation(tsv, official=folder / "official.json", bootstrap=50)
+    result = api.correlate(tsv, folder / "official.json", bootstrap=50)
     assert result.warnings[-1].startswith("bootstrap 50: no confidence intervals")
     done = cli("correlate", tsv, "--official", folder / "official.json", "--bootstrap", "50")
     assert done.code == 0 and json.loads(done.out)["warnings"][-1].startswith("--bootstrap 50: no confidence")
@@ -213,10 +213,11 @@ def test_every_result_renders_through_api_render(graded):
         listing = api.grade_sets(store)
         assert json.loads(api.render(listing, "json"))[0]["id"] == listing.grade_sets[0][0].id
         board = commands.leaderboard_report(store, LeaderboardOptions(measure=("P@3",), min_grade=4), fmt="md",
-                                            significance=api.SignificanceSettings(samples=100))
+                                            significance=api.SignificanceOptions(samples=100))
         assert "**Significance**" in api.render(board, "md")
-        comparison = api.significance(board.boards[0], samples=100)
-        assert api.render(comparison, "json") == api.render(api.ComparisonReport(comparison), "json")
+        compared = api.compare(board.boards[0], samples=100)
+        assert api.render(compared, "json") == api.render(compared.comparison, "json")
+        assert json.loads(api.render(board, "json"))["significance"] == json.loads(api.render(compared, "json"))
     finally:
         store.close()
 

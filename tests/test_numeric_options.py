@@ -87,7 +87,7 @@ def test_other_commands_refuse_numbers_out_of_range(cli, demo_store, tmp_path, a
 
 
 @pytest.mark.parametrize("call,message", [
-    (lambda: api.compare_file("absent.json", alpha=math.nan), "--alpha must be a finite number in (0, 1) (got nan)"),
+    (lambda: api.compare("absent.json", alpha=math.nan), "--alpha must be a finite number in (0, 1) (got nan)"),
     (lambda: api.correlate("absent.tsv", {}, bootstrap=-1), "--bootstrap must be 0..100000 (got -1)"),
     (lambda: commands.add_intervals(None, confidence=math.nan),
      "--confidence must be a finite number in (0, 1) (got nan)"),

@@ -254,7 +254,7 @@ def test_the_review_apps_calibration_page_shows_the_leaderboard_corrected_by_the
         server.stop()
     assert status == 200 and "on 3 of 5 topics (q1, q2, q4), a verdict &ge; 1" in page
     store = api.open_store(store_path)
-    expected = api.ppi_leaderboard(store, measures=["P@20"], min_grade=4, human_qrels="reviewers").boards()[0]
+    expected = api.ppi(store, measures=["P@20"], min_grade=4, human_qrels="reviewers").boards()[0]
     store.close()
     assert expected["human_topics"] == ["q1", "q2", "q4"]
     for row in expected["systems"]:
@@ -281,3 +281,20 @@ def test_analyze_adds_the_prediction_powered_section(cli, tmp_path):
     negative = cli("analyze", "--store", store, "--official", official, "--out", out, "--human-qrels", "official",
                    "--seed", "-1")
     assert negative.code == 2 and "--seed must be 0 or more (got -1)" in negative.err
+
+
+def test_the_runs_are_read_once(tmp_path, monkeypatch):
+    from proctor import api
+    from proctor.evaluate import sources
+
+    store = api.open_store(_store(tmp_path, RATINGS, JUDGED))
+    files = [str(tmp_path / f"{run}.run") for run in RUNS]
+    reads, read = [], sources.read_runs
+    monkeypatch.setattr(sources, "read_runs", lambda paths: reads.append(list(paths)) or read(paths))
+    try:
+        from_files = api.ppi(store, ["P@2"], min_grade=3, runs=files)
+        stored = api.ppi(store, ["P@2"], min_grade=3)
+    finally:
+        store.close()
+    assert reads == [files]  # the judge's leaderboard and the humans' from one reading
+    assert from_files["systems"] == stored["systems"] and len(stored["systems"]) == len(RUNS)

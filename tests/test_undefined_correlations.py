@@ -138,6 +138,9 @@ REFUSED = [
      "--repeats must be 1..100000 (got 1000000000)"),
     (("leaderboard", "--store", "absent.db", "--intervals", "--resamples", "100001"),
      "--resamples must be 1..100000 (got 100001)"),
+    (("compare", "LB", "--samples", "100001"), "--samples must be 100..100000 (got 100001)"),
+    (("leaderboard", "--store", "absent.db", "--significance", "--samples", "1000000000"),
+     "--samples must be 100..100000 (got 1000000000)"),
 ]
 
 
@@ -158,6 +161,32 @@ def test_the_api_refuses_the_same_counts():
         api.correlate("absent.json", "absent.json", bootstrap=10**9)
     with pytest.raises(UsageError, match=r"^--repeats must be 1\.\.100000 \(got 100001\)$"):
         api.calibrate(None, budgets=[1], repeats=100_001)
+    with pytest.raises(UsageError, match=r"^--samples must be 100\.\.100000 \(got 100001\)$"):
+        api.compare("absent.json", samples=100_001)
+
+
+def test_a_resample_without_a_systems_queries_leaves_the_statistics_undefined_not_zero():
+    # system e has a value for one query of nine: about a third of the resamples draw none of it, so it has no
+    # score there (as `leaderboard --intervals` gives it none); counting it 0 would rank it last on nothing
+    import random
+
+    import numpy as np
+
+    from proctor.evaluate.intervals import sample_means
+
+    rng = random.Random(5)  # values without ties: a side never ranks every system the same
+    queries = [f"q{i}" for i in range(9)]
+    per_query = {s: {q: rng.random() for q in queries} for s in "abcd"}
+    per_query["e"] = {"q0": 0.5}
+    official = {"a": 5.0, "b": 4.0, "c": 3.0, "d": 2.0, "e": 1.0}
+    result = bootstrap_intervals(per_query, official, samples=400, seed=3)
+    matrix = np.array([[per_query[s].get(q, np.nan) for q in queries] for s in sorted(per_query)])
+    without_e = int(np.isnan(sample_means(matrix, 400, 3)).any(axis=0).sum())  # the same draws
+    assert 0.2 * 400 < without_e < 0.5 * 400
+    assert result.undefined == {name: without_e for name in result.intervals}
+    assert all(interval is None for interval in result.intervals.values())  # far beyond 2.5 % undefined
+    complete = {s: per for s, per in per_query.items() if s != "e"}
+    assert bootstrap_intervals(complete, official, samples=400, seed=3).undefined["spearman"] == 0
 
 
 def test_resamples_drawn_in_chunks_are_the_draws_of_one(monkeypatch):

@@ -9,6 +9,9 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from proctor.options.correlation import CorrelationOptions
+from proctor.options.evaluation import EvaluationOptions
+
 
 def average_ranks(values: Sequence[float]) -> list[float]:
     """Ranks 1..n, ties sharing the average of their positions (scipy's `rankdata(method="average")`)."""
@@ -126,8 +129,8 @@ def correlate_scores(predicted: Sequence[float], official: Sequence[float]) -> C
                        tau_ap(predicted, official), len(predicted))
 
 
-def random_ties(predicted: Sequence[float], official: Sequence[float], *, repeats: int = 10, seed: int = 0
-                ) -> Correlation:
+def random_ties(predicted: Sequence[float], official: Sequence[float], *, repeats: int = CorrelationOptions.repeats,
+                seed: int = CorrelationOptions.seed) -> Correlation:
     """001 §4.1.1: ties among the predicted scores broken at random, Spearman and Kendall averaged over
     `repeats` repetitions (τ_AP as with average ranks)."""
     import random
@@ -190,16 +193,17 @@ class Resampled:
 
 def bootstrap_intervals(
     predicted: dict[str, dict[str, float]], official: dict[str, dict[str, float]] | dict[str, float],
-    *, samples: int = 1000, seed: int = 0, level: float = 0.95,
+    *, samples: int = EvaluationOptions.bootstrap, seed: int = EvaluationOptions.seed, level: float = 0.95,
 ) -> Resampled:
     """Percentile bootstrap intervals of every statistic in `STATISTICS`, resampling queries with replacement.
 
     `predicted` holds per-query scores `{system: {query: value}}`; `official` holds per-query scores too
     (resampled with the same queries) or fixed scores `{system: value}`. A system's score in a sample is
-    the mean over the sampled queries it has (0 when it has none of them). The samples are drawn
-    `intervals.CHUNK` at a time (`evaluate.intervals.sample_means`), so memory stays small whatever `samples`
-    is. A resample in which a statistic is undefined (a side ranks every system the same) is counted and left
-    out; with more than `most_undefined(level)` of them, the statistic gets no interval.
+    the mean over the sampled queries it has. The samples are drawn `intervals.CHUNK` at a time
+    (`evaluate.intervals.sample_means`), so memory stays small whatever `samples` is. A resample in which a
+    statistic is undefined is counted and left out: a side ranks every system the same, or a system has none of
+    the drawn queries (it has no score there, as `leaderboard --intervals` gives it none; counting it 0 would
+    rank it last on nothing); with more than `most_undefined(level)` of them, the statistic gets no interval.
     """
     import numpy as np
 
@@ -213,7 +217,8 @@ def bootstrap_intervals(
     else:
         off_means = np.tile(np.array([official[s] for s in systems], dtype=float), (samples, 1))
     values = np.full((samples, len(STATISTICS)), np.nan)
-    for b in range(samples):  # one resample's lists at a time
+    scored = ~(np.isnan(pred_means).any(axis=1) | np.isnan(off_means).any(axis=1))  # every system has a mean
+    for b in np.flatnonzero(scored):  # one resample's lists at a time; the others stay undefined
         pred, off = pred_means[b].tolist(), off_means[b].tolist()
         values[b] = [statistic(pred, off) for statistic in STATISTICS.values()]
     low, high = (1 - level) / 2 * 100, (1 + level) / 2 * 100
@@ -241,8 +246,8 @@ def discordant_pairs(predicted: dict[str, float], official: dict[str, float]) ->
 
 
 def _sample_means(np, per_query, systems, queries, samples, seed):
-    """Samples × systems: each system's mean over the drawn queries it has (0 when it has none of them)."""
+    """Samples × systems: each system's mean over the drawn queries it has (NaN when it has none of them)."""
     from proctor.evaluate.intervals import sample_means
 
     matrix = np.array([[per_query.get(s, {}).get(q, np.nan) for q in queries] for s in systems], dtype=float)
-    return np.nan_to_num(sample_means(matrix, samples, seed), nan=0.0).T
+    return sample_means(matrix, samples, seed).T

@@ -15,6 +15,7 @@ from proctor.evaluate.stored_coverage import labels_coverage
 from proctor.gradesets.ensemble import fresh_grade_sets, scale_of
 from proctor.gradesets.resolve import describe, grade_sets_matching
 from proctor.methods import ANSWER_METHODS, get_method
+from proctor.options.correlation import AgreementOptions
 from proctor.records import GradeSet
 from proctor.store import Store
 
@@ -23,17 +24,20 @@ PASSAGE_RULE = "label = the method's grade of the passage (one per passage)"
 
 
 def store_agreement(
-    store: Store, judged_relevant: int, *, min_questions: Sequence[int] = (1, 2, 5),
-    merges: Sequence[str] | None = None, method: str | None = None, model: str | None = None,
-    grade_set: str | None = None, bank: str | None = None, labels: dict[tuple[str, int], Qrels] | None = None,
+    store: Store, options: AgreementOptions | int, *, labels: dict[tuple[str, int], Qrels] | None = None,
     judgments: Qrels | None = None, floor: Floor = DEFAULT_FLOOR,
 ) -> dict[str, Any]:
-    """Agreement figures per grade set and per m (`labels`: `{(grade set id, m): labels}` already made;
+    """Agreement figures per grade set and per m of `options` (checked: `min_questions` a list of m, `merges` a
+    list of rules or None; a `judged_relevant` level alone: the default options at that level; `labels`:
+    `{(grade set id, m): labels}` already made;
     `judgments`: the store's judgments, when the caller has read them), each grade set with its `coverage`:
     the judged pairs (the pool here) that have a label, on the queries that have both. Each grade set's rows
     follow its own scale and labelling rule: `merges` (default: the scale's own) beyond its scale are left out
     and named; a method that grades the passage itself (no questions) has one label per passage, so m = 1
     only."""
+    options = options if isinstance(options, AgreementOptions) else AgreementOptions(judged_relevant=options)
+    judged_relevant, min_questions, merges = options.judged_relevant, options.min_questions, options.merges
+    grade_set, method, model, bank = options.grade_set, options.method, options.model, options.bank
     judgments = store.corpus.judgments() if judgments is None else judgments
     if not judgments:
         raise UsageError(f"{store.path}: the store holds no judgments to agree with (import qrels)")

@@ -19,11 +19,14 @@ from proctor.analyze.correlation import (
 )
 from proctor.evaluate.coverage import DEFAULT_FLOOR, Floor, file_coverage
 from proctor.evaluate.leaderboard_files import LeaderboardFile
+from proctor.options.correlation import CorrelationOptions
+from proctor.options.evaluation import EvaluationOptions
 
 
 def correlate_leaderboards(
-    predicted: LeaderboardFile, official: LeaderboardFile, *, samples: int = 1000, seed: int = 0,
-    ties: str = "average", repeats: int = 10, floor: Floor = DEFAULT_FLOOR,
+    predicted: LeaderboardFile, official: LeaderboardFile, *, samples: int = EvaluationOptions.bootstrap,
+    seed: int = EvaluationOptions.seed, ties: str = CorrelationOptions.ties, repeats: int = CorrelationOptions.repeats,
+    floor: Floor = DEFAULT_FLOOR,
 ) -> dict[str, Any]:
     """Spearman, Kendall τ-b and τ_AP over the systems in both, with bootstrap intervals when per-query
     scores are available, the pairs of systems ordered against the official order, the systems missing from

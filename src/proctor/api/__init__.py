@@ -23,29 +23,31 @@ _NAMES = {
     "proctor.api.agreement": "Agreement agreement",
     "proctor.api.bank_generation": "Generated generate_bank",
     "proctor.api.banks": "BankDiff BankImpact bank_diff bank_impact",
-    "proctor.api.correlation": "Correlation correlate correlation official_leaderboard",
+    "proctor.api.correlation": "Correlation correlate",
     "proctor.api.gradesets": "Ensemble GradeSetChange GradeSetListing drop_grade_set ensemble grade_sets retry_failed",
     "proctor.api.grading": "Graded grade ungraded",
     "proctor.api.inputs": "Exported export import_files",
     "proctor.api.labels": "DEFAULT_FLOOR DEFAULT_MIN_GRADED DEFAULT_MIN_QUERIES Coverage Floor LabelChoice labels",
     "proctor.api.leaderboards": "leaderboard measures",
     "proctor.api.modes": "Correction LeaderboardFormat Missing Rule TableFormat Tests TextFormat Ties",
-    "proctor.api.ppi": "PPICalibration PPILeaderboard check_ppi_calibration ppi_calibration ppi_leaderboard",
+    "proctor.api.ppi": "PPICalibration PPILeaderboard ppi",
     "proctor.api.rendering": "as_rows render to_frame",
     "proctor.api.reports": "analyze",
     "proctor.api.results": "Notice Report",
-    "proctor.api.significance": "ComparisonReport SignificanceSettings compare compare_file significance",
+    "proctor.api.significance": "compare",
     "proctor.api.stores": "StoreInfo info open_store",
-    "proctor.api.trust": "Calibration CalibrationRequest ProbeReport calibrate calibration_request probe "
-                         "review_queue",
+    "proctor.api.trust": "Calibration ProbeReport calibrate probe review_queue",
     "proctor.api.verification": "Verification verify",
     "proctor.errors": "UsageError",
     "proctor.options.analysis": "AnalysisOptions VerifyOptions",
     "proctor.options.backend": "BackendOptions",
+    "proctor.options.calibration": "CalibrationOptions PPIOptions",
+    "proctor.options.correlation": "AgreementOptions CorrelationOptions",
     "proctor.options.grading": "GradingOptions",
     "proctor.options.inputs": "ImportOptions",
     "proctor.options.probe": "ProbeOptions",
     "proctor.options.review": "ReviewOptions",
+    "proctor.options.significance": "SignificanceOptions",
     "proctor.records": "GradeSet",
     "proctor.store": "Store",
 }
@@ -70,7 +72,7 @@ def __dir__() -> list[str]:
 
 
 class _Api(ModuleType):
-    """This package, whose functions `agreement`, `correlation`, `labels` and `significance` share their
+    """This package, whose functions `agreement`, `labels` and `ppi` share their
     names with the modules that define them: importing such a module must not put it in the function's place (as
     the import system does with a package's submodules), so the name keeps meaning the function."""
 
@@ -93,8 +95,6 @@ if TYPE_CHECKING:  # the names of `_NAMES`, for type checkers and editors
     from proctor.api.banks import bank_impact as bank_impact
     from proctor.api.correlation import Correlation as Correlation
     from proctor.api.correlation import correlate as correlate
-    from proctor.api.correlation import correlation as correlation
-    from proctor.api.correlation import official_leaderboard as official_leaderboard
     from proctor.api.gradesets import Ensemble as Ensemble
     from proctor.api.gradesets import GradeSetChange as GradeSetChange
     from proctor.api.gradesets import GradeSetListing as GradeSetListing
@@ -127,28 +127,20 @@ if TYPE_CHECKING:  # the names of `_NAMES`, for type checkers and editors
     from proctor.api.modes import Ties as Ties
     from proctor.api.ppi import PPICalibration as PPICalibration
     from proctor.api.ppi import PPILeaderboard as PPILeaderboard
-    from proctor.api.ppi import check_ppi_calibration as check_ppi_calibration
-    from proctor.api.ppi import ppi_calibration as ppi_calibration
-    from proctor.api.ppi import ppi_leaderboard as ppi_leaderboard
+    from proctor.api.ppi import ppi as ppi
     from proctor.api.rendering import as_rows as as_rows
     from proctor.api.rendering import render as render
     from proctor.api.rendering import to_frame as to_frame
     from proctor.api.reports import analyze as analyze
     from proctor.api.results import Notice as Notice
     from proctor.api.results import Report as Report
-    from proctor.api.significance import ComparisonReport as ComparisonReport
-    from proctor.api.significance import SignificanceSettings as SignificanceSettings
     from proctor.api.significance import compare as compare
-    from proctor.api.significance import compare_file as compare_file
-    from proctor.api.significance import significance as significance
     from proctor.api.stores import StoreInfo as StoreInfo
     from proctor.api.stores import info as info
     from proctor.api.stores import open_store as open_store
     from proctor.api.trust import Calibration as Calibration
-    from proctor.api.trust import CalibrationRequest as CalibrationRequest
     from proctor.api.trust import ProbeReport as ProbeReport
     from proctor.api.trust import calibrate as calibrate
-    from proctor.api.trust import calibration_request as calibration_request
     from proctor.api.trust import probe as probe
     from proctor.api.trust import review_queue as review_queue
     from proctor.api.verification import Verification as Verification
@@ -157,9 +149,14 @@ if TYPE_CHECKING:  # the names of `_NAMES`, for type checkers and editors
     from proctor.options.analysis import AnalysisOptions as AnalysisOptions
     from proctor.options.analysis import VerifyOptions as VerifyOptions
     from proctor.options.backend import BackendOptions as BackendOptions
+    from proctor.options.calibration import CalibrationOptions as CalibrationOptions
+    from proctor.options.calibration import PPIOptions as PPIOptions
+    from proctor.options.correlation import AgreementOptions as AgreementOptions
+    from proctor.options.correlation import CorrelationOptions as CorrelationOptions
     from proctor.options.grading import GradingOptions as GradingOptions
     from proctor.options.inputs import ImportOptions as ImportOptions
     from proctor.options.probe import ProbeOptions as ProbeOptions
     from proctor.options.review import ReviewOptions as ReviewOptions
+    from proctor.options.significance import SignificanceOptions as SignificanceOptions
     from proctor.records import GradeSet as GradeSet
     from proctor.store import Store as Store

@@ -3,13 +3,14 @@ kappa of binary merges, LLMJudge binarisations, weighted kappa, Krippendorff's a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import ClassVar
+from dataclasses import replace
+from typing import Any, ClassVar
 
 from proctor.api.results import Report
 from proctor.api.stores import check_judged_relevant
 from proctor.errors import UsageError
 from proctor.evaluate.coverage import DEFAULT_FLOOR, Floor
+from proctor.options.correlation import AgreementOptions
 from proctor.store import Store
 
 
@@ -34,16 +35,17 @@ class Agreement(Report):
         return markdown(self)
 
 
-def agreement(store: Store, judged_relevant: int, *, merges: str | Sequence[str] | None = None,
-              min_questions: str | Sequence[int] = (1, 2, 5), grade_set: str | None = None,
-              method: str | None = None, model: str | None = None, bank: str | None = None,
-              floor: Floor = DEFAULT_FLOOR) -> Agreement:
-    """Agreement with the store's judgments (a judgment >= `judged_relevant` is relevant) of every grade set the
-    filters leave, for labels from at least m questions (`min_questions`, a list or `"1,2,5"`), with binary
-    `merges` of the predicted labels (`[">=3", "=5"]` or `">=3,=5"`; default: the method's scale)."""
+def agreement(store: Store, options: AgreementOptions | None = None, *, floor: Floor = DEFAULT_FLOOR,
+              **settings: Any) -> Agreement:
+    """Agreement with the store's judgments (a judgment >= `options.judged_relevant` is relevant) of every grade
+    set the options' filters leave, for labels from at least m questions (`min_questions`, a list or `"1,2,5"`),
+    with binary `merges` of the predicted labels (`[">=3", "=5"]` or `">=3,=5"`; default: the method's scale).
+    `settings` are `AgreementOptions` fields replacing those of `options` (`agreement(store, merges=">=3")`)."""
     from proctor.analyze.agreement import validate_merge
     from proctor.analyze.judges import store_agreement
 
+    chosen = replace(options or AgreementOptions(), **settings)
+    merges, min_questions = chosen.merges, chosen.min_questions
     try:
         texts = merges.split(",") if isinstance(merges, str) else merges
         rules = [validate_merge(r.strip()) for r in texts if r.strip()] if texts is not None else None
@@ -53,6 +55,5 @@ def agreement(store: Store, judged_relevant: int, *, merges: str | Sequence[str]
         raise UsageError(str(exc)) from None
     if not ms or min(ms) < 1:
         raise UsageError("{min_questions} takes positive integers, e.g. 1,2,5", params=("min_questions",))
-    check_judged_relevant(store, judged_relevant)
-    return Agreement(store_agreement(store, judged_relevant, min_questions=ms, merges=rules, method=method,
-                                     model=model, grade_set=grade_set, bank=bank, floor=floor))
+    check_judged_relevant(store, chosen.judged_relevant)
+    return Agreement(store_agreement(store, replace(chosen, merges=rules, min_questions=tuple(ms)), floor=floor))

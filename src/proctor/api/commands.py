@@ -15,7 +15,8 @@ _NAMES: dict[str, str] = {
                           "cell_prompt expected_pairs grade_new_version judgment_pool labels_rest_on official_board "
                           "probe_table qrels_text query_flags queue_for_review refuse_regrading review_backend "
                           "review_impact review_store rubric_flags",
-    "proctor.api.trust": "ATTACKS GUARDS ProbeRequest probe_request render_probe",
+    "proctor.api.trust": "ATTACKS GUARDS CalibrationRequest ProbeRequest calibration_request probe_request "
+                         "render_probe",
     "proctor.api.verification": "VERIFY_REPORTS",
     "proctor.api.autojudge": "DIRECT_METHODS BackendUnavailable Leaderboard autojudge_lines bank_topic jsonl_records "
                              "method_scale nuggetizer_lines response_cache_file write_bank",
@@ -28,6 +29,8 @@ _NAMES: dict[str, str] = {
     "proctor.api.labels": "QrelsOptions QrelsReport grade_set_of labels_coverage qrels qrels_report",
     "proctor.api.leaderboards": "IntervalOptions LeaderboardOptions LeaderboardReport add_intervals known_measures "
                                 "leaderboard_measures leaderboard_report",
+    "proctor.api.correlation": "official_leaderboard",
+    "proctor.api.significance": "ComparisonReport significance",
 }
 """Module → the command plumbing it gives (moved here from `proctor.api`'s names)."""
 

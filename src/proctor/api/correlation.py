@@ -3,10 +3,12 @@ intervals, the pairs of systems ordered against the official order, and what the
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
+from proctor.api.choices import check_choice
 from proctor.api.modes import Ties
 from proctor.api.results import JSON, Notice, Report
 from proctor.errors import UsageError
@@ -14,6 +16,8 @@ from proctor.evaluate.coverage import DEFAULT_FLOOR, Floor
 from proctor.evaluate.leaderboard import Leaderboard, measure_leaderboard
 from proctor.evaluate.leaderboard_files import LeaderboardFile, read_leaderboard, read_official
 from proctor.markdown import escape
+from proctor.options.correlation import CorrelationOptions
+from proctor.options.evaluation import EvaluationOptions
 from proctor.options.numeric import check_numbers
 from proctor.store import Store
 
@@ -50,54 +54,75 @@ class Correlation(Report):
         return _tsv(self) if fmt == "tsv" else _markdown(self)
 
 
-def correlate(board: Leaderboard | str | Path, official: LeaderboardFile | str | Path, *, bootstrap: int = 1000,
-              seed: int = 0, ties: Ties = "average", repeats: int = 10, official_name: str | None = None,
-              measure: str | None = None, floor: Floor = DEFAULT_FLOOR) -> Correlation:
-    """Spearman, Kendall τ-b, τ_AP and the other statistics of `STATISTICS` of a leaderboard (or a leaderboard
-    file, read for `measure` when it holds several) with the official leaderboard (a file, or a
-    `LeaderboardFile`), with bootstrap intervals over queries, the pairs of systems ordered against the official
-    order, and what it rests on (judged against `floor`); what `proctor correlate` prints as JSON."""
-    from proctor.analyze.leaderboard_correlation import correlate_leaderboards, per_query_correlation
+def correlate(leaderboard: Leaderboard | str | Path, official: LeaderboardFile | str | Path | None = None,
+              options: CorrelationOptions | None = None, *, store: Store | None = None, floor: Floor = DEFAULT_FLOOR,
+              **settings: Any) -> Correlation:
+    """Spearman, Kendall τ-b, τ_AP and the other statistics of `STATISTICS` of a leaderboard (in memory, or a
+    file read for `options.measure` when it holds several) with the official leaderboard: `official` (a file,
+    read for `options.official_measure`, or a `LeaderboardFile`), or one computed from `options.official_qrels`
+    with `options.measure` over the runs of `options.runs` or of the store (`store`, open, or `options.store`,
+    a path); with bootstrap intervals over queries, the pairs of systems ordered against the official order, and
+    what it rests on (judged against `floor`): what `proctor correlate` prints as JSON. `settings` are
+    `CorrelationOptions` fields replacing those of `options` (`correlate(board, "official.json", bootstrap=100)`).
+    A warning says why there are no intervals when `bootstrap` was given (None: the default, and a warning only
+    when the file was written for intervals)."""
+    from proctor.analyze.leaderboard_correlation import NO_PER_QUERY, correlate_leaderboards, per_query_correlation
 
-    check_numbers({"bootstrap": bootstrap, "repeats": repeats})
-    if isinstance(board, Leaderboard):
-        coverage = {"coverage": board.coverage.as_dict()} if board.coverage is not None else {}
-        predicted = LeaderboardFile(board.scores(), {e.system: e.per_query for e in board.entries},
-                                    {**board.description, **coverage})
+    chosen = replace(options or CorrelationOptions(), **settings)
+    check_numbers({"bootstrap": chosen.bootstrap, "repeats": chosen.repeats, "seed": chosen.seed,
+                   "judged_relevant": chosen.judged_relevant})
+    check_choice("ties", chosen.ties, Ties)
+    if isinstance(official, LeaderboardFile):
+        reference, official_name = official, "(in memory)"
     else:
-        predicted = read_leaderboard(board, measure)
-    reference = official if isinstance(official, LeaderboardFile) else read_official(official)
-    result = Correlation({"leaderboard": str(board) if not isinstance(board, Leaderboard) else "(in memory)",
-                          "leaderboard_made_by": predicted.description or None,
-                          "official": official_name or str(official),
-                          **correlate_leaderboards(predicted, reference, samples=bootstrap, seed=seed, ties=ties,
-                                                   repeats=repeats, floor=floor)})
+        reference = official_leaderboard(official, chosen, store)
+        official_name = str(official) if official else f"{chosen.official_qrels} ({chosen.measure})"
+    if isinstance(leaderboard, Leaderboard):
+        coverage = {"coverage": leaderboard.coverage.as_dict()} if leaderboard.coverage is not None else {}
+        predicted = LeaderboardFile(leaderboard.scores(), {e.system: e.per_query for e in leaderboard.entries},
+                                    {**leaderboard.description, **coverage})
+    else:
+        predicted = read_leaderboard(leaderboard, chosen.measure)
+    bootstrap = EvaluationOptions.bootstrap if chosen.bootstrap is None else chosen.bootstrap
+    name = str(leaderboard) if not isinstance(leaderboard, Leaderboard) else "(in memory)"
+    result = Correlation({"leaderboard": name, "leaderboard_made_by": predicted.description or None,
+                          "official": official_name,
+                          **correlate_leaderboards(predicted, reference, samples=bootstrap, seed=chosen.seed,
+                                                   ties=chosen.ties, repeats=chosen.repeats, floor=floor)})
     if predicted.per_query and reference.per_query:
         result = result.replace(per_query=per_query_correlation(predicted.per_query, reference.per_query))
+    reason = result["no_intervals_because"]
+    if reason and (chosen.bootstrap or reason != NO_PER_QUERY):  # asked for, or the file was written for them
+        asked = (f"{{bootstrap}} {chosen.bootstrap}" if chosen.bootstrap else
+                 f"{{bootstrap}} (default {EvaluationOptions.bootstrap})")
+        notice = Notice(f"{asked}: no confidence intervals, {name} {reason}", ("bootstrap",))
+        result = result.replace(warnings=[*result.warnings, notice])
     return result
 
 
-def official_leaderboard(*, official: str | Path | None = None, official_measure: str | None = None,
-                         official_qrels: str | Path | None = None, measure: str | None = None,
-                         judged_relevant: int = 1, store: Store | str | Path | None = None,
-                         runs: Sequence[str] | None = None) -> LeaderboardFile:
-    """The official leaderboard: a file (`official`, read for `official_measure` when it holds several), or
-    computed from judgments (`official_qrels`) with `measure` over the runs of `runs` (files) or of `store` (a
-    store, or the path of one)."""
+def official_leaderboard(official: str | Path | None, options: CorrelationOptions | None = None,
+                         store: Store | str | Path | None = None) -> LeaderboardFile:
+    """The official leaderboard: a file (`official`, read for `options.official_measure` when it holds several),
+    or computed from judgments (`options.official_qrels`, a judgment >= `options.judged_relevant` relevant) with
+    `options.measure` over the runs of `options.runs` (files) or of `store` (a store, or the path of one; default
+    `options.store`)."""
     from proctor.evaluate.measures import parse_measure
     from proctor.io.runs import order_runs
     from proctor.io.trec import qrels_dict, read_qrels, read_runs
 
-    if (official is None) == (official_qrels is None):
+    options = options or CorrelationOptions()
+    qrels_file, measure = options.official_qrels, options.measure
+    if (official is None) == (qrels_file is None):
         raise UsageError("give exactly one of {official} FILE and {official_qrels} FILE",
                          params=("official", "official_qrels"))
     if official is not None:
-        return read_official(official, official_measure)
+        return read_official(official, options.official_measure)
     if not measure:
         raise UsageError("{official_qrels} needs {measure} M", params=("official_qrels", "measure"))
     spec = parse_measure(measure)
-    if runs:
-        ranked = order_runs(read_runs(list(runs)))
+    store = store if store is not None else options.store
+    if options.runs:
+        ranked = order_runs(read_runs(list(options.runs)))
     elif isinstance(store, Store):
         ranked = order_runs(store.corpus.rankings())
     elif store is not None:
@@ -109,34 +134,9 @@ def official_leaderboard(*, official: str | Path | None = None, official_measure
     else:
         raise UsageError("{official_qrels} needs the runs: {store} S or {runs} FILES",
                          params=("official_qrels", "store", "runs"))
-    board = measure_leaderboard(ranked, qrels_dict(read_qrels(official_qrels)), spec, judged_relevant)
+    board = measure_leaderboard(ranked, qrels_dict(read_qrels(qrels_file)), spec, options.judged_relevant)
     return LeaderboardFile({e.system: e.score for e in board.entries},
                            {e.system: e.per_query for e in board.entries}, board.description)
-
-
-def correlation(leaderboard: str | Path, *, official: str | Path | None = None, official_measure: str | None = None,
-                official_qrels: str | Path | None = None, measure: str | None = None, judged_relevant: int = 1,
-                store: str | Path | None = None, runs: Sequence[str] | None = None, bootstrap: int | None = None,
-                seed: int = 0, ties: Ties = "average", repeats: int = 10,
-                floor: Floor = DEFAULT_FLOOR) -> Correlation:
-    """`proctor correlate`: a leaderboard file against the official leaderboard (`official_leaderboard`'s
-    parameters; the runs of the store at the path `store`), with `bootstrap` samples (default 1000; a warning
-    saying why there are no intervals when asked for, or when the file has per-query values too few to
-    resample)."""
-    from proctor.analyze.leaderboard_correlation import NO_PER_QUERY
-
-    reference = official_leaderboard(official=official, official_measure=official_measure,
-                                     official_qrels=official_qrels, measure=measure, judged_relevant=judged_relevant,
-                                     store=store, runs=runs)
-    result = correlate(leaderboard, reference, bootstrap=1000 if bootstrap is None else bootstrap, seed=seed,
-                       ties=ties, repeats=repeats, measure=measure, floor=floor,
-                       official_name=str(official) if official else f"{official_qrels} ({measure})")
-    reason = result["no_intervals_because"]
-    if reason and (bootstrap or reason != NO_PER_QUERY):  # asked for, or the file was written for them
-        asked = f"{{bootstrap}} {bootstrap}" if bootstrap else "{bootstrap} (default 1000)"
-        notice = Notice(f"{asked}: no confidence intervals, {leaderboard} {reason}", ("bootstrap",))
-        result = result.replace(warnings=[*result.warnings, notice])
-    return result
 
 
 def _tsv(result: Correlation) -> str:

@@ -68,17 +68,19 @@ def leaderboard(store: Store, measures: str | BoardSpec | Sequence[str | BoardSp
     return boards[0] if one else boards
 
 
-def leaderboards(store: Store, *, measures: Sequence[str | BoardSpec] = (), min_grade: int | None = None,
+def leaderboards(store: Store, *, measures: Sequence[str | BoardSpec], min_grade: int | None = None,
                  labels: LabelChoice = ANY_LABELS, judgments: str | None = None, runs: Sequence[str] | None = None,
-                 missing: Missing | None = None, floor: Floor = DEFAULT_FLOOR) -> list[Leaderboard]:
-    """`leaderboard` of a list of measures (kept for the modules that import it)."""
+                 missing: Missing | None = None, floor: Floor = DEFAULT_FLOOR,
+                 ranked: dict | None = None) -> list[Leaderboard]:
+    """`leaderboard` of a list of measures (kept for the modules that import it; `ranked`: the runs of `runs` or
+    of the store, when the caller has read them)."""
     return _leaderboards(store, measures, labels=labels, min_grade=min_grade, judgments=judgments, runs=runs,
-                         missing=missing, floor=floor)
+                         missing=missing, floor=floor, ranked=ranked)
 
 
 def _leaderboards(store: Store, measures: Sequence[str | BoardSpec], *, labels: LabelChoice, min_grade: int | None,
                   judgments: str | None, runs: Sequence[str] | None, missing: Missing | None,
-                  floor: Floor) -> list[Leaderboard]:
+                  floor: Floor, ranked: dict | None = None) -> list[Leaderboard]:
     """Every measure's leaderboard, in the order given."""
     floor.check()
     if not measures:
@@ -95,7 +97,8 @@ def _leaderboards(store: Store, measures: Sequence[str | BoardSpec], *, labels: 
         if graded:  # refused before the runs are read (and kept)
             refuse_cover(grade_set)
     over_labels = [s for s in specs if not isinstance(s, ScoreSpec)]
-    ranked = load_runs(store, runs) if over_labels or graded else {}
+    if ranked is None:
+        ranked = load_runs(store, runs) if over_labels or graded else {}
     by_spec: dict[int, Leaderboard] = {}
     for spec, board in zip(over_labels, _label_boards(store, ranked, over_labels, labels, min_grade, judgments,
                                                       missing, not runs, floor) if over_labels else [], strict=True):

@@ -5,6 +5,7 @@ a few human-judged topics, with intervals (docs/trust.md, "Prediction-powered le
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -17,11 +18,9 @@ from proctor.evaluate.coverage import DEFAULT_FLOOR, Floor
 from proctor.evaluate.leaderboard import Leaderboard, measure_leaderboard
 from proctor.evaluate.measures import AnySpec, ExternalSpec, MeasureSpec, parse_measure
 from proctor.evaluate.sources import load_runs
-from proctor.options.evaluation import PPIOptions
+from proctor.options.calibration import CalibrationOptions, PPIOptions
 from proctor.options.numeric import check_numbers
 from proctor.store import Store
-
-DEFAULT_CONFIDENCE = 0.95
 
 
 class PPILeaderboard(Report):
@@ -43,10 +42,9 @@ class PPILeaderboard(Report):
         return tsv(self.boards()) if fmt == "tsv" else markdown(self.boards())
 
 
-def check_ppi_options(*, confidence: float, seed: int, judged_relevant: int,
-                      conflicting: Mapping[str, object] | None = None) -> None:
+def check_ppi_options(options: PPIOptions, conflicting: Mapping[str, object] | None = None) -> None:
     """Refuse numbers out of range and options that do not go with `human_qrels`, before any work."""
-    check_numbers({"confidence": confidence, "seed": seed, "judged_relevant": judged_relevant})
+    check_numbers({"confidence": options.confidence, "seed": options.seed, "judged_relevant": options.judged_relevant})
     given = [name for name, value in (conflicting or {}).items() if value]
     if given:
         raise UsageError(f"{{human_qrels}} (a prediction-powered leaderboard with its own intervals) takes no "
@@ -68,48 +66,59 @@ def per_topic_spec(measure: str) -> AnySpec:
     return spec
 
 
-def ppi_leaderboard(store: Store, *, measures: Sequence[str], min_grade: int | None = None,
-                    labels: LabelChoice = ANY_LABELS, human_qrels: str = PPIOptions.human_qrels,
-                    human_topics: int | str | Sequence[str] | None = None, seed: int = 0,
-                    confidence: float | None = None, judged_relevant: int = 1, runs: Sequence[str] | None = None,
-                    missing: Missing | None = None, floor: Floor = DEFAULT_FLOOR,
-                    conflicting: Mapping[str, object] | None = None) -> PPILeaderboard:
+def ppi(store: Store, measures: Sequence[str], labels: LabelChoice = ANY_LABELS, options: PPIOptions | None = None,
+        *, min_grade: int | None = None, runs: Sequence[str] | None = None, missing: Missing | None = None,
+        floor: Floor = DEFAULT_FLOOR, conflicting: Mapping[str, object] | None = None,
+        **settings: Any) -> PPILeaderboard:
     """Per measure, every system's prediction-powered estimate of the humans' score over all topics: the judge's
     labels (the grade set of `labels`, threshold `min_grade`) on every topic, corrected by human minus judge on the
-    judged topics (`human_qrels`: official, reviewers, official+reviewers or a qrels file; humans' relevance level
-    `judged_relevant`); `human_topics`: a number to draw (seeded by `seed`), topic ids, or None for every topic the
-    humans judged. `conflicting` (name -> value) names options of the plain leaderboard that do not apply."""
+    judged topics (`options.human_qrels`: official, reviewers, official+reviewers or a qrels file; humans'
+    relevance level `judged_relevant`); `human_topics`: a number to draw (seeded by `seed`), topic ids, or None
+    for every topic the humans judged. `settings` are `PPIOptions` fields replacing those of `options` (a
+    `confidence` or `human_qrels` of None: the default). `conflicting` (name -> value) names options of the
+    plain leaderboard that do not apply. The runs (`runs`, else the store's) are read once."""
     from proctor.trust.calibration import human_judgments
     from proctor.trust.ppi_board import board, choose_topics, parse_topics
 
-    confidence = DEFAULT_CONFIDENCE if confidence is None else confidence
-    check_ppi_options(confidence=confidence, seed=seed, judged_relevant=judged_relevant, conflicting=conflicting)
-    wanted = parse_topics(human_topics)
+    chosen = _defaults(replace(options or PPIOptions(), **settings))
+    check_ppi_options(chosen, conflicting)
+    wanted = parse_topics(chosen.human_topics)
     if not measures:
         raise UsageError("{human_qrels} needs {measure} M (e.g. P@20 or nDCG@10)", params=("human_qrels", "measure"))
     specs = [per_topic_spec(m) for m in measures]
-    judge = leaderboards(store, measures=measures, min_grade=min_grade, labels=labels, runs=runs, missing=missing,
-                         floor=floor)
-    qrels, source = human_judgments(store, human_qrels)
-    topics = {t for b in judge for e in b.entries for t in e.per_query}
-    judged = choose_topics([t for t in qrels if t in topics], wanted, seed)
     ranked = load_runs(store, runs)
+    judge = leaderboards(store, measures=measures, min_grade=min_grade, labels=labels, runs=runs, missing=missing,
+                         floor=floor, ranked=ranked)
+    qrels, source = human_judgments(store, chosen.human_qrels)
+    topics = {t for b in judge for e in b.entries for t in e.per_query}
+    judged = choose_topics([t for t in qrels if t in topics], wanted, chosen.seed)
     out = []
     for spec, judge_board in zip(specs, judge, strict=True):
-        human = measure_leaderboard(ranked, {t: qrels[t] for t in judged}, _unbound(spec), judged_relevant,
+        human = measure_leaderboard(ranked, {t: qrels[t] for t in judged}, _unbound(spec), chosen.judged_relevant,
                                     missing=missing or "skip")
         description = {**judge_board.description, "judge_method": judge_board.description.get("method"),
-                       "human_qrels": human_qrels, "human_judgments": source,
-                       "judged_relevant": judged_relevant, "seed": seed,
+                       "human_qrels": chosen.human_qrels, "human_judgments": source,
+                       "judged_relevant": chosen.judged_relevant, "seed": chosen.seed,
                        "human_topics_drawn": isinstance(wanted, int)}
         made = board({e.system: e.per_query for e in judge_board.entries},
-                     {e.system: e.per_query for e in human.entries}, judged, confidence, description)
+                     {e.system: e.per_query for e in human.entries}, judged, chosen.confidence, description)
         made["measure_id"], made["labels_id"] = judge_board.description.get("measure_id"), _labels_id(judge_board)
         if judge_board.coverage is not None:
             made["coverage"] = judge_board.coverage.as_dict()
         made["notes"] = [*judge_board.notes, *made["notes"]]
         out.append(made)
     return PPILeaderboard(out[0] if len(out) == 1 else {"leaderboards": out}, judge_boards=tuple(judge))
+
+
+ppi_leaderboard = ppi
+"""The former name of `ppi`."""
+
+
+def _defaults(options: PPIOptions) -> PPIOptions:
+    """The options with None (a command's "not given") replaced by the model's defaults."""
+    given = {name: getattr(PPIOptions, name) for name in ("human_qrels", "confidence")
+             if getattr(options, name) is None}
+    return replace(options, **given)
 
 
 def _unbound(spec: AnySpec) -> AnySpec:
@@ -138,55 +147,41 @@ class PPICalibration(Report):
         return tsv(self) if fmt == "tsv" else markdown(self)
 
 
-def check_ppi_calibration(budgets: Sequence[int], repeats: int, seed: int, confidence: float, judged_relevant: int,
-                      measure: str, plot: str | Path | None) -> tuple[list[int], Path | None]:
-    """`calibrate --ppi`'s options checked before the store is opened: the budgets (sorted, distinct) and the
-    plot's file."""
-    from proctor.api.trust import _budgets
-    from proctor.outputs import file_target
-
-    wanted = _budgets(budgets) if isinstance(budgets, str) else list(budgets)
-    if not wanted or min(wanted) < 1:
-        raise UsageError("{budgets} takes positive numbers of topics, e.g. 1,2,3,5,10", params=("budgets",))
-    check_numbers({"repeats": repeats, "seed": seed, "confidence": confidence, "judged_relevant": judged_relevant})
-    per_topic_spec(measure)
-    target = file_target(plot, "{plot}") if plot else None
-    if target is not None and target.suffix.lower() != ".png":
-        raise UsageError(f"{{plot}} {plot}: give a .png file name", params=("plot",))
-    return sorted(set(wanted)), target
+def check_ppi_calibration(options: CalibrationOptions) -> None:
+    """`calibrate --ppi`'s own options checked before the store is opened (the request checks the others)."""
+    check_numbers({"confidence": options.confidence})
+    per_topic_spec(options.measure)
 
 
-def ppi_calibration(store: Store, grade_set: str | None = None, *, qrels: str = "official",
-                    budgets: Sequence[int] | str = (1, 2, 3, 5, 10), repeats: int = 200, seed: int = 0,
-                    confidence: float = DEFAULT_CONFIDENCE, measure: str = "P@20", min_grade: int | None = None,
-                    judged_relevant: int = 1, plot: str | Path | None = None) -> PPICalibration:
-    """The validation of prediction-powered leaderboards: per budget, `repeats` draws of that many human-judged
-    topics; empirical coverage of the humans' all-topic scores and median widths, beside human-only and judge-only
-    (`curve_ppi`). With `plot` (a .png file) the curve is drawn there too."""
+def ppi_calibration(store: Store, grade_set: str | None, options: CalibrationOptions) -> PPICalibration:
+    """The validation of prediction-powered leaderboards (`calibrate(..., ppi=True)`, options checked, `budgets`
+    a sorted list): per budget, `repeats` draws of that many human-judged topics; empirical coverage of the
+    humans' all-topic scores and median widths, beside human-only and judge-only (`curve_ppi`)."""
     from proctor.gradesets.resolve import describe
     from proctor.trust.calibration import human_judgments
     from proctor.trust.ppi_board import method
     from proctor.trust.ppi_curve import curve
-    from proctor.trust.ppi_curve import plot as draw
 
-    wanted, target = check_ppi_calibration(budgets, repeats, seed, confidence, judged_relevant, measure, plot)
-    spec = per_topic_spec(measure)
+    wanted, repeats, seed, confidence = list(options.budgets), options.repeats, options.seed, options.confidence
+    spec = per_topic_spec(options.measure)
     labels = LabelChoice(grade_set=grade_set)
-    judge_board = leaderboards(store, measures=[measure], min_grade=min_grade, labels=labels)[0]
-    judgments, source = human_judgments(store, qrels)
+    ranked = load_runs(store, None)
+    judge_board = leaderboards(store, measures=[options.measure], min_grade=options.min_grade, labels=labels,
+                               ranked=ranked)[0]
+    judgments, source = human_judgments(store, options.qrels)
     judge = {e.system: {t: v for t, v in e.per_query.items() if t in judgments} for e in judge_board.entries}
     topics = sorted({t for per in judge.values() for t in per})
     too_many = [b for b in wanted if b > len(topics)]
     if too_many:
         raise UsageError(f"{{budgets}} {too_many[0]}: only {len(topics)} topics have judge scores and human "
                          "judgments", params=("budgets",))
-    human_board = measure_leaderboard(load_runs(store, None), {t: judgments[t] for t in topics}, _unbound(spec),
-                                      judged_relevant)
+    human_board = measure_leaderboard(ranked, {t: judgments[t] for t in topics}, _unbound(spec),
+                                      options.judged_relevant)
     human = {e.system: e.per_query for e in human_board.entries}
     points = curve(judge, human, wanted, repeats, seed, confidence)
-    result = PPICalibration({
-        "grade_set": describe(store, grade_set_of(store, labels)), "judgments": source, "qrels": qrels,
-        "measure_id": judge_board.description.get("measure_id"), "judged_relevant": judged_relevant,
+    return PPICalibration({
+        "grade_set": describe(store, grade_set_of(store, labels)), "judgments": source, "qrels": options.qrels,
+        "measure_id": judge_board.description.get("measure_id"), "judged_relevant": options.judged_relevant,
         "confidence": confidence, "repeats": repeats, "seed": seed, "n_topics": len(topics),
         "systems": len([s for s in judge if len(human.get(s, {})) >= 2]), "curve_ppi": points,
         "method": (f"per budget N, {repeats} draws (numpy default_rng({seed}).choice, without replacement) of N "
@@ -197,10 +192,6 @@ def ppi_calibration(store: Store, grade_set: str | None = None, *, qrels: str = 
                    "judge-only error: |judge score - human all-topic score|; taus: Kendall tau-b (scipy) of each "
                    "leaderboard with the humans' all-topic leaderboard; coverage_ppi_worst_system: the smallest "
                    "coverage of one system over the draws")})
-    if target is not None:
-        draw(result, target)
-        result = result.replace(plotted=target)
-    return result
 
 
 def _tune_from() -> int:

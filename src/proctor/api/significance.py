@@ -1,70 +1,32 @@
-"""Significance: paired t-tests and randomization tests between the systems of a leaderboard (in memory, or a
-file with per-query scores: `proctor compare`), corrected for multiple comparisons."""
+"""Significance (`compare`): paired t-tests and randomization tests between the systems of a leaderboard (in
+memory, or a file with per-query scores: `proctor compare`), corrected for multiple comparisons."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, get_args
 
+from proctor.api.choices import check_choice
 from proctor.api.modes import Correction, TableFormat, Tests
 from proctor.api.results import JSON
 from proctor.errors import UsageError
 from proctor.evaluate.leaderboard import Leaderboard
 from proctor.evaluate.leaderboard_files import read_leaderboard
 from proctor.options.numeric import check_numbers
+from proctor.options.significance import SignificanceOptions
 
 if TYPE_CHECKING:  # numpy (the randomization test) loads only when a comparison is made
     from proctor.stats.pairs import Comparison
 
-
-@dataclass(frozen=True)
-class SignificanceSettings:
-    """How systems are compared: which `test` (`both`, `t`, `randomization`), the `correction`, `alpha`, a
-    `baseline` to compare every system with (default: all pairs), and the randomization test's `samples` and
-    `seed`."""
-
-    test: Tests = "both"
-    correction: Correction = "holm"
-    alpha: float = 0.05
-    baseline: str | None = None
-    samples: int = 10_000
-    seed: int = 0
-
-    def tests(self) -> tuple[str, ...]:
-        """The tests that run."""
-        return ("t", "randomization") if self.test == "both" else (self.test,)
-
-
-def significance(board: Leaderboard, *, tests: Sequence[str] = ("t", "randomization"), correction: Correction = "holm",
-                 alpha: float = 0.05, baseline: str | None = None, samples: int = 10_000, seed: int = 0) -> Comparison:
-    """Paired t-tests and randomization tests between the systems of a leaderboard (every pair, or each system
-    against `baseline`), corrected for multiple comparisons."""
-    check_numbers({"alpha": alpha, "samples": samples})
-    per_query = {e.system: e.per_query for e in board.entries}
-    comparison = _compare(per_query, [e.system for e in board.entries], tests, correction, alpha, baseline, samples,
-                          seed)
-    return _source(comparison, board.description)
-
-
-def compare_file(path: str | Path, *, tests: Sequence[str] = ("t", "randomization"), correction: Correction = "holm",
-                 alpha: float = 0.05, baseline: str | None = None, samples: int = 10_000, seed: int = 0,
-                 measure: str | None = None) -> Comparison:
-    """`significance` for a leaderboard file with per-query scores (read for `measure` when it holds several)."""
-    check_numbers({"alpha": alpha, "samples": samples})
-    board = read_leaderboard(path, measure)
-    if not board.per_query:
-        raise UsageError(f"{path}: no per-query scores; write the leaderboard with `proctor leaderboard --format json "
-                         "--per-query` (or --format trec, ir-measures, jsonl)")
-    order = sorted(board.per_query, key=lambda s: (-board.scores.get(s, 0.0), s))
-    return _source(_compare(board.per_query, order, tests, correction, alpha, baseline, samples, seed),
-                   board.description)
+SignificanceSettings = SignificanceOptions
+"""The former name of `SignificanceOptions` (`leaderboard_report(significance=...)` takes either)."""
 
 
 @dataclass(frozen=True)
 class ComparisonReport:
-    """What `proctor compare` prints: the comparison of a leaderboard file's systems, titled by the file."""
+    """What `compare` returns and `proctor compare` prints: the comparison of a leaderboard's systems, titled by
+    its file (empty for a leaderboard in memory)."""
 
     formats: ClassVar[tuple[str, ...]] = get_args(TableFormat)
     comparison: Comparison
@@ -79,13 +41,44 @@ class ComparisonReport:
         return self.comparison.render(fmt, title=self.title)
 
 
-def compare(path: str | Path, settings: SignificanceSettings = SignificanceSettings(), *,
-            measure: str | None = None) -> ComparisonReport:
-    """`proctor compare`: `compare_file` with the given settings, titled by the file."""
-    comparison = compare_file(path, tests=settings.tests(), correction=settings.correction, alpha=settings.alpha,
-                              baseline=settings.baseline, samples=settings.samples, seed=settings.seed,
-                              measure=measure)
-    return ComparisonReport(comparison, str(path))
+def compare(leaderboard: Leaderboard | str | Path, options: SignificanceOptions | None = None,
+            **settings: Any) -> ComparisonReport:
+    """Paired t-tests and randomization tests between the systems of a leaderboard (in memory, or a file with
+    per-query scores read for `options.measure` when it holds several): every pair, or each system against
+    `options.baseline`, each test's p-values corrected for multiple comparisons. `settings` are
+    `SignificanceOptions` fields replacing those of `options` (`compare(board, test="t", samples=1000)`)."""
+    chosen = replace(options or SignificanceOptions(), **settings)
+    if isinstance(leaderboard, Leaderboard):
+        if chosen.measure is not None:
+            raise UsageError("{measure} reads a leaderboard file; a leaderboard in memory has its one measure",
+                             params=("measure",))
+        return ComparisonReport(significance(leaderboard, chosen))
+    check_options(chosen)
+    board = read_leaderboard(leaderboard, chosen.measure)
+    if not board.per_query:
+        raise UsageError(f"{leaderboard}: no per-query scores; write the leaderboard with {{fmt}} json {{per_query}} "
+                         "(or {fmt} trec, ir-measures, jsonl)", params=("fmt", "per_query"))
+    order = sorted(board.per_query, key=lambda s: (-board.scores.get(s, 0.0), s))
+    return ComparisonReport(_source(_compare(board.per_query, order, chosen), board.description), str(leaderboard))
+
+
+def significance(board: Leaderboard, options: SignificanceOptions | None = None, **settings: Any) -> Comparison:
+    """`compare`'s comparison of a leaderboard in memory (what `leaderboard --significance` adds to each board).
+    `settings`: `SignificanceOptions` fields, or `tests` (a list of the tests that run)."""
+    tests = settings.pop("tests", None)
+    chosen = replace(options or SignificanceOptions(), **settings)
+    if tests is not None:
+        chosen = replace(chosen, test="both" if set(tests) == {"t", "randomization"} else ",".join(tests))
+    check_options(chosen)
+    per_query = {e.system: e.per_query for e in board.entries}
+    return _source(_compare(per_query, [e.system for e in board.entries], chosen), board.description)
+
+
+def check_options(options: SignificanceOptions) -> None:
+    """Refuse numbers out of range (`alpha`, `samples`, `seed`) and words the tests do not know."""
+    check_numbers({"alpha": options.alpha, "samples": options.samples, "seed": options.seed})
+    check_choice("test", options.test, Tests)
+    check_choice("correction", options.correction, Correction)
 
 
 def _source(comparison: Comparison, description: dict) -> Comparison:
@@ -98,11 +91,10 @@ def _source(comparison: Comparison, description: dict) -> Comparison:
     return comparison
 
 
-def _compare(per_query: dict[str, dict[str, float]], order: list[str], tests: Sequence[str], correction: str,
-             alpha: float, baseline: str | None, samples: int, seed: int) -> Comparison:
+def _compare(per_query: dict[str, dict[str, float]], order: list[str], options: SignificanceOptions) -> Comparison:
+    baseline = options.baseline
     if baseline is not None and baseline not in per_query:
         raise UsageError(f"{{baseline}} {baseline}: no such system (systems: {', '.join(order)})", params=("baseline",))
     from proctor.stats.pairs import compare_systems
 
-    return compare_systems(per_query, order=order, baseline=baseline, tests=tuple(tests), correction=correction,
-                           alpha=alpha, samples=samples, seed=seed)
+    return compare_systems(per_query, order, options)

@@ -7,18 +7,23 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from proctor.api.results import JSON, Notice, Report
 from proctor.errors import UsageError
 from proctor.gradesets.resolve import resolve_grade_set
 from proctor.grading.guards import GUARDS as GUARDS  # the guards `probe` takes
+from proctor.options.calibration import CalibrationOptions
 from proctor.options.model import names
+from proctor.options.numeric import check_numbers
 from proctor.options.probe import ProbeOptions
 from proctor.options.review import ReviewOptions
 from proctor.outputs import file_target
 from proctor.robustness.attacks import ATTACKS as ATTACKS  # the attacks `probe` takes (with what each does)
 from proctor.store import Store
+
+if TYPE_CHECKING:
+    from proctor.api.ppi import PPICalibration
 
 PROBE_DEFAULTS = ProbeOptions()
 """Every probe option at its default."""
@@ -41,58 +46,70 @@ class Calibration(Report):
 
 @dataclass(frozen=True)
 class CalibrationRequest:
-    """`proctor calibrate`'s options, checked before any store is opened (`calibration_request`); `run` draws
-    the curve of one store."""
+    """`proctor calibrate`'s options, checked before any store is opened (`calibration_request`: `budgets` a
+    sorted list, `plot` a .png path); `run` draws the curve of one store (`ppi`: the prediction-powered one)."""
 
-    grade_set: str | None
-    qrels: str
-    budgets: Sequence[int]
-    repeats: int
-    seed: int
-    judged_relevant: int
-    measure: str
+    options: CalibrationOptions
     plot: Path | None
 
-    def run(self, store: Store) -> Calibration:
+    def run(self, store: Store) -> Calibration | PPICalibration:
         """The calibration curve of this store's grade set (drawn into `plot` when one was given)."""
-        from proctor.trust.calibration import calibration
+        if self.options.ppi:
+            from proctor.api.ppi import ppi_calibration
+            from proctor.trust.ppi_curve import plot as draw
 
-        chosen = resolve_grade_set(store, self.grade_set)
-        result = Calibration(calibration(store, chosen, qrels=self.qrels, budgets=self.budgets,
-                                         repeats=self.repeats, seed=self.seed, judged_relevant=self.judged_relevant,
-                                         measure=self.measure))
+            result: Calibration | PPICalibration = ppi_calibration(store, self.options.grade_set, self.options)
+        else:
+            from proctor.trust.calibrate_render import plot as draw  # type: ignore[no-redef]
+            from proctor.trust.calibration import calibration
+
+            chosen = resolve_grade_set(store, self.options.grade_set)
+            result = Calibration(calibration(store, chosen, self.options))
         if self.plot is not None:
-            from proctor.trust.calibrate_render import plot as draw
-
             draw(result, self.plot)
             result = result.replace(plotted=self.plot)
         return result
 
 
-def calibration_request(grade_set: str | None = None, *, qrels: str = "official",
-                        budgets: Sequence[int] | str = (5,), repeats: int = 10, seed: int = 0,
-                        judged_relevant: int = 1, measure: str = "P@20",
-                        plot: str | Path | None = None) -> CalibrationRequest:
-    """The options of `calibrate`, checked (budgets, repeats, measure, seed, the plot's file name)."""
+def calibration_request(options: CalibrationOptions | None = None, **settings: Any) -> CalibrationRequest:
+    """The options of `calibrate`, checked (budgets, repeats, measure, seed, the plot's file name; with `ppi` the
+    confidence and a per-topic measure; without it no `min_grade` or `confidence` of its own)."""
     from proctor.trust.calibration import check_options
 
-    wanted = _budgets(budgets) if isinstance(budgets, str) else budgets
+    chosen = replace(options or CalibrationOptions(), **settings)
+    own = chosen.min_grade is not None or chosen.confidence not in (None, CalibrationOptions.confidence)
+    if not chosen.ppi and own:
+        raise UsageError("{min_grade} and {confidence} apply to {ppi} only", params=("min_grade", "confidence", "ppi"))
+    if chosen.confidence is None:  # a command's "not given"
+        chosen = replace(chosen, confidence=CalibrationOptions.confidence)
+    wanted = _budgets(chosen.budgets) if isinstance(chosen.budgets, str) else list(chosen.budgets)
+    plot = chosen.plot
     target = file_target(plot, "{plot}") if plot else None
     if target is not None and target.suffix.lower() != ".png":
         raise UsageError(f"{{plot}} {plot}: give a .png file name", params=("plot",))
-    check_options(wanted, repeats, judged_relevant, measure, seed)
-    return CalibrationRequest(grade_set, qrels, wanted, repeats, seed, judged_relevant, measure, target)
+    if chosen.ppi:
+        from proctor.api.ppi import check_ppi_calibration
+
+        check_numbers({"repeats": chosen.repeats, "seed": chosen.seed, "judged_relevant": chosen.judged_relevant})
+        if not wanted or min(wanted) < 1:
+            raise UsageError("{budgets} takes positive numbers of topics, e.g. 1,2,3,5,10", params=("budgets",))
+        check_ppi_calibration(chosen)
+        return CalibrationRequest(replace(chosen, budgets=sorted(set(wanted))), target)
+    check_options(replace(chosen, budgets=wanted))
+    return CalibrationRequest(replace(chosen, budgets=wanted), target)
 
 
-def calibrate(store: Store, grade_set: str | None = None, *, qrels: str = "official",
-              budgets: Sequence[int] | str = (5,), repeats: int = 10, seed: int = 0, judged_relevant: int = 1,
-              measure: str = "P@20", plot: str | Path | None = None) -> Calibration:
-    """Calibration on a few human labels: per budget N (`budgets`: a list or `"1,2,5"`), `repeats` samples of N
+def calibrate(store: Store, grade_set: str | None = None, options: CalibrationOptions | None = None,
+              **settings: Any) -> Calibration | PPICalibration:
+    """Calibration on a few human labels of `grade_set` (None: `options.grade_set`, else the store's only one): per
+    budget N (`budgets`: a list or `"1,2,5"`), `repeats` samples of N
     judged topics choose the labelling rule; held-out Cohen's kappa, Krippendorff's alpha and leaderboard
     Kendall tau (`curve`, one point per budget). `qrels`: official, reviewers, official+reviewers or a qrels
-    file. With `plot` (a .png file) the curve is drawn there too (PDF and SVG beside it)."""
-    return calibration_request(grade_set, qrels=qrels, budgets=budgets, repeats=repeats, seed=seed,
-                               judged_relevant=judged_relevant, measure=measure, plot=plot).run(store)
+    file. With `plot` (a .png file) the curve is drawn there too (PDF and SVG beside it). With `ppi=True` the
+    validation of prediction-powered leaderboards instead (a `PPICalibration`: `curve_ppi`). `settings` are
+    `CalibrationOptions` fields replacing those of `options` (`calibrate(store, budgets=[1, 2, 5], repeats=50)`)."""
+    given = {"grade_set": grade_set} if grade_set is not None else {}
+    return calibration_request(options, **given, **settings).run(store)
 
 
 def _budgets(text: str) -> list[int]:

@@ -1,4 +1,4 @@
-"""`proctor agreement --store S --judged-relevant J`: agreement of predicted labels with human judgments."""
+"""`proctor agreement --store S`: agreement of predicted labels with human judgments."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import argparse
 
 from proctor import api
 from proctor.cli.common import add_floor_options, add_format, add_store, emit, floor_of, note, readable_store
-from proctor.options.evaluation import EvaluationOptions
-from proctor.options.model import add_options
+from proctor.options.correlation import AgreementOptions
+from proctor.options.model import add_options, from_args
 
 DESCRIPTION = """\
 Agreement of the labels made from grades with the store's human judgments, for every grade set (method,
@@ -25,15 +25,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser("agreement", help="agreement (kappa, alpha, confusion) with human judgments",
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_store(p)
-    add_options(p, EvaluationOptions, "judged_relevant")
-    p.add_argument("--merges", help="binary merges of predicted labels, e.g. >=3,=5 (default: the method's scale: "
-                   "0-5 grades >=1,>=3,>=4,=5; a 0-H scale every >=t; rules beyond a scale are left out and listed)")
-    p.add_argument("--min-questions", default="1,2,5",
-                   help="values of m (default 1,2,5; methods without questions: 1 only)")
-    p.add_argument("--grade-set", metavar="ID", help="only this grade set (default: every grade set, one column each)")
-    p.add_argument("--method", help="only grade sets of this method")
-    p.add_argument("--model", help="only grade sets of this model")
-    p.add_argument("--bank", metavar="NAME[@VERSION]", help="only grade sets of this bank (version)")
+    add_options(p, AgreementOptions)
     add_format(p, api.Agreement.formats, "json")
     add_floor_options(p)
     p.set_defaults(func=run)
@@ -42,9 +34,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Compute and print."""
     with readable_store(args.store, args.lock_timeout) as store:
-        result = api.agreement(store, args.judged_relevant, merges=args.merges, min_questions=args.min_questions,
-                               grade_set=args.grade_set, method=args.method, model=args.model, bank=args.bank,
-                               floor=floor_of(args))
+        result = api.agreement(store, from_args(AgreementOptions, args), floor=floor_of(args))
     for grade_set, warning in result.warnings():
         note(f"warning: grade set {grade_set}: {warning}")
     emit(api.render(result, args.format), args.format)

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import get_args
 
 from proctor import api
-from proctor.cli.common import add_floor_options, add_format, emit, flag_names, floor_of, int_in, note
+from proctor.cli.common import add_floor_options, add_format, emit, flag_names, floor_of, note
+from proctor.options.correlation import CorrelationOptions
 from proctor.options.evaluation import EvaluationOptions
-from proctor.options.model import add_options
-from proctor.papers import EXAM
+from proctor.options.model import add_options, from_args
 
 DESCRIPTION = """\
 Correlate a leaderboard with the official one: Spearman's rho and Kendall's tau-b exactly as scipy computes
@@ -33,22 +32,10 @@ def register(commands: argparse._SubParsersAction) -> None:
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("leaderboard", metavar="LEADERBOARD", help="leaderboard file (TSV or JSON)")
     add_options(p, EvaluationOptions, "official")
-    p.add_argument("--official-measure", metavar="M",
-                   help="with --official: the measure read from the official file when it holds several "
-                   "(e.g. trec_eval's output of the official runs)")
-    p.add_argument("--official-qrels", metavar="FILE", help="compute the official leaderboard from these qrels")
-    p.add_argument("--measure", help="the measure read from LEADERBOARD when it holds several (trec_eval or "
-                   "ir_measures name); with --official-qrels also the measure computed, e.g. nDCG@10")
-    add_options(p, EvaluationOptions, "judged_relevant")
-    p.add_argument("--store", help="with --official-qrels: take the runs from this store")
-    p.add_argument("--runs", nargs="+", metavar="DIR|FILE", help="with --official-qrels: take the runs from files")
-    add_options(p, EvaluationOptions, "bootstrap", bootstrap=None)
-    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and of random tie-breaking (default 0)")
-    p.add_argument("--ties", choices=get_args(api.Ties), default="average",
-                   help="tied predicted scores: average ranks as scipy (default), or broken at random and the "
-                   f"correlations averaged over --repeats repetitions ({EXAM}, §4.1.1)")
-    p.add_argument("--repeats", type=int_in(1), default=10,
-                   help="--ties random: repetitions (default 10, at most 100000)")
+    add_options(p, CorrelationOptions, "official_measure", "official_qrels", "measure", "judged_relevant", "store",
+                "runs")
+    add_options(p, CorrelationOptions, "bootstrap", bootstrap=None)  # not given: the default, warned about less
+    add_options(p, CorrelationOptions, "seed", "ties", "repeats")
     add_format(p, api.Correlation.formats, "json")
     add_floor_options(p)
     p.set_defaults(func=run)
@@ -56,11 +43,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Compare and print."""
-    result = api.correlation(args.leaderboard, official=args.official, official_measure=args.official_measure,
-                             official_qrels=args.official_qrels, measure=args.measure,
-                             judged_relevant=args.judged_relevant, store=args.store, runs=args.runs,
-                             bootstrap=args.bootstrap, seed=args.seed, ties=args.ties, repeats=args.repeats,
-                             floor=floor_of(args))
+    result = api.correlate(args.leaderboard, args.official, from_args(CorrelationOptions, args), floor=floor_of(args))
     result = result.spelled(flag_names(args, ("bootstrap",)))
     for warning in result.warnings:
         note(f"warning: {warning}")

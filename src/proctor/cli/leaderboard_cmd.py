@@ -20,7 +20,8 @@ from proctor.cli.common import (
 )
 from proctor.cli.compare_cmd import add_significance_options, significance_settings
 from proctor.cli.qrels_cmd import add_label_options, label_choice
-from proctor.options.evaluation import EvaluationOptions, LeaderboardOptions, PPIOptions
+from proctor.options.calibration import PPIOptions
+from proctor.options.evaluation import EvaluationOptions, LeaderboardOptions
 from proctor.options.intervals import IntervalOptions
 from proctor.options.model import add_options, from_args
 
@@ -118,7 +119,7 @@ def run_ppi(args: argparse.Namespace, labels: api.LabelChoice) -> int:
     if args.format not in api.PPILeaderboard.formats:
         raise api.UsageError("{human_qrels} needs {fmt} tsv, json or md", params=("human_qrels", "fmt"))
     with readable_store(args.store, args.lock_timeout) as store:
-        report = api.ppi_leaderboard(
+        report = api.ppi(
             store, measures=args.measure or [], min_grade=args.min_grade, labels=labels, human_qrels=args.human_qrels,
             human_topics=args.human_topics, seed=args.seed, confidence=args.confidence,
             judged_relevant=args.judged_relevant, runs=args.runs, missing=args.missing, floor=floor_of(args),

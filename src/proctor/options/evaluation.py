@@ -99,21 +99,6 @@ class LeaderboardOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class PPIOptions:
-    """The human judgments of a prediction-powered leaderboard (`proctor leaderboard --human-qrels`)."""
-
-    human_qrels: str = option(
-        "official", metavar="official|reviewers|FILE",
-        help="prediction-powered leaderboard (docs/trust.md): the judge's scores on every topic corrected by human "
-        "minus judge on the human-judged topics, with intervals (PPI/PPI++), beside judge-only and human-only; "
-        "official, reviewers (verdicts in `proctor review`), official+reviewers or a qrels file")
-    human_topics: str | None = option(
-        metavar="N|T1,T2,...",
-        help="--human-qrels: draw N judged topics at random (seeded by --seed) or name them (default: every topic "
-        "the humans judged)")
-
-
-@dataclass(frozen=True, kw_only=True)
 class QrelsOptions:
     """`proctor qrels`' own flags: graded labels, or 1/0 at a threshold."""
 

@@ -36,8 +36,8 @@ class Option:
     class), `metavar`, `nargs`, `choices`,
     `toml` (the experiment file's type when it is not the field's: `PATHS`, `INTS`, ..., or `NOT_IN_TOML`),
     `toml_key` (its key there when it is not the field's name), `applies` (the backends or methods that use it),
-    `cli_default` (the argparse default when it is not the field's: the text form of a list). Braces in `help`
-    other than `{default}` are doubled."""
+    `cli_default` (the argparse default when it is not the field's: the text form of a list), `nargs` (argparse's,
+    for an option that takes several words: `--runs A B`). Braces in `help` other than `{default}` are doubled."""
 
     help: str = ""
     flag: str | None = None
@@ -60,11 +60,15 @@ def option(default: Any = None, **settings: Any) -> Any:
     return dataclasses.field(default=default, metadata={"option": Option(**settings)})
 
 
-def borrow(model: type, name: str) -> Any:
+def borrow(model: type, name: str, **changes: Any) -> Any:
     """A field declared by another model (its default and `Option`), for a model that takes some of its options
-    (the AutoJudge settings)."""
+    (the AutoJudge settings, the seed of every command); `changes` replace settings of its `Option` other than the
+    default (the help a command words its own way, `cli=True`)."""
     found = fields_of(model)[name]
-    return dataclasses.field(default=found.default, metadata={**found.metadata, "from": model})
+    metadata = {**found.metadata, "from": model}
+    if changes:
+        metadata["option"] = dataclasses.replace(spec(model, name), **changes)
+    return dataclasses.field(default=found.default, metadata=metadata)
 
 
 @cache
@@ -126,6 +130,8 @@ def add_options(parser: Any, model: type, *chosen: str, **defaults: Any) -> list
             kwargs["dest"] = name
         if opt.action:
             kwargs["action"] = opt.action
+        if opt.nargs:
+            kwargs["nargs"] = opt.nargs
         if opt.action != "store_true":
             single = base_type(type_of(model, name))
             if opt.parse or (opt.action != "append" and single in (int, float)):

@@ -1,5 +1,5 @@
 """The one place numeric options are checked. Every command's parsed options (`proctor.cli.main`), the API's
-keyword arguments (`api.grade`, `api.significance`, `BackendConfig`, `GradeOptions`, `ImportOptions`, ...) and
+keyword arguments (`api.grade`, `api.compare`, `BackendConfig`, `GradeOptions`, `ImportOptions`, ...) and
 the experiment file's keys go through `number_problem`, so NaN, infinities and out-of-range values are refused
 with the same words everywhere, before anything is read or written."""
 
@@ -58,7 +58,8 @@ AT_LEAST_1 = Rule(1, integer=True)
 
 MAX_RESAMPLES = 100_000
 """The most bootstrap resamples or random repetitions of any command (`leaderboard --resamples`, `correlate
---bootstrap` and `--repeats`, `calibrate --repeats`; beyond it the percentiles and means no longer move)."""
+--bootstrap` and `--repeats`, `calibrate --repeats`, `compare --samples`; beyond it the percentiles, means and
+p-values no longer move)."""
 
 RULES: dict[str, Rule] = {
     # seconds and rates (backends, grading, the store's lock, batch polling)
@@ -74,10 +75,10 @@ RULES: dict[str, Rule] = {
     "depth": AT_LEAST_1, "max_queries": AT_LEAST_1, "max_passages": AT_LEAST_1, "max_attempts": AT_LEAST_1,
     "ray_workers": AT_LEAST_1, "workers": AT_LEAST_1, "commit_every": AT_LEAST_1, "batch_max_requests": AT_LEAST_1,
     "batch_max_bytes": AT_LEAST_1, "word_budget": AT_LEAST_1, "min_questions": AT_LEAST_1,
-    "judged_relevant": AT_LEAST_1, "samples": Rule(100, integer=True), "floor_queries": AT_LEAST_0,
+    "judged_relevant": AT_LEAST_1, "floor_queries": AT_LEAST_0,
     # resampling counts: one bound for all
     "bootstrap": Rule(0, MAX_RESAMPLES, integer=True), "repeats": Rule(1, MAX_RESAMPLES, integer=True),
-    "resamples": Rule(1, MAX_RESAMPLES, integer=True),
+    "resamples": Rule(1, MAX_RESAMPLES, integer=True), "samples": Rule(100, MAX_RESAMPLES, integer=True),
     # random seeds (numpy's generators take no negative seed)
     "seed": AT_LEAST_0,
 }

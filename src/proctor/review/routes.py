@@ -120,7 +120,7 @@ async def calibration(request: Request) -> Response:
         raise UsageError("rel must be 1, 2 or 3 (a verdict >= rel counts as relevant)")
     measure = f"P@{state.cache.depth}"
     try:
-        board = api.ppi_leaderboard(state.store, measures=[measure], min_grade=state.thresholds.min_grade,
+        board = api.ppi(state.store, measures=[measure], min_grade=state.thresholds.min_grade,
                                     labels=api.LabelChoice(grade_set=grade_set.id), human_qrels="reviewers",
                                     judged_relevant=int(rel))
         data, refused = board.boards()[0], None

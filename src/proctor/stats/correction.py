@@ -8,10 +8,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-CORRECTIONS = ("holm", "bonferroni", "none")
+from proctor.options.significance import CORRECTIONS, SignificanceOptions
 
 
-def adjust(p_values: Sequence[float], method: str = "holm") -> list[float]:
+def adjust(p_values: Sequence[float], method: str = SignificanceOptions.correction) -> list[float]:
     """Adjusted p-values in the input order."""
     if method not in CORRECTIONS:
         raise ValueError(f"unknown correction {method!r}: {', '.join(CORRECTIONS)}")

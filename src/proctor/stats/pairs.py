@@ -12,12 +12,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from proctor.errors import UsageError
+from proctor.options.significance import SignificanceOptions
 from proctor.records import frozen
 from proctor.stats.correction import adjust
 from proctor.stats.randomization import randomization_test, sign_matrix
 from proctor.stats.ttest import paired_t_test
-
-TESTS = ("t", "randomization")
 
 
 @dataclass(frozen=True)
@@ -49,11 +48,14 @@ class Comparison:
         return render_comparison(self, fmt or "tsv", title=title)
 
 
-def compare_systems(per_query: dict[str, dict[str, float]], *, order: list[str] | None = None,
-                    baseline: str | None = None, tests: tuple[str, ...] = TESTS, correction: str = "holm",
-                    alpha: float = 0.05, samples: int = 10_000, seed: int = 0) -> Comparison:
-    """Pairs `(a, b)` in leaderboard order (a ranked above b), or (baseline, other) with `baseline`."""
+def compare_systems(per_query: dict[str, dict[str, float]], order: list[str] | None = None,
+                    options: SignificanceOptions | None = None) -> Comparison:
+    """Pairs `(a, b)` in leaderboard order (a ranked above b), or (baseline, other) with `options.baseline`, by
+    the options' tests, correction, level and randomization draws."""
     systems = order or sorted(per_query)
+    options = options or SignificanceOptions()
+    baseline, tests, correction = options.baseline, options.tests(), options.correction
+    alpha, samples, seed = options.alpha, options.samples, options.seed
     if baseline is not None:
         pairs = [(baseline, s) for s in systems if s != baseline]
     else:

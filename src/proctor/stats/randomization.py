@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from proctor.options.significance import SignificanceOptions
 from proctor.stats.ttest import TestResult
 
 
@@ -27,7 +28,8 @@ def sign_matrix(n: int, samples: int, seed: int) -> tuple[np.ndarray, bool]:
     return rng.choice(np.array([-1.0, 1.0]), size=(samples, n)), False
 
 
-def randomization_test(a: Sequence[float], b: Sequence[float], *, samples: int = 10_000, seed: int = 0,
+def randomization_test(a: Sequence[float], b: Sequence[float], *, samples: int = SignificanceOptions.samples,
+                       seed: int = SignificanceOptions.seed,
                        signs: np.ndarray | None = None, exact: bool | None = None) -> TestResult:
     """Two-sided paired randomization test of a against b; the statistic is the mean difference.
     `signs`/`exact` (from `sign_matrix`) let many pairs share one draw."""

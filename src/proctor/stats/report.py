@@ -29,8 +29,8 @@ def as_dict(comparison: Comparison) -> dict[str, Any]:
     return {**comparison.settings, "notes": comparison.notes, "comparisons": pairs}
 
 
-def render_comparison(comparison: Comparison, fmt: str, title: str = "") -> str:
-    """`tsv`, `json` or `md` text."""
+def render_comparison(comparison: Comparison, fmt: str, title: str) -> str:
+    """`tsv`, `json` or `md` text (Markdown under `title`, the file or measure compared; empty: none)."""
     if fmt == "json":
         return json.dumps(as_dict(comparison), indent=2) + "\n"
     columns = [c for c in COLUMNS if any(c in row for row in comparison.pairs)] or list(COLUMNS[:6])

@@ -4,7 +4,6 @@ or a qrels file), the pool built once, the curve drawn, and everything said abou
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
 from proctor.errors import UsageError
@@ -12,6 +11,7 @@ from proctor.evaluate.labels import Qrels
 from proctor.evaluate.measures import parse_measure
 from proctor.evaluate.sources import load_runs, official_or_file_qrels
 from proctor.gradesets.resolve import describe
+from proctor.options.calibration import CalibrationOptions
 from proctor.options.numeric import check_numbers
 from proctor.records import GradeSet
 from proctor.store import Store
@@ -40,15 +40,13 @@ def human_judgments(store: Store, which: str) -> tuple[Qrels, str]:
     return qrels, "official judgments" if which == "official" else f"qrels file {which}"
 
 
-def check_options(budgets: Sequence[int], repeats: int, judged_relevant: int, measure: str, seed: int = 0) -> int:
-    """Refuse bad options before any work; returns the leaderboard's depth k (P@k)."""
-    check_numbers({"repeats": repeats, "judged_relevant": judged_relevant, "seed": seed})
+def check_options(options: CalibrationOptions) -> int:
+    """Refuse bad options before any work (`budgets` a list); returns the leaderboard's depth k (P@k)."""
+    budgets, repeats, judged_relevant, measure = options.budgets, options.repeats, options.judged_relevant, \
+        options.measure
+    check_numbers({"repeats": repeats, "judged_relevant": judged_relevant, "seed": options.seed})
     if not budgets or any(b < 1 for b in budgets):
         raise UsageError("{budgets} takes positive numbers of topics, e.g. 5 or 1,2,3,5,10,20", params=("budgets",))
-    if repeats < 1:
-        raise UsageError("{repeats} must be at least 1", params=("repeats",))
-    if judged_relevant < 1:
-        raise UsageError("{judged_relevant} must be at least 1", params=("judged_relevant",))
     spec = parse_measure(measure)
     if spec.measure.name != "P" or spec.cutoff is None or spec.rel is not None:
         raise UsageError(f"{{measure}} {measure}: calibrate's leaderboard is precision at a depth, P@k (e.g. P@20)",
@@ -56,10 +54,12 @@ def check_options(budgets: Sequence[int], repeats: int, judged_relevant: int, me
     return spec.cutoff
 
 
-def calibration(store: Store, grade_set: GradeSet, *, qrels: str = "official", budgets: Sequence[int] = (5,),
-                repeats: int = 10, seed: int = 0, judged_relevant: int = 1, measure: str = "P@20") -> dict[str, Any]:
-    """The calibration curve of a grade set (what `proctor calibrate` prints as JSON)."""
-    depth = check_options(budgets, repeats, judged_relevant, measure, seed)
+def calibration(store: Store, grade_set: GradeSet, options: CalibrationOptions) -> dict[str, Any]:
+    """The calibration curve of a grade set (what `proctor calibrate` prints as JSON; `options.budgets` a
+    list)."""
+    depth = check_options(options)
+    qrels, budgets, repeats, seed = options.qrels, list(options.budgets), options.repeats, options.seed
+    judged_relevant = options.judged_relevant
     judgments, source = human_judgments(store, qrels)
     top = max((r for per in judgments.values() for r in per.values()), default=0)
     if judged_relevant > top:

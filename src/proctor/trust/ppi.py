@@ -29,7 +29,7 @@ from functools import lru_cache
 import numpy as np
 from scipy.stats import t as student_t
 
-from proctor.options.intervals import IntervalOptions
+from proctor.options.calibration import PPIOptions
 
 TUNE_FROM = 15
 """From this many judged topics on, the weight is fitted (PPI++); below, it is 1 (classic PPI)."""
@@ -70,7 +70,7 @@ def weight(human: np.ndarray, judge: np.ndarray, judge_all: np.ndarray) -> float
     return min(1.0, max(0.0, covariance / variance))
 
 
-def estimate(judge_all: Mapping[str, float], human: Mapping[str, float], confidence: float = IntervalOptions.confidence,
+def estimate(judge_all: Mapping[str, float], human: Mapping[str, float], confidence: float = PPIOptions.confidence,
              tune_from: int = TUNE_FROM) -> Estimate:
     """The estimate of one system: `judge_all` its judge scores on all N topics, `human` its human scores on the
     n judged topics (a subset of them, n >= 2)."""
@@ -107,8 +107,8 @@ def _bounded(*scores: np.ndarray):
     return lambda v: v
 
 
-def rank_intervals(estimates: Mapping[str, Estimate], confidence: float = IntervalOptions.confidence
-                   ) -> dict[str, tuple[int, int]]:
+def rank_intervals(estimates: Mapping[str, Estimate],
+                   confidence: float = PPIOptions.confidence) -> dict[str, tuple[int, int]]:
     """Each system's rank interval from the pairwise differences of the same estimates: b is surely ahead of a
     when the interval of ppi_b - ppi_a (on the judged topics both have, paired) lies above 0; a's ranks run from
     1 + the systems surely ahead to the number of systems minus those surely behind. Each pair at `confidence`
