@@ -29,7 +29,7 @@ def store(tmp_path):
 @pytest.fixture
 def board_file(store, tmp_path):
     path = tmp_path / "p2.json"
-    path.write_text(api.render(api.leaderboard(store, measure="P@2", min_grade=3), "json", per_query=True))
+    path.write_text(api.render(api.leaderboard(store, "P@2", min_grade=3), "json", per_query=True))
     return path
 
 
@@ -39,7 +39,7 @@ def test_each_verb_takes_its_model_or_its_fields_by_name(store, board_file, tmp_
                                                                      alpha=0.1)
     assert api.render(by_model, "json") == api.render(by_name, "json")
     assert json.loads(api.render(by_model, "json"))["tests"] == ["t"]
-    in_memory = api.compare(api.leaderboard(store, measure="P@2", min_grade=3))
+    in_memory = api.compare(api.leaderboard(store, "P@2", min_grade=3))
     assert by_model.title == str(board_file) and in_memory.title == ""
     assert api.render(in_memory, "json") == api.render(api.compare(board_file), "json")
     official = tmp_path / "official.json"
@@ -109,7 +109,7 @@ def test_one_default_per_option():
 
 
 def test_the_api_refuses_what_the_command_line_cannot_give(store, board_file):
-    board = api.leaderboard(store, measure="P@2", min_grade=3)
+    board = api.leaderboard(store, "P@2", min_grade=3)
     with pytest.raises(api.UsageError, match=r"^measure reads a leaderboard file; a leaderboard in memory has its one"):
         api.compare(board, measure="P@2")
     with pytest.raises(api.UsageError, match=r"^test 'both ways': choose one of both, t, randomization$"):

@@ -52,7 +52,7 @@ def choose_grade_set(store: Store, wanted: str | None, sets: list[GradeSet] | No
     else the one with most grades on the newest bank version, else None (`sets`: the visible grade sets when the
     caller has them already)."""
     if wanted:
-        return LabelChoice(grade_set=wanted).resolve(store)
+        return commands.grade_set_of(store, LabelChoice(grade_set=wanted))
     sets = visible_sets(store) if sets is None else sets
     seq = {(b["bank"], b["version"]): b["seq"] for b in store.banks.versions()}
     graded = [s for s in sets if s.grades]
