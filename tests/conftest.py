@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from inprocess import Result, run_main
+from inprocess import Result, built_once, run_main
 from proctor.cli import main
 
 # NLTK's downloader keeps the sys.stderr it is first imported under as its default stream. Commands run in-process:
@@ -138,10 +138,15 @@ def dl19_pool() -> Path:
 
 @pytest.fixture(scope="session")
 def dl19_store(dl19_pool, tmp_path_factory) -> Path:
-    """A store with the DL19 pool imported once per test session."""
-    store = tmp_path_factory.mktemp("dl19") / "dl19.db"
-    assert main(["import", "exampp", str(dl19_pool), "--store", str(store)]) == 0
-    return store
+    """A store with the DL19 pool imported once per test run (`inprocess.built_once`: one import, a copy per
+    xdist worker)."""
+
+    def build(folder: Path) -> Path:
+        store = folder / "dl19.db"
+        assert main(["import", "exampp", str(dl19_pool), "--store", str(store)]) == 0
+        return store
+
+    return built_once("dl19_store", tmp_path_factory, build)
 
 
 def grades_of(path: Path, method: str, model: str | None = None, step: str | None = None, **params) -> list:
