@@ -32,6 +32,36 @@ DL19 = SHARED / "dl19"
 DL19_POOL = DL19 / "dl19-pool-graded-flan-t5-large.jsonl.gz"
 
 
+LONGEST_FIRST = ("test_experiment_dl19.py", "test_review.py", "test_ray_engine.py", "test_hf_backend.py",
+                 "test_wheel.py", "test_dl19.py", "test_analyze.py", "test_grade_sets.py", "test_store_access.py",
+                 "test_grading_local.py", "test_relevance.py", "test_experiment_dry_run.py", "test_experiment.py",
+                 "test_background_reader_lifetime.py", "test_ppi.py", "test_autojudge.py", "test_grading_resume.py",
+                 "test_review_verdict_pages.py", "test_starter_kit_checks.py", "test_undefined_correlations.py",
+                 "test_calibration.py")
+"""The files that take longest (measured with `--durations` under `make test`), longest first: `make test` (xdist,
+one file per process) hands them out first, so no long file is left running alone at the end. Every other file
+follows, those with more tests first (xdist's own rule). A stale list costs only balance, never a test."""
+
+
+def pytest_configure(config) -> None:
+    """Let xdist hand files out in the order `pytest_collection_modifyitems` gives (it sorts by test count)."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Files in the order of `LONGEST_FIRST`, then by number of tests; each file's tests in their own order."""
+    counts: dict[Path, int] = {}
+    for item in items:
+        counts[item.path] = counts.get(item.path, 0) + 1
+
+    def rank(item) -> tuple[int, int]:
+        name = item.path.name
+        return (LONGEST_FIRST.index(name), 0) if name in LONGEST_FIRST else (len(LONGEST_FIRST), -counts[item.path])
+
+    items.sort(key=rank)
+
+
 @pytest.fixture
 def cli(capsys):
     """Run `proctor ARGS` in-process (`inprocess.run_main`); returns a Result, as `run_process` does. The output
