@@ -143,6 +143,25 @@ def demo_store(tmp_path) -> Path:
     return seed_demo(tmp_path)
 
 
+STAND_IN_PLOTS = {"png": b"\x89PNG\r\n\x1a\n", "pdf": b"%PDF-1.4\n%%EOF\n",
+                  "svg": b'<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>'}
+"""What `stand_in_plots` writes for each plot file, by format."""
+
+
+@pytest.fixture
+def stand_in_plots(monkeypatch) -> None:
+    """Commands run in-process build every figure as they would (data, axes, layout) but write a stand-in
+    file (`STAND_IN_PLOTS`) where matplotlib would render a PNG, PDF and SVG of it (the costly part: 3 renders
+    per plot, tens of plots per report). For tests that assert nothing about the plot files; the plot files
+    themselves are checked by tests/test_analyze.py and the calibration tests, which render them."""
+    from matplotlib.figure import Figure
+
+    def savefig(self, fname, *, format: str, **options) -> None:  # noqa: A002 (matplotlib's name)
+        Path(fname).write_bytes(STAND_IN_PLOTS[format])
+
+    monkeypatch.setattr(Figure, "savefig", savefig)
+
+
 def on_ci() -> bool:
     """Whether the tests run on CI (the environment variable CI is set to true, as CI services do)."""
     return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
