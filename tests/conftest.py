@@ -15,8 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from inprocess import Result, run_main
+from inprocess import Result, built_once, run_main
 from proctor.cli import main
+
+# One thread per process for the native libraries (torch's and numpy's OpenMP/BLAS pools): `make test` runs two
+# processes on two cores, and pools sized to every core spin against each other (tests/test_hf_backend.py: 31 ->
+# 21 s of CPU). Read when those libraries load, so set before anything imports them; a value given wins.
+for _pool in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_pool, "1")
 
 # NLTK's downloader keeps the sys.stderr it is first imported under as its default stream. Commands run in-process:
 # imported inside a test's captured output, that stream is closed when the test ends, and the next import of a
@@ -30,6 +36,35 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("PROCTOR_SHARED", ROOT.parent / "shared")) / "data"  # a worktree elsewhere: set it
 DL19 = SHARED / "dl19"
 DL19_POOL = DL19 / "dl19-pool-graded-flan-t5-large.jsonl.gz"
+
+
+LONGEST_FIRST = ("test_undefined_correlations.py", "test_ray_engine.py", "test_autojudge.py", "test_calibration.py",
+                 "test_bank.py", "test_grade_sets.py", "test_review.py", "test_ppi.py", "test_store_access.py",
+                 "test_review_verdict_pages.py", "test_starter_kit_checks.py", "test_experiment_dl19.py",
+                 "test_dl19.py", "test_exampp_round_trip.py", "test_analyze.py", "test_grading_resume.py",
+                 "test_experiment_dry_run.py", "test_grading_local.py", "test_wheel.py", "test_experiment.py")
+"""The files that take longest (their tests' time in a `make test` run, 2026-11-26), longest first: `make test` (xdist,
+one file per process) hands them out first, so no long file is left running alone at the end. Every other file
+follows, those with more tests first (xdist's own rule). A stale list costs only balance, never a test."""
+
+
+def pytest_configure(config) -> None:
+    """Let xdist hand files out in the order `pytest_collection_modifyitems` gives (it sorts by test count)."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Files in the order of `LONGEST_FIRST`, then by number of tests; each file's tests in their own order."""
+    counts: dict[Path, int] = {}
+    for item in items:
+        counts[item.path] = counts.get(item.path, 0) + 1
+
+    def rank(item) -> tuple[int, int]:
+        name = item.path.name
+        return (LONGEST_FIRST.index(name), 0) if name in LONGEST_FIRST else (len(LONGEST_FIRST), -counts[item.path])
+
+    items.sort(key=rank)
 
 
 @pytest.fixture
@@ -113,6 +148,25 @@ def demo_store(tmp_path) -> Path:
     return seed_demo(tmp_path)
 
 
+STAND_IN_PLOTS = {"png": b"\x89PNG\r\n\x1a\n", "pdf": b"%PDF-1.4\n%%EOF\n",
+                  "svg": b'<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>'}
+"""What `stand_in_plots` writes for each plot file, by format."""
+
+
+@pytest.fixture
+def stand_in_plots(monkeypatch) -> None:
+    """Commands run in-process build every figure as they would (data, axes, layout) but write a stand-in
+    file (`STAND_IN_PLOTS`) where matplotlib would render a PNG, PDF and SVG of it (the costly part: 3 renders
+    per plot, tens of plots per report). For tests that assert nothing about the plot files; the plot files
+    themselves are checked by tests/test_analyze.py and the calibration tests, which render them."""
+    from matplotlib.figure import Figure
+
+    def savefig(self, fname, *, format: str, **options) -> None:  # noqa: A002 (matplotlib's name)
+        Path(fname).write_bytes(STAND_IN_PLOTS[format])
+
+    monkeypatch.setattr(Figure, "savefig", savefig)
+
+
 def on_ci() -> bool:
     """Whether the tests run on CI (the environment variable CI is set to true, as CI services do)."""
     return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
@@ -138,10 +192,15 @@ def dl19_pool() -> Path:
 
 @pytest.fixture(scope="session")
 def dl19_store(dl19_pool, tmp_path_factory) -> Path:
-    """A store with the DL19 pool imported once per test session."""
-    store = tmp_path_factory.mktemp("dl19") / "dl19.db"
-    assert main(["import", "exampp", str(dl19_pool), "--store", str(store)]) == 0
-    return store
+    """A store with the DL19 pool imported once per test run (`inprocess.built_once`: one import, a copy per
+    xdist worker)."""
+
+    def build(folder: Path) -> Path:
+        store = folder / "dl19.db"
+        assert main(["import", "exampp", str(dl19_pool), "--store", str(store)]) == 0
+        return store
+
+    return built_once("dl19_store", tmp_path_factory, build)
 
 
 def grades_of(path: Path, method: str, model: str | None = None, step: str | None = None, **params) -> list:

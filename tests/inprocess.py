@@ -1,11 +1,15 @@
 """In-process helpers: `run_cli` runs a command in-process, as `conftest.run_process` runs it as a real
 process, for fixtures wider than a test (where the `cli` fixture, which captures with pytest's capsys, is not
-available; both run `run_main`); `once` keeps what a session fixture built for the whole process; `copy_store`
-copies a shared store for a test that writes."""
+available; both run `run_main`); `once` keeps what a session fixture built for the whole process; `built_once`
+builds a costly store once for the whole run, whatever the number of xdist workers; `copy_store` copies a shared
+store for a test that writes."""
 
 from __future__ import annotations
 
+import fcntl
 import io
+import os
+import shutil
 from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -55,3 +59,33 @@ def once(name: str, build: Callable[[], Any]) -> Any:
     if name not in _BUILT:
         _BUILT[name] = build()
     return _BUILT[name]
+
+
+def built_once(name: str, tmp_path_factory: Any, build: Callable[[Path], Path]) -> Path:
+    """A private copy (for this process) of the store file `build(folder)` makes, built once per test run: the
+    first xdist worker to ask builds it in a folder all workers of the run share, under a lock, and the others
+    wait for it (without xdist the folder is the session's own). A build that failed leaves nothing behind
+    and is tried again. What the build printed, written beside the store by `build`, is in the copy's folder."""
+
+    def build_and_copy() -> Path:
+        root = tmp_path_factory.getbasetemp()
+        if os.environ.get("PYTEST_XDIST_WORKER"):
+            root = root.parent  # pytest-of-USER/pytest-N: the run's folder, above each worker's own
+        folder, done = root / f"built-{name}", root / f"built-{name}.done"
+        with open(root / f"built-{name}.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                if not done.exists():
+                    shutil.rmtree(folder, ignore_errors=True)
+                    folder.mkdir()
+                    done.write_text(build(folder).relative_to(folder).as_posix())
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+        source = folder / done.read_text()
+        mine = tmp_path_factory.mktemp(name)
+        for extra in source.parent.iterdir():  # the build's other files; the store's own (-wal, ...) never
+            if extra.is_file() and not extra.name.startswith(source.name):
+                shutil.copyfile(extra, mine / extra.name)
+        return copy_store(source, mine / source.name)
+
+    return once(f"built-{name}", build_and_copy)

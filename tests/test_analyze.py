@@ -105,6 +105,7 @@ def test_html_report_renders_its_plots_in_chromium(demo_report, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("stand_in_plots")  # asserts nothing about the plot files
 def test_analyze_dl19(dl19_store, tmp_path):
     out = tmp_path / "dl19-report"
     result = run_cli("analyze", "--store", dl19_store, "--official", DL19 / "dl19-official-leaderboard.json",

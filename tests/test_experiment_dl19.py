@@ -15,6 +15,7 @@ from conftest import DL19, ROOT
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("stand_in_plots")  # asserts nothing about the plot files
 def test_bundled_dl19_experiment(dl19_pool, tmp_path, cli):
     text = (ROOT / "experiments" / "dl19.toml").read_text(encoding="utf-8")
     assert "../../shared/data/dl19" in text

@@ -8,21 +8,17 @@ import json
 import pytest
 
 from conftest import grades_of
+from dl19_fixture import dl19_replay_store_fixture  # noqa: F401 (a fixture)
 from proctor.io.exampp import read_exampp
 from tiny_models import tiny_models_fixture  # noqa: F401 (a fixture)
 
 
 @pytest.mark.slow
-def test_replay_reproduces_every_recorded_dl19_grade(cli, dl19_pool, tmp_path):
-    from conftest import DL19
-
-    store = tmp_path / "g.db"
-    assert cli("import", "exampp", dl19_pool, "--store", store, "--no-grades").code == 0
-    assert cli("import", "bank", DL19 / "dl19-questions-graded.jsonl.gz", "--store", store).code == 0
-    result = cli("grade", "--store", store, "--method", "self-rating", "--llm", f"replay:{dl19_pool}",
-                 "--format", "json")
-    assert result.code == 0, result.err
-    summary = json.loads(result.out)
+def test_replay_reproduces_every_recorded_dl19_grade(cli, dl19_pool, dl19_replay_store):
+    # the store is the session's replay of the whole pool (dl19_fixture: import --no-grades, the bank, grade
+    # --method self-rating --llm replay:POOL --format json), built once and read here
+    store = dl19_replay_store
+    summary = json.loads((store.parent / "grade.json").read_text())
     assert summary["graded_now"] == 92600 and summary["failures"] == 0
     recorded = {(g.query_id, g.passage_id, g.question_id): g.grade for q in read_exampp(dl19_pool) for g in q.grades}
     ours = {(g.query_id, g.passage_id, g.question_id): g for g in grades_of(store, "self-rating")}

@@ -65,6 +65,7 @@ def test_bank_generate_out_checks_the_target_before_calling_the_llm(tmp_path, ta
 
 
 @pytest.mark.slow  # loads the embedding model (torch) once per process
+@pytest.mark.usefixtures("stand_in_plots")  # asserts nothing about the plot files
 def test_analyze_never_writes_through_a_symlink_inside_its_folder(graded_demo, tmp_path):
     out = tmp_path / "report"
     out.mkdir()

@@ -261,6 +261,7 @@ def test_the_review_apps_calibration_page_shows_the_leaderboard_corrected_by_the
         assert f"<td>{row['system']}</td><td class=\"n\">{row['ppi']:.3f}</td>" in page
 
 
+@pytest.mark.usefixtures("stand_in_plots")  # asserts nothing about the plot files
 def test_analyze_adds_the_prediction_powered_section(cli, tmp_path):
     store = _store(tmp_path, RATINGS, JUDGED)
     official = tmp_path / "official.json"

@@ -142,6 +142,7 @@ def test_detect_flags_judge_addressing_and_copied_rubric_only():
     assert detect("A highly relevant study of rates and grades in schools.", rubric) is None
 
 
+@pytest.mark.usefixtures("stand_in_plots")  # asserts nothing about the plot files
 def test_analyze_and_the_review_app_show_the_probe(graded, cli, tmp_path):
     from proctor.review.robustness_view import flagged_queue
     from proctor.store import Store

@@ -43,3 +43,10 @@ def test_the_slow_marker_is_registered_and_unknown_markers_are_refused():
     options = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]["ini_options"]
     assert any(marker.startswith("slow:") for marker in options["markers"])
     assert "--strict-markers" in options["addopts"].split()
+
+
+def test_the_files_handed_out_first_exist():
+    from conftest import LONGEST_FIRST
+
+    assert len(set(LONGEST_FIRST)) == len(LONGEST_FIRST)
+    assert [name for name in LONGEST_FIRST if not (ROOT / "tests" / name).is_file()] == []
