@@ -12,29 +12,12 @@ MAX_API_NAMES = 117
 
 FLAGS_OUTSIDE_MODELS = {  # `module --flag` still declared by hand
     'proctor.cli --version',
-    'proctor.cli.analyze_cmd --official',
-    'proctor.cli.analyze_cmd --out',
     'proctor.cli.bank_cmd --bank',
-    'proctor.cli.bank_cmd --grade-set',
-    'proctor.cli.bank_cmd --method',
-    'proctor.cli.bank_cmd --model',
-    'proctor.cli.ensemble_cmd --grade-set',
-    'proctor.cli.export_cmd --bank',
-    'proctor.cli.export_cmd --grade-set',
-    'proctor.cli.export_cmd --method',
-    'proctor.cli.export_cmd --model',
-    'proctor.cli.probe_cmd --attack',
-    'proctor.cli.probe_cmd --grade-set',
-    'proctor.cli.verify_cmd --bank',
-    'proctor.cli.verify_cmd --grade-set',
-    'proctor.cli.verify_cmd --method',
-    'proctor.cli.verify_cmd --model',
 }
 
 DEFAULTS_WRITTEN_TWICE = {  # `name=value` still written in more than one place
     'empty=()',
     "fmt='tsv'",
-    'grade_sets=()',
     'limit=50',
     'max_tokens=400',
     "measure='P@20'",

@@ -16,12 +16,12 @@ from proctor.records import GradeSet, grade_set_id
 from proctor.store import Store
 
 
-def write_exampp(store: Store, out: str | Path, grade_sets: Sequence[GradeSet] = ()) -> int:
+def write_exampp(store: Store, out: str | Path, grade_sets: Sequence[GradeSet] | None = None) -> int:
     """Write the store as an exam_pp file (gzipped when `out` ends in .gz); returns the number of queries."""
     out = Path(out)
     with (gzip.open(out, "wt", encoding="utf-8") if out.suffix == ".gz"
           else open(out, "w", encoding="utf-8")) as handle:
-        return _write(store, handle, grade_sets)
+        return _write(store, handle, grade_sets or ())
 
 
 def _write(store: Store, handle: TextIO, grade_sets: Sequence[GradeSet]) -> int:

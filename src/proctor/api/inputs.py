@@ -158,7 +158,7 @@ class Exported:
         return [f"wrote {self.count} judgments to {self.out}"] if self.out is not None else []
 
 
-def export_request(kind: ExportKind, out: str | Path | None = None, *, grade_sets: Sequence[str] = (),
+def export_request(kind: ExportKind, out: str | Path | None = None, *, grade_sets: Sequence[str] | None = None,
                    method: str | None = None, model: str | None = None, bank: str | None = None,
                    grades: bool = True) -> ExportRequest:
     """`proctor export KIND`, checked before the store is opened: `exampp` (needs `out`, a file: .jsonl or
@@ -170,11 +170,11 @@ def export_request(kind: ExportKind, out: str | Path | None = None, *, grade_set
     if kind == "runs" and not out:
         raise UsageError("export runs needs {out} DIR (one run file per run is written there)", params=("out",))
     target = file_target(out) if out and kind != "runs" else (Path(out) if out else None)
-    return ExportRequest(kind, target, tuple(grade_sets), method, model, bank, grades)
+    return ExportRequest(kind, target, tuple(grade_sets or ()), method, model, bank, grades)
 
 
 def export(store: Store, kind: ExportKind | Literal["bank"], out: str | Path | None = None, *,
-           grade_sets: Sequence[str] = (), method: str | None = None, model: str | None = None,
+           grade_sets: Sequence[str] | None = None, method: str | None = None, model: str | None = None,
            bank: str | None = None, grades: bool = True, fmt: str = BankExportOptions.bank_format) -> Any:
     """Export the store: `exampp` (to `out`, .jsonl or .jsonl.gz: passages, judgments, rankings and the grades
     of `grade_sets`, or of the one grade set `method`/`model`/`bank` narrow to, unless `grades=False`), `runs`

@@ -6,7 +6,7 @@ import argparse
 
 from proctor.api import commands
 from proctor.cli.common import add_store, note, readable_store
-from proctor.options.analysis import AnalysisOptions
+from proctor.options.analysis import AnalysisOptions, ReportFiles
 from proctor.options.model import add_options, from_args
 
 DESCRIPTION = """\
@@ -25,9 +25,8 @@ def register(parsers: argparse._SubParsersAction) -> None:
     p = parsers.add_parser("analyze", help="meta-evaluation report: correlations, agreement, plots",
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_store(p)
-    p.add_argument("--official", required=True, metavar="FILE",
-                   help="official leaderboard: JSON {run: rank} or TSV of scores")
-    p.add_argument("--out", required=True, metavar="DIR", help="folder for the report (created if missing)")
+    for action in add_options(p, ReportFiles):
+        action.required = True
     add_options(p, AnalysisOptions, "judged_relevant", "measures", "budget", "missing", "per_query_measure",
                 "per_query_tau", "plot_measure", "plot_tau", "human_qrels", "human_topics", "seed", "floor_queries",
                 "floor_graded")

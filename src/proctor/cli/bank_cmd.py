@@ -21,6 +21,7 @@ from proctor.options.backend import add_backend_options, backend_options
 from proctor.options.banks import BankExportOptions, BankGenerationOptions, BankImpactOptions
 from proctor.options.grading import GradingOptions
 from proctor.options.model import add_options, from_args
+from proctor.options.selection import LabelChoice
 from proctor.options.store import StoreOptions
 
 GENERATE = """\
@@ -82,10 +83,7 @@ def _register_impact(sub: argparse._SubParsersAction) -> None:
     i.add_argument("new", metavar="B")
     add_store(i)
     add_options(i, GradingOptions, "llm")
-    i.add_argument("--grade-set", metavar="ID", help="the grade set of bank A (see `proctor info`)")
-    i.add_argument("--method", help="narrow to grade sets of this method (default: the store's only one)")
-    i.add_argument("--model", help="narrow to grade sets of this model")
-    i.add_argument("--bank", metavar="NAME[@VERSION]", help="narrow to grade sets of this bank (version)")
+    add_options(i, LabelChoice, "grade_set", "method", "model", "bank")
     add_options(i, BankImpactOptions)
     add_backend_options(i)
     add_options(i, GradingOptions, "progress")

@@ -26,8 +26,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser("ensemble", help="combine grade sets into a derived grade set (mean, majority, ...)",
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_store(p)
-    p.add_argument("--grade-set", action="append", required=True, metavar="ID", dest="grade_sets",
-                   help="a member grade set (id or unique prefix); give two or more")
+    members, = add_options(p, EnsembleOptions, "grade_sets")
+    members.required = True
     rule, = add_options(p, EnsembleOptions, "rule")
     rule.required = True
     add_options(p, EnsembleOptions, "name", "show")

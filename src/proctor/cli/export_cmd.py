@@ -11,6 +11,7 @@ from proctor.api import commands
 from proctor.cli.common import add_store, note, readable_store
 from proctor.options.inputs import ExportOptions
 from proctor.options.model import add_options
+from proctor.options.selection import LabelChoice
 
 
 def register(parsers: argparse._SubParsersAction) -> None:
@@ -24,18 +25,15 @@ def register(parsers: argparse._SubParsersAction) -> None:
     p.add_argument("kind", choices=commands.EXPORT_KINDS, help="what to export")
     add_store(p)
     add_options(p, ExportOptions, "out")
-    p.add_argument("--grade-set", metavar="ID", action="append",
-                   help="export this grade set's grades (repeat for several; default: the store's only grade set)")
-    p.add_argument("--method", help="narrow to grade sets of this method")
-    p.add_argument("--model", help="narrow to grade sets of this model")
-    p.add_argument("--bank", metavar="NAME[@VERSION]", help="narrow to grade sets of this bank (version)")
+    add_options(p, ExportOptions, "grade_sets")
+    add_options(p, LabelChoice, "method", "model", "bank")
     add_options(p, ExportOptions, "grades")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Export; a failed export leaves nothing half-written."""
-    request = commands.export_request(args.kind, args.out, grade_sets=args.grade_set or (), method=args.method,
+    request = commands.export_request(args.kind, args.out, grade_sets=args.grade_sets or (), method=args.method,
                                       model=args.model, bank=args.bank, grades=args.grades)
     with readable_store(args.store, args.lock_timeout) as store:
         done = request.run(store)

@@ -10,7 +10,7 @@ from proctor.api import commands
 from proctor.cli.common import add_format, add_store, note, spelled
 from proctor.options.backend import add_backend_options, given
 from proctor.options.model import add_options, from_args
-from proctor.options.probe import ProbeOptions
+from proctor.options.probe import ProbeOptions, ProbeTarget
 
 DESCRIPTION = f"""\
 Sample --sample N pool passages the humans judged non-relevant (judgment 0; without judgments: those the grade
@@ -33,8 +33,8 @@ def register(parsers: argparse._SubParsersAction) -> None:
     p = parsers.add_parser("probe", help="measure how much attacks inflate a grade set's labels (and guards)",
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_store(p)
-    p.add_argument("--grade-set", required=True, metavar="ID", help="the grade set to probe (its id or a prefix)")
-    p.add_argument("--attack", required=True, metavar="ATTACK[,ATTACK...]", help=f"of: {', '.join(commands.ATTACKS)}")
+    for action in add_options(p, ProbeTarget):
+        action.required = True
     add_options(p, ProbeOptions, "guards", "sample", "seed", "llm")
     add_backend_options(p)
     add_format(p, api.ProbeReport.formats, "tsv")

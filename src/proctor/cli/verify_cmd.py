@@ -9,6 +9,7 @@ from proctor.api import commands
 from proctor.cli.common import add_format, add_store, emit, readable_store
 from proctor.options.analysis import VerifyOptions
 from proctor.options.model import add_options, from_args
+from proctor.options.selection import LabelChoice
 
 DESCRIPTION = """\
 Human verification of the rubric (RUBRIC 6.7):
@@ -25,10 +26,7 @@ def register(parsers: argparse._SubParsersAction) -> None:
     reports = commands.VERIFY_REPORTS
     p.add_argument("report", choices=reports, metavar="REPORT", help=" | ".join(reports))
     add_store(p)
-    p.add_argument("--grade-set", metavar="ID", help="the grade set to check (see `proctor info`)")
-    p.add_argument("--method", help="narrow to grade sets of this method (needed when the store has several)")
-    p.add_argument("--model", help="narrow to grade sets of this model")
-    p.add_argument("--bank", metavar="NAME[@VERSION]", help="narrow to grade sets of this bank (version)")
+    add_options(p, LabelChoice, "grade_set", "method", "model", "bank")
     add_options(p, VerifyOptions, "min_grade", "judged_relevant", "shown", "query")
     add_format(p, ("text", "json", "md"), "text")
     p.set_defaults(func=run)

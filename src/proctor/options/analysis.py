@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from proctor.options.evaluation import EvaluationOptions
-from proctor.options.model import GRADE, borrow, int_in, option
+from proctor.options.model import GRADE, NOT_IN_TOML, borrow, int_in, option
 
 MEASURES = ("P@20", "nDCG@10", "RR", "AP", "Rprec")
 """The EXAM-Qrels measures `analyze` sweeps by default."""
@@ -18,6 +18,16 @@ def measure_list(value: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
     """`"P@20,nDCG@10"` or a list of measure names: the names, stripped, empty ones left out."""
     parts = value.split(",") if isinstance(value, str) else value
     return tuple(str(m).strip() for m in parts if str(m).strip())
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportFiles:
+    """What `proctor analyze` reads and where it writes (both required on its command line; `api.analyze` takes them
+    as its `official` and `out` parameters)."""
+
+    official: str | None = option(metavar="FILE", toml=NOT_IN_TOML,
+                                  help="official leaderboard: JSON {{run: rank}} or TSV of scores")
+    out: str | None = option(metavar="DIR", toml=NOT_IN_TOML, help="folder for the report (created if missing)")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from proctor.options.model import NOT_IN_TOML, int_in, option
+from proctor.options.inputs import ExportOptions
+from proctor.options.model import NOT_IN_TOML, borrow, int_in, option
 
 RULES = ("mean", "median", "max", "min", "majority")
 """How an ensemble's members' grades of a cell become one."""
@@ -15,6 +16,8 @@ RULES = ("mean", "median", "max", "min", "majority")
 class EnsembleOptions:
     """How an ensemble combines its members, and what is shown of their disagreement."""
 
+    grade_sets: tuple[str, ...] | None = borrow(ExportOptions, "grade_sets",
+                                                help="a member grade set (id or unique prefix); give two or more")
     rule: str | None = option(choices=RULES, toml=NOT_IN_TOML, help="how the members' grades of a cell become one")
     name: str | None = option(toml=NOT_IN_TOML,
                               help="a name to remember the ensemble by (not part of its identity)")

@@ -64,6 +64,9 @@ class ExportOptions:
         "output file (default: standard output)")
     grades: bool = option(True, flag="--no-grades", action="store_false", toml=NOT_IN_TOML,
                           help="passages, judgments and rankings only")
+    grade_sets: tuple[str, ...] | None = option(
+        flag="--grade-set", action="append", metavar="ID", toml=NOT_IN_TOML,
+        help="export this grade set's grades (repeat for several; default: the store's only grade set)")
 
 
 __all__ = ["ExportOptions", "ImportOptions"]

@@ -44,7 +44,6 @@ class Option:
     parse: Callable[[str], Any] | None = None
     action: Any = None
     metavar: str | None = None
-    nargs: str | None = None
     choices: tuple[str, ...] | None = None
     toml: Any = None
     toml_key: str | None = None

@@ -7,7 +7,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from proctor.options.evaluation import EvaluationOptions
-from proctor.options.model import borrow, int_in, option
+from proctor.options.model import NOT_IN_TOML, borrow, int_in, option
+from proctor.options.selection import LabelChoice
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProbeTarget:
+    """What `proctor probe` probes (both required on its command line; `api.probe` takes them as its `grade_set`
+    and `attacks` arguments)."""
+
+    grade_set: str | None = borrow(LabelChoice, "grade_set", help="the grade set to probe (its id or a prefix)")
+    attack: str | None = option(metavar="ATTACK[,ATTACK...]", toml=NOT_IN_TOML,
+                                help="the attacks, comma-separated (listed above)")
 
 
 @dataclass(frozen=True, kw_only=True)
