@@ -100,17 +100,21 @@ def test_a_run_the_cache_cannot_hold_is_read_from_the_rankings(tmp_path):
     assert store.corpus.ranked_lists() == ranked
 
 
-def test_graded_questions_read_from_the_kept_cover_rows_equal_the_grades(tmp_path):
+def test_graded_questions_are_kept_with_the_labels_and_equal_the_grades(tmp_path):
     store = _store(tmp_path / "s.db")
     store.grades.upsert_grades(SET.id, [Grade("q2", "q2p0", "q2/extra", "self-rating", "m", "v1", 1, "ok", "1")])
-    computed = list(store.tallies.graded_questions(SET.id, SET.step))  # nothing kept: from the grades
-    assert store.caches.kept_questions(SET.id, SET.step) is None
-    assert store.caches.cover_grades(SET.id, SET.step) is not None  # kept now
-    assert store.caches.kept_questions(SET.id, SET.step) is not None
-    assert list(store.tallies.graded_questions(SET.id, SET.step)) == computed
+    with held_write_lock(store.path):  # nothing can be kept: gathered from the grades
+        computed = list(store.tallies.graded_questions(SET.id, SET.step))
+        assert _kept(store)[0] == 0 and store.caches.kept_questions(SET.id, SET.step) is None
+    assert list(store.tallies.graded_questions(SET.id, SET.step)) == computed  # kept now, read back
+    assert _kept(store)[0] == 4 and len(store.caches.kept_questions(SET.id, SET.step)) == 4
+    assert list(store.tallies.graded_questions(SET.id, SET.step)) == computed  # read from the cache
     store.grades.upsert_grades(SET.id, [Grade("q3", "q3p0", "q3/new", "self-rating", "m", "v1", 2, "ok", "2")])
-    assert store.caches.kept_questions(SET.id, SET.step) is None  # dropped with the write
+    assert _kept(store)[0] == 0  # dropped with the write
     assert ("q3", "q3/new") in list(store.tallies.graded_questions(SET.id, SET.step))
+    raw_write(store.path, "UPDATE label_cache SET questions = NULL")  # rows kept before schema 7: kept again
+    assert list(store.tallies.graded_questions(SET.id, SET.step)) == computed + [("q3", "q3/new")]
+    assert all(q is not None for _, q in store.caches.kept_questions(SET.id, SET.step))
 
 
 def _exampp_line(query: str, runs: int, passages: int, questions: int, rnd: random.Random) -> str:
@@ -138,7 +142,8 @@ def test_an_exampp_import_keeps_what_the_first_leaderboard_reads(tmp_path):
     store = Store.create_or_open(tmp_path / "s.db")
     import_files(store, "exampp", [source])
     (grade_set,) = store.grades.grade_sets()
-    assert _kept(store) == (5, 15) and store.caches.kept_rows("cover_cache") == 5  # kept by the import
+    assert _kept(store) == (5, 15)  # kept by the import, graded questions with the labels
+    assert len(store.caches.kept_questions(grade_set.id, grade_set.step)) == 5
     top, ranked = top_grades_of(store, grade_set.id, grade_set.step), _uncached(store)[1]
     assert len(top) == 30 and list(store.caches.top_grades(grade_set.id, grade_set.step)) == top
     assert store.corpus.ranked_lists() == ranked

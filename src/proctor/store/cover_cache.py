@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
 from functools import cache
 from itertools import groupby
 from operator import itemgetter
@@ -65,28 +64,6 @@ class CacheRepository(ResultCaches):
             return None
         return [(qid, json.loads(questions), json.loads(passages), grades)
                 for qid, questions, passages, grades in cached]
-
-    def keep_for_leaderboards(self, steps: Iterable[tuple[str, str]]) -> None:
-        """Inside the caller's write transaction (an exam_pp import's, which holds the write lock already and
-        has the grades just written in SQLite's page cache): keep the label and cover rows of each (grade set,
-        step) that has none, and the ranked lists of every run that has none, so that the first leaderboard
-        after an import reads kept rows (computed by the same statements a reader's filling runs)."""
-        for grade_set_id, step in steps:
-            if not self._cached_top(grade_set_id, step):
-                self._keep_top(grade_set_id, step)
-            if not self._cached_cover(grade_set_id, step):
-                self._keep_cover(grade_set_id, step)
-        self._keep_ranked()
-
-    def kept_questions(self, grade_set_id: str, step: str) -> list[tuple[str, str]] | None:
-        """(query, its graded question ids as a sorted JSON list) of one step, from the kept cover rows (one
-        statement); None when none are kept."""
-        try:
-            rows = self.db.execute("SELECT query_id, questions FROM cover_cache WHERE grade_set_id = ? AND step = ?"
-                                   " ORDER BY query_id", (grade_set_id, step)).fetchall()
-        except sqlite3.OperationalError:  # a read-only store of an earlier release has no cache
-            return None
-        return rows or None
 
     def _cached_cover(self, grade_set_id: str, step: str) -> list[tuple[str, str, str, str]]:
         """The kept rows, read by one statement (one snapshot); empty when none are kept."""
