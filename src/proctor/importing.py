@@ -112,15 +112,10 @@ def import_files(
     store.imports.command_entries = frozenset()
     with store.bulk_transaction():
         reports = [_import_one(store, kind, path, options) for path in map(Path, paths)]
-        counts = store.tallies.grade_counts()  # counted once here, inside the import, so that readers find them kept
+        store.tallies.grade_counts()  # counted once here, inside the import, so that readers find them kept
         if kind == "exampp":  # and what a leaderboard reads: the first one after a large import reads kept rows
-            store.caches.keep_for_leaderboards(_label_steps(store, counts))
+            store.caches.keep_for_leaderboards()
     return reports
-
-
-def _label_steps(store: Store, counts: dict[str, dict[str, dict[str, int]]]) -> list[tuple[str, str]]:
-    """(grade set, label step) of every grade set with grades in its label step."""
-    return [(s.id, s.step) for s in store.grades.grade_sets() if counts.get(s.id, {}).get(s.step)]
 
 
 def _import_one(store: Store, kind: str, path: Path, options: ImportOptions) -> ImportReport:

@@ -87,11 +87,14 @@ class ResultCaches(Repository):
             return None
         return rows if rows and all(q is not None for _, q in rows) else None
 
-    def keep_for_leaderboards(self, steps: Iterable[tuple[str, str]]) -> None:
+    def keep_for_leaderboards(self) -> None:
         """Inside the caller's write transaction (an exam_pp import's: it holds the write lock, and the grades it
-        wrote are in SQLite's page cache): keep the labels and graded questions of each (grade set, step) that
-        keeps none, and the ranked lists of every run that has none, so that the first leaderboard after an
-        import reads kept rows (made by the statements a reader's filling runs)."""
+        wrote are in SQLite's page cache): keep the labels and graded questions of every grade set's label step
+        that keeps none, and the ranked lists of every run that has none, so that the first leaderboard after
+        an import reads kept rows (made by the statements a reader's filling runs; a step without grades keeps
+        nothing)."""
+        steps = self.db.execute("SELECT grade_set_id, CASE WHEN label_step != '' THEN label_step ELSE method END"
+                                " FROM grade_sets ORDER BY grade_set_id").fetchall()
         for grade_set_id, step in steps:
             if not self._cached_top(grade_set_id, step):
                 self._keep_top(grade_set_id, step)
