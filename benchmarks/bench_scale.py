@@ -127,7 +127,8 @@ identical:
 
 | 64× | before | after |
 |---|---|---|
-| import (`--import-only`) | 846 s wall (CPU 152.5 s in 2 processes), 223 MB, store 635 MB | 653 s wall (CPU 158.5 s), 254 MB, store 674 MB |
+| import (`--import-only`), CPU in 2 processes | 846 s (CPU 152.5 s), 223 MB | 653 s (CPU 158.5 s), 254 MB |
+| store after the import | 635 MB | 674 MB (the kept caches) |
 | `info` | 1.01 s (CPU 0.30 s) | 0.37 s (CPU 0.29 s) |
 | P@20, first after import | 24.3 s (CPU 9.4 s) | 4.2 s (CPU 3.8 s) |
 | P@20, again | 13.3 s (CPU 4.4 s) | 5.6 s (CPU 3.8 s) |
