@@ -3,7 +3,9 @@ instead of aggregating millions (`Store.caches`, with the EXAM-Cover cache of `c
 response cache).
 
 - `label_cache`: per grade set, step and query, a JSON list of `[passage, largest grade, usable grades, failed
-  grades]` — what EXAM-Qrels at one question needs (`top_grades`), one short row per query to read.
+  grades]` — what EXAM-Qrels at one question needs (`top_grades`), one short row per query to read — and the
+  numbers of the questions graded for the query (`kept_questions`, schema 7: what coverage counts a pair as
+  graded against).
 - `ranked_cache`: per run and query, the passages in trec_eval order (tab-separated).
 
 Validity is kept by triggers, whatever code writes: any insert, update or delete of a grade drops every cached
@@ -11,7 +13,8 @@ row of its grade set, any change to a ranking drops its run's cached lists, in t
 is filled only inside the write lock (taken at once or not at all), from what the tables hold inside that
 lock, and read by one statement (one snapshot): a reader never sees cached rows older than the data (the
 ranked lists a fill keeps are returned as read and ranked inside its lock, every run in one snapshot, not read
-back). A read-only or busy store computes from the tables as before."""
+back). A read-only or busy store computes from the tables as before. An exam_pp import keeps the label and
+ranked-list caches before it commits (`keep_for_leaderboards`), so the first leaderboard after it reads them."""
 
 from __future__ import annotations
 
