@@ -117,11 +117,11 @@ def test_graded_questions_are_kept_with_the_labels_and_equal_the_grades(tmp_path
     assert all(q is not None for _, q in store.caches.kept_questions(SET.id, SET.step))
 
 
-def _exampp_line(query: str, runs: int, passages: int, questions: int, rnd: random.Random) -> str:
+def _exampp_line(query: str, runs: int, passages: range, questions: int, rnd: random.Random) -> str:
     import json
 
     paragraphs = []
-    for p in range(passages):
+    for p in passages:
         pid = f"{query}p{p}"
         ratings = [{"question_id": f"{query}/h{h}", "self_rating": rnd.randrange(6)} for h in range(questions)]
         rankings = [{"method": f"run{r}", "paragraphId": pid, "queryId": query, "rank": p + 1,
@@ -138,7 +138,7 @@ def test_an_exampp_import_keeps_what_the_first_leaderboard_reads(tmp_path):
 
     rnd = random.Random(11)
     source = tmp_path / "pool.jsonl"
-    source.write_text("".join(_exampp_line(f"q{q}", 3, 6, 4, rnd) + "\n" for q in range(5)))
+    source.write_text("".join(_exampp_line(f"q{q}", 3, range(6), 4, rnd) + "\n" for q in range(5)))
     store = Store.create_or_open(tmp_path / "s.db")
     import_files(store, "exampp", [source])
     (grade_set,) = store.grades.grade_sets()
@@ -146,6 +146,15 @@ def test_an_exampp_import_keeps_what_the_first_leaderboard_reads(tmp_path):
     assert len(store.caches.kept_questions(grade_set.id, grade_set.step)) == 5
     top, ranked = top_grades_of(store, grade_set.id, grade_set.step), _uncached(store)[1]
     assert len(top) == 30 and list(store.caches.top_grades(grade_set.id, grade_set.step)) == top
+    assert store.corpus.ranked_lists() == ranked
+    questions = sorted({(q, i) for q, _, i, _ in store.grades.grade_rows(grade_set.id, grade_set.step)})
+    assert list(store.tallies.graded_questions(grade_set.id, grade_set.step)) == questions
+    more = tmp_path / "more.jsonl"  # more passages of two queries, same grade set and runs: kept again, whole
+    more.write_text("".join(_exampp_line(f"q{q}", 3, range(6, 9), 4, rnd) + "\n" for q in (1, 3)))
+    import_files(store, "exampp", [more])
+    assert _kept(store) == (5, 15)
+    top, ranked = top_grades_of(store, grade_set.id, grade_set.step), _uncached(store)[1]
+    assert len(top) == 36 and list(store.caches.top_grades(grade_set.id, grade_set.step)) == top
     assert store.corpus.ranked_lists() == ranked
     questions = sorted({(q, i) for q, _, i, _ in store.grades.grade_rows(grade_set.id, grade_set.step)})
     assert list(store.tallies.graded_questions(grade_set.id, grade_set.step)) == questions
