@@ -204,3 +204,38 @@ def test_out_of_memory_in_a_grading_run_is_recorded_not_raised(cli, demo_store, 
     summary = json.loads(result.out)
     assert result.code == 3 and summary["failures"] == summary["graded_now"] == 6
     assert list(summary["failure_reasons"]) == ["OutOfMemoryError: CUDA out of memory. Tried to allocate for 1 prompts"]
+
+
+def test_the_model_is_loaded_before_the_grading_clock_and_its_load_reported_apart(cli, demo_store, tiny_models,
+                                                                                    monkeypatch):
+    import time
+
+    from proctor.grading import engine
+    from proctor.llm.hf import HFBackend
+
+    events: list[tuple[str, float]] = []
+    load = HFBackend.load
+
+    def timed_load(self):
+        seconds = load(self)
+        events.append(("loaded", time.monotonic()))
+        return seconds
+
+    class Clock(engine.Progress):
+        def __init__(self, *args, **kwargs):
+            events.append(("clock", time.monotonic()))
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(HFBackend, "load", timed_load)
+    monkeypatch.setattr(engine, "Progress", Clock)
+    monkeypatch.setattr(HFBackend, "_answer", lambda self, requests: events.append(("answer", self._net is not None))
+                        or [engine.Reply(text="4") for _ in requests])
+    result = cli("grade", "--store", demo_store, "--method", "self-rating", "--llm", f"hf:{tiny_models['tiny-t5']}",
+                 "--max-queries", "1", "--max-passages", "2", "--format", "json")
+    summary = json.loads(result.out)
+    assert result.code == 0 and summary["graded_now"] == 6 and summary["model_load_seconds"] > 0
+    assert [e[0] for e in events[:2]] == ["loaded", "clock"] and events[0][1] <= events[1][1]
+    assert ("answer", True) in events  # the weights were there before the first batch
+    again = cli("grade", "--store", demo_store, "--method", "self-rating", "--llm", f"hf:{tiny_models['tiny-t5']}",
+                "--max-queries", "1", "--max-passages", "2", "--format", "json")
+    assert "model_load_seconds" not in json.loads(again.out)  # nothing left to grade: nothing loaded

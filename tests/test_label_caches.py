@@ -98,3 +98,67 @@ def test_a_run_the_cache_cannot_hold_is_read_from_the_rankings(tmp_path):
     assert "q0\tp" in ranked["run2"]["q0"]
     assert store.corpus.ranked_lists() == ranked and _kept(store)[1] == 8  # run0 and run1 still kept
     assert store.corpus.ranked_lists() == ranked
+
+
+def test_graded_questions_are_kept_with_the_labels_and_equal_the_grades(tmp_path):
+    store = _store(tmp_path / "s.db")
+    store.grades.upsert_grades(SET.id, [Grade("q2", "q2p0", "q2/extra", "self-rating", "m", "v1", 1, "ok", "1")])
+    with held_write_lock(store.path):  # nothing can be kept: gathered from the grades
+        computed = list(store.tallies.graded_questions(SET.id, SET.step))
+        assert _kept(store)[0] == 0 and store.caches.kept_questions(SET.id, SET.step) is None
+    assert list(store.tallies.graded_questions(SET.id, SET.step)) == computed  # kept now, read back
+    assert _kept(store)[0] == 4 and len(store.caches.kept_questions(SET.id, SET.step)) == 4
+    assert list(store.tallies.graded_questions(SET.id, SET.step)) == computed  # read from the cache
+    store.grades.upsert_grades(SET.id, [Grade("q3", "q3p0", "q3/new", "self-rating", "m", "v1", 2, "ok", "2")])
+    assert _kept(store)[0] == 0  # dropped with the write
+    assert ("q3", "q3/new") in list(store.tallies.graded_questions(SET.id, SET.step))
+    raw_write(store.path, "UPDATE label_cache SET questions = NULL")  # rows kept before schema 7: kept again
+    assert list(store.tallies.graded_questions(SET.id, SET.step)) == computed + [("q3", "q3/new")]
+    assert all(q is not None for _, q in store.caches.kept_questions(SET.id, SET.step))
+
+
+def _exampp_line(query: str, runs: int, passages: range, questions: int, rnd: random.Random) -> str:
+    import json
+
+    paragraphs = []
+    for p in passages:
+        pid = f"{query}p{p}"
+        ratings = [{"question_id": f"{query}/h{h}", "self_rating": rnd.randrange(6)} for h in range(questions)]
+        rankings = [{"method": f"run{r}", "paragraphId": pid, "queryId": query, "rank": p + 1,
+                     "score": float(rnd.randrange(100))} for r in range(runs) if rnd.random() < 0.8]
+        paragraphs.append({"paragraph_id": pid, "text": f"text of {pid}",
+                           "paragraph_data": {"judgments": [], "rankings": rankings},
+                           "exam_grades": [{"llm": "m", "self_ratings": ratings, "answers": [],
+                                            "prompt_info": {"prompt_class": "v1", "is_self_rated": True}}]})
+    return json.dumps([query, paragraphs])
+
+
+def test_an_exampp_import_keeps_what_the_first_leaderboard_reads(tmp_path):
+    from proctor.importing import import_files
+
+    rnd = random.Random(11)
+    source = tmp_path / "pool.jsonl"
+    source.write_text("".join(_exampp_line(f"q{q}", 3, range(6), 4, rnd) + "\n" for q in range(5)))
+    store = Store.create_or_open(tmp_path / "s.db")
+    import_files(store, "exampp", [source])
+    (grade_set,) = store.grades.grade_sets()
+    assert _kept(store) == (5, 15)  # kept by the import, graded questions with the labels
+    assert len(store.caches.kept_questions(grade_set.id, grade_set.step)) == 5
+    top, ranked = top_grades_of(store, grade_set.id, grade_set.step), _uncached(store)[1]
+    assert len(top) == 30 and list(store.caches.top_grades(grade_set.id, grade_set.step)) == top
+    assert store.corpus.ranked_lists() == ranked
+    questions = sorted({(q, i) for q, _, i, _ in store.grades.grade_rows(grade_set.id, grade_set.step)})
+    assert list(store.tallies.graded_questions(grade_set.id, grade_set.step)) == questions
+    more = tmp_path / "more.jsonl"  # more passages of two queries, same grade set and runs: kept again, whole
+    more.write_text("".join(_exampp_line(f"q{q}", 3, range(6, 9), 4, rnd) + "\n" for q in (1, 3)))
+    import_files(store, "exampp", [more])
+    assert _kept(store) == (5, 15)
+    top, ranked = top_grades_of(store, grade_set.id, grade_set.step), _uncached(store)[1]
+    assert len(top) == 36 and list(store.caches.top_grades(grade_set.id, grade_set.step)) == top
+    assert store.corpus.ranked_lists() == ranked
+    questions = sorted({(q, i) for q, _, i, _ in store.grades.grade_rows(grade_set.id, grade_set.step)})
+    assert list(store.tallies.graded_questions(grade_set.id, grade_set.step)) == questions
+    store.close()
+    reader = Store.open(tmp_path / "s.db", read_only=True)  # reads the kept rows as they are
+    assert list(reader.caches.top_grades(grade_set.id, grade_set.step)) == top
+    assert list(reader.tallies.graded_questions(grade_set.id, grade_set.step)) == questions

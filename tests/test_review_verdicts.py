@@ -204,7 +204,7 @@ def test_verdicts_of_a_schema_5_store_are_judged_by_when_their_texts_were_import
     assert set(reader.review.stale_review_judgments()["q1"]) == {"d101"}
     reader.close()
     migrated = Store.open(store)
-    assert migrated.schema.version() == 6 and "review_judgment_texts" in migrated.schema.names()
+    assert migrated.schema.version() == 7 and "review_judgment_texts" in migrated.schema.names()
     assert set(migrated.review.review_judgments()["q1"]) == {"d102"}
     migrated.close()
 

@@ -98,7 +98,7 @@ def test_migrating_a_schema_3_store_sets_aside_grades_of_passages_without_text(t
     opened = Store.open(store)
     assert "schema 3 to 4" in opened.migration_note and f"{textless} grades" in opened.migration_note
     assert opened.imports.stale_counts() and opened.corpus.unjudgeable() > 0
-    assert opened.schema.version() == 6 and "origin" in opened.schema.columns("rankings")
+    assert opened.schema.version() == 7 and "origin" in opened.schema.columns("rankings")
     opened.close()
     assert _pairs(store, "passage_id", "d101") == 0
 

@@ -1,4 +1,4 @@
-"""One schema: a new store holds every table from the start (schema 6), and a store of schema 4 (whose kept
+"""One schema: a new store holds every table from the start (schema 7), and a store of schema 4 (whose kept
 counts, caches, batch, probe and review tables came with an opening or a first use) migrates to it when first
 opened writable, reading the same; read-only, it is read as it is."""
 
@@ -53,7 +53,7 @@ def _names(statements: tuple[str, ...]) -> set[str]:
 
 def test_a_new_store_holds_every_table_of_the_schema(tmp_path):
     store = Store.create_or_open(tmp_path / "s.db")
-    assert store.schema.version() == SCHEMA_VERSION == 6
+    assert store.schema.version() == SCHEMA_VERSION == 7
     assert _names(SCHEMA) <= store.schema.names() and len(_names(SCHEMA)) == len(SCHEMA)
     assert {"batch_jobs", "probe_sets", "review_audit", "cover_cache_update"} <= store.schema.names()
     store.close()
@@ -113,3 +113,26 @@ def test_the_store_is_a_small_facade_over_repositories(tmp_path):
         assert not hasattr(store, "upsert_queries")  # the repositories' methods are not the facade's
     finally:
         store.close()
+
+
+def test_a_schema_6_store_reads_the_same_read_only_and_keeps_graded_questions_once_migrated(tmp_path):
+    path = tmp_path / "s.db"
+    store = _store(path, reviewed=False)
+    questions = list(store.tallies.graded_questions(SET.id, SET.step))  # kept with the labels in schema 7
+    expected = _reads(store)
+    store.close()
+    raw_write(path, "UPDATE label_cache SET questions = NULL")
+    raw_write(path, "ALTER TABLE label_cache DROP COLUMN questions")  # as schema 6 kept its labels
+    raw_write(path, "UPDATE meta SET value = '6' WHERE key = 'schema_version'")
+    reader = Store.open(path, read_only=True)
+    assert reader.schema.version() == 6 and "questions" not in reader.schema.columns("label_cache")
+    assert list(reader.tallies.graded_questions(SET.id, SET.step)) == questions  # gathered from the grades
+    assert reader.caches.kept_questions(SET.id, SET.step) is None and _reads(reader)["top"] == expected["top"]
+    reader.close()
+    migrated = Store.open(path)
+    assert migrated.migration_note is None and migrated.schema.version() == SCHEMA_VERSION
+    assert "questions" in migrated.schema.columns("label_cache")
+    assert migrated.caches.kept_rows("label_cache") == 2  # the kept labels stay; their questions kept when read
+    assert list(migrated.tallies.graded_questions(SET.id, SET.step)) == questions
+    assert len(migrated.caches.kept_questions(SET.id, SET.step)) == 2 and _reads(migrated) == expected
+    migrated.close()

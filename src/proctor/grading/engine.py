@@ -103,7 +103,8 @@ class Summary:
     servers: list[dict[str, Any]] = field(default_factory=list)
     """Per-server figures of a fleet (the backend's, over the whole command)."""
     load_seconds: float | None = None
-    """Seconds loading a local model before the clock started (`grading.similarity`), apart from `elapsed`."""
+    """Seconds loading a local model before the clock started (`grading.similarity`, `Engine.arun`), apart from
+    `elapsed`."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -140,8 +141,13 @@ class Engine:
         """Stops the run on fatal failures; until the server first answers, one call is in flight."""
 
     async def arun(self) -> Summary:
-        """Grade every planned pair that lacks a grade; the backend stays open for further steps."""
+        """Grade every planned pair that lacks a grade; the backend stays open for further steps. A local model
+        (`load`) is loaded before the clock starts, its load reported apart (`Summary.load_seconds`)."""
+        load = getattr(self.backend, "load", None)
+        left = self.plan.pairs - self.plan.already - self.plan.given_up
+        seconds = await asyncio.to_thread(load) if load is not None and left > 0 else None
         summary, progress = self._started()
+        summary.load_seconds = None if seconds is None else round(seconds, 3)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):

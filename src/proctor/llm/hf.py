@@ -16,6 +16,8 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
+from collections.abc import Callable
 from typing import Any
 
 from proctor.errors import UsageError
@@ -55,7 +57,29 @@ def resolve_dtype(torch: Any, name: str | None, device: str) -> str:
     return "bfloat16" if device.startswith("cuda") and torch.cuda.is_bf16_supported() else "float32"
 
 
-class HFBackend:
+class LoadedOnFirstUse:
+    """A local model's weights (`net`), loaded on first use, or ahead of the grading clock by `load`."""
+
+    _load: Callable[[], Any]
+    _net: Any = None
+
+    @property
+    def net(self) -> Any:
+        """The model's weights, loaded on first use (building the backend loads only the tokenizer: a dry run,
+        a grade set's id)."""
+        if self._net is None:
+            self._net = self._load()
+        return self._net
+
+    def load(self) -> float:
+        """Load the weights now; the seconds it took (0 when they were loaded already). The engine calls it
+        before its clock starts, so the grading rate is the model's, and the load is reported on its own."""
+        start = time.perf_counter()
+        self.net  # noqa: B018 (loads it)
+        return time.perf_counter() - start
+
+
+class HFBackend(LoadedOnFirstUse):
     """A local transformers model."""
 
     kind = "hf"
@@ -79,7 +103,6 @@ class HFBackend:
             self.tokenizer.padding_side = "left"
         weights = getattr(self.torch, self.dtype)
         self._load = lambda: loader.from_pretrained(path, local_files_only=True, dtype=weights).to(self.device).eval()
-        self._net: Any = None
         self.model = os.path.basename(os.path.normpath(path))
         self.batch_size = batch_size or (CUDA_BATCH if self.device.startswith("cuda") else CPU_BATCH)
         self.fits = self.batch_size
@@ -92,13 +115,6 @@ class HFBackend:
         self.max_input = max_input_tokens or (window if self.seq2seq else window - self.max_new)
         self.grade_ids = [self.tokenizer.encode(t, add_special_tokens=False)[-1] for t in GRADE_TOKENS]
         self._lengths: dict[tuple[str, bool], int] = {}
-
-    @property
-    def net(self) -> Any:
-        """The model's weights, loaded on first use (a dry run needs only the tokenizer, to count tokens)."""
-        if self._net is None:
-            self._net = self._load()
-        return self._net
 
     def params(self) -> dict[str, Any]:
         params: dict[str, Any] = {"decoding": "greedy", "probabilities": self.probabilities,

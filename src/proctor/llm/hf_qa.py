@@ -13,12 +13,12 @@ from typing import Any
 
 from proctor.errors import UsageError
 from proctor.llm.base import Reply, Request
-from proctor.llm.hf import offline_torch
+from proctor.llm.hf import LoadedOnFirstUse, offline_torch
 
 NO_ANSWER = "unanswerable"
 
 
-class ExtractiveQABackend:
+class ExtractiveQABackend(LoadedOnFirstUse):
     """A local extractive QA model (e.g. a SQuAD 2.0 fine-tuned BERT/RoBERTa/DeBERTa)."""
 
     kind = "hf-qa"
@@ -35,7 +35,6 @@ class ExtractiveQABackend:
             raise UsageError(f"hf-qa:{path}: needs a fast tokenizer (tokenizer.json) to map answers to the text")
         self._load = lambda: AutoModelForQuestionAnswering.from_pretrained(path, local_files_only=True).to(
             self.device).eval()
-        self._net: Any = None
         self.model = os.path.basename(os.path.normpath(path))
         self.batch_size = batch_size
         config = AutoConfig.from_pretrained(path, local_files_only=True)
@@ -43,13 +42,6 @@ class ExtractiveQABackend:
         self.max_input = min(384, int(window), self.tokenizer.model_max_length or window)
         self.stride = min(stride, self.max_input // 2)
         self.max_answer_tokens = max_answer_tokens
-
-    @property
-    def net(self) -> Any:
-        """The model's weights, loaded on first use (building the backend loads only the tokenizer)."""
-        if self._net is None:
-            self._net = self._load()
-        return self._net
 
     def params(self) -> dict[str, Any]:
         """What changes the extracted spans."""

@@ -41,6 +41,7 @@ from proctor.store.schema import (
     migrate_v3,
     migrate_v4,
     migrate_v5,
+    migrate_v6,
 )
 from proctor.store.tallies import TallyRepository
 
@@ -56,6 +57,7 @@ MIGRATIONS: tuple[tuple[int, str, Callable[[sqlite3.Connection], str | None]], .
     (3, "schema 3", lambda db: migrate_v3(db, now())),
     (4, "schema 4", migrate_v4),
     (5, "schema 5", migrate_v5),
+    (6, "schema 6", migrate_v6),
 )
 """(version, its name, the migration to the next version) in order: a store of an older schema takes each in
 turn when first opened."""

@@ -3,7 +3,9 @@ instead of aggregating millions (`Store.caches`, with the EXAM-Cover cache of `c
 response cache).
 
 - `label_cache`: per grade set, step and query, a JSON list of `[passage, largest grade, usable grades, failed
-  grades]` — what EXAM-Qrels at one question needs (`top_grades`), one short row per query to read.
+  grades]` — what EXAM-Qrels at one question needs (`top_grades`), one short row per query to read — and the
+  numbers of the questions graded for the query (`kept_questions`, schema 7: what coverage counts a pair as
+  graded against).
 - `ranked_cache`: per run and query, the passages in trec_eval order (tab-separated).
 
 Validity is kept by triggers, whatever code writes: any insert, update or delete of a grade drops every cached
@@ -11,7 +13,8 @@ row of its grade set, any change to a ranking drops its run's cached lists, in t
 is filled only inside the write lock (taken at once or not at all), from what the tables hold inside that
 lock, and read by one statement (one snapshot): a reader never sees cached rows older than the data (the
 ranked lists a fill keeps are returned as read and ranked inside its lock, every run in one snapshot, not read
-back). A read-only or busy store computes from the tables as before."""
+back). A read-only or busy store computes from the tables as before. An exam_pp import keeps the label and
+ranked-list caches before it commits (`keep_for_leaderboards`), so the first leaderboard after it reads them."""
 
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from typing import Any
 
 from proctor.store.bulk import KEPT_PER_GRADE_SET
 from proctor.store.cover_cache import CoverCache, CoverGrades
+from proctor.store.grades import SERIES as _SERIES
 from proctor.store.repository import Facade, Repository
 from proctor.store.response_cache import get_replies, put_replies
 
@@ -74,10 +78,40 @@ class ResultCaches(Repository):
             return []
 
     def _keep_top(self, grade_set_id: str, step: str) -> None:
+        """Keep each query's labels and the numbers of its graded questions (a range of the primary key each)."""
         self.db.execute("DELETE FROM label_cache WHERE grade_set_id = ? AND step = ?", (grade_set_id, step))
-        self.db.execute("INSERT INTO label_cache SELECT ?, ?, query_id, json_group_array(json_array(passage_id, top,"
-                        f" graded, failed)) FROM ({_TOP_ROWS}) GROUP BY query_id",
-                        (grade_set_id, step, grade_set_id, step))
+        self.db.execute("INSERT INTO label_cache (grade_set_id, step, query_id, pairs) SELECT ?, ?, query_id,"
+                        f" json_group_array(json_array(passage_id, top, graded, failed)) FROM ({_TOP_ROWS})"
+                        " GROUP BY query_id", (grade_set_id, step, grade_set_id, step))
+        self.db.execute("UPDATE label_cache SET questions = (SELECT group_concat(DISTINCT item) FROM grades"
+                        f" WHERE series = {_SERIES} AND query_id = label_cache.query_id)"
+                        " WHERE grade_set_id = ? AND step = ?", (grade_set_id, step, grade_set_id, step))
+
+    def kept_questions(self, grade_set_id: str, step: str) -> list[tuple[str, str]] | None:
+        """(query, the numbers of its graded questions, comma-separated) of one step, in query order, from the
+        label cache (filled first when it keeps none, as `top_grades` fills it); None when not kept (read-only
+        or busy store, rows kept before schema 7, no grades)."""
+        read = ("SELECT query_id, questions FROM label_cache WHERE grade_set_id = ? AND step = ? ORDER BY query_id")
+        try:
+            rows = self.db.execute(read, (grade_set_id, step)).fetchall()
+            if (not rows or any(q is None for _, q in rows)) and self._fill(lambda: self._keep_top(grade_set_id, step)):
+                rows = self.db.execute(read, (grade_set_id, step)).fetchall()
+        except sqlite3.OperationalError:  # a read-only store of an earlier release has no cache or no column
+            return None
+        return rows if rows and all(q is not None for _, q in rows) else None
+
+    def keep_for_leaderboards(self) -> None:
+        """Inside the caller's write transaction (an exam_pp import's: it holds the write lock, and the grades it
+        wrote are in SQLite's page cache): keep the labels and graded questions of every grade set's label step
+        that keeps none, and the ranked lists of every run that has none, so that the first leaderboard after
+        an import reads kept rows (made by the statements a reader's filling runs; a step without grades keeps
+        nothing)."""
+        steps = self.db.execute("SELECT grade_set_id, CASE WHEN label_step != '' THEN label_step ELSE method END"
+                                " FROM grade_sets ORDER BY grade_set_id").fetchall()
+        for grade_set_id, step in steps:
+            if not self._cached_top(grade_set_id, step):
+                self._keep_top(grade_set_id, step)
+        self._keep_ranked()
 
     def cached_ranked_lists(self) -> dict[str, dict[str, list[str]]]:
         """`{run: {query_id: [passage_id, ...]}}` in trec_eval order, from the cache where it holds a run."""

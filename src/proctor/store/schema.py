@@ -1,4 +1,4 @@
-"""The store's one schema (version 6) and the numbered migrations of stores of schema 1 (release 0.1.0) to 5.
+"""The store's one schema (version 7) and the numbered migrations of stores of schema 1 (release 0.1.0) to 6.
 
 Schema 3 keeps grade rows compact: a grade names its (grade set, step) by a small integer (`grade_series`), its
 question by one (`grade_items`) and the second it was written by one (`grade_batches`), so a row holds little
@@ -16,7 +16,11 @@ only adds what is missing, so a read-only store of schema 4 is read as it is (it
 Schema 6 keeps, beside each reviewer's verdict, digests of the query and passage texts it was given on
 (`review_judgment_texts`): a verdict whose texts were since replaced is stale. The migration only adds the table;
 a verdict recorded before it is judged by when its texts were imported (`store.review`), so a read-only store of
-schema 5 is read as it is."""
+schema 5 is read as it is.
+
+Schema 7 keeps, beside each query's labels in `label_cache`, the numbers of the questions graded for it
+(`questions`), so that no leaderboard aggregates every grade row to find them. The migration only adds the
+column (NULL in rows kept before: refilled when next read), so a read-only store of schema 6 is read as it is."""
 
 from __future__ import annotations
 
@@ -27,7 +31,7 @@ from contextlib import contextmanager
 
 from proctor.records import grade_set_id
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 TABLES_V4: dict[str, str] = {
     "meta": "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -127,7 +131,7 @@ COUNTS_SCHEMA = (
 
 CACHE_SCHEMA = (
     "CREATE TABLE IF NOT EXISTS label_cache (grade_set_id TEXT NOT NULL, step TEXT NOT NULL, query_id TEXT NOT NULL,"
-    " pairs TEXT NOT NULL, PRIMARY KEY (grade_set_id, step, query_id)) WITHOUT ROWID",
+    " pairs TEXT NOT NULL, questions TEXT, PRIMARY KEY (grade_set_id, step, query_id)) WITHOUT ROWID",
     *_kept_per_grade_set("label_cache"),
     "CREATE TABLE IF NOT EXISTS ranked_cache (run TEXT NOT NULL, query_id TEXT NOT NULL, passages TEXT NOT NULL,"
     " PRIMARY KEY (run, query_id)) WITHOUT ROWID",
@@ -319,6 +323,17 @@ def migrate_v4(db: sqlite3.Connection) -> None:
         db.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
 
 
+def migrate_v6(db: sqlite3.Connection) -> None:
+    """Give a schema-6 store's label cache the column of schema 7 inside one transaction (its kept rows have none:
+    NULL, refilled when next read; nothing else changes, so no note)."""
+    if not _begin_at(db, 6):
+        return
+    with _committed(db):
+        if "questions" not in {row[1] for row in db.execute("PRAGMA table_info(label_cache)")}:
+            db.execute("ALTER TABLE label_cache ADD COLUMN questions TEXT")
+        db.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
+
+
 def migrate_v5(db: sqlite3.Connection) -> None:
     """Give a schema-5 store the table of schema 6 inside one transaction (verdicts recorded before it have no
     digests: `store.review` judges them by when their texts were imported; nothing else changes, so no note)."""
@@ -330,7 +345,7 @@ def migrate_v5(db: sqlite3.Connection) -> None:
         db.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
 
 
-ADDITIVE = frozenset({4, 5})
+ADDITIVE = frozenset({4, 5, 6})
 """Schema versions whose migration only adds tables their readers do without: a read-only store of one of them
 is read as it is."""
 

@@ -86,10 +86,13 @@ class TallyRepository(Repository):
         """(query, question) of every question graded for the query in one step of a grade set, distinct, in
         (query, question) order. SQLite gathers each query's distinct question numbers (the primary key's
         order: no sort of every grade row, half the time at 64× DL19); Python names and sorts them (code
-        points order as SQLite's UTF-8 bytes do)."""
+        points order as SQLite's UTF-8 bytes do). The label cache keeps the numbers per query (`kept_questions`,
+        the same aggregate, kept valid by its triggers); without it they are gathered from the grades."""
         names = {str(item): name for item, name in self.db.execute("SELECT item, question_id FROM grade_items")}
-        rows = self.db.execute(f"SELECT query_id, group_concat(DISTINCT item) FROM grades WHERE series = {SERIES}"
-                               " GROUP BY query_id ORDER BY query_id", (grade_set_id, step)).fetchall()
+        rows = self._store.caches.kept_questions(grade_set_id, step)
+        if rows is None:
+            rows = self.db.execute(f"SELECT query_id, group_concat(DISTINCT item) FROM grades WHERE series = {SERIES}"
+                                   " GROUP BY query_id ORDER BY query_id", (grade_set_id, step)).fetchall()
         for qid, items in rows:  # items are the integers of `grade_items` (as the cover cache's filling reads them)
             questions = {names.get(item) for item in items.split(",")}
             questions.discard(None)  # a number without a name (never written so) joins nothing, as before
