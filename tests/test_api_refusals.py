@@ -13,6 +13,20 @@ import pytest
 from conftest import seed_demo
 from proctor import api
 from proctor.api import commands
+from proctor.api.types import (
+    Agreement,
+    BankDiff,
+    Calibration,
+    Correction,
+    Correlation,
+    Ensemble,
+    LeaderboardFormat,
+    Missing,
+    ProbeReport,
+    Rule,
+    Tests,
+    Ties,
+)
 from proctor.cli import build_parser
 from proctor.options.evaluation import LeaderboardOptions, QrelsOptions
 from proctor.options.intervals import IntervalOptions
@@ -182,22 +196,22 @@ def test_the_cli_offers_the_modes_of_the_api():
     from proctor.gradesets.ensemble import RULES
     from proctor.stats.correction import CORRECTIONS
 
-    assert get_args(api.Correction) == CORRECTIONS and get_args(api.Rule) == RULES
+    assert get_args(Correction) == CORRECTIONS and get_args(Rule) == RULES
     commands = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
 
     def choices(command: str, dest: str) -> tuple:
         return tuple(next(a for a in commands[command]._actions if a.dest == dest).choices)
 
-    assert choices("leaderboard", "missing") == choices("analyze", "missing") == get_args(api.Missing)
+    assert choices("leaderboard", "missing") == choices("analyze", "missing") == get_args(Missing)
     nexam = next(row for row in api.measures().to_json() if row["name"] == "NEXAM")
     assert set(choices("leaderboard", "normalize")) < set(next(p for p in nexam["parameters"]
                                                                if p["name"] == "norm")["choices"])
-    assert choices("leaderboard", "format") == get_args(api.LeaderboardFormat)
-    assert choices("compare", "test") == choices("leaderboard", "test") == get_args(api.Tests)
-    assert choices("correlate", "ties") == get_args(api.Ties)
-    assert choices("ensemble", "rule") == get_args(api.Rule)
-    for command, result in (("correlate", api.Correlation), ("agreement", api.Agreement),
-                            ("calibrate", api.Calibration), ("probe", api.ProbeReport), ("ensemble", api.Ensemble)):
+    assert choices("leaderboard", "format") == get_args(LeaderboardFormat)
+    assert choices("compare", "test") == choices("leaderboard", "test") == get_args(Tests)
+    assert choices("correlate", "ties") == get_args(Ties)
+    assert choices("ensemble", "rule") == get_args(Rule)
+    for command, result in (("correlate", Correlation), ("agreement", Agreement),
+                            ("calibrate", Calibration), ("probe", ProbeReport), ("ensemble", Ensemble)):
         assert choices(command, "format") == result.formats
 
 
@@ -239,7 +253,7 @@ def test_options_are_refused_before_the_store_is_opened(cli, tmp_path, command, 
 
 def test_results_that_render_themselves_as_text_render_through_api_render():
     data = {"added": [], "removed": [], "reworded": [], "unchanged": 3}
-    diff = api.BankDiff(data)
+    diff = BankDiff(data)
     assert api.render(diff, "json") == json.dumps(data, indent=2) + "\n" and diff.to_json() == data
     assert api.render(diff) == diff.render("text") == ("0 added, 0 removed, 0 reworded, 0 with a new importance, "
                                                        "3 unchanged\n")

@@ -10,6 +10,7 @@ import pytest
 
 from proctor import api
 from proctor.api import commands
+from proctor.api.types import PPICalibration
 from trust_fixture import tiny_store
 
 RATINGS = {"q1": {"a": 5, "b": 1, "c": 4}, "q2": {"a": 4, "b": 4, "c": 0}, "q3": {"a": 1, "b": 5, "c": 2},
@@ -67,7 +68,7 @@ def test_the_command_line_reads_the_same_model(cli, store, board_file, tmp_path)
 
 def test_calibrate_with_ppi_is_the_prediction_powered_validation(cli, store):
     made = api.calibrate(store, ppi=True, budgets=[2, 3], repeats=4, measure="P@2", min_grade=3)
-    assert isinstance(made, api.PPICalibration) and [p["topics"] for p in made["curve_ppi"]] == [2, 3]
+    assert isinstance(made, PPICalibration) and [p["topics"] for p in made["curve_ppi"]] == [2, 3]
     assert made["repeats"] == 4 and made["confidence"] == api.PPIOptions.confidence == 0.95
     shell = cli("calibrate", "--store", store.path, "--ppi", "--budget", "3,2", "--repeats", "4", "--measure", "P@2",
                 "--min-grade", "3")

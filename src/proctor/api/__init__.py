@@ -20,24 +20,22 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 _NAMES = {
-    "proctor.api.agreement": "Agreement agreement",
-    "proctor.api.bank_generation": "Generated generate_bank",
-    "proctor.api.banks": "BankDiff BankImpact bank_diff bank_impact",
-    "proctor.api.correlation": "Correlation correlate",
-    "proctor.api.gradesets": "Ensemble GradeSetChange GradeSetListing drop_grade_set ensemble grade_sets retry_failed",
-    "proctor.api.grading": "Graded grade ungraded",
-    "proctor.api.inputs": "Exported export import_files",
-    "proctor.api.labels": "DEFAULT_FLOOR DEFAULT_MIN_GRADED DEFAULT_MIN_QUERIES Coverage Floor LabelChoice labels",
+    "proctor.api.agreement": "agreement",
+    "proctor.api.bank_generation": "generate_bank",
+    "proctor.api.banks": "bank_diff bank_impact",
+    "proctor.api.correlation": "correlate",
+    "proctor.api.gradesets": "drop_grade_set ensemble grade_sets retry_failed",
+    "proctor.api.grading": "grade ungraded",
+    "proctor.api.inputs": "export import_files",
+    "proctor.api.labels": "Floor LabelChoice labels",
     "proctor.api.leaderboards": "leaderboard measures",
-    "proctor.api.modes": "Correction LeaderboardFormat Missing Rule TableFormat Tests TextFormat Ties",
-    "proctor.api.ppi": "PPICalibration PPILeaderboard ppi",
+    "proctor.api.ppi": "ppi",
     "proctor.api.rendering": "as_rows render to_frame",
     "proctor.api.reports": "analyze",
-    "proctor.api.results": "Notice Report",
     "proctor.api.significance": "compare",
-    "proctor.api.stores": "StoreInfo info open_store",
-    "proctor.api.trust": "Calibration ProbeReport calibrate probe review_queue",
-    "proctor.api.verification": "Verification verify",
+    "proctor.api.stores": "info open_store",
+    "proctor.api.trust": "calibrate probe review_queue",
+    "proctor.api.verification": "verify",
     "proctor.errors": "UsageError",
     "proctor.options.analysis": "AnalysisOptions VerifyOptions",
     "proctor.options.backend": "BackendOptions",
@@ -85,65 +83,35 @@ class _Api(ModuleType):
 sys.modules[__name__].__class__ = _Api
 
 if TYPE_CHECKING:  # the names of `_NAMES`, for type checkers and editors
-    from proctor.api.agreement import Agreement as Agreement
     from proctor.api.agreement import agreement as agreement
-    from proctor.api.bank_generation import Generated as Generated
     from proctor.api.bank_generation import generate_bank as generate_bank
-    from proctor.api.banks import BankDiff as BankDiff
-    from proctor.api.banks import BankImpact as BankImpact
     from proctor.api.banks import bank_diff as bank_diff
     from proctor.api.banks import bank_impact as bank_impact
-    from proctor.api.correlation import Correlation as Correlation
     from proctor.api.correlation import correlate as correlate
-    from proctor.api.gradesets import Ensemble as Ensemble
-    from proctor.api.gradesets import GradeSetChange as GradeSetChange
-    from proctor.api.gradesets import GradeSetListing as GradeSetListing
     from proctor.api.gradesets import drop_grade_set as drop_grade_set
     from proctor.api.gradesets import ensemble as ensemble
     from proctor.api.gradesets import grade_sets as grade_sets
     from proctor.api.gradesets import retry_failed as retry_failed
-    from proctor.api.grading import Graded as Graded
     from proctor.api.grading import grade as grade
     from proctor.api.grading import ungraded as ungraded
-    from proctor.api.inputs import Exported as Exported
     from proctor.api.inputs import export as export
     from proctor.api.inputs import import_files as import_files
-    from proctor.api.labels import DEFAULT_FLOOR as DEFAULT_FLOOR
-    from proctor.api.labels import DEFAULT_MIN_GRADED as DEFAULT_MIN_GRADED
-    from proctor.api.labels import DEFAULT_MIN_QUERIES as DEFAULT_MIN_QUERIES
-    from proctor.api.labels import Coverage as Coverage
     from proctor.api.labels import Floor as Floor
     from proctor.api.labels import LabelChoice as LabelChoice
     from proctor.api.labels import labels as labels
     from proctor.api.leaderboards import leaderboard as leaderboard
     from proctor.api.leaderboards import measures as measures
-    from proctor.api.modes import Correction as Correction
-    from proctor.api.modes import LeaderboardFormat as LeaderboardFormat
-    from proctor.api.modes import Missing as Missing
-    from proctor.api.modes import Rule as Rule
-    from proctor.api.modes import TableFormat as TableFormat
-    from proctor.api.modes import Tests as Tests
-    from proctor.api.modes import TextFormat as TextFormat
-    from proctor.api.modes import Ties as Ties
-    from proctor.api.ppi import PPICalibration as PPICalibration
-    from proctor.api.ppi import PPILeaderboard as PPILeaderboard
     from proctor.api.ppi import ppi as ppi
     from proctor.api.rendering import as_rows as as_rows
     from proctor.api.rendering import render as render
     from proctor.api.rendering import to_frame as to_frame
     from proctor.api.reports import analyze as analyze
-    from proctor.api.results import Notice as Notice
-    from proctor.api.results import Report as Report
     from proctor.api.significance import compare as compare
-    from proctor.api.stores import StoreInfo as StoreInfo
     from proctor.api.stores import info as info
     from proctor.api.stores import open_store as open_store
-    from proctor.api.trust import Calibration as Calibration
-    from proctor.api.trust import ProbeReport as ProbeReport
     from proctor.api.trust import calibrate as calibrate
     from proctor.api.trust import probe as probe
     from proctor.api.trust import review_queue as review_queue
-    from proctor.api.verification import Verification as Verification
     from proctor.api.verification import verify as verify
     from proctor.errors import UsageError as UsageError
     from proctor.options.analysis import AnalysisOptions as AnalysisOptions

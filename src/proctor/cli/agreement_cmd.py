@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from proctor import api
+from proctor.api.types import Agreement
 from proctor.cli.common import add_floor_options, add_format, add_store, emit, floor_of, note, readable_store
 from proctor.options.correlation import AgreementOptions
 from proctor.options.model import add_options, from_args
@@ -26,7 +27,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_store(p)
     add_options(p, AgreementOptions)
-    add_format(p, api.Agreement.formats, "json")
+    add_format(p, Agreement.formats, "json")
     add_floor_options(p)
     p.set_defaults(func=run)
 

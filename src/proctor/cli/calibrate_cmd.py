@@ -6,6 +6,7 @@ import argparse
 
 from proctor import api
 from proctor.api import commands
+from proctor.api.types import Calibration
 from proctor.cli.common import add_format, add_store, emit, note, readable_store
 from proctor.options.calibration import CalibrationOptions
 from proctor.options.model import add_options, from_args
@@ -34,7 +35,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     p._option_string_actions["--budget"].required = True  # the shell names its budgets (the API: 5 topics)
     add_options(p, CalibrationOptions, "repeats", "seed", "judged_relevant", "measure", "plot", "ppi", "min_grade")
     add_options(p, CalibrationOptions, "confidence", confidence=None)  # not given: the default, or refused
-    add_format(p, api.Calibration.formats, "json")
+    add_format(p, Calibration.formats, "json")
     p.set_defaults(func=run)
 
 

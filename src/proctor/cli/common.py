@@ -9,8 +9,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from proctor.api import Coverage, Floor, Notice
+from proctor.api import Floor
 from proctor.api.stores import Store, open_store
+from proctor.api.types import Coverage, Notice
 from proctor.options.evaluation import EvaluationOptions
 from proctor.options.grading import ResponseCacheOptions, check_cache
 from proctor.options.model import GRADE, add_options, from_args, int_in

@@ -7,6 +7,7 @@ import argparse
 from typing import get_args
 
 from proctor import api
+from proctor.api.types import TableFormat
 from proctor.cli.common import add_format, emit, note
 from proctor.options.model import add_options, from_args
 from proctor.options.significance import SignificanceOptions
@@ -29,7 +30,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("leaderboard", metavar="LEADERBOARD", help="leaderboard file with per-query scores")
     add_options(p, SignificanceOptions, "measure")
     add_significance_options(p)
-    add_format(p, get_args(api.TableFormat), "tsv")
+    add_format(p, get_args(TableFormat), "tsv")
     p.set_defaults(func=run)
 
 

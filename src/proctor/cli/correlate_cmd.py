@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from proctor import api
+from proctor.api.types import Correlation
 from proctor.cli.common import add_floor_options, add_format, emit, flag_names, floor_of, note
 from proctor.options.correlation import CorrelationOptions
 from proctor.options.evaluation import EvaluationOptions
@@ -36,7 +37,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                 "runs")
     add_options(p, CorrelationOptions, "bootstrap", bootstrap=None)  # not given: the default, warned about less
     add_options(p, CorrelationOptions, "seed", "ties", "repeats")
-    add_format(p, api.Correlation.formats, "json")
+    add_format(p, Correlation.formats, "json")
     add_floor_options(p)
     p.set_defaults(func=run)
 

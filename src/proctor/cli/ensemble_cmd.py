@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from proctor import api
+from proctor.api.types import Ensemble
 from proctor.cli.common import add_format, add_store, readable_store
 from proctor.options.gradesets import EnsembleOptions
 from proctor.options.model import add_options
@@ -31,7 +32,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     rule, = add_options(p, EnsembleOptions, "rule")
     rule.required = True
     add_options(p, EnsembleOptions, "name", "show")
-    add_format(p, api.Ensemble.formats, "text")
+    add_format(p, Ensemble.formats, "text")
     p.set_defaults(func=run, param_flags={"grade_set": "--grade-set"})
 
 

@@ -7,6 +7,7 @@ import sys
 from typing import get_args
 
 from proctor import api
+from proctor.api.types import TextFormat
 from proctor.cli.common import add_format, add_store, note, readable_store, writable_store
 from proctor.options.gradesets import DropOptions
 from proctor.options.model import add_options
@@ -22,7 +23,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                              description="Every grade set: id, method / model, bank@version, prompt version, "
                              "grades and failures, and per step the grades by how they were parsed.")
     add_store(listing)
-    add_format(listing, get_args(api.TextFormat), "text")
+    add_format(listing, get_args(TextFormat), "text")
     listing.set_defaults(func=run_list)
     drop = sub.add_parser("drop", help="delete a grade set with all its grades (needs --yes)",
                           description="Delete one grade set with the grades of every step. Cached replies stay, "

@@ -7,6 +7,7 @@ import sys
 from typing import get_args
 
 from proctor import api
+from proctor.api.types import TextFormat
 from proctor.cli.common import add_format, add_store, readable_store
 
 
@@ -17,7 +18,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                             "versions, questions, and every grade set (id, method, model, bank@version, prompt "
                             "version, grades, failures). --format json has them under `grade_sets`.")
     add_store(p)
-    add_format(p, get_args(api.TextFormat), "text")
+    add_format(p, get_args(TextFormat), "text")
     p.set_defaults(func=run)
 
 

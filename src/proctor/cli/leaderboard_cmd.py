@@ -8,6 +8,7 @@ from typing import get_args
 
 from proctor import api
 from proctor.api import commands
+from proctor.api.types import LeaderboardFormat, PPILeaderboard
 from proctor.cli.common import (
     add_floor_options,
     add_format,
@@ -70,7 +71,7 @@ def register(commands_: argparse._SubParsersAction) -> None:
     add_options(p, LeaderboardOptions, "metric", "score", "measure", "min_grade", "judgments")
     add_label_options(p)
     add_options(p, LeaderboardOptions, "budget", "missing", "normalize", "gold", "runs")
-    add_format(p, get_args(api.LeaderboardFormat), "tsv")
+    add_format(p, get_args(LeaderboardFormat), "tsv")
     add_options(p, LeaderboardOptions, "per_query_scores", "significance")
     add_significance_options(p)
     add_options(p, IntervalOptions, "intervals", "confidence", "resamples", confidence=None, resamples=None)
@@ -116,7 +117,7 @@ def run_ppi(args: argparse.Namespace, labels: api.LabelChoice) -> int:
     if not args.human_qrels:
         raise api.UsageError("{human_topics} and {judged_relevant} need {human_qrels}",
                              params=("human_topics", "judged_relevant", "human_qrels"))
-    if args.format not in api.PPILeaderboard.formats:
+    if args.format not in PPILeaderboard.formats:
         raise api.UsageError("{human_qrels} needs {fmt} tsv, json or md", params=("human_qrels", "fmt"))
     with readable_store(args.store, args.lock_timeout) as store:
         report = api.ppi(

@@ -7,6 +7,7 @@ import argparse
 
 from proctor import api
 from proctor.api import commands
+from proctor.api.types import ProbeReport
 from proctor.cli.common import add_format, add_store, note, spelled
 from proctor.options.backend import add_backend_options, given
 from proctor.options.model import add_options, from_args
@@ -37,7 +38,7 @@ def register(parsers: argparse._SubParsersAction) -> None:
         action.required = True
     add_options(p, ProbeOptions, "guards", "sample", "seed", "llm")
     add_backend_options(p)
-    add_format(p, api.ProbeReport.formats, "tsv")
+    add_format(p, ProbeReport.formats, "tsv")
     p.set_defaults(func=run, param_flags={"attacks": "--attack", "guards": "--guard"})
 
 

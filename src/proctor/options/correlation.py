@@ -12,7 +12,7 @@ from proctor.options.model import borrow, int_in, option
 from proctor.papers import EXAM
 
 TIES = ("average", "random")
-"""The words `ties` takes (`api.Ties`)."""
+"""The words `ties` takes (`api.types.Ties`)."""
 
 
 @dataclass(frozen=True, kw_only=True)

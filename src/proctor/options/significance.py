@@ -10,9 +10,9 @@ from proctor.options.evaluation import EvaluationOptions
 from proctor.options.model import borrow, int_in, option
 
 TESTS = ("both", "t", "randomization")
-"""The words `test` takes (`api.Tests`)."""
+"""The words `test` takes (`api.types.Tests`)."""
 CORRECTIONS = ("holm", "bonferroni", "none")
-"""The words `correction` takes (`api.Correction`, `stats.correction.CORRECTIONS`)."""
+"""The words `correction` takes (`api.types.Correction`, `stats.correction.CORRECTIONS`)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,0 +1,49 @@
+"""The types of what the verbs of `proctor.api` return and take, for annotations and `isinstance` checks in a
+notebook: the results (each renders itself: `render(fmt)`, `to_json()`), the modes a parameter takes (`Literal`
+types) and the coverage floors' defaults. `from proctor.api.types import Leaderboard, Correlation, Missing`.
+Each name is imported from its module when first used, as `proctor.api`'s are."""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+_NAMES: dict[str, str] = {
+    "proctor.api.agreement": "Agreement",
+    "proctor.api.bank_generation": "Generated",
+    "proctor.api.banks": "BankDiff BankImpact",
+    "proctor.api.correlation": "Correlation",
+    "proctor.api.gradesets": "Ensemble GradeSetChange GradeSetListing",
+    "proctor.api.grading": "Graded",
+    "proctor.api.inputs": "Exported",
+    "proctor.api.labels": "DEFAULT_FLOOR DEFAULT_MIN_GRADED DEFAULT_MIN_QUERIES Coverage QrelsReport",
+    "proctor.api.leaderboards": "LeaderboardReport MeasureListing",
+    "proctor.api.modes": "Correction LeaderboardFormat Missing Rule TableFormat Tests TextFormat Ties",
+    "proctor.api.ppi": "PPICalibration PPILeaderboard",
+    "proctor.api.rendering": "Leaderboards",
+    "proctor.api.results": "DataResult Notice Report Result",
+    "proctor.api.significance": "ComparisonReport",
+    "proctor.api.stores": "StoreInfo",
+    "proctor.api.trust": "Calibration ProbeReport",
+    "proctor.api.verification": "Verification",
+    "proctor.evaluate.leaderboard": "Leaderboard",
+    "proctor.stats.pairs": "Comparison",
+}
+"""Module → the types it gives."""
+
+_WHERE = {name: module for module, names in _NAMES.items() for name in names.split()}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    """`types.Leaderboard`, ...: imported from its module when first used, then kept here."""
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(_WHERE[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The types' names, loaded or not."""
+    return sorted(set(globals()) | set(_WHERE))
