@@ -13,31 +13,21 @@ MAX_API_NAMES = 45
 `proctor.api.commands`)."""
 
 FLAGS_OUTSIDE_MODELS = {  # `module --flag` still declared by hand
-    'proctor.cli --version',
-    'proctor.cli.bank_cmd --bank',
+    'proctor.cli --version',  # argparse's own action (prints the version), an option of no concept
 }
 
-DEFAULTS_WRITTEN_TWICE = {  # `name=value` still written in more than one place
+DEFAULTS_WRITTEN_TWICE = {  # `name=value` written in more than one place: none is an option (sentinels, and
+    # the name of the option a helper's message names)
     'empty=()',
-    "fmt='tsv'",
-    'limit=50',
-    'max_tokens=400',
-    "measure='P@20'",
-    "missing='skip'",
-    "missing_cover='zero'",
     "option='--out'",
     "option='measure'",
     'params=()',
-    'taus=(1, 2, 3, 4, 5)',
 }
 
 TEN_PARAMETERS = {  # public functions still taking ten or more parameters
 }
 
 OPTION_DEFAULTS_OUTSIDE_MODELS = {  # a model option's default still written outside its model
-    'batch_size=8 in proctor.llm.hf_qa.__init__',
-    "missing='skip' in proctor.evaluate.leaderboard.measure_leaderboard",
-    "missing='skip' in proctor.evaluate.leaderboard.measure_per_query",
 }
 
 SHELL_WORDS = {  # `module.function` whose raise still names a --flag

@@ -28,7 +28,7 @@ from proctor.evaluate.measures import (
     parse_any_measure,
 )
 from proctor.evaluate.measures import known_measures as known_measures  # the names `measure` takes, in one line
-from proctor.evaluate.render import render_boards
+from proctor.evaluate.render import BOARD_FORMAT, render_boards
 from proctor.evaluate.sources import (
     cover_table,
     exam_qrels,
@@ -168,7 +168,7 @@ def add_intervals(board: Leaderboard, *, confidence: float = IntervalOptions.con
     return board
 
 
-def render_leaderboards(board: Leaderboard | Sequence[Leaderboard], fmt: LeaderboardFormat = "tsv", *,
+def render_leaderboards(board: Leaderboard | Sequence[Leaderboard], fmt: LeaderboardFormat = BOARD_FORMAT, *,
                         per_query: bool = False) -> str:
     """One or several leaderboards as `tsv`, `json`, `md`, `trec` (trec_eval's per-query lines; `tot`),
     `ir-measures` or `jsonl` text."""
@@ -277,7 +277,7 @@ NO_INTERVALS = IntervalOptions()
 
 def leaderboard_report(store: Store, options: LeaderboardOptions, *,
                        labels: LabelChoice = ANY_LABELS, intervals: IntervalOptions = NO_INTERVALS,
-                       significance: SignificanceSettings | None = None, fmt: LeaderboardFormat = "tsv",
+                       significance: SignificanceSettings | None = None, fmt: LeaderboardFormat = BOARD_FORMAT,
                        floor: Floor = DEFAULT_FLOOR) -> LeaderboardReport:
     """`proctor leaderboard`: the leaderboards of `options`' measures (`leaderboard_measures`), checked against
     the output they are written in (`fmt`, `options.per_query_scores`), with bootstrap `intervals` and paired

@@ -20,7 +20,9 @@ from proctor.options.probe import ProbeOptions
 from proctor.options.review import ReviewOptions
 from proctor.outputs import file_target
 from proctor.robustness.attacks import ATTACKS as ATTACKS  # the attacks `probe` takes (with what each does)
+from proctor.robustness.report import PROBE_FORMAT
 from proctor.store import Store
+from proctor.trust.review_queue import QUEUE_LIMIT
 
 if TYPE_CHECKING:
     from proctor.api.ppi import PPICalibration
@@ -126,7 +128,7 @@ def _budgets(text: str) -> list[int]:
 
 
 def review_queue(store: Store, grade_set: str | None = None, *, min_grade: int = ReviewOptions.min_grade,
-                 depth: int = ReviewOptions.depth, limit: int = 50) -> dict[str, JSON]:
+                 depth: int = ReviewOptions.depth, limit: int = QUEUE_LIMIT) -> dict[str, JSON]:
     """The review app's "to review" queue: labelled passages ordered by how much a human verdict would change
     (pairs of systems it alone decides on P@depth, ensemble members' spread, label at `min_grade`)."""
     from proctor.gradesets.ensemble import check_min_grade
@@ -215,7 +217,7 @@ def probe(store: Store, grade_set: str, attacks: str | Sequence[str], options: P
     return probe_request(grade_set, attacks, replace(options, **ours), **settings).run(store)
 
 
-def render_probe(report: Mapping[str, JSON], fmt: str = "tsv") -> str:
+def render_probe(report: Mapping[str, JSON], fmt: str = PROBE_FORMAT) -> str:
     """A probe report as `tsv`, `json` or `md`."""
     from proctor.robustness.report import render_report
 

@@ -98,9 +98,8 @@ def _register_export(sub: argparse._SubParsersAction) -> None:
                        "castorini/nuggetizer's nuggets JSONL (nuggets only) or the TREC AutoJudge nugget-bank "
                        "JSONL (questions in nugget_bank, nuggets in claim_bank).")
     add_store(e)
-    e.add_argument("--bank", metavar="NAME[@VERSION]",
-                   help="only this bank (its latest version unless named; default: every bank's latest version)")
-    out = add_options(e, BankExportOptions)[1]
+    add_options(e, BankExportOptions, "bank")
+    out, = add_options(e, BankExportOptions, "bank_format", "out")[1:]
     out.required = True
     e.set_defaults(func=run_export, param_flags={"fmt": "--as"})
 

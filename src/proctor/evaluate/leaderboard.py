@@ -20,6 +20,9 @@ from proctor.evaluate.measures.base import QueryLabels
 from proctor.io.runs import Ranked
 from proctor.options.evaluation import EvaluationOptions
 
+MISSING_OVER_LABELS = "skip"
+"""A query a system did not answer, for a measure over labels: skipped, as trec_eval without -c."""
+
 
 @dataclass(frozen=True)
 class Entry:
@@ -94,7 +97,7 @@ def ranked_entries(per_system: dict[str, dict[str, float]], notes: list[str] | N
 
 def measure_per_query(
     ranked: dict[str, list[str]], qrels: dict[str, dict[str, int]], spec: AnySpec, rel_level: int,
-    missing: str = "skip",
+    missing: str = MISSING_OVER_LABELS,
 ) -> dict[str, float]:
     """One system's per-query values: queries in both run and qrels (trec_eval), plus 0 for queries in
     the qrels that the run lacks when `missing="zero"` (trec_eval -c)."""
@@ -124,7 +127,7 @@ def _per_system(runs: Ranked, labels: dict[str, QueryLabels], spec: AnySpec, lev
 
 def measure_leaderboard(
     runs: Ranked, qrels: dict[str, dict[str, int]], spec: AnySpec, rel_level: int | None = None,
-    *, missing: str = "skip", description: dict[str, Any] | None = None,
+    *, missing: str = MISSING_OVER_LABELS, description: dict[str, Any] | None = None,
 ) -> Leaderboard:
     """A leaderboard of `spec` over all runs; binary measures count labels >= the relevance level
     (the one in the measure's name, else `rel_level`, else 1)."""

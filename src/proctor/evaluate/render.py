@@ -21,6 +21,9 @@ from proctor.markdown import escape
 TSV_HEADER = "system\tscore\tstderr\tn_queries\tmeasure\tlabels"
 INTERVAL_COLUMNS = ("ci_low", "ci_high", "rank_low", "rank_high")
 
+BOARD_FORMAT = "tsv"
+"""The format a leaderboard is written in when none is named."""
+
 
 @runtime_checkable
 class Leaderboard(Protocol):
@@ -210,7 +213,8 @@ def to_jsonl(board: Leaderboard | Sequence[Leaderboard]) -> str:
                    for b in boards for run, topic, measure, value in per_topic_rows(b))
 
 
-def render_boards(board: Leaderboard | Sequence[Leaderboard], fmt: str = "tsv", *, per_query: bool = False) -> str:
+def render_boards(board: Leaderboard | Sequence[Leaderboard], fmt: str = BOARD_FORMAT, *,
+                  per_query: bool = False) -> str:
     """One or several leaderboards as `tsv`, `json` (with `per_query` scores), `md`, `trec` (trec_eval's
     per-query lines; `tot`), `ir-measures` or `jsonl` text."""
     writers = {"tsv": to_tsv, "md": to_markdown, "trec": to_trec, "tot": to_trec, "ir-measures": to_ir_measures,

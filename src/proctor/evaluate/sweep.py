@@ -22,10 +22,16 @@ from proctor.store import Store
 
 DEFAULT_MEASURES = ("P@20", "nDCG@10", "RR", "AP")
 
+TAUS = (1, 2, 3, 4, 5)
+"""The thresholds τ a sweep draws a leaderboard at."""
+MISSING_COVER = "zero"
+"""A query a system did not answer counts 0 for EXAM-Cover, as the papers."""
+
 
 def sweep(
-    store: Store, grade_set: GradeSet, runs: Ranked, *, taus: Sequence[int] = (1, 2, 3, 4, 5),
-    measures: Sequence[str] = DEFAULT_MEASURES, budget: int = EvaluationOptions.budget, missing_cover: str = "zero",
+    store: Store, grade_set: GradeSet, runs: Ranked, *, taus: Sequence[int] = TAUS,
+    measures: Sequence[str] = DEFAULT_MEASURES, budget: int = EvaluationOptions.budget,
+    missing_cover: str = MISSING_COVER,
     qrels: Qrels | None = None,
 ) -> list[Leaderboard]:
     """EXAM-Qrels leaderboards for every τ × measure, then EXAM-Cover for every τ (`qrels`: the grade set's
@@ -35,8 +41,9 @@ def sweep(
 
 
 def sweep_boards(
-    store: Store, grade_set: GradeSet, runs: Ranked, *, taus: Sequence[int] = (1, 2, 3, 4, 5),
-    measures: Sequence[str] = DEFAULT_MEASURES, budget: int = EvaluationOptions.budget, missing_cover: str = "zero",
+    store: Store, grade_set: GradeSet, runs: Ranked, *, taus: Sequence[int] = TAUS,
+    measures: Sequence[str] = DEFAULT_MEASURES, budget: int = EvaluationOptions.budget,
+    missing_cover: str = MISSING_COVER,
     qrels: Qrels | None = None,
 ) -> Iterator[Leaderboard]:
     """`sweep`'s leaderboards one at a time, in the same order (a caller that keeps only what it needs of each

@@ -29,7 +29,7 @@ from typing import Any
 
 from proctor.errors import InputError
 from proctor.io.fields import as_id, optional_text
-from proctor.io.segment import segment, truncate_words
+from proctor.io.segment import MAX_TOKENS, segment, truncate_words
 from proctor.io.textfile import iter_jsonl, parse_json_line, read_lines, read_text
 from proctor.options.inputs import ImportOptions
 
@@ -83,7 +83,7 @@ def detect_format(path: Path) -> str:
 
 
 def read_responses(path: str | Path, fmt: str = "auto", *, word_budget: int | None = None,
-                   max_tokens: int = 400, on_error: str = ImportOptions.on_error) -> ReadReport:
+                   max_tokens: int = MAX_TOKENS, on_error: str = ImportOptions.on_error) -> ReadReport:
     """Parse every response; bad records raise `InputError` or, with `on_error="skip"`, are collected."""
     path = Path(path)
     if not path.exists():

@@ -12,6 +12,9 @@ from typing import Any
 _PARAGRAPH = re.compile(r"\n\s*\n")
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
+MAX_TOKENS = 400
+"""The longest segment, in tokens, a response is cut into by default."""
+
 
 def count_tokens(text: str) -> int:
     """Tokens as words and punctuation marks (close to what subword tokenizers count for English)."""
@@ -34,7 +37,7 @@ def _segmenter() -> Any:
     return pysbd.Segmenter(language="en", clean=False)
 
 
-def segment(text: str, max_tokens: int = 400) -> list[str]:
+def segment(text: str, max_tokens: int = MAX_TOKENS) -> list[str]:
     """Passages of whole sentences, each at most `max_tokens` tokens (a longer sentence is cut by words)."""
     units: list[str] = []
     for sentence in sentences(text):

@@ -13,7 +13,7 @@ from typing import Any
 
 from proctor.errors import UsageError
 from proctor.llm.base import Reply, Request
-from proctor.llm.hf import LoadedOnFirstUse, offline_torch
+from proctor.llm.hf import CPU_BATCH, LoadedOnFirstUse, offline_torch
 
 NO_ANSWER = "unanswerable"
 
@@ -25,7 +25,8 @@ class ExtractiveQABackend(LoadedOnFirstUse):
     concurrency = 1
     uses_cache = True
 
-    def __init__(self, path: str, *, device: str | None = None, batch_size: int = 8, max_answer_tokens: int = 30,
+    def __init__(self, path: str, *, device: str | None = None, batch_size: int = CPU_BATCH,
+                 max_answer_tokens: int = 30,
                  stride: int = 128) -> None:
         self.torch, self.device = offline_torch("hf-qa", path, device)
         from transformers import AutoConfig, AutoModelForQuestionAnswering, AutoTokenizer

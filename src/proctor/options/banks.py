@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from proctor.options.evaluation import EvaluationOptions
+from proctor.options.evaluation import LEADERBOARD_MEASURE, EvaluationOptions
 from proctor.options.model import GRADE, NOT_IN_TOML, borrow, option
 
 BANK_FORMATS = ("items", "questions", "yaml", "nuggetizer", "autojudge")
@@ -49,7 +49,7 @@ class BankGenerationOptions:
 class BankImpactOptions:
     """What changing bank A into B does: the measure and level it is judged by, what is listed."""
 
-    measure: str = option("P@20", toml=NOT_IN_TOML, help="leaderboard measure (default {default})")
+    measure: str = option(LEADERBOARD_MEASURE, toml=NOT_IN_TOML, help="leaderboard measure (default {default})")
     min_grade: int = option(3, parse=GRADE, metavar="T", toml=NOT_IN_TOML, help="relevance level τ (default {default})")
     official: str | None = borrow(EvaluationOptions, "official")
     name: str | None = option(
@@ -67,6 +67,9 @@ class BankExportOptions:
     bank_format: str = option("items", flag="--as", metavar="FMT", choices=BANK_FORMATS, toml=NOT_IN_TOML,
                       help="output format (default {default})")
     out: str | None = option(toml=NOT_IN_TOML, help="file to write")
+    bank: str | None = option(metavar="NAME[@VERSION]", toml=NOT_IN_TOML,
+                              help="only this bank (its latest version unless named; default: every bank's latest "
+                              "version)")
 
 
 __all__ = ["BANK_FORMATS", "BankExportOptions", "BankGenerationOptions", "BankImpactOptions"]

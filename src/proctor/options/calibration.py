@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from proctor.options.correlation import CorrelationOptions
-from proctor.options.evaluation import EvaluationOptions
+from proctor.options.evaluation import LEADERBOARD_MEASURE, EvaluationOptions
 from proctor.options.intervals import IntervalOptions
 from proctor.options.model import borrow, int_in, option
 
@@ -54,7 +54,8 @@ class CalibrationOptions:
                           help="samples per budget (default {default}, at most 100000)")
     seed: int = borrow(EvaluationOptions, "seed", cli=True, help="random seed of the samples (default {default})")
     judged_relevant: int = borrow(EvaluationOptions, "judged_relevant")
-    measure: str = option("P@20", help="the leaderboard whose Kendall tau is reported: P@k (default {default})")
+    measure: str = option(LEADERBOARD_MEASURE,
+                          help="the leaderboard whose Kendall tau is reported: P@k (default {default})")
     plot: str | None = option(metavar="FILE.png", help="also draw the curve as a PNG (PDF and SVG beside it)")
     ppi: bool = option(False, action="store_true",
                        help="validate prediction-powered leaderboards instead (`leaderboard --human-qrels`): per "

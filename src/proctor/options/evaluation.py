@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from proctor.options.model import GRADE, INTS, NOT_IN_TOML, borrow, fraction, int_in, option
 from proctor.papers import EXAM
 
+LEADERBOARD_MEASURE = "P@20"
+"""The one measure of a command that draws one leaderboard (`bank impact`, `calibrate`), when none is named."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class EvaluationOptions:

@@ -15,6 +15,9 @@ from proctor.records import GradeSet, grade_set_id
 from proctor.robustness.attacks import ATTACKS
 from proctor.robustness.sample import CONTROL, Pair, ProbeOptions, Sample, Variant
 
+PROBE_FORMAT = "tsv"
+"""The format a probe report is written in when none is named."""
+
 
 def probe_set_id(grade_set: GradeSet, variant: Variant, sample: int, seed: int) -> str:
     """The id of one probe grade set: the probed grade set's identity plus what was probed."""
@@ -97,7 +100,7 @@ def _share(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def render_report(report: dict[str, Any], fmt: str = "tsv") -> str:
+def render_report(report: dict[str, Any], fmt: str = PROBE_FORMAT) -> str:
     """The report as `json`, `tsv` (one row per attack and guard, then the controls) or `md`."""
     if fmt == "json":
         return json.dumps(report, indent=2, ensure_ascii=False) + "\n"

@@ -24,6 +24,9 @@ from proctor.options.review import ReviewOptions
 from proctor.records import GradeSet
 from proctor.store import Store
 
+QUEUE_LIMIT = 50
+"""How many pairs the review queue lists by default."""
+
 
 @dataclass
 class Item:
@@ -102,7 +105,7 @@ def top_questions(store: Store, grade_set: GradeSet) -> dict[tuple[str, str], st
 
 
 def review_queue(store: Store, grade_set: GradeSet, *, min_grade: int, depth: int = ReviewOptions.depth,
-                 limit: int = 50, width: int = 5) -> dict[str, Any]:
+                 limit: int = QUEUE_LIMIT, width: int = 5) -> dict[str, Any]:
     """The queue (highest priority first, `limit` items) with counts of every sign over all passages."""
     labels = exam_qrels(store, grade_set)
     ranked = store.corpus.ranked_lists()
