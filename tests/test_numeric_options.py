@@ -46,7 +46,8 @@ def test_grade_refuses_a_number_out_of_range_from_the_cli_and_the_api_with_the_s
             options["prefilter"] = extra[1]
         with pytest.raises(UsageError) as err:
             api.grade(store, "self-rating", "openai:m", base_url="http://127.0.0.1:9/v1", **options)
-        assert str(err.value) == expected
+        assert err.value.as_options() == expected  # the command line's words
+        assert str(err.value) == f"{name} {number_problem(name, number)}"  # a notebook's: the parameter
     finally:
         store.close()
     assert store_dump(demo_store) == before
@@ -96,6 +97,8 @@ def test_other_commands_refuse_numbers_out_of_range(cli, demo_store, tmp_path, a
     (lambda: commands.add_intervals(None, resamples=10**9), "--resamples must be 1..100000 (got 1000000000)"),
     (lambda: api.import_files(None, "queries", [], word_budget=0), "--word-budget must be 1 or more (got 0)"),
     (lambda: api.grade(None, "self-rating", "openai:m", depth=0), "--depth must be 1 or more (got 0)"),
+    (lambda: api.agreement(None, judged_relevant=0), "--judged-relevant must be 1 or more (got 0)"),
+    (lambda: api.verify(None, "answers", shown=0), "--shown must be 1 or more (got 0)"),
     (lambda: api.grade(None, "self-rating", "openai:m", timeout="5"),
      "--timeout must be a finite positive number of seconds (got '5')"),
     (lambda: api.grade(None, "self-rating", "openai:m", max_queries=2.5), "--max-queries must be 1 or more (got 2.5)"),
@@ -103,7 +106,9 @@ def test_other_commands_refuse_numbers_out_of_range(cli, demo_store, tmp_path, a
 def test_the_api_refuses_before_touching_anything(call, message):
     with pytest.raises(UsageError) as err:
         call()
-    assert str(err.value) == message
+    flag, problem = message.split(" ", 1)
+    assert str(err.value) == f"{flag[2:].replace('-', '_')} {problem}"  # named as the parameter
+    assert err.value.as_options() == message  # and as the flag, on the command line
 
 
 @pytest.mark.parametrize("line,key,message", [

@@ -8,7 +8,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-_API = ("open_store", "import_files", "grade", "LabelChoice", "qrels", "leaderboard", "correlate", "render",
+_API = ("open_store", "import_files", "grade", "LabelChoice", "labels", "leaderboard", "correlate", "render",
         "as_rows", "to_frame", "info", "export")
 
 

@@ -8,6 +8,7 @@ from typing import ClassVar
 
 from proctor.api.results import JSON, Report
 from proctor.errors import UsageError
+from proctor.options.numeric import check_numbers
 from proctor.store import DEFAULT_LOCK_TIMEOUT as DEFAULT_LOCK_TIMEOUT
 from proctor.store import Store as Store
 from proctor.store import StoreError as StoreError
@@ -65,7 +66,8 @@ def stale_fate(method: str | None) -> str:
 
 def check_judged_relevant(store: Store, judged_relevant: int) -> None:
     """A relevance level of human judgments must be reachable by the store's judgments (else every passage is
-    non-relevant)."""
+    non-relevant), and 1 or more (at 0 every judged passage would count as relevant)."""
+    check_numbers({"judged_relevant": judged_relevant})
     top = store.corpus.max_judgment()
     if top is not None and judged_relevant > top:
         raise UsageError(f"{{judged_relevant}} {judged_relevant}: no judgment reaches it (the store's judgments go up "

@@ -44,7 +44,7 @@ def verify(store: Store, report: VerifyReport, options: VerifyOptions = DEFAULTS
     relevant, `shown` passages per question (questions per query), only `query` when given; `changes` replace
     fields of `options` (`verify(store, "answers", min_grade=3)`)."""
     options = replace(options, **changes)
-    check_numbers({"judged_relevant": options.judged_relevant})
+    check_numbers({"judged_relevant": options.judged_relevant, "shown": options.shown})
     if report not in REPORTS:
         raise UsageError(f"unknown report {report!r}; choose one of {', '.join(REPORTS)}")
     check_judged_relevant(store, options.judged_relevant)

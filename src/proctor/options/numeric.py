@@ -75,7 +75,7 @@ RULES: dict[str, Rule] = {
     "depth": AT_LEAST_1, "max_queries": AT_LEAST_1, "max_passages": AT_LEAST_1, "max_attempts": AT_LEAST_1,
     "ray_workers": AT_LEAST_1, "workers": AT_LEAST_1, "commit_every": AT_LEAST_1, "batch_max_requests": AT_LEAST_1,
     "batch_max_bytes": AT_LEAST_1, "word_budget": AT_LEAST_1, "min_questions": AT_LEAST_1,
-    "judged_relevant": AT_LEAST_1, "floor_queries": AT_LEAST_0,
+    "judged_relevant": AT_LEAST_1, "shown": AT_LEAST_1, "floor_queries": AT_LEAST_0,
     # resampling counts: one bound for all
     "bootstrap": Rule(0, MAX_RESAMPLES, integer=True), "repeats": Rule(1, MAX_RESAMPLES, integer=True),
     "resamples": Rule(1, MAX_RESAMPLES, integer=True), "samples": Rule(100, MAX_RESAMPLES, integer=True),
@@ -108,10 +108,11 @@ def number_problem(name: str, value: Any) -> str | None:
 
 
 def check_number(name: str, value: Any) -> None:
-    """Raise a `UsageError` naming the option when `value` is not acceptable for it."""
+    """Raise a `UsageError` naming the option when `value` is not acceptable for it (as the parameter from Python,
+    as the flag from the command line: `errors.UsageError`'s markers)."""
     problem = number_problem(name, value)
     if problem is not None:
-        raise UsageError(f"{option_name(name)} {problem}")
+        raise UsageError("{" + name + "} " + problem, params=(name,))
 
 
 def check_numbers(values: Mapping[str, Any]) -> None:
