@@ -233,3 +233,14 @@ def test_modes_outside_their_literals_are_refused_naming_the_parameter(call, mes
     with pytest.raises(UsageError) as refused:
         call()
     assert str(refused.value) == message
+
+
+def test_a_grading_option_is_taken_by_its_field_name_as_by_the_requests_own():
+    def request(**named):
+        return commands.grade_request("four-prompts", "openai:m", base_url="http://127.0.0.1:9/v1",
+                                      aggregate="sum", **named)
+
+    assert request(sum_thresholds=(9, 6, 4)).thresholds == request(thresholds=(9, 6, 4)).thresholds == (9, 6, 4)
+    given = api.GradingOptions(sum_thresholds=(8, 5, 3))
+    assert commands.grade_request("four-prompts", "openai:m", grading=given, base_url="http://127.0.0.1:9/v1",
+                                  aggregate="sum", sum_thresholds=(9, 6, 4)).thresholds == (9, 6, 4)  # given wins

@@ -153,12 +153,12 @@ def grade_request(method: str, llm: str | None = None, *, grading: GradingOption
     `ANSWER_METHODS`), `llm` (a backend spec, else `grading.llm`; default `embed:minilm` for `embedding`), the
     option models `grading`, `backend` (a `BackendConfig`, whose spec `llm` replaces), `execution` (the
     `EngineOptions`) and `cache`, and
-    any of their fields by name in `options` (given ones win; `templates` and `thresholds` are `template` and
-    `sum_thresholds`)."""
+    any of their fields by name in `options` (given ones win; `templates` and `thresholds` may be named as
+    the fields `template` and `sum_thresholds` too)."""
     from proctor.grading import GradeOptions, GradeRequest
     from proctor.llm.config import BackendConfig
 
-    options = {**_fields(grading, execution, cache), **options}
+    options = {**_fields(grading, execution, cache), **{_RENAMED.get(k, k): v for k, v in options.items()}}
     llm = llm or options.pop("llm", None)
     options.pop("llm", None)
     aggregate = options.pop("aggregate", GradingOptions.aggregate)
