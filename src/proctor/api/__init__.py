@@ -15,9 +15,10 @@ keeps the two lists equal.
 from __future__ import annotations
 
 import sys
-from importlib import import_module
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
+
+from proctor.api.lazy import lazy_names
 
 _NAMES = {
     "proctor.api.agreement": "agreement",
@@ -51,22 +52,7 @@ _NAMES = {
 }
 """Module → the public names it gives the API."""
 
-_WHERE = {name: module for module, names in _NAMES.items() for name in names.split()}
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    """`api.leaderboard`, `api.Store`, ...: imported from its module when first used, then kept here."""
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(_WHERE[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The public names, loaded or not."""
-    return sorted(set(globals()) | set(_WHERE))
+_WHERE, __all__, __getattr__, __dir__ = lazy_names(__name__, _NAMES)
 
 
 class _Api(ModuleType):

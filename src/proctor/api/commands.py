@@ -6,8 +6,7 @@ used, as `proctor.api`'s are."""
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from proctor.api.lazy import lazy_names
 
 _NAMES: dict[str, str] = {
     "proctor.api.reports": "AnalyzeRequest analyze_request",
@@ -34,19 +33,4 @@ _NAMES: dict[str, str] = {
 }
 """Module → the command plumbing it gives (moved here from `proctor.api`'s names)."""
 
-_WHERE = {name: module for module, names in _NAMES.items() for name in names.split()}
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    """`commands.leaderboard_report`, ...: imported from its module when first used, then kept here."""
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(_WHERE[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The command plumbing's names, loaded or not."""
-    return sorted(set(globals()) | set(_WHERE))
+_WHERE, __all__, __getattr__, __dir__ = lazy_names(__name__, _NAMES)

@@ -5,8 +5,7 @@ Each name is imported from its module when first used, as `proctor.api`'s are.""
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from proctor.api.lazy import lazy_names
 
 _NAMES: dict[str, str] = {
     "proctor.api.agreement": "Agreement",
@@ -31,19 +30,4 @@ _NAMES: dict[str, str] = {
 }
 """Module → the types it gives."""
 
-_WHERE = {name: module for module, names in _NAMES.items() for name in names.split()}
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    """`types.Leaderboard`, ...: imported from its module when first used, then kept here."""
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(_WHERE[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The types' names, loaded or not."""
-    return sorted(set(globals()) | set(_WHERE))
+_WHERE, __all__, __getattr__, __dir__ = lazy_names(__name__, _NAMES)
