@@ -275,7 +275,7 @@ def test_the_api_refuses_a_negative_seed(graded):
     store, grade_set, server = graded
     opened = api.open_store(store)
     try:
-        with pytest.raises(UsageError, match="--seed must be 0 or more"):
+        with pytest.raises(UsageError, match="^seed must be 0 or more"):
             api.probe(opened, grade_set, ["injection"], seed=-1, llm="openai:fake-model", base_url=server.base_url)
     finally:
         opened.close()

@@ -157,11 +157,13 @@ def test_the_api_refuses_the_same_counts():
     from proctor import api
     from proctor.errors import UsageError
 
-    with pytest.raises(UsageError, match=r"^--bootstrap must be 0\.\.100000 \(got 1000000000\)$"):
+    # the same counts as the command line refuses, named as the parameters (the CLI spells them as flags)
+    with pytest.raises(UsageError, match=r"^bootstrap must be 0\.\.100000 \(got 1000000000\)$") as err:
         api.correlate("absent.json", "absent.json", bootstrap=10**9)
-    with pytest.raises(UsageError, match=r"^--repeats must be 1\.\.100000 \(got 100001\)$"):
+    assert err.value.as_options() == "--bootstrap must be 0..100000 (got 1000000000)"
+    with pytest.raises(UsageError, match=r"^repeats must be 1\.\.100000 \(got 100001\)$"):
         api.calibrate(None, budgets=[1], repeats=100_001)
-    with pytest.raises(UsageError, match=r"^--samples must be 100\.\.100000 \(got 100001\)$"):
+    with pytest.raises(UsageError, match=r"^samples must be 100\.\.100000 \(got 100001\)$"):
         api.compare("absent.json", samples=100_001)
 
 
