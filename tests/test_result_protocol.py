@@ -34,7 +34,6 @@ text), what the review app's plumbing (`api.review`) hands the app (a backend co
 what experiments and the judge read and write through `api.experiments`/`api.autojudge` (files, records)."""
 
 NOT_FROZEN_YET = {
-    "Leaderboard": "built step by step by evaluate (coverage, intervals, notes), being reshaped into measures",
     "ImportReport": "counted while the import runs (importing.py)",
     "Coverage": "counts added while a leaderboard is made (evaluate.coverage)",
     "Report": "analyze_report's analyze.report.Report, filled while the report is written",

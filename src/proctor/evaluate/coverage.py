@@ -3,7 +3,7 @@
 It counts queries (scored; with grades; in the grade set's bank; with human judgments; in the store), pairs
 (pool pairs = the distinct (query, passage) pairs the systems put within the depth a measure reads; graded
 pairs = those of them that have a label), the systems whose own counts differ, and any further count a
-stage adds (`counts`, e.g. unjudgeable or flagged passages: `Coverage.add_count`). Below a floor (fewer than
+stage adds (`counts`, e.g. unjudgeable or flagged passages: `Coverage.with_count`). Below a floor (fewer than
 `min_queries` queries, or less than `min_graded` of the pool labelled) it carries warnings, which the command
 line prints on standard error and reports show as a banner. Everything is counted from what the leaderboard
 already holds in memory (labels, ranked lists) and from counts SQLite keeps on its keys: no grade is read
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from proctor.options.evaluation import EvaluationOptions
@@ -58,11 +58,10 @@ class Coverage:
     floor: Floor = field(default_factory=Floor)
     warnings: list[str] = field(default_factory=list)
 
-    def add_count(self, name: str, value: int, warning: str | None = None) -> None:
-        """Add a further count (and, when it matters, a warning)."""
-        self.counts[name] = value
-        if warning:
-            self.warnings.append(warning)
+    def with_count(self, name: str, value: int, warning: str | None = None) -> Coverage:
+        """A new coverage with a further count (and, when it matters, a warning)."""
+        return replace(self, counts={**self.counts, name: value},
+                       warnings=[*self.warnings, warning] if warning else self.warnings)
 
     def of(self) -> int | None:
         """The queries the number should rest on: the bank's topics, else the store's queries."""
