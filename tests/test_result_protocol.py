@@ -35,12 +35,10 @@ what experiments and the judge read and write through `api.experiments`/`api.aut
 
 NOT_FROZEN_YET = {
     "ImportReport": "counted while the import runs (importing.py)",
-    "Coverage": "counts added while a leaderboard is made (evaluate.coverage)",
     "Report": "analyze_report's analyze.report.Report, filled while the report is written",
 }
-"""Results still filled in place by the layer that makes them (a `Leaderboard` and a `Coverage` render themselves
-but are not frozen; the import reports and the `analyze` report have neither `to_json` nor `render` yet): they join
-the protocol when they are built in one go (issue 38, left to the owners of those builders)."""
+"""Results still filled in place by the layer that makes them (the import reports and the `analyze` report have
+neither `to_json` nor `render` yet): they join the protocol when they are built in one go (issue 38)."""
 
 
 def _door(name: str):
