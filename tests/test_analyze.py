@@ -65,6 +65,28 @@ def test_analyze_writes_every_part(demo_report):
     assert "[PNG](plots/intervals_" in report and "| rank | system | score | ci\\_low | ci\\_high |" in report
 
 
+def test_the_report_renders_what_it_wrote_as_text_and_json(tmp_path):
+    from proctor.analyze.html_report import Figure
+    from proctor.analyze.report import Report
+    from proctor.errors import UsageError
+    from proctor.evaluate.coverage import Coverage, Floor
+
+    coverage = Coverage({"scored": 2, "in_store": 43}, floor=Floor(10, 0.9)).judge()
+    report = Report(correlations=[{"method": "self-rating", "P@3 ρ": 0.5}], files=[tmp_path / "report.md"],
+                    figures=[Figure("P@3", tmp_path / "plots" / "p3.png", "chosen")], slugs={"g1": "self-rating"},
+                    coverage={"g1": coverage}, warnings=["g1: rests on 2 of 43 queries (fewer than 10)"],
+                    plot_notes=["no plot for g2: no grades"])
+    data = report.to_json()
+    assert json.loads(report.render("json")) == data and json.loads(json.dumps(data)) == data
+    assert data["coverage"]["g1"]["below_floor"] is True and data["figures"][0]["how"] == "chosen"
+    assert data["files"] == [str(tmp_path / "report.md")] and data["correlations"][0]["P@3 ρ"] == 0.5
+    assert report.render() == report.render("text") == (
+        f"warning: g1: rests on 2 of 43 queries (fewer than 10)\nno plot for g2: no grades\nwrote 1 files:\n"
+        f"  {tmp_path / 'report.md'}\n")
+    with pytest.raises(UsageError, match="unknown format 'xml'"):
+        report.render("xml")
+
+
 def test_bold_only_where_values_differ_and_the_page_escapes_and_folds():
     table = Table(["a", "b"], [[0.5, 0.1], [0.5, 0.3]], caption="<script>alert(1)</script>")
     table.mark_best_per_column([0, 1])

@@ -109,7 +109,7 @@ def test_api_adds_intervals_and_counts_the_pairs_it_cannot_separate(store):
         board = api.leaderboard(s, "P@1", min_grade=3)
     finally:
         s.close()
-    commands.add_intervals(board, resamples=200, seed=1)
+    board = commands.add_intervals(board, resamples=200, seed=1)
     assert board.intervals is not None
     assert set(board.intervals.by_system) == {"A", "B", "C"}
     pairs = board.intervals.overlapping

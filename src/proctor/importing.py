@@ -12,10 +12,12 @@ the grades made from a replaced text are set aside as stale (graded again by the
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, ClassVar
 
 from proctor.errors import InputError, UsageError
 from proctor.import_checks import (
@@ -78,6 +80,26 @@ class ImportReport:
             extra += "; replaced " + ", ".join(f"{n} {what}" for what, n in self.replaced.items())
         same = " (already imported: nothing changed)" if self.unchanged else ""
         return f"{self.path}: {self.kind}: {parts}{extra}{same}"
+
+    formats: ClassVar[tuple[str, ...]] = ("text", "json")
+    """The formats `render` writes, the default first."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The counts, skips (each record's message), notes and the summary line as plain JSON data."""
+        return {"kind": self.kind, "path": self.path, "counts": dict(self.counts),
+                "skipped_unknown_queries": self.skipped_unknown_queries, "skipped_what": self.skipped_what,
+                "skipped_records": [str(problem) for problem in self.skipped_records], "unchanged": self.unchanged,
+                "bank": self.bank, "imported_at": self.imported_at, "replaced": dict(self.replaced),
+                "bookkeeping": self.bookkeeping, "notes": list(self.notes), "summary": self.summary()}
+
+    def render(self, fmt: str | None = None) -> str:
+        """`text` (what `proctor import` prints: skipped records, notes, the summary line) or `json`."""
+        if fmt == "json":
+            return json.dumps(self.to_json(), indent=2) + "\n"
+        if fmt not in (None, "text"):
+            raise UsageError(f"unknown format {fmt!r}: {', '.join(self.formats)}")
+        lines = [f"skipped: {problem}" for problem in self.skipped_records] + self.notes + [self.summary()]
+        return "\n".join(lines) + "\n"
 
 
 def import_files(

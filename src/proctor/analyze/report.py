@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from proctor.analyze import agreement_render, plots
 from proctor.analyze.answers_section import answer_correlations, is_answer_set
@@ -55,6 +55,28 @@ class Report:
     """What every grade set's labels rest on (grade sets of passages with grades)."""
     warnings: list[str] = field(default_factory=list)
     """Grade sets below the floor, one line each (the command prints them on standard error)."""
+
+    formats: ClassVar[tuple[str, ...]] = ("text", "json")
+    """The formats `render` writes, the default first (the report itself is the files in `files`)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """What was written, as plain JSON data: correlations, section titles, figures, plot notes, files, grade
+        set slugs, coverage per grade set and warnings."""
+        data = {"correlations": self.correlations, "sections": [s.title for s in self.sections],
+                "figures": [{"title": f.title, "png": str(f.png), "how": f.how} for f in self.figures],
+                "plot_notes": self.plot_notes, "files": [str(f) for f in self.files], "slugs": self.slugs,
+                "coverage": {gid: c.as_dict() for gid, c in self.coverage.items()}, "warnings": self.warnings}
+        return json.loads(json.dumps(data))
+
+    def render(self, fmt: str | None = None) -> str:
+        """`text` (the warnings, the plot notes and the files written, a line each) or `json` (`to_json`)."""
+        if fmt == "json":
+            return json.dumps(self.to_json(), indent=2) + "\n"
+        if fmt not in (None, "text"):
+            raise UsageError(f"unknown format {fmt!r}: {', '.join(self.formats)}")
+        lines = [*(f"warning: {w}" for w in self.warnings), *self.plot_notes, f"wrote {len(self.files)} files:",
+                 *(f"  {f}" for f in self.files)]
+        return "\n".join(lines) + "\n"
 
 
 def analyze(store: Store, official: LeaderboardFile, official_name: str, options: AnalysisOptions, out: Path, *,

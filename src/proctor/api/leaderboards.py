@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar
 
@@ -128,14 +128,15 @@ def _label_boards(store: Store, ranked: dict, specs: list[AnySpec], labels: Labe
     counts = query_counts(store, grade_set, qrels_ if grade_set else None, judged)
     boards = [measure_leaderboard(ranked, qrels_, spec, min_grade, missing=missing or "skip", description=description)
               for spec in specs]
-    note_flagged(boards)
+    boards = note_flagged(boards)
     partly = partly_graded(store, grade_set, qrels_) if grade_set and boards else {}  # once for every board
+    covered = []
     for board, spec in zip(boards, specs, strict=True):
         depth = getattr(spec, "cutoff", None)
-        board.coverage = note_partly_graded(
+        covered.append(replace(board, coverage=note_partly_graded(
             leaderboard_coverage(board, ranked, qrels_, counts, depth=depth, labelled_by="graded" if grade_set
-                                 else "judged", floor=floor), partly, ranked, depth)
-    return with_unjudgeable(store, ranked, stored_runs, boards)
+                                 else "judged", floor=floor), partly, ranked, depth)))
+    return with_unjudgeable(store, ranked, stored_runs, covered)
 
 
 def _cover(store: Store, ranked: dict, labels: LabelChoice, spec: ScoreSpec, stored_runs: bool,
@@ -151,21 +152,21 @@ def _cover(store: Store, ranked: dict, labels: LabelChoice, spec: ScoreSpec, sto
                               normalize=None if norm == "gold" else norm, gold=gold,
                               description=describe(store, grade_set), notes=notes)
     graded = exam_qrels(store, grade_set)  # the pairs with a label: what the cover rests on
-    board.coverage = note_partly_graded(
+    board = replace(board, coverage=note_partly_graded(
         leaderboard_coverage(board, ranked, graded, query_counts(store, grade_set, graded), depth=spec.cutoff,
                              labelled_by="graded", floor=floor), partly_graded(store, grade_set, graded), ranked,
-        spec.cutoff)
+        spec.cutoff))
     return note_flagged(with_unjudgeable(store, ranked, stored_runs, [board]))[0]
 
 
 def add_intervals(board: Leaderboard, *, confidence: float = IntervalOptions.confidence,
                   resamples: int = IntervalOptions.resamples, seed: int = IntervalOptions.seed) -> Leaderboard:
     """Give a leaderboard bootstrap intervals over topics: each system's score interval and rank interval
-    (`proctor.evaluate.intervals`); returns the same leaderboard."""
+    (`proctor.evaluate.intervals`); returns a new leaderboard (the given one is frozen)."""
     check_numbers({"confidence": confidence, "resamples": resamples, "seed": seed})
-    board.intervals = bootstrap({e.system: e.per_query for e in board.entries}, [e.system for e in board.entries],
-                                confidence=confidence, resamples=resamples, seed=seed)
-    return board
+    return replace(board, intervals=bootstrap({e.system: e.per_query for e in board.entries},
+                                              [e.system for e in board.entries], confidence=confidence,
+                                              resamples=resamples, seed=seed))
 
 
 def render_leaderboards(board: Leaderboard | Sequence[Leaderboard], fmt: LeaderboardFormat = BOARD_FORMAT, *,
@@ -293,8 +294,9 @@ def leaderboard_report(store: Store, options: LeaderboardOptions, *,
     boards = leaderboard(store, measures, labels=labels, min_grade=None if answers else options.min_grade,
                          judgments=options.judgments, runs=options.runs, missing=None if answers else options.missing,
                          floor=floor)
-    for board in boards if intervals.intervals else []:
-        add_intervals(board, confidence=confidence, resamples=resamples, seed=intervals.seed)
+    if intervals.intervals:
+        boards = [add_intervals(board, confidence=confidence, resamples=resamples, seed=intervals.seed)
+                  for board in boards]
     return LeaderboardReport(boards, significance, options.per_query_scores)
 
 

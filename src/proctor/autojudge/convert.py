@@ -52,10 +52,10 @@ def proctor_board(store: Store, grade_set: GradeSet, settings: JudgeSettings, na
         if cover.entries:
             log(f"n-EXAM: no sentence of the pool reaches grade >= {settings.min_grade} on any topic, so n-EXAM is 0/0 "
                 "(nothing to normalise by); written as 0 for every run and topic, as EXAM-Cover is")
-            board.entries = [replace(e, score=0.0, per_query=dict.fromkeys(e.per_query, 0.0)) for e in cover.entries]
-            board.description = {**board.description, "undefined": "the pool covers nothing: written as 0"}
-    board.entries = [e for e in board.entries if e.system in set(runs)]
-    return board
+            board = replace(board, entries=[replace(e, score=0.0, per_query=dict.fromkeys(e.per_query, 0.0))
+                                            for e in cover.entries],
+                            description={**board.description, "undefined": "the pool covers nothing: written as 0"})
+    return replace(board, entries=[e for e in board.entries if e.system in set(runs)])
 
 
 def measure_string(name: str, settings: JudgeSettings) -> str:

@@ -5,6 +5,7 @@ scores, citation support) with what they rest on."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, NoReturn
 
 from proctor.errors import UsageError
@@ -39,10 +40,10 @@ def answer_leaderboard(store: Store, spec: ScoreSpec, *, labels: Any = None,
                                    description=description)
     else:
         board = citation_leaderboard(citation_table(store, grade_set), spec.get("score"), description=description)
-    board.description["measure_id"] = spec.name
     scored = {q for e in board.entries for q in e.per_query}
-    board.coverage = Coverage({"scored": len(scored), **query_counts(store, grade_set, None)}, floor=floor).judge()
-    return board
+    return replace(board, description={**board.description, "measure_id": spec.name},
+                   coverage=Coverage({"scored": len(scored), **query_counts(store, grade_set, None)},
+                                     floor=floor).judge())
 
 
 def bind_measures(measures: Sequence[str | BoardSpec], *, min_grade: int | None, judgments: str | None,

@@ -3,7 +3,7 @@
 It counts queries (scored; with grades; in the grade set's bank; with human judgments; in the store), pairs
 (pool pairs = the distinct (query, passage) pairs the systems put within the depth a measure reads; graded
 pairs = those of them that have a label), the systems whose own counts differ, and any further count a
-stage adds (`counts`, e.g. unjudgeable or flagged passages: `Coverage.add_count`). Below a floor (fewer than
+stage adds (`counts`, e.g. unjudgeable or flagged passages: `Coverage.with_count`). Below a floor (fewer than
 `min_queries` queries, or less than `min_graded` of the pool labelled) it carries warnings, which the command
 line prints on standard error and reports show as a banner. Everything is counted from what the leaderboard
 already holds in memory (labels, ranked lists) and from counts SQLite keeps on its keys: no grade is read
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from proctor.options.evaluation import EvaluationOptions
@@ -43,9 +43,10 @@ class Floor:
 DEFAULT_FLOOR = Floor()
 
 
-@dataclass
+@dataclass(frozen=True)
 class Coverage:
-    """What a number rests on; `as_dict` is the `coverage` object of every JSON output."""
+    """What a number rests on; `as_dict` is the `coverage` object of every JSON output. Frozen: a stage that adds
+    a count or a warning makes a new one (`with_count`, `judge`, `dataclasses.replace`)."""
 
     queries: dict[str, int | None]
     """`scored`, `with_grades`, `in_bank`, `with_judgments`, `in_store` (None: not applicable)."""
@@ -58,11 +59,10 @@ class Coverage:
     floor: Floor = field(default_factory=Floor)
     warnings: list[str] = field(default_factory=list)
 
-    def add_count(self, name: str, value: int, warning: str | None = None) -> None:
-        """Add a further count (and, when it matters, a warning)."""
-        self.counts[name] = value
-        if warning:
-            self.warnings.append(warning)
+    def with_count(self, name: str, value: int, warning: str | None = None) -> Coverage:
+        """A new coverage with a further count (and, when it matters, a warning)."""
+        return replace(self, counts={**self.counts, name: value},
+                       warnings=[*self.warnings, warning] if warning else self.warnings)
 
     def of(self) -> int | None:
         """The queries the number should rest on: the bank's topics, else the store's queries."""
@@ -134,17 +134,18 @@ class Coverage:
                          f"{self.pairs.get('labelled_by', 'labelled')}" for system, own in self.per_system.items())
 
     def judge(self) -> Coverage:
-        """Add the warnings of the floor (queries, graded fraction) and return self."""
+        """A new coverage with the warnings of the floor (queries, graded fraction) added."""
+        warnings = list(self.warnings)
         rests_on = min((v for v in (self.queries.get("scored"), self.queries.get("with_grades")) if v is not None),
                        default=None)
         if rests_on is not None and rests_on < self.floor.min_queries:
             of = f" of {self.of()}" if self.of() is not None else ""
-            self.warnings.append(f"rests on {rests_on}{of} queries (fewer than {self.floor.min_queries})")
+            warnings.append(f"rests on {rests_on}{of} queries (fewer than {self.floor.min_queries})")
         pool, graded = self.pairs.get("pool"), self.pairs.get("graded")
         if pool and graded / pool < self.floor.min_graded:
-            self.warnings.append(f"only {graded} of {pool} pool pairs {self.pairs['labelled_by']} "
-                                 f"({graded / pool:.1%}, under {self.floor.min_graded:.0%})")
-        return self
+            warnings.append(f"only {graded} of {pool} pool pairs {self.pairs['labelled_by']} "
+                            f"({graded / pool:.1%}, under {self.floor.min_graded:.0%})")
+        return replace(self, warnings=warnings)
 
 
 def pool_counts(runs: Mapping[str, Mapping[str, list[str]]], labelled: Mapping[str, Collection[str]],
@@ -200,8 +201,9 @@ def file_coverage(description: dict[str, Any], per_query: Mapping[str, Mapping[s
         queries["scored"] = len({q for per in per_query.values() for q in per})
     queries.setdefault("scored", None)
     coverage = Coverage(queries, dict(own.get("pairs") or {}), counts={"systems": systems}, floor=floor)
-    coverage.judge()  # the file's counts judged against this command's floor
+    coverage = coverage.judge()  # the file's counts judged against this command's floor
     if queries["scored"] is None:
-        coverage.warnings.append("the leaderboard file does not say how many queries its scores rest on (write "
-                                 "it with `proctor leaderboard --format json`)")
+        coverage = replace(coverage, warnings=[*coverage.warnings, "the leaderboard file does not say how many "
+                                               "queries its scores rest on (write it with `proctor leaderboard "
+                                               "--format json`)"])
     return coverage

@@ -35,9 +35,10 @@ class Entry:
     per_query: dict[str, float]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Leaderboard:
-    """Systems sorted by score (best first) and a description of how the scores were made."""
+    """Systems sorted by score (best first) and a description of how the scores were made. Frozen: a stage that
+    adds to it (coverage, intervals, notes) makes a new one with `dataclasses.replace`."""
 
     entries: list[Entry]
     description: dict[str, Any]
@@ -47,7 +48,7 @@ class Leaderboard:
     references: list[Entry] = field(default_factory=list)
     """Reference rows (`_overall_`: what the whole pool covers), shown but never ranked or correlated."""
     coverage: Coverage | None = None
-    """What the scores rest on (queries and pairs with labels), set by `proctor.api`."""
+    """What the scores rest on (queries and pairs with labels), given by `proctor.api`."""
     intervals: Intervals | None = None
     """Bootstrap score and rank intervals per system (`proctor.api.commands.add_intervals`)."""
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 
 from proctor.errors import UsageError
 from proctor.evaluate.cover import CoverTable
@@ -198,25 +199,29 @@ def load_runs(store: Store, run_paths: Sequence[str] | None) -> Ranked:
 
 
 def note_flagged(boards: list[Leaderboard]) -> list[Leaderboard]:
-    """Say on every leaderboard how many of its grade set's pool pairs `--guard detect` flagged (no grade)."""
-    for board in boards:
-        if board.description.get("flagged_pairs"):
-            if board.coverage is not None:
-                board.coverage.add_count("flagged", board.description["flagged_pairs"])
-            board.notes.append(f"{board.description['flagged_pairs']} pool pairs flagged by --guard detect have no "
-                               "grade (unjudged here); they are listed for review (docs/robustness.md)")
-    return boards
+    """Each leaderboard again, saying how many of its grade set's pool pairs `--guard detect` flagged (no grade)."""
+    return [_flagged(board) for board in boards]
+
+
+def _flagged(board: Leaderboard) -> Leaderboard:
+    """One leaderboard with its flagged pairs counted and noted (itself when it has none)."""
+    flagged = board.description.get("flagged_pairs")
+    if not flagged:
+        return board
+    coverage = board.coverage.with_count("flagged", flagged) if board.coverage is not None else None
+    return replace(board, coverage=coverage, notes=[*board.notes, f"{flagged} pool pairs flagged by --guard detect "
+                                                    "have no grade (unjudged here); they are listed for review "
+                                                    "(docs/robustness.md)"])
 
 
 def with_unjudgeable(store: Store, ranked: Ranked, stored: bool, boards: list[Leaderboard]) -> list[Leaderboard]:
-    """Say on every leaderboard how many ranked pairs of its runs name a passage without text (`unjudgeable`)."""
+    """Each leaderboard again, saying how many ranked pairs of its runs name a passage without text
+    (`unjudgeable`)."""
     n = store.corpus.unjudgeable_in(ranked, stored=stored)
-    for board in boards:
-        board.description["unjudgeable"] = n
-        if n and board.coverage is not None:
-            board.coverage.add_count("unjudgeable", n)
-        if n:
-            board.notes.append(f"unjudgeable: {n} ranked (query, passage) pairs name a passage the store has no text "
-                               "for: never graded, not in EXAM-Qrels, unjudged for every measure (as trec_eval "
-                               "treats documents missing from qrels)")
-    return boards
+    note = (f"unjudgeable: {n} ranked (query, passage) pairs name a passage the store has no text for: never "
+            "graded, not in EXAM-Qrels, unjudged for every measure (as trec_eval treats documents missing from "
+            "qrels)")
+    return [replace(board, description={**board.description, "unjudgeable": n},
+                    coverage=board.coverage.with_count("unjudgeable", n)
+                    if n and board.coverage is not None else board.coverage,
+                    notes=[*board.notes, note] if n else board.notes) for board in boards]

@@ -47,9 +47,10 @@ def note_partly_graded(coverage: Coverage, partly: Mapping[str, Collection[str]]
         return coverage
     within = pool_counts(runs, partly, depth)[0]["graded"] if runs is not None else sum(map(len, partly.values()))
     if within:
-        coverage.add_count("partly_graded", within, f"{within} of the {coverage.pairs.get('graded')} labelled pool "
-                           "pairs have grades from only some of their query's questions (the others failed or were "
-                           "not graded): their labels may be too low; grade again to complete them")
+        return coverage.with_count("partly_graded", within, f"{within} of the {coverage.pairs.get('graded')} "
+                                   "labelled pool pairs have grades from only some of their query's questions (the "
+                                   "others failed or were not graded): their labels may be too low; grade again to "
+                                   "complete them")
     return coverage
 
 
@@ -75,8 +76,8 @@ def labels_coverage(store: Store, grade_set: GradeSet | None, labels: Mapping[st
     if grade_set is not None:
         partly = partly_graded(store, grade_set, labels)
         if pool is None:
-            note_partly_graded(coverage, partly, ranked, None)
+            coverage = note_partly_graded(coverage, partly, ranked, None)
         else:
-            note_partly_graded(coverage, {q: set(p).intersection(partly.get(q, ())) for q, p in pool.items()}, None,
-                               None)
+            within = {q: set(p).intersection(partly.get(q, ())) for q, p in pool.items()}
+            coverage = note_partly_graded(coverage, within, None, None)
     return coverage.judge()
