@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from proctor.bank.generate import write_bank as write_bank
-from proctor.evaluate.leaderboard import Leaderboard as Leaderboard
 from proctor.io.nugget_banks import autojudge_lines as autojudge_lines
 from proctor.io.nugget_banks import bank_topic as bank_topic
 from proctor.io.nugget_banks import nuggetizer_lines as nuggetizer_lines

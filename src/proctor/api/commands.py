@@ -17,7 +17,7 @@ _NAMES: dict[str, str] = {
     "proctor.api.trust": "ATTACKS GUARDS CalibrationRequest ProbeRequest calibration_request probe_request "
                          "render_probe",
     "proctor.api.verification": "VERIFY_REPORTS",
-    "proctor.api.autojudge": "DIRECT_METHODS BackendUnavailable Leaderboard autojudge_lines bank_topic jsonl_records "
+    "proctor.api.autojudge": "DIRECT_METHODS BackendUnavailable autojudge_lines bank_topic jsonl_records "
                              "method_scale nuggetizer_lines response_cache_file write_bank",
     "proctor.api.experiments": "atomic_file folder_target grading_estimate write_qrels_file write_text",
     "proctor.api.bank_generation": "GenerationRequest generate_bank_file generation_request",

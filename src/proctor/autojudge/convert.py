@@ -27,8 +27,8 @@ from autojudge_base.nugget_data import load_nugget_banks_generic
 
 from proctor import api
 from proctor.api import Store
-from proctor.api.autojudge import Leaderboard as ProctorBoard
 from proctor.api.autojudge import autojudge_lines, nuggetizer_lines, write_bank
+from proctor.api.types import Leaderboard as ProctorBoard
 from proctor.autojudge.session import note
 from proctor.autojudge.settings import COVER_MEASURES, JudgeSettings
 from proctor.errors import UsageError
