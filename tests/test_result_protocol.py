@@ -35,11 +35,9 @@ what experiments and the judge read and write through `api.experiments`/`api.aut
 
 NOT_FROZEN_YET = {
     "ImportReport": "counted while the import runs (importing.py); renders itself (text, json)",
-    "Report": "analyze's analyze.report.Report, filled while the report is written; renders itself (text, json: "
-              "test_analyze.py)",
 }
-"""Results still filled in place by the layer that makes them (the import reports and the `analyze` report render
-themselves, text and json, but are not frozen): they join the protocol when they are built in one go (issue 38)."""
+"""Results still filled in place by the layer that makes them (the import reports render themselves, text and json,
+but are not frozen): they join the protocol when they are built in one go (issue 38)."""
 
 
 def _door(name: str):
@@ -72,6 +70,7 @@ def results(tmp_path_factory) -> dict[str, object]:
     board = api.leaderboard(store, "P@3", min_grade=4, labels=labels)
     (folder / "p3.json").write_text(board.render("json", per_query=True))
     (folder / "official.json").write_text(json.dumps({"strong": 1, "middling": 2, "weak": 3}))
+    made["Report"] = _analyzed(store, folder)  # of the two grade sets (before the ensemble of them)
     made |= {
         "StoreInfo": api.info(store), "Leaderboard": board,
         "Leaderboards": Leaderboards(tuple(api.leaderboard(store, ["P@3", "RR"], min_grade=4, labels=labels))),
@@ -102,6 +101,34 @@ def results(tmp_path_factory) -> dict[str, object]:
     made["ImportReport"] = api.import_files(store, "queries", [folder / "collection" / "queries.tsv"])[0]
     store.close()
     return made
+
+
+def _analyzed(store, folder: Path):
+    """`analyze`'s report of the store (both grade sets), its plots written as stand-ins (`stand_in_plots`)."""
+    from matplotlib.figure import Figure
+
+    from conftest import STAND_IN_PLOTS
+
+    def savefig(self, fname, *, format: str, **options) -> None:  # noqa: A002 (matplotlib's name)
+        Path(fname).write_bytes(STAND_IN_PLOTS[format])
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Figure, "savefig", savefig)
+        return api.analyze(store, folder / "official.json", folder / "report", measures="P@3,RR", budget=3)
+
+
+def test_the_analyze_report_is_what_it_wrote(results):
+    report = results["Report"]
+    assert len(report.figures) == 8 and {f.suffix for f in report.files} >= {".md", ".html", ".json", ".tsv", ".svg"}
+    assert all(Path(f).is_file() for f in report.files) and report.to_json()["files"] == [str(f) for f in report.files]
+    assert report.render().splitlines()[-len(report.files) - 1] == f"wrote {len(report.files)} files:"
+    assert len(report.warnings) == 2 and report.render().startswith(f"warning: {report.warnings[0]}\n")  # 4 queries
+    changed = dataclasses.replace(report, warnings=[*report.warnings, "one more"])
+    assert changed.warnings[-1] == "one more" and "one more" not in report.warnings and changed.files == report.files
+    with pytest.raises(TypeError, match="frozen"):
+        report.correlations[0]["spearman"] = 1.0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        report.sections[0].notes = ()
 
 
 def test_an_import_report_renders_what_the_import_command_prints(results):

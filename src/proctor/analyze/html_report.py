@@ -4,7 +4,8 @@ autoescaping on: every id, caption and note is data, never markup. Long tables a
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from proctor.analyze.tables import Table
@@ -13,15 +14,20 @@ COLLAPSE_ROWS = 15
 """Tables with more rows than this are folded (<details>) on the page."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Section:
-    """One section of the report: its Markdown, and its parts as data for the page."""
+    """One section of the report: its Markdown, and its parts as data for the page (frozen: lists given are kept
+    as tuples)."""
 
     title: str
     markdown: str
-    tables: list[tuple[str | None, Table]] = field(default_factory=list)
-    paragraphs: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    tables: Sequence[tuple[str | None, Table]] = ()
+    paragraphs: Sequence[str] = ()
+    notes: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("tables", "paragraphs", "notes"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
 
     @property
     def collapsed(self) -> bool:
@@ -29,7 +35,7 @@ class Section:
         return any(len(t.rows) > COLLAPSE_ROWS for _, t in self.tables)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Figure:
     """A plot: its title, how its configuration was chosen, and its files (PNG, PDF, SVG)."""
 
