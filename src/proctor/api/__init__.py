@@ -18,6 +18,7 @@ import sys
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from proctor.api import kinds as _kinds  # noqa: F401  (registers the option models' measure checks)
 from proctor.api.lazy import lazy_names
 
 _NAMES = {

@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING, Any
 from proctor.api.stores import check_judged_relevant
 from proctor.errors import UsageError
 from proctor.evaluate.leaderboard_files import LeaderboardFile, read_official
-from proctor.evaluate.measures import parse_measure
 from proctor.options.analysis import AnalysisOptions
-from proctor.options.numeric import check_numbers
+from proctor.options.model import check_model
 from proctor.outputs import folder_target
 from proctor.store import Store
 
@@ -80,27 +79,18 @@ class AnalyzeRequest:
 
 def analyze_request(official: str | Path, out: str | Path,
                     options: AnalysisOptions = DEFAULTS) -> AnalyzeRequest:
-    """The options of `analyze`, checked (measures, the plotted measure, the out folder, the prediction-powered
-    section's) and the `official` leaderboard read."""
-    for m in (*options.measures, options.per_query_measure):
-        parse_measure(m)
-    if not options.measures:
-        raise UsageError("{measures} is empty", params=("measures",))
+    """The options of `analyze`, checked (the model's every field, as when it was built: measures, the plotted
+    measure, numbers; the out folder, the prediction-powered section's) and the `official` leaderboard read."""
+    check_model(options, every=True)  # a model built before the door registered the measure checks, too
     plot = options.plotted
-    if parse_measure(plot).name not in {parse_measure(m).name for m in options.measures}:
-        raise UsageError(f"{{plot_measure}} {plot}: not one of {{measures}} {','.join(options.measures)}",
-                         params=("plot_measure", "measures"))
     folder_target(out, "{out}")
     reference = read_official(official)
-    if options.human_topics is not None and not options.human_qrels:
-        raise UsageError("{human_topics} needs {human_qrels}", params=("human_topics", "human_qrels"))
     if options.human_qrels:
         from proctor.api.ppi import per_topic_spec
         from proctor.trust.ppi_board import parse_topics
 
         per_topic_spec(plot)
         parse_topics(options.human_topics)
-        check_numbers({"seed": options.seed})
     return AnalyzeRequest(reference, str(official), replace(options, plot_measure=plot), Path(out))
 
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from proctor.errors import UsageError
 from proctor.options.evaluation import EvaluationOptions
-from proctor.options.model import GRADE, NOT_IN_TOML, borrow, int_in, option
+from proctor.options.kinds import canonical
+from proctor.options.model import GRADE, NOT_IN_TOML, Checked, borrow, int_in, option
 
 MEASURES = ("P@20", "nDCG@10", "RR", "AP", "Rprec")
 """The EXAM-Qrels measures `analyze` sweeps by default."""
@@ -21,7 +23,7 @@ def measure_list(value: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ReportFiles:
+class ReportFiles(Checked):
     """What `proctor analyze` reads and where it writes (both required on its command line; `api.analyze` takes them
     as its `official` and `out` parameters)."""
 
@@ -31,18 +33,18 @@ class ReportFiles:
 
 
 @dataclass(frozen=True, kw_only=True)
-class AnalysisOptions:
+class AnalysisOptions(Checked):
     """Every option of the meta-evaluation report (`api.analyze`, `proctor analyze`); it sweeps τ = 1..5."""
 
     judged_relevant: int = borrow(EvaluationOptions, "judged_relevant")
-    measures: tuple[str, ...] = option(MEASURES, parse=measure_list, cli_default=",".join(MEASURES),
+    measures: tuple[str, ...] = option(MEASURES, parse=measure_list, cli_default=",".join(MEASURES), kind="measure",
                                        help="comma-separated measures")
     budget: int = borrow(EvaluationOptions, "budget")
     missing: str = borrow(EvaluationOptions, "missing")
-    per_query_measure: str = option("nDCG@10", help="measure of the per-query correlation")
+    per_query_measure: str = option("nDCG@10", kind="measure", help="measure of the per-query correlation")
     per_query_tau: int = option(3, parse=GRADE, help="τ of the per-query correlation (binary measures)")
-    plot_measure: str | None = option(help="EXAM-Qrels measure of the scatter and renormalised plots (default: the "
-                                      "first of --measures)")
+    plot_measure: str | None = option(kind="measure", help="EXAM-Qrels measure of the scatter and renormalised plots "
+                                      "(default: the first of --measures)")
     plot_tau: int = option(3, parse=GRADE, help="τ of the plotted EXAM-Qrels and EXAM-Cover leaderboards "
                            "(default {default})")
     human_qrels: str | None = option(metavar="official|reviewers|FILE",
@@ -57,6 +59,19 @@ class AnalysisOptions:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "measures", measure_list(self.measures))  # "P@20,AP" as well as a list
+        super().__post_init__()
+
+    def check(self) -> None:
+        """Refuse no measures, a plotted measure not among them, human topics without human judgments."""
+        if not self.measures:
+            raise UsageError("{measures} is empty", params=("measures",))
+        plot = self.plotted
+        known = [canonical("measure", m) for m in (plot, *self.measures)]
+        if None not in known and known[0] not in known[1:]:
+            raise UsageError(f"{{plot_measure}} {plot}: not one of {{measures}} {','.join(self.measures)}",
+                             params=("plot_measure", "measures"))
+        if self.human_topics is not None and not self.human_qrels:
+            raise UsageError("{human_topics} needs {human_qrels}", params=("human_topics", "human_qrels"))
 
     @property
     def plotted(self) -> str:
@@ -65,7 +80,7 @@ class AnalysisOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class VerifyOptions:
+class VerifyOptions(Checked):
     """Every option of the rubric's verification reports (`api.verify`, `proctor verify`) but the grade set's
     choice: when a question is answered, when a judgment is relevant, how much to show."""
 

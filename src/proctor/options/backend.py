@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from proctor.errors import UsageError
-from proctor.options.model import add_options, names, option, spec
+from proctor.options.model import Checked, add_options, names, option, spec
 from proctor.options.numeric import check_numbers
 
 DTYPES = ("auto", "bfloat16", "float16", "float32")
@@ -17,7 +17,7 @@ DTYPES = ("auto", "bfloat16", "float16", "float32")
 
 
 @dataclass(frozen=True, kw_only=True)
-class BackendOptions:
+class BackendOptions(Checked):
     """Every backend option; each backend takes the ones that apply to it (`applies`)."""
 
     base_url: str | None = option(

@@ -7,7 +7,7 @@ import argparse
 from dataclasses import dataclass
 
 from proctor.options.evaluation import LEADERBOARD_MEASURE, EvaluationOptions
-from proctor.options.model import GRADE, NOT_IN_TOML, borrow, option
+from proctor.options.model import GRADE, NOT_IN_TOML, Checked, borrow, option
 
 BANK_FORMATS = ("items", "questions", "yaml", "nuggetizer", "autojudge")
 """What `bank export` writes: the workbench's `items` and older `questions` JSONL, editable YAML, nuggetizer's
@@ -15,7 +15,7 @@ nuggets JSONL, the TREC AutoJudge nugget-bank JSONL."""
 
 
 @dataclass(frozen=True, kw_only=True)
-class BankGenerationOptions:
+class BankGenerationOptions(Checked):
     """How a bank is generated: from which queries (or the judged pool), in which style, how many items."""
 
     queries: str | None = option(toml=NOT_IN_TOML, help="query file (DL) or CAR topics JSONL (not with --from-pool)")
@@ -46,10 +46,11 @@ class BankGenerationOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class BankImpactOptions:
+class BankImpactOptions(Checked):
     """What changing bank A into B does: the measure and level it is judged by, what is listed."""
 
-    measure: str = option(LEADERBOARD_MEASURE, toml=NOT_IN_TOML, help="leaderboard measure (default {default})")
+    measure: str = option(LEADERBOARD_MEASURE, toml=NOT_IN_TOML, kind="measure",
+                          help="leaderboard measure (default {default})")
     min_grade: int = option(3, parse=GRADE, metavar="T", toml=NOT_IN_TOML, help="relevance level τ (default {default})")
     official: str | None = borrow(EvaluationOptions, "official")
     name: str | None = option(
@@ -61,7 +62,7 @@ class BankImpactOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class BankExportOptions:
+class BankExportOptions(Checked):
     """How a stored bank is written."""
 
     bank_format: str = option("items", flag="--as", metavar="FMT", choices=BANK_FORMATS, toml=NOT_IN_TOML,

@@ -10,14 +10,14 @@ from dataclasses import dataclass
 from proctor.options.correlation import CorrelationOptions
 from proctor.options.evaluation import LEADERBOARD_MEASURE, EvaluationOptions
 from proctor.options.intervals import IntervalOptions
-from proctor.options.model import borrow, int_in, option
+from proctor.options.model import Checked, borrow, int_in, option
 
 HUMANS = "official|reviewers|official+reviewers|FILE"
 """The human judgments a command takes: imported, recorded by reviewers, both, or a qrels file."""
 
 
 @dataclass(frozen=True, kw_only=True)
-class PPIOptions:
+class PPIOptions(Checked):
     """A prediction-powered leaderboard: the judge's labels corrected by `human_qrels` (official, reviewers,
     official+reviewers or a qrels file; a judgment >= `judged_relevant` relevant) on `human_topics` (a number of
     topics drawn with `seed`, topic ids, or None: every topic the humans judged), with `confidence` intervals."""
@@ -38,7 +38,7 @@ class PPIOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class CalibrationOptions:
+class CalibrationOptions(Checked):
     """Calibration on a few human labels of a `grade_set` (None: the store's only one): the judgments (`qrels`),
     the `budgets` (numbers of judged topics to learn from: a list or `"1,2,5"`), `repeats` samples per budget
     (`seed`), the humans' level `judged_relevant`, the leaderboard `measure` (P@k), a `plot` (a .png file); with

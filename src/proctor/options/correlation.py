@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from proctor.options.evaluation import EvaluationOptions
-from proctor.options.model import borrow, int_in, option
+from proctor.options.model import Checked, borrow, int_in, option
 from proctor.papers import EXAM
 
 TIES = ("average", "random")
@@ -16,7 +16,7 @@ TIES = ("average", "random")
 
 
 @dataclass(frozen=True, kw_only=True)
-class CorrelationOptions:
+class CorrelationOptions(Checked):
     """How a leaderboard meets the official one: the `measure` read from a leaderboard file holding several
     (with `official_qrels` also the measure computed), the official leaderboard's `official_measure`, or
     `official_qrels` with the runs of `store` or `runs`; `judged_relevant`; `bootstrap` samples over queries
@@ -45,7 +45,7 @@ class CorrelationOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class AgreementOptions:
+class AgreementOptions(Checked):
     """Which grade sets agree with the store's human judgments and how: a judgment >= `judged_relevant` is
     relevant; labels from at least m questions for every m of `min_questions` (a list, or `"1,2,5"`); binary
     `merges` of the predicted labels (`[">=3", "=5"]` or `">=3,=5"`; None: the method's scale); every grade set,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from proctor.options.model import GRADE, INTS, NOT_IN_TOML, borrow, fraction, int_in, option
+from proctor.options.model import GRADE, INTS, NOT_IN_TOML, Checked, borrow, fraction, int_in, option
 from proctor.papers import EXAM
 
 LEADERBOARD_MEASURE = "P@20"
@@ -15,11 +15,11 @@ LEADERBOARD_MEASURE = "P@20"
 
 
 @dataclass(frozen=True, kw_only=True)
-class EvaluationOptions:
+class EvaluationOptions(Checked):
     """Every evaluation option, in the order of the experiment file's keys; those it does not take come last."""
 
     measure: tuple[str, ...] = option(
-        ("P@20", "nDCG@10"), action="append", metavar="M", toml_key="measures",
+        ("P@20", "nDCG@10"), action="append", metavar="M", toml_key="measures", kind="any measure",
         help="retrieval measure for --metric qrels (repeatable), e.g. P@20, nDCG@10, RR, AP, Rprec, R@100, bpref, "
         "infAP, Judged@10 — any ir_measures or trec_eval name")
     min_grade: int = option(
@@ -58,7 +58,7 @@ class EvaluationOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class LeaderboardOptions:
+class LeaderboardOptions(Checked):
     """`proctor leaderboard`'s own flags: the measures (or the older `--metric` modes, translated into measure
     strings by `api.commands.leaderboard_measures`), the labels they read, the runs, and what the output adds."""
 
@@ -70,7 +70,7 @@ class LeaderboardOptions:
     score: str | None = option(help="nuggets: all, vital, strict_all, strict_vital or weighted; citations: "
                                "support_precision, support_precision_partial or citation_coverage")
     measure: tuple[str, ...] = option(
-        (), action="append", metavar="M",
+        (), action="append", metavar="M", kind="any measure",
         help="the measure (repeatable: one leaderboard each), e.g. P@20, nDCG@10, RR, AP, Rprec, R@100, bpref, "
         "Judged@10 (any ir_measures or trec_eval name), Cover(rel=3)@20, NEXAM(rel=3,norm=pool)@20, "
         "Nuggets(score=strict_vital), Citations(score=support_precision)")
@@ -102,7 +102,7 @@ class LeaderboardOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class QrelsOptions:
+class QrelsOptions(Checked):
     """`proctor qrels`' own flags: graded labels, or 1/0 at a threshold."""
 
     binary: bool = option(False, action="store_true", help="write 1 for labels >= --min-grade, else 0")

@@ -6,14 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from proctor.options.inputs import ExportOptions
-from proctor.options.model import NOT_IN_TOML, borrow, int_in, option
+from proctor.options.model import NOT_IN_TOML, Checked, borrow, int_in, option
 
 RULES = ("mean", "median", "max", "min", "majority")
 """How an ensemble's members' grades of a cell become one."""
 
 
 @dataclass(frozen=True, kw_only=True)
-class EnsembleOptions:
+class EnsembleOptions(Checked):
     """How an ensemble combines its members, and what is shown of their disagreement."""
 
     grade_sets: tuple[str, ...] | None = borrow(ExportOptions, "grade_sets",
@@ -26,7 +26,7 @@ class EnsembleOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class DropOptions:
+class DropOptions(Checked):
     """Whether a drop really deletes, and whether it takes the ensembles built on the grade set with it."""
 
     yes: bool = option(False, action="store_true", toml=NOT_IN_TOML,

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from proctor.errors import UsageError
-from proctor.options.model import NOT_IN_TOML, PATHS, int_in, option
+from proctor.options.model import NOT_IN_TOML, PATHS, Checked, int_in, option
 from proctor.papers import FOUR_PROMPTS
 
 
 @dataclass(frozen=True, kw_only=True)
-class GradingOptions:
+class GradingOptions(Checked):
     """Every grading option, in the order of the experiment file's keys; those it does not take come last."""
 
     name: str | None = option(cli=False, help="the grader's name in an experiment (default: its method)")
@@ -67,7 +67,7 @@ class GradingOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class EngineOptions:
+class EngineOptions(Checked):
     """Where the requests of a grading run come from: this process, or Ray Data workers."""
 
     engine: str = option(
@@ -81,7 +81,7 @@ class EngineOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class BatchOptions:
+class BatchOptions(Checked):
     """Grading through batch files (OpenAI Batch API, vllm run_batch, any cluster job) instead of requests."""
 
     batch_export: Path | None = option(
@@ -105,7 +105,7 @@ class BatchOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ResponseCacheOptions:
+class ResponseCacheOptions(Checked):
     """A response cache of its own, shared by runs and stores, instead of the store's."""
 
     cache_dir: str | None = option(

@@ -3,10 +3,9 @@ export writes (`proctor export`, `api.export`), one field each."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
-from proctor.options.model import NOT_IN_TOML, option
-from proctor.options.numeric import check_numbers
+from proctor.options.model import NOT_IN_TOML, Checked, option
 
 RESPONSE_FORMATS = ("auto", "jsonl", "rag24", "rag25", "text-dir")
 """The formats `import responses` reads (`auto`: detected)."""
@@ -15,7 +14,7 @@ ON_ERROR = ("fail", "skip")
 
 
 @dataclass(frozen=True, kw_only=True)
-class ImportOptions:
+class ImportOptions(Checked):
     """Every import option (`proctor import`)."""
 
     with_grades: bool = option(True, flag="--no-grades", action="store_false", toml=NOT_IN_TOML,
@@ -49,13 +48,9 @@ class ImportOptions:
     keep_query_texts: bool = option(False, cli=False, toml=NOT_IN_TOML)
     """bank: where the store holds a query's text, a bank's other wording of it stays the bank's (not refused)."""
 
-    def __post_init__(self) -> None:
-        """`word_budget` is refused out of range, as every numeric option is (`proctor.options.numeric`)."""
-        check_numbers(asdict(self))
-
 
 @dataclass(frozen=True, kw_only=True)
-class ExportOptions:
+class ExportOptions(Checked):
     """What an export writes where (the grade sets it takes are chosen as every reading command chooses them)."""
 
     out: str | None = option(

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from proctor.options.evaluation import EvaluationOptions
-from proctor.options.model import borrow, int_in, option
+from proctor.options.model import Checked, borrow, int_in, option
 
 
 @dataclass(frozen=True, kw_only=True)
-class IntervalOptions:
+class IntervalOptions(Checked):
     """Whether a leaderboard gets bootstrap score and rank intervals, and how they are drawn."""
 
     intervals: bool = option(

@@ -17,7 +17,8 @@ from functools import cache
 from typing import Any
 
 from proctor.errors import UsageError
-from proctor.options.numeric import range_words
+from proctor.options.kinds import canonical
+from proctor.options.numeric import RULES, Rule, range_words, rule_problem
 
 PATHS = "path or list of paths"
 STRINGS = "string or list of strings"
@@ -52,6 +53,60 @@ class Option:
     cli_default: Any = None
     nargs: str | None = None
     """argparse's `nargs` (`+`: one or more values after the flag)."""
+    kind: str | None = None
+    """A kind of value checked by a layer above (`measure`, `any measure`: `proctor.options.kinds`)."""
+
+
+class Checked:
+    """The base of every options model: a model is checked when it is built (and so when `replace` or `from_args`
+    builds one), each value its field's rule: one of its `choices`, a number within its rule
+    (`options.numeric.RULES` by name, else the range of its `int_in` parse), a name of its `kind`; then the model's
+    own rules across its fields (`check`). A value left None (not given, or filled in later by the verb) is not
+    checked; a model at its defaults costs one comparison per field (the defaults are checked by the tests)."""
+
+    def __post_init__(self) -> None:
+        check_model(self)
+
+    def check(self) -> None:
+        """The model's own rules across its fields (none unless the model says)."""
+
+
+def check_model(options: Any, every: bool = False) -> None:
+    """Refuse a model's values that break their field's rule (only those that differ from the default, unless
+    `every`), then its rules across fields: a `UsageError` naming the parameter (`{name}`)."""
+    model = type(options)
+    given = [(name, getattr(options, name)) for name, found in fields_of(model).items()
+             if every or getattr(options, name) != found.default]
+    if not given:
+        return
+    for name, value in given:
+        check_value(model, name, value)
+    options.check()
+
+
+def check_value(model: type, name: str, value: Any) -> None:
+    """Refuse `value` for the model's field `name` unless its choices, numeric rule and kind accept it (None
+    passes)."""
+    if value is None:
+        return
+    opt = spec(model, name)
+    items = value if isinstance(value, tuple | list) else (value,)
+    for item in items if opt.choices else ():
+        if item not in opt.choices:  # type: ignore[operator]
+            raise UsageError(f"{{{name}}} {item!r}: choose one of {', '.join(opt.choices)}", params=(name,))
+    rule = numeric_rule(model, name)
+    problem = rule_problem(rule, value) if rule is not None else None
+    if problem is not None:
+        raise UsageError("{" + name + "} " + problem, params=(name,))
+    for item in items if opt.kind else ():
+        canonical(opt.kind, item)  # type: ignore[arg-type]
+
+
+def numeric_rule(model: type, name: str) -> Rule | None:
+    """The rule of a numeric field: `RULES`' of its name, else its `int_in` parse's range (None: no rule)."""
+    if base_type(type_of(model, name)) not in (int, float):
+        return None
+    return RULES.get(name) or getattr(spec(model, name).parse, "rule", None)
 
 
 def option(default: Any = None, **settings: Any) -> Any:
@@ -234,6 +289,7 @@ def int_in(low: int, high: int | None = None) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"must be {range_words(low, high)} (got {value})")
         return value
     parse.__name__ = "integer"
+    parse.rule = Rule(low, high, integer=True)  # type: ignore[attr-defined]  (the model's check at construction)
     return parse
 
 

@@ -97,6 +97,11 @@ def number_problem(name: str, value: Any) -> str | None:
     rule = RULES.get(name)
     if rule is None or value is None:
         return None
+    return rule_problem(rule, value)
+
+
+def rule_problem(rule: Rule, value: Any) -> str | None:
+    """What is wrong with `value` under `rule` (`must be ... (got ...)`), or None when it is fine."""
     wrong = f"must be {rule.words()} (got {value!r})"
     if isinstance(value, bool) or not isinstance(value, int | float):
         return wrong

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from proctor.options.model import NOT_IN_TOML, add_options, option, spec
+from proctor.options.model import NOT_IN_TOML, Checked, add_options, option, spec
 
 
 @dataclass(frozen=True, kw_only=True)
-class OutputOptions:
+class OutputOptions(Checked):
     """Every output option."""
 
     format: str = option("text", toml=NOT_IN_TOML, help="output format (default: {default})")

@@ -7,12 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from proctor.options.evaluation import EvaluationOptions
-from proctor.options.model import NOT_IN_TOML, borrow, int_in, option
+from proctor.options.model import NOT_IN_TOML, Checked, borrow, int_in, option
 from proctor.options.selection import LabelChoice
 
 
 @dataclass(frozen=True, kw_only=True)
-class ProbeTarget:
+class ProbeTarget(Checked):
     """What `proctor probe` probes (both required on its command line; `api.probe` takes them as its `grade_set`
     and `attacks` arguments)."""
 
@@ -22,7 +22,7 @@ class ProbeTarget:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ProbeOptions:
+class ProbeOptions(Checked):
     """Every option of a probe but its grade set, attacks and backend options."""
 
     guards: str | tuple[str, ...] | None = option(flag="--guard", metavar="GUARD[,GUARD...]",

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 
 from proctor.options.evaluation import EvaluationOptions
 from proctor.options.grading import GradingOptions
-from proctor.options.model import borrow, int_in, option
+from proctor.options.model import Checked, borrow, int_in, option
 
 
 @dataclass(frozen=True, kw_only=True)
-class ReviewOptions:
+class ReviewOptions(Checked):
     """Every option of the review app but the store and the backend's options."""
 
     host: str = option("127.0.0.1", help="address to bind (default {default}; any other needs a token)")

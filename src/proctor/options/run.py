@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from proctor.options.model import NOT_IN_TOML, option
+from proctor.options.model import NOT_IN_TOML, Checked, option
 
 
 @dataclass(frozen=True, kw_only=True)
-class RunOptions:
+class RunOptions(Checked):
     """What a run of an experiment file does: all of it, one step, or only the plan with its estimates."""
 
     dry_run: bool = option(False, action="store_true", toml=NOT_IN_TOML,
@@ -23,7 +23,7 @@ class RunOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class DemoOptions:
+class DemoOptions(Checked):
     """Where the demo writes its collection, store and reports."""
 
     out: str = option("demo-out", toml=NOT_IN_TOML, help="folder for the store and reports (default: {default})")

@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from proctor.options.evaluation import EvaluationOptions
-from proctor.options.model import borrow, option
+from proctor.options.model import Checked, borrow, option
 
 
 @dataclass(frozen=True, kw_only=True)
-class LabelChoice:
+class LabelChoice(Checked):
     """Which grade set, and how its grades become labels (`api.commands.grade_set_of` resolves it in a store)."""
 
     grade_set: str | None = option(metavar="ID",

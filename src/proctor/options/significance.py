@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from proctor.options.evaluation import EvaluationOptions
-from proctor.options.model import borrow, int_in, option
+from proctor.options.model import Checked, borrow, int_in, option
 
 TESTS = ("both", "t", "randomization")
 """The words `test` takes (`api.types.Tests`)."""
@@ -16,7 +16,7 @@ CORRECTIONS = ("holm", "bonferroni", "none")
 
 
 @dataclass(frozen=True, kw_only=True)
-class SignificanceOptions:
+class SignificanceOptions(Checked):
     """How systems are compared: which `test` runs (`both`, `t`, `randomization`), the `correction` of each test's
     p-values, the level `alpha`, a `baseline` to compare every system with (default: all pairs), and the
     randomization test's `samples` and `seed`; the `measure` read from a leaderboard file that holds several."""

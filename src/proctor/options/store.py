@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from proctor.options.model import NOT_IN_TOML, option
+from proctor.options.model import NOT_IN_TOML, Checked, option
 
 
 @dataclass(frozen=True, kw_only=True)
-class StoreOptions:
+class StoreOptions(Checked):
     """Which store a command works on, and how long it waits while another process writes to it."""
 
     store: str | None = option(metavar="PATH", toml=NOT_IN_TOML, help="the Proctor store (one SQLite file)")
