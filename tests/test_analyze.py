@@ -89,8 +89,9 @@ def test_the_report_renders_what_it_wrote_as_text_and_json(tmp_path):
 
 def test_bold_only_where_values_differ_and_the_page_escapes_and_folds():
     table = Table(["a", "b"], [[0.5, 0.1], [0.5, 0.3]], caption="<script>alert(1)</script>")
-    table.mark_best_per_column([0, 1])
-    assert table.bold == {(1, 1)}  # column a is all 0.5: no best
+    marked = table.with_best_per_column([0, 1])
+    assert marked.bold == {(1, 1)} and table.bold == frozenset()  # column a is all 0.5: no best; a new table
+    table = marked
     long = Table(["query", "τ"], [[f"q{i}", 0.1 * i] for i in range(40)])
     page = render("about <b>", [Section("short", "", [(None, table)]), Section("long", "", [(None, long)])], [], [])
     assert "<script>alert" not in page and "&lt;script&gt;" in page and "about &lt;b&gt;" in page

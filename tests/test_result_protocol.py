@@ -129,6 +129,10 @@ def test_the_analyze_report_is_what_it_wrote(results):
         report.correlations[0]["spearman"] = 1.0
     with pytest.raises(dataclasses.FrozenInstanceError):
         report.sections[0].notes = ()
+    table = next(t for s in report.sections for _, t in s.tables)
+    assert isinstance(table.rows, tuple) and all(isinstance(row, tuple) for row in table.rows)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        table.bold = frozenset()
 
 
 def test_an_import_report_renders_what_the_import_command_prints(results):

@@ -38,15 +38,15 @@ def sections(result: dict) -> list[tuple[str, list[Table]]]:
         ms = list(reps)
         first = reps[ms[0]]
         per_passage = gs.get("label_rule") == PASSAGE_RULE
-        stats = Table(["statistic", *(("label",) if per_passage else (f"m={m}" for m in ms))])
-        for i, b in enumerate(first["binary"]):
-            stats.rows.append([f"Cohen's κ label {b['predicted']} vs judged {b['judged']}",
-                               *(number(reps[m]["binary"][i]["cohen_kappa"]) for m in ms)])
-        for cut in (first["llmjudge_kappa"] or {}):
-            stats.rows.append([f"Cohen's κ {cut}", *(number(reps[m]["llmjudge_kappa"][cut]) for m in ms)])
-        for key, name in (("linear_weighted_kappa", "linearly weighted κ"),
-                          ("krippendorff_alpha_ordinal", "Krippendorff's α (ordinal)"), ("n_passages", "passages")):
-            stats.rows.append([name, *(number(reps[m][key]) for m in ms)])
+        rows = [[f"Cohen's κ label {b['predicted']} vs judged {b['judged']}",
+                 *(number(reps[m]["binary"][i]["cohen_kappa"]) for m in ms)] for i, b in enumerate(first["binary"])]
+        rows += [[f"Cohen's κ {cut}", *(number(reps[m]["llmjudge_kappa"][cut]) for m in ms)]
+                 for cut in (first["llmjudge_kappa"] or {})]
+        rows += [[name, *(number(reps[m][key]) for m in ms)]
+                 for key, name in (("linear_weighted_kappa", "linearly weighted κ"),
+                                   ("krippendorff_alpha_ordinal", "Krippendorff's α (ordinal)"),
+                                   ("n_passages", "passages"))]
+        stats = Table(["statistic", *(("label",) if per_passage else (f"m={m}" for m in ms))], rows)
         rule = f", {gs['label_rule']}" if result["label_rule"] != gs.get("label_rule") else ""  # else in the title
         scale = f"labels {gs['scale'][0]}-{gs['scale'][1]}{rule}; " if "scale" in gs else ""
         heading = (f"{gs['method']} / {gs['model']} (grade set {gs.get('grade_set', '-')}, {scale}prompt "
@@ -66,11 +66,10 @@ def markdown(result: dict) -> str:
 
 def confusion_table(conf: dict, m: str | None) -> Table:
     """The graded confusion table with totals (m None: labels of the passage itself)."""
-    table = Table([f"label{'' if m is None else f' (m={m})'} \\ judgment", *map(str, conf["judgments"]), "total"])
-    for label, counts, total in zip(conf["predicted_labels"], conf["counts"], conf["row_totals"], strict=True):
-        table.rows.append([str(label), *map(str, counts), str(total)])
-    table.rows.append(["total", *map(str, conf["column_totals"]), str(conf["total"])])
-    return table
+    rows = [[str(label), *map(str, counts), str(total)]
+            for label, counts, total in zip(conf["predicted_labels"], conf["counts"], conf["row_totals"], strict=True)]
+    rows.append(["total", *map(str, conf["column_totals"]), str(conf["total"])])
+    return Table([f"label{'' if m is None else f' (m={m})'} \\ judgment", *map(str, conf["judgments"]), "total"], rows)
 
 
 def number(value: object) -> str:

@@ -133,8 +133,7 @@ def _correlation_table(official_name: str, options: AnalysisOptions, parts: list
                   caption=f"Leaderboard correlation with {official_name} (Spearman ρ, Kendall τ-b); EXAM-Qrels at "
                   f"relevance level τ, EXAM-Cover at grade ≥ τ with budget {options.budget}, missing queries: "
                   f"{options.missing}. Bold: best per column where the column's values differ. nDCG ignores τ.")
-    table.mark_best_per_column(list(range(3, len(table.header) - 1)))
-    return table
+    return table.with_best_per_column(range(3, len(table.header) - 1))
 
 
 def _correlation_section(table: Table, parts: list[GradeSetPart]) -> Section:

@@ -2,29 +2,38 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 
 from proctor.markdown import escape
 
 
-@dataclass
+@dataclass(frozen=True)
 class Table:
-    """Header, rows of cells, and which cells to emphasise (best per column)."""
+    """Header, rows of cells, and which cells to emphasise (best per column); frozen (the header and rows given are
+    kept as tuples)."""
 
-    header: list[str]
-    rows: list[list[object]] = field(default_factory=list)
-    bold: set[tuple[int, int]] = field(default_factory=set)
+    header: Sequence[str]
+    rows: Sequence[Sequence[object]] = ()
+    bold: frozenset[tuple[int, int]] = frozenset()
     caption: str = ""
 
-    def mark_best_per_column(self, columns: list[int]) -> None:
-        """Emphasise the largest number in each of `columns` (ties all marked) where the column's values
-        differ; a column whose numbers are all equal has no best and stays plain."""
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "header", tuple(self.header))
+        object.__setattr__(self, "rows", tuple(tuple(row) for row in self.rows))
+        object.__setattr__(self, "bold", frozenset(self.bold))
+
+    def with_best_per_column(self, columns: Iterable[int]) -> Table:
+        """The same table with the largest number in each of `columns` emphasised (ties all marked) where the
+        column's values differ; a column whose numbers are all equal has no best and stays plain."""
+        bold = set(self.bold)
         for c in columns:
             values = [r[c] for r in self.rows if isinstance(r[c], float)]
             if len(set(values)) < 2:
                 continue
             best = max(values)
-            self.bold |= {(i, c) for i, r in enumerate(self.rows) if isinstance(r[c], float) and r[c] == best}
+            bold |= {(i, c) for i, r in enumerate(self.rows) if isinstance(r[c], float) and r[c] == best}
+        return replace(self, bold=frozenset(bold))
 
     def cells(self) -> list[list[tuple[str, bool]]]:
         """Every row as (text, emphasised) cells, as the report template shows them."""

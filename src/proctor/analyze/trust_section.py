@@ -61,11 +61,9 @@ def intervals_part(out: Path, slug: str, name: str, grade_set: GradeSet, runs: A
     rows = [(e.system, e.score, result.by_system[e.system].ci_low, result.by_system[e.system].ci_high)
             for e in board.entries]
     plots.intervals(path, rows, f"{spec.name} (τ = {tau}) with {DEFAULT_CONFIDENCE:.0%} bootstrap intervals — {name}")
+    intervals = [(e, result.by_system[e.system]) for e in board.entries]
     table = Table(["rank", "system", "score", "ci_low", "ci_high", "rank_low", "rank_high"],
-                  caption=f"{name}: {how}")
-    for i, e in enumerate(board.entries, start=1):
-        iv = result.by_system[e.system]
-        table.rows.append([str(i), e.system, f"{e.score:.4f}", f"{iv.ci_low:.4f}", f"{iv.ci_high:.4f}",
-                           str(iv.rank_low), str(iv.rank_high)])
+                  [[str(i), e.system, f"{e.score:.4f}", f"{iv.ci_low:.4f}", f"{iv.ci_high:.4f}", str(iv.rank_low),
+                    str(iv.rank_high)] for i, (e, iv) in enumerate(intervals, start=1)], caption=f"{name}: {how}")
     return (Figure(f"Scores with bootstrap intervals — {name}", path, how),
             Section(f"Intervals — {name}", table.markdown(), [(None, table)]))
