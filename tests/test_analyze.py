@@ -67,12 +67,12 @@ def test_analyze_writes_every_part(demo_report):
 
 def test_the_report_renders_what_it_wrote_as_text_and_json(tmp_path):
     from proctor.analyze.html_report import Figure
-    from proctor.analyze.report import Report
+    from proctor.analyze.report import AnalysisReport
     from proctor.errors import UsageError
     from proctor.evaluate.coverage import Coverage, Floor
 
     coverage = Coverage({"scored": 2, "in_store": 43}, floor=Floor(10, 0.9)).judge()
-    report = Report(correlations=[{"method": "self-rating", "P@3 ρ": 0.5}], files=[tmp_path / "report.md"],
+    report = AnalysisReport(correlations=[{"method": "self-rating", "P@3 ρ": 0.5}], files=[tmp_path / "report.md"],
                     figures=[Figure("P@3", tmp_path / "plots" / "p3.png", "chosen")], slugs={"g1": "self-rating"},
                     coverage={"g1": coverage}, warnings=["g1: rests on 2 of 43 queries (fewer than 10)"],
                     plot_notes=["no plot for g2: no grades"])

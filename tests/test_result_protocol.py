@@ -70,7 +70,7 @@ def results(tmp_path_factory) -> dict[str, object]:
     board = api.leaderboard(store, "P@3", min_grade=4, labels=labels)
     (folder / "p3.json").write_text(board.render("json", per_query=True))
     (folder / "official.json").write_text(json.dumps({"strong": 1, "middling": 2, "weak": 3}))
-    made["Report"] = _analyzed(store, folder)  # of the two grade sets (before the ensemble of them)
+    made["AnalysisReport"] = _analyzed(store, folder)  # of the two grade sets (before the ensemble of them)
     made |= {
         "StoreInfo": api.info(store), "Leaderboard": board,
         "Leaderboards": Leaderboards(tuple(api.leaderboard(store, ["P@3", "RR"], min_grade=4, labels=labels))),
@@ -118,7 +118,7 @@ def _analyzed(store, folder: Path):
 
 
 def test_the_analyze_report_is_what_it_wrote(results):
-    report = results["Report"]
+    report = results["AnalysisReport"]
     assert len(report.figures) == 8 and {f.suffix for f in report.files} >= {".md", ".html", ".json", ".tsv", ".svg"}
     assert all(Path(f).is_file() for f in report.files) and report.to_json()["files"] == [str(f) for f in report.files]
     assert report.render().splitlines()[-len(report.files) - 1] == f"wrote {len(report.files)} files:"

@@ -35,7 +35,7 @@ from proctor.store import Store
 
 
 @dataclass(frozen=True)
-class Report:
+class AnalysisReport:
     """Everything the report shows, as data: made once, when every file is written (`analyze`), and frozen (the
     sequences given are kept as tuples, the mappings and the correlations' rows as read-only JSON)."""
 
@@ -84,7 +84,7 @@ class Report:
 
 
 def analyze(store: Store, official: LeaderboardFile, official_name: str, options: AnalysisOptions, out: Path, *,
-            extra_sections: tuple[Section, ...] = ()) -> Report:
+            extra_sections: tuple[Section, ...] = ()) -> AnalysisReport:
     """Run the meta-evaluation against the `official` leaderboard (read from the file `official_name`) and write
     it into `out`, with the `extra_sections` the layers above add at the end (the prediction-powered
     leaderboards of `api.reports`); returns what was written."""
@@ -123,7 +123,7 @@ def analyze(store: Store, official: LeaderboardFile, official_name: str, options
     figures = [figure for part in parts for figure in part.figures]
     notes = [note for part in parts for note in part.notes]
     files += _write_report(out, official_name, options, sections, figures, notes)
-    return Report(correlations, sections, figures, notes, files, slugs, coverage, warnings)
+    return AnalysisReport(correlations, sections, figures, notes, files, slugs, coverage, warnings)
 
 
 def _correlation_table(official_name: str, options: AnalysisOptions, parts: list[GradeSetPart]) -> Table:

@@ -18,7 +18,7 @@ from proctor.outputs import folder_target
 from proctor.store import Store
 
 if TYPE_CHECKING:  # the report's modules (plots, HTML) load when a report is made
-    from proctor.analyze.report import Report
+    from proctor.analyze.report import AnalysisReport
 
 DEFAULTS = AnalysisOptions()
 """Every analysis option at its default."""
@@ -34,7 +34,7 @@ class AnalyzeRequest:
     options: AnalysisOptions
     out: Path
 
-    def run(self, store: Store) -> Report:
+    def run(self, store: Store) -> AnalysisReport:
         """Write the report of this store into `out`; returns what was written and the warnings."""
         from proctor.analyze.report import analyze as write_report
 
@@ -95,7 +95,7 @@ def analyze_request(official: str | Path, out: str | Path,
 
 
 def analyze(store: Store, official: str | Path, out: str | Path, options: AnalysisOptions = DEFAULTS,
-            **changes: Any) -> Report:
+            **changes: Any) -> AnalysisReport:
     """The meta-evaluation of a store, written into the folder `out`: sweep τ = 1..5 × `options.measures` for
     EXAM-Qrels and τ = 1..5 for EXAM-Cover (`budget`, `missing`) for every grade set, correlate each leaderboard
     with the `official` one (a file), compute agreement with the judgments (>= `judged_relevant`), correlate
