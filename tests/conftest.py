@@ -24,12 +24,6 @@ from proctor.cli import main
 for _pool in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_pool, "1")
 
-# NLTK's downloader keeps the sys.stderr it is first imported under as its default stream. Commands run in-process:
-# imported inside a test's captured output, that stream is closed when the test ends, and the next import of a
-# peer (autojudge-base asks the downloader for punkt) fails writing to it. Import it once, here, first.
-with contextlib.suppress(ImportError):
-    import nltk.downloader  # noqa: F401
-
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,6 +40,18 @@ LONGEST_FIRST = ("test_undefined_correlations.py", "test_ray_engine.py", "test_a
 """The files that take longest (their tests' time in a `make test` run, 2026-11-26), longest first: `make test` (xdist,
 one file per process) hands them out first, so no long file is left running alone at the end. Every other file
 follows, those with more tests first (xdist's own rule). A stale list costs only balance, never a test."""
+
+
+def pytest_sessionstart(session) -> None:
+    """NLTK's downloader keeps the sys.stderr it is first imported under as its default stream. Commands run
+    in-process: imported inside a test's captured output, that stream is closed when the test ends, and the next
+    import of a peer (autojudge-base asks the downloader for punkt) fails writing to it. So each process that runs
+    tests imports it once, first, here; xdist's controller runs none and does not (2.7 s of CPU before the
+    workers start)."""
+    if session.config.pluginmanager.hasplugin("dsession"):
+        return
+    with contextlib.suppress(ImportError):
+        import nltk.downloader  # noqa: F401
 
 
 def pytest_configure(config) -> None:
