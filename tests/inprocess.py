@@ -43,6 +43,16 @@ def run_cli(*args: Any) -> Result:
     return Result(code, out.getvalue(), err.getvalue())
 
 
+def run_in_thread(*args: Any) -> Result:
+    """`run_cli` on a thread of its own, for a test whose thread runs an event loop (Playwright's sync API) or
+    that stands for another program beside a review server: the command's own loop and store connection, as a
+    separate process would have, without starting an interpreter."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1, thread_name_prefix="proctor-command") as pool:
+        return pool.submit(run_cli, *args).result()
+
+
 def copy_store(source: Path, target: Path) -> Path:
     """A copy of the store file `source` at `target` (SQLite's backup: complete whatever the journal)."""
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -7,6 +7,7 @@ import ast
 from functools import cache
 from pathlib import Path
 
+import code_shape
 from conftest import ROOT
 
 SRC = ROOT / "src"
@@ -15,11 +16,13 @@ PACKAGE = SRC / "proctor"
 
 @cache
 def _modules() -> dict[str, tuple[Path, ast.Module]]:
-    """{module name: (its file, its syntax tree)}: every module parsed once per test session (read only)."""
+    """{module name: (its file, its syntax tree)}: every module parsed once per test process, the trees those of
+    `code_shape.modules` (read only)."""
+    trees = code_shape.modules()
     out = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         name = ".".join(path.relative_to(SRC).with_suffix("").parts).removesuffix(".__init__")
-        out[name] = (path, ast.parse(path.read_text(encoding="utf-8")))
+        out[name] = (path, trees[name])
     return out
 
 

@@ -3,6 +3,7 @@ download); a dataset whose files are not local is refused before any work, sayin
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 
@@ -10,7 +11,9 @@ import pytest
 
 from test_experiment import write_experiment
 
-ir_datasets = pytest.importorskip("ir_datasets")
+# found, not imported: ir_datasets loads when a test registers its dataset (collection in every xdist worker stays
+# light)
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("ir_datasets") is None, reason="needs ir_datasets")
 
 IRDS_EXPERIMENT = """\
 [inputs]
@@ -32,6 +35,7 @@ correlations = false
 
 
 def _register(name: str, docs) -> None:
+    import ir_datasets
     from ir_datasets.datasets.base import Dataset
     from ir_datasets.formats import TrecQrels, TsvQueries
 

@@ -7,6 +7,7 @@ refused by name."""
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 from collections import Counter
 
@@ -14,9 +15,9 @@ import pytest
 
 from fake_openai import FakeOpenAI
 
-nuggetizer_model = pytest.importorskip("nuggetizer.models.nuggetizer")
-from nuggetizer.core.metrics import calculate_nugget_scores  # noqa: E402
-from nuggetizer.core.types import Document, Query, Request, ScoredNugget  # noqa: E402
+# found, not imported, at collection (every xdist worker collects this file; nuggetizer loads the openai SDK):
+# each test imports what it uses of it
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("nuggetizer") is None, reason="needs nuggetizer")
 
 
 class StubLLM:
@@ -32,8 +33,10 @@ class StubLLM:
 
 def nuggetizer_with(reply) -> tuple[object, StubLLM]:
     """nuggetizer's own Nuggetizer, its three LLM handlers replaced by one stub."""
+    from nuggetizer.models.nuggetizer import Nuggetizer
+
     stub = StubLLM(reply)
-    nz = nuggetizer_model.Nuggetizer(model="stub", api_keys="none")
+    nz = Nuggetizer(model="stub", api_keys="none")
     nz.creator_llm = nz.scorer_llm = nz.assigner_llm = stub
     return nz, stub
 
@@ -79,6 +82,8 @@ def test_creation_across_windows_is_nuggetizers(pool_store, tmp_path, cli, dedup
                      "--base-url", server.base_url, "--out", out, *(["--dedup"] if dedup else []))
         ours = Counter(server.attempts)
     assert result.code == 0, result.err
+    from nuggetizer.core.types import Document, Query, Request
+
     nz, stub = nuggetizer_with(creator_reply)
     scored = nz.create(Request(Query("q1", "how do bees make honey"),
                                [Document(pid, text) for pid, text in passages.items()]))
@@ -134,6 +139,8 @@ def assigned(tmp_path, cli):
 
 
 def test_assignment_prompts_are_nuggetizers_in_bank_order(assigned):
+    from nuggetizer.core.types import ScoredNugget
+
     _, ours = assigned
     nz, stub = nuggetizer_with(assign_reply)
     nuggets = [ScoredNugget(text=t, importance=i) for t, i in NUGGETS]
@@ -145,6 +152,9 @@ def test_assignment_prompts_are_nuggetizers_in_bank_order(assigned):
 
 @pytest.mark.parametrize("score", ["all", "vital", "strict_all", "strict_vital"])
 def test_nugget_scores_are_nuggetizers_metrics(assigned, cli, score):
+    from nuggetizer.core.metrics import calculate_nugget_scores
+    from nuggetizer.core.types import ScoredNugget
+
     store, _ = assigned
     nz, _ = nuggetizer_with(assign_reply)
     nuggets = [ScoredNugget(text=t, importance=i) for t, i in NUGGETS]

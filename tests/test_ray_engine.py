@@ -4,6 +4,7 @@ the store; the grades equal the in-process engine's, a second run has nothing le
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import os
 from contextlib import closing
@@ -16,12 +17,14 @@ from proctor.grading import GradeOptions, MethodChoice, run_grade_set
 from proctor.llm.config import BackendConfig
 from proctor.store import Store
 
-ray = pytest.importorskip("ray")
-pytestmark = pytest.mark.slow  # a local Ray cluster starts per module (~10 s), each test ~8-10 s
+# a local Ray cluster starts per module (~10 s), each test ~8-10 s; Ray found, not imported, at collection
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="needs ray")]
 
 
 @pytest.fixture(scope="module", autouse=True)
 def local_ray():
+    import ray
+
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     yield
     ray.shutdown()

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_process, seed_demo
+from conftest import ROOT, seed_demo
 from fake_openai import FakeOpenAI
+from inprocess import run_in_thread
 from proctor.cli import main
 from proctor.store import Store
 
@@ -88,8 +89,8 @@ def demo(tmp_path_factory):
         opened.corpus.upsert_passages([(hostile_pid, "Honey passage " + HOSTILE)])
     opened.close()
     with FakeOpenAI() as llm:
-        graded = run_process("grade", "--store", store, "--method", "self-rating", "--llm", "openai:judge",
-                             "--base-url", llm.base_url)  # a process: Playwright's loop may run in this one
+        graded = run_in_thread("grade", "--store", store, "--method", "self-rating", "--llm", "openai:judge",
+                               "--base-url", llm.base_url)  # a thread: Playwright's loop may run in this one
         assert graded.code == 0, graded.err
         server = Server(store, "--llm", "openai:judge", "--base-url", llm.base_url)
         try:
@@ -307,8 +308,8 @@ def test_a_grading_job_can_be_cancelled_and_resumed_without_grading_twice(tmp_pa
 
     store_path = seed_demo(tmp_path, ["strong"])
     with FakeOpenAI(latency=0.15) as llm:
-        graded = run_process("grade", "--store", store_path, "--method", "self-rating", "--llm", "openai:judge",
-                             "--base-url", llm.base_url)  # a process: Playwright's loop runs in this one
+        graded = run_in_thread("grade", "--store", store_path, "--method", "self-rating", "--llm",
+                               "openai:judge", "--base-url", llm.base_url)  # a thread: Playwright's loop runs here
         assert graded.code == 0, graded.err
         store = Store.open(store_path)
         for qid in ("q1", "q2", "q3"):

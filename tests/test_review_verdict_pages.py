@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import run_process
+from inprocess import run_in_thread
 from test_review import Server, _follow, _page, browser  # noqa: F401  (the module's chromium fixture)
 from test_review_verdicts import graded_template, served  # noqa: F401  (the graded demo store, served)
 
@@ -21,7 +21,7 @@ def _judge(page, server: Server, qid: str, pid: str, relevance: int) -> None:
 def _replace_passage(store, pid: str) -> str:
     path = store.parent / "corrected.jsonl"
     path.write_text(f'{{"id": "{pid}", "text": "Bees make honey from nectar (a corrected passage)."}}\n')
-    result = run_process("import", "corpus", path, "--store", store, "--replace")
+    result = run_in_thread("import", "corpus", path, "--store", store, "--replace")
     assert result.code == 0, result.err
     return str(path)
 

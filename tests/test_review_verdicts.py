@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_process, seed_demo, store_dump
+from conftest import seed_demo, store_dump
 from fake_openai import FakeOpenAI
+from inprocess import run_in_thread
 from proctor.grading.pool import judgment_pool
 from proctor.store import Store
 from test_review import Server
@@ -71,8 +72,8 @@ def graded_template(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("verdicts")
     store = seed_demo(root)
     with FakeOpenAI() as llm:
-        graded = run_process("grade", "--store", store, "--method", "self-rating", "--llm", "openai:judge",
-                             "--base-url", llm.base_url)
+        graded = run_in_thread("grade", "--store", store, "--method", "self-rating", "--llm", "openai:judge",
+                               "--base-url", llm.base_url)
     assert graded.code == 0, graded.err
     return store
 
@@ -93,7 +94,7 @@ def served(graded_template, tmp_path):
 def _replace(store: Path, kind: str, record: str) -> None:
     path = store.parent / f"changed.{'jsonl' if kind == 'corpus' else 'tsv'}"
     path.write_text(record + "\n")
-    result = run_process("import", kind, path, "--store", store, "--replace")
+    result = run_in_thread("import", kind, path, "--store", store, "--replace")
     assert result.code == 0, result.err
 
 
@@ -120,7 +121,7 @@ def test_a_form_shown_before_a_text_changed_is_refused_and_an_older_verdict_goes
     assert alice.get("/judgments.qrels")[1] == ""
     cell = alice.get("/cell?q=q1&p=d101&k=")[1]
     assert f"stale: the {which} text changed since it was given" in cell
-    calibrated = run_process("calibrate", "--store", store, "--qrels", "reviewers", "--budget", "1")
+    calibrated = run_in_thread("calibrate", "--store", store, "--qrels", "reviewers", "--budget", "1")
     assert calibrated.code == 2 and "holds no reviewer judgments" in calibrated.err
     assert "1 stale verdicts left out" in calibrated.err
     # judged again on the new text: valid again

@@ -161,6 +161,99 @@ reports it under (AutoJudge's names for `tauap_b` and `kendall@10`); `bootstrap_
 an interval, so a statistic added here gets one without more code."""
 
 
+def _varied_rows(np, x, y):
+    """Per row of the samples × systems arrays: `_varied` (≥ 2 systems, neither side constant)."""
+    return (x.shape[1] >= 2) & (x.max(axis=1) != x.min(axis=1)) & (y.max(axis=1) != y.min(axis=1))
+
+
+def _spearman_rows(np, x, y):
+    """`spearman` of every row at once, scipy's arithmetic step by step (`spearmanr` is `np.corrcoef` of the
+    average ranks): ranks and their deviations are halves, so the sums of products are exact in any order; then
+    the same scaling by 1/(n − 1), the same two divisions and the same clip as `corrcoef`, so the same float."""
+    from scipy.stats import rankdata
+
+    rx, ry = rankdata(x, axis=1), rankdata(y, axis=1)
+    dx, dy = rx - rx.mean(axis=1, keepdims=True), ry - ry.mean(axis=1, keepdims=True)
+    scale = np.true_divide(1, x.shape[1] - 1)
+    cxy, cxx, cyy = (dx * dy).sum(axis=1) * scale, (dx * dx).sum(axis=1) * scale, (dy * dy).sum(axis=1) * scale
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho = np.clip(cxy / np.sqrt(cyy) / np.sqrt(cxx), -1, 1)  # corrcoef's [1, 0]: / sd(y), then / sd(x)
+    return np.where(_varied_rows(np, x, y), rho, np.nan)
+
+
+def _signs(np, v):
+    """Samples × n × n: the sign of v[i] − v[j] (−1, 0, 1) in each row."""
+    return (v[:, :, None] > v[:, None, :]).astype(np.int8) - (v[:, :, None] < v[:, None, :]).astype(np.int8)
+
+
+def _kendall_rows(np, x, y):
+    """`kendall_tau_b` of every row at once: concordant minus discordant pairs and the pairs tied on each side,
+    counted exactly, then scipy's formula (`con_minus_dis / sqrt(tot − xtie) / sqrt(tot − ytie)`, clipped)."""
+    n = x.shape[1]
+    sx, sy = _signs(np, x), _signs(np, y)
+    upper = np.triu(np.ones((n, n), dtype=bool), 1)
+    con_minus_dis = (sx * sy)[:, upper].sum(axis=1, dtype=np.int64)
+    xtie, ytie = (sx == 0)[:, upper].sum(axis=1), (sy == 0)[:, upper].sum(axis=1)
+    tot = n * (n - 1) // 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = np.minimum(1.0, np.maximum(-1.0, con_minus_dis / np.sqrt(tot - xtie) / np.sqrt(tot - ytie)))
+    return np.where(_varied_rows(np, x, y), tau, np.nan)
+
+
+def _tau_ap_rows(np, predicted, truth):
+    """`tau_ap` of every row at once: the same counts (whole and half pairs, exact) and the same sum, position by
+    position in the same order."""
+    rows, n = predicted.shape
+    order = np.argsort(-predicted, axis=1, kind="stable")  # best first, ties by position, as `sorted`
+    t = np.take_along_axis(truth, order, axis=1)
+    earlier = np.tril(np.ones((n, n), dtype=bool), -1)  # [pos, above]: above < pos
+    correct = (((t[:, None, :] > t[:, :, None]) + 0.5 * (t[:, None, :] == t[:, :, None])) * earlier).sum(axis=2)
+    total = np.zeros(rows)
+    for pos in range(1, n):
+        total += correct[:, pos] / pos
+    return np.where(_varied_rows(np, predicted, truth), 2 * total / max(n - 1, 1) - 1, np.nan)
+
+
+def _tauap_b_rows(np, predicted, official):
+    """`tauap_b` of every row at once (both directions of `_tauap_b_ties`, summed item by item as it sums)."""
+    x, y = -official, -predicted
+    return np.where(_varied_rows(np, predicted, official),
+                    (_tauap_b_ties_rows(np, x, y) + _tauap_b_ties_rows(np, y, x)) / 2, np.nan)
+
+
+def _tauap_b_ties_rows(np, x, y):
+    """`_tauap_b_ties` of every row at once."""
+    from scipy.stats import rankdata
+
+    rx, ry, p = rankdata(x, axis=1), rankdata(y, "ordinal", axis=1), rankdata(y, "min", axis=1) - 1
+    agree = _signs(np, rx) == _signs(np, ry)
+    above = ((p[:, None, :] < p[:, :, None]) & agree).sum(axis=2)
+    total, not_top = np.zeros(len(x)), np.zeros(len(x), dtype=np.int64)
+    for i in range(x.shape[1]):
+        counted = p[:, i] != 0
+        not_top += counted
+        total += np.divide(above[:, i], p[:, i], out=np.zeros(len(x)), where=counted)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(not_top == 0, 0.0, 2 / not_top * total - 1)
+
+
+def _kendall_at_rows(k: int):
+    """`kendall_at(k)` of every row at once: τ-b over each row's official top k (stable on ties)."""
+
+    def statistic(np, predicted, official):
+        top = np.argsort(-official, axis=1, kind="stable")[:, :k]
+        return _kendall_rows(np, np.take_along_axis(predicted, top, axis=1), np.take_along_axis(official, top, axis=1))
+
+    return statistic
+
+
+BATCHED = {"spearman": _spearman_rows, "kendall": _kendall_rows, "tau_ap": _tau_ap_rows, "tauap_b": _tauap_b_rows,
+           f"kendall@{TOP_K}": _kendall_at_rows(TOP_K)}
+"""The statistics of `STATISTICS` computed for many resamples at once (samples × systems arrays, one value per
+row), each giving exactly the float its per-resample function gives; a statistic without one here is computed
+resample by resample."""
+
+
 def most_undefined(level: float) -> float:
     """The largest share of resamples in which a statistic may be undefined for its percentile interval to be
     given: (1 − level) / 2 (2.5 % at 95 %). Beyond it, with the undefined resamples put at either end of the
@@ -204,6 +297,7 @@ def bootstrap_intervals(
     statistic is undefined is counted and left out: a side ranks every system the same, or a system has none of
     the drawn queries (it has no score there, as `leaderboard --intervals` gives it none; counting it 0 would
     rank it last on nothing); with more than `most_undefined(level)` of them, the statistic gets no interval.
+    The statistics of many resamples are computed at once (`BATCHED`), each the float its function gives.
     """
     import numpy as np
 
@@ -217,10 +311,11 @@ def bootstrap_intervals(
     else:
         off_means = np.tile(np.array([official[s] for s in systems], dtype=float), (samples, 1))
     values = np.full((samples, len(STATISTICS)), np.nan)
-    scored = ~(np.isnan(pred_means).any(axis=1) | np.isnan(off_means).any(axis=1))  # every system has a mean
-    for b in np.flatnonzero(scored):  # one resample's lists at a time; the others stay undefined
-        pred, off = pred_means[b].tolist(), off_means[b].tolist()
-        values[b] = [statistic(pred, off) for statistic in STATISTICS.values()]
+    scored = np.flatnonzero(~(np.isnan(pred_means).any(axis=1) | np.isnan(off_means).any(axis=1)))  # all scored
+    rows = max(1, BATCH_VALUES // len(systems) ** 2)
+    for start in range(0, len(scored), rows):  # the resamples where some system has no mean stay undefined
+        drawn = scored[start:start + rows]
+        values[drawn] = _statistics(np, pred_means[drawn], off_means[drawn])
     low, high = (1 - level) / 2 * 100, (1 + level) / 2 * 100
     intervals, undefined = {}, {}
     for column, name in enumerate(STATISTICS):
@@ -229,6 +324,23 @@ def bootstrap_intervals(
         intervals[name] = (None if not len(defined) or undefined[name] > most_undefined(level) * samples else
                            (float(np.percentile(defined, low)), float(np.percentile(defined, high))))
     return Resampled(intervals, undefined, samples, level)
+
+
+BATCH_VALUES = 1_000_000
+"""Resamples × systems² that `bootstrap_intervals` computes its statistics for at a time at most (memory:
+a few bytes to 8 bytes per value, whatever `samples` and the number of systems are)."""
+
+
+def _statistics(np, predicted, official):
+    """Resamples × `STATISTICS`: each statistic of each row of the two resamples × systems arrays (`BATCHED`
+    where it has a batched form, else row by row)."""
+    columns = []
+    for name, statistic in STATISTICS.items():
+        if name in BATCHED:
+            columns.append(BATCHED[name](np, predicted, official))
+        else:
+            columns.append([statistic(p, o) for p, o in zip(predicted.tolist(), official.tolist(), strict=True)])
+    return np.column_stack(columns)
 
 
 def discordant_pairs(predicted: dict[str, float], official: dict[str, float]) -> list[dict[str, object]]:
