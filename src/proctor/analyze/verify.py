@@ -30,8 +30,7 @@ def build_report(store: Store, report: str, grade_set: GradeSet, options: Verify
     JSON)."""
     if report not in REPORTS:
         raise UsageError(f"unknown report {report!r}; choose one of {', '.join(REPORTS)}")
-    grades = [g for g in store.grades.records(grade_set, grade_set.step) if g.question_id
-              and (options.query is None or g.query_id == options.query)]
+    grades = [g for g in store.grades.records(grade_set, grade_set.step, options.query) if g.question_id]
     if not grades:
         raise UsageError(f"no per-question grades in grade set {grade_set.id} ({grade_set.method} / "
                          f"{grade_set.model})" + (f" for query {options.query}" if options.query else ""))

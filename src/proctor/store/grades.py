@@ -182,14 +182,18 @@ class GradeRepository(Repository):
             "SELECT query_id, passage_id, question_id, grade FROM grades JOIN grade_items USING (item)"
             f" WHERE series = {SERIES} ORDER BY query_id, passage_id, question_id", (grade_set_id, step))
 
-    def records(self, grade_set: GradeSet, step: str | None = None) -> Iterator[Grade]:
-        """Full grade records of a grade set (of one step, or of all), `method` being the step."""
+    def records(self, grade_set: GradeSet, step: str | None = None, query: str | None = None) -> Iterator[Grade]:
+        """Full grade records of a grade set (of one step, or of all; of one query, or of all), `method` being the
+        step."""
         sql = ("SELECT query_id, passage_id, question_id, step, grade, parse_status, raw_reply, answer, correct, extra"
                " FROM grades JOIN grade_series USING (series) JOIN grade_items USING (item) WHERE grade_set_id = ?")
         args: list[str] = [grade_set.id]
         if step is not None:
             sql += " AND step = ?"
             args.append(step)
+        if query is not None:
+            sql += " AND query_id = ?"
+            args.append(query)
         for qid, pid, item, stp, grade, status, raw, answer, correct, extra in self.db.execute(
                 sql + " ORDER BY query_id, passage_id, step, question_id", args):
             yield Grade(qid, pid, item, stp, grade_set.model, grade_set.prompt_version, grade, status, raw, answer,
