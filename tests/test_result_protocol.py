@@ -34,7 +34,6 @@ text), what the review app's plumbing (`api.review`) hands the app (a backend co
 what experiments and the judge read and write through `api.experiments`/`api.autojudge` (files, records)."""
 
 NOT_FROZEN_YET = {
-    "ImportReport": "counted while the import runs (importing.py); renders itself (text, json)",
     "Report": "analyze's analyze.report.Report, filled while the report is written; renders itself (text, json: "
               "test_analyze.py)",
 }

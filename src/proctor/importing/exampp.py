@@ -1,0 +1,82 @@
+"""The exam_pp importer: every line's passages, judgments, rankings and grades into the store, read in a
+background process (`io.background`) while this process writes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from proctor.import_checks import named_grade_set, refuse_lone_ensembles, refuse_non_members, refuse_revived, set_stale
+from proctor.importing.kinds import Counts, QueryCheck, generated_runs, refuse_generated_runs
+from proctor.importing.report import Tally
+from proctor.io.background import in_background
+from proctor.io.banks import is_spurious
+from proctor.io.exampp import read_exampp
+from proctor.options.inputs import ImportOptions
+from proctor.records import GradeSet
+from proctor.store import Store
+from proctor.store.integrity import Guard
+
+
+def _size(path: Path) -> int:
+    """The file's size in bytes (0 when it is no file: the reader reports that)."""
+    return path.stat().st_size if path.is_file() else 0
+
+
+def import_exampp(store: Store, path: Path, options: ImportOptions, tally: Tally, guard: Guard) -> Counts:
+    """An exam_pp file, line by line (read in a background process when large): passages, judgments, rankings
+    and grades, written as they come; its grade sets recorded (`--bank` checks their questions)."""
+    counts = dict.fromkeys(("queries", "passages", "query-passage pairs", "judgments", "rankings", "grades"), 0)
+    runs: set[str] = set()
+    passages: set[str] = set()
+    bank = store.banks.bank_version(options.grades_bank) if options.grades_bank else None
+    members = {q["question_id"] for q in store.banks.bank_questions(*bank) if not is_spurious(q)} if bank else None
+    sets: dict[tuple[str, str, str], str] = {}
+    check = QueryCheck(store, path, options, tally)
+    generated = generated_runs(store)
+    queries = in_background(lambda: read_exampp(path, with_grades=options.with_grades), size=_size(path))
+    mark, lines, first = store.imports.stale_mark(), {}, {}  # first: a named grade set's first line
+    with store.grades.grade_import(tally.imported_at) as grades:
+        for query in queries:
+            if not check.keep(query.line, query.query_id):
+                continue
+            lines[query.query_id] = query.line
+            guard.line = query.line
+            refuse_generated_runs(path, {r[0]: query.line for r in query.rankings}, generated)
+            store.corpus.upsert_queries([(query.query_id, None)])
+            store.corpus.upsert_passages(query.passages)
+            set_stale(store, guard, tally)
+            store.corpus.upsert_judgments(query.judgments)
+            store.corpus.upsert_rankings(query.rankings)
+            for key, info in query.configs.items():
+                if key not in sets:
+                    grade_set = GradeSet(*key, bank[0] if bank else None, bank[1] if bank else None,
+                                         {"source": "exampp"}, key[0], info)
+                    sets[key] = store.grades.ensure_grade_set(grade_set)
+            for key, named in query.grade_sets.items():
+                if key not in sets:
+                    sets[key] = named_grade_set(store, path, query.line, named, options.grades_bank)
+                    first.setdefault(sets[key], query.line)
+            for key, rows in query.grade_rows.items():
+                if members is not None:
+                    refuse_non_members(path, query.line, {row[2] for row in rows}, members, options.grades_bank)
+                grades.write(sets[key], key[0], rows)
+                counts["grades"] += len(rows)
+            counts["queries"] += 1
+            counts["query-passage pairs"] += len(query.passages)
+            passages.update(pid for pid, _ in query.passages)
+            counts["judgments"] += len(query.judgments)
+            counts["rankings"] += len(query.rankings)
+            runs.update(r[0] for r in query.rankings)
+    tally.bookkeeping += grades.bookkeeping
+    refuse_lone_ensembles(store, path, sets, first)
+    if grades.batch is not None and not options.replace:
+        refuse_revived(path, store.imports.revived_grade(grades.batch, mark), lines)
+    elif grades.batch is not None and (revived := store.imports.forget_revived(grades.batch, mark)):
+        tally.replaced["stale grades made valid again"] = revived
+    counts["passages"] = len(passages)
+    counts["runs"] = len(runs)
+    if not options.with_grades:
+        del counts["grades"]
+    else:
+        counts["grade sets"] = len(sets)
+    return counts
