@@ -10,7 +10,7 @@ from proctor.importing.kinds import Counts, QueryCheck, generated_runs, refuse_g
 from proctor.importing.report import Tally
 from proctor.io.background import in_background
 from proctor.io.banks import is_spurious
-from proctor.io.exampp import read_exampp
+from proctor.io.exampp import ExamppQuery, read_exampp
 from proctor.options.inputs import ImportOptions
 from proctor.records import GradeSet
 from proctor.store import Store
@@ -20,6 +20,51 @@ from proctor.store.integrity import Guard
 def _size(path: Path) -> int:
     """The file's size in bytes (0 when it is no file: the reader reports that)."""
     return path.stat().st_size if path.is_file() else 0
+
+
+class _RankedLists:
+    """The ranked lists of the runs new to the store, made from the rankings as they are written, in trec_eval
+    order (`ORDER BY score DESC, passage_id DESC`, what `store.caches` ranks by), so that the import keeps them
+    without reading every ranking back. A (run, query) ranked on two lines leaves its run to the store's own
+    filling (rare: a query given on several lines)."""
+
+    def __init__(self, stored: set[str]) -> None:
+        self.stored = stored
+        self.lists: dict[str, dict[str, list[str]]] = {}
+        self.merged: set[str] = set()
+
+    def add(self, rankings: list[tuple[str, str, str, int, float]]) -> None:
+        """Rank one line's (run, query, passage, rank, score) rows."""
+        line: dict[tuple[str, str], list[tuple[float, str]]] = {}
+        for run, query_id, passage_id, _, score in rankings:
+            if run not in self.stored:
+                line.setdefault((run, query_id), []).append((score, passage_id))
+        for (run, query_id), ranked in line.items():
+            lists = self.lists.setdefault(run, {})
+            if query_id in lists:
+                self.merged.add(run)
+            ranked.sort(reverse=True)
+            lists[query_id] = [passage_id for _, passage_id in ranked]
+
+    def keep(self, store: Store) -> None:
+        """Keep the lists of every new run (the others are filled by `keep_for_leaderboards`)."""
+        store.caches.keep_ranked_lists({run: lists for run, lists in self.lists.items() if run not in self.merged})
+
+
+def _record_grade_sets(store: Store, path: Path, query: ExamppQuery, grades_bank: str | None,
+                       bank: tuple[str, str] | None, sets: dict[tuple[str, str, str], str],
+                       first: dict[str, int]) -> None:
+    """Record the grade sets a line's grades go to that no earlier line named (into `sets`: key → grade set id;
+    `first`: a named grade set's first line)."""
+    for key, info in query.configs.items():
+        if key not in sets:
+            grade_set = GradeSet(*key, bank[0] if bank else None, bank[1] if bank else None, {"source": "exampp"},
+                                 key[0], info)
+            sets[key] = store.grades.ensure_grade_set(grade_set)
+    for key, named in query.grade_sets.items():
+        if key not in sets:
+            sets[key] = named_grade_set(store, path, query.line, named, grades_bank)
+            first.setdefault(sets[key], query.line)
 
 
 def import_exampp(store: Store, path: Path, options: ImportOptions, tally: Tally, guard: Guard) -> Counts:
@@ -35,6 +80,7 @@ def import_exampp(store: Store, path: Path, options: ImportOptions, tally: Tally
     generated = generated_runs(store)
     queries = in_background(lambda: read_exampp(path, with_grades=options.with_grades), size=_size(path))
     mark, lines, first = store.imports.stale_mark(), {}, {}  # first: a named grade set's first line
+    ranked = _RankedLists(set(store.corpus.runs()))
     with store.grades.grade_import(tally.imported_at) as grades:
         for query in queries:
             if not check.keep(query.line, query.query_id):
@@ -47,15 +93,8 @@ def import_exampp(store: Store, path: Path, options: ImportOptions, tally: Tally
             set_stale(store, guard, tally)
             store.corpus.upsert_judgments(query.judgments)
             store.corpus.upsert_rankings(query.rankings)
-            for key, info in query.configs.items():
-                if key not in sets:
-                    grade_set = GradeSet(*key, bank[0] if bank else None, bank[1] if bank else None,
-                                         {"source": "exampp"}, key[0], info)
-                    sets[key] = store.grades.ensure_grade_set(grade_set)
-            for key, named in query.grade_sets.items():
-                if key not in sets:
-                    sets[key] = named_grade_set(store, path, query.line, named, options.grades_bank)
-                    first.setdefault(sets[key], query.line)
+            ranked.add(query.rankings)
+            _record_grade_sets(store, path, query, options.grades_bank, bank, sets, first)
             for key, rows in query.grade_rows.items():
                 if members is not None:
                     refuse_non_members(path, query.line, {row[2] for row in rows}, members, options.grades_bank)
@@ -68,6 +107,7 @@ def import_exampp(store: Store, path: Path, options: ImportOptions, tally: Tally
             counts["rankings"] += len(query.rankings)
             runs.update(r[0] for r in query.rankings)
     tally.bookkeeping += grades.bookkeeping
+    ranked.keep(store)
     refuse_lone_ensembles(store, path, sets, first)
     if grades.batch is not None and not options.replace:
         refuse_revived(path, store.imports.revived_grade(grades.batch, mark), lines)

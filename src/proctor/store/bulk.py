@@ -14,13 +14,25 @@ statement, the question's number is looked up by SQLite (`grade_items`), so Pyth
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from operator import itemgetter
 
 KEPT_PER_GRADE_SET = ("grade_set_counts", "label_cache", "cover_cache")
 """Tables of results kept per grade set (column `grade_set_id`) and dropped by triggers when its grades change."""
+
+PAIRS = "json_group_array(json_array(passage_id, top, graded, failed))"
+"""A query's labels as `label_cache` keeps them: `[passage, largest grade, usable grades, failed grades]` in passage
+order (`store.caches`)."""
+QUESTIONS = "group_concat(DISTINCT item)"
+"""A query's graded questions as `label_cache` keeps them: their numbers in the primary key's order."""
+_QUERY_PAIRS = (f"SELECT {PAIRS} FROM (SELECT passage_id, MAX(grade) AS top, COUNT(grade) AS graded,"
+                " COUNT(*) - COUNT(grade) AS failed FROM grades WHERE series = ? AND query_id = ? GROUP BY passage_id)")
+_QUERY_QUESTIONS = f"SELECT {QUESTIONS} FROM grades WHERE series = ? AND query_id = ?"
+_QUERY_STATUSES = "SELECT parse_status, COUNT(*) FROM grades WHERE series = ? AND query_id = ? GROUP BY parse_status"
 def upsert_sql(values: str, *, attempt: bool) -> str:
     """The upsert of one grade row given as `values` (the 12 columns' SQL). A grading `attempt` always replaces
     the stored grade and counts one more attempt; otherwise (an import) a stored grade is rewritten only when
@@ -54,6 +66,12 @@ class GradeImport:
         """Whether this import numbered its writing time itself (dropped again when it wrote no grade)."""
         self.bookkeeping = 0
         """Rows written and deleted again (that number): changes of the store's counter that changed nothing."""
+        self.fresh: dict[int, bool] = {}
+        """Per series written: whether it held no grade before this import."""
+        self.kept: dict[int, dict[str, tuple[str, str, list[tuple[str, int]]]]] = {}
+        """Per fresh series, per query written: its labels, questions and counts per parse status, aggregated
+        right after its rows were written (the pages are at hand; the import keeps them at its end)."""
+        self._stale_mark = db.execute("SELECT COALESCE(MAX(rowid), 0) FROM stale_grades").fetchone()[0]
 
     @property
     def batch(self) -> int | None:
@@ -73,10 +91,50 @@ class GradeImport:
         self.db.executemany("INSERT OR IGNORE INTO grade_items (question_id) VALUES (?)",
                             sorted({(row[2],) for row in rows}))
         number = series[(grade_set_id, step)]
+        if number not in self.fresh:
+            self.fresh[number] = self.db.execute("SELECT 1 FROM grades WHERE series = ? LIMIT 1",
+                                                 (number,)).fetchone() is None
         before = self.db.total_changes
         self.db.executemany(_UPSERT.format(series=int(number), batch=int(self._batch)), rows)
         if self.db.total_changes != before:
             self.changed.add(number)
+        if self.fresh[number]:
+            kept = self.kept.setdefault(number, {})
+            for query_id in set(map(itemgetter(0), rows)):  # again when written again: the last aggregate counts
+                key = (number, query_id)
+                kept[query_id] = (self.db.execute(_QUERY_PAIRS, key).fetchone()[0],
+                                  self.db.execute(_QUERY_QUESTIONS, key).fetchone()[0],
+                                  self.db.execute(_QUERY_STATUSES, key).fetchall())
+
+    def keep(self) -> None:
+        """At the end (after the kept results of the series written were dropped): keep the label cache of every
+        fresh series that is its grade set's label step, and the counts of every grade set whose grades are all
+        in fresh series — the rows a reader's filling would make, aggregated query by query as they were
+        written. Nothing is kept when grades were set aside as stale meanwhile (they may be rows written here)."""
+        stale = self.db.execute("SELECT COALESCE(MAX(rowid), 0) FROM stale_grades").fetchone()[0]
+        if not self.kept or stale != self._stale_mark:
+            return
+        steps = {number: self.db.execute(
+            "SELECT grade_set_id, step, CASE WHEN label_step != '' THEN label_step ELSE method END FROM grade_series"
+            " JOIN grade_sets USING (grade_set_id) WHERE series = ?", (number,)).fetchone() for number in self.kept}
+        self.db.executemany("INSERT OR REPLACE INTO label_cache (grade_set_id, step, query_id, pairs, questions)"
+                            " VALUES (?, ?, ?, ?, ?)", [(gid, step, query_id, *self.kept[number][query_id][:2])
+                                                 for number, (gid, step, label) in sorted(steps.items())
+                                                 if step == label for query_id in sorted(self.kept[number])])
+        for grade_set_id in sorted({gid for gid, _, _ in steps.values()}):
+            series = self.db.execute("SELECT series, step FROM grade_series WHERE grade_set_id = ?",
+                                     (grade_set_id,)).fetchall()
+            if any(number not in self.kept and self.db.execute("SELECT 1 FROM grades WHERE series = ? LIMIT 1",
+                                                               (number,)).fetchone() for number, _ in series):
+                continue  # grades of a step this import did not write: counted from the table when read
+            counts: dict[str, dict[str, int]] = {}
+            for number, step in series:
+                for _, _, statuses in self.kept.get(number, {}).values():
+                    for status, n in statuses:
+                        by_status = counts.setdefault(step, {})
+                        by_status[status] = by_status.get(status, 0) + n
+            self.db.execute("INSERT OR REPLACE INTO grade_set_counts VALUES (?, ?)",
+                            (grade_set_id, json.dumps(counts, sort_keys=True)))
 
 
 @contextmanager
@@ -88,11 +146,15 @@ def hold_kept_triggers(db: sqlite3.Connection, writer: GradeImport) -> Iterator[
     held = triggers if all(_KEPT_TRIGGER.fullmatch(name) for name, _ in triggers) else []
     for name, _ in held:
         db.execute(f'DROP TRIGGER "{name}"')
+    done = False
     try:
         yield
+        done = True
     finally:  # after an error too, unless the transaction is gone already (its rollback restored them)
         if db.in_transaction:
             _release(db, held, writer.changed)
+            if done:
+                writer.keep()
             if writer.new_batch and not writer.changed:  # an identical file again leaves no trace
                 db.execute("DELETE FROM grade_batches WHERE batch = ?", (writer.batch,))
                 writer.bookkeeping = 2
