@@ -3,6 +3,8 @@ background process (`io.background`) while this process writes."""
 
 from __future__ import annotations
 
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 
 from proctor.import_checks import named_grade_set, refuse_lone_ensembles, refuse_non_members, refuse_revived, set_stale
@@ -22,6 +24,9 @@ def _size(path: Path) -> int:
     return path.stat().st_size if path.is_file() else 0
 
 
+_RANK_ORDER, _RUN_QUERY, _PASSAGE, _FIRST = itemgetter(0, 1, 4, 2), itemgetter(0, 1), itemgetter(2), itemgetter(0)
+
+
 class _RankedLists:
     """The ranked lists of the runs new to the store, made from the rankings as they are written, in trec_eval
     order (`ORDER BY score DESC, passage_id DESC`, what `store.caches` ranks by), so that the import keeps them
@@ -34,17 +39,15 @@ class _RankedLists:
         self.merged: set[str] = set()
 
     def add(self, rankings: list[tuple[str, str, str, int, float]]) -> None:
-        """Rank one line's (run, query, passage, rank, score) rows."""
-        line: dict[tuple[str, str], list[tuple[float, str]]] = {}
-        for run, query_id, passage_id, _, score in rankings:
-            if run not in self.stored:
-                line.setdefault((run, query_id), []).append((score, passage_id))
-        for (run, query_id), ranked in line.items():
+        """Rank one line's (run, query, passage, rank, score) rows (sorted once: by run and query, then score and
+        passage descending)."""
+        for (run, query_id), ranked in groupby(sorted(rankings, key=_RANK_ORDER, reverse=True), _RUN_QUERY):
+            if run in self.stored:
+                continue
             lists = self.lists.setdefault(run, {})
             if query_id in lists:
                 self.merged.add(run)
-            ranked.sort(reverse=True)
-            lists[query_id] = [passage_id for _, passage_id in ranked]
+            lists[query_id] = list(map(_PASSAGE, ranked))
 
     def keep(self, store: Store) -> None:
         """Keep the lists of every new run (the others are filled by `keep_for_leaderboards`)."""
@@ -87,7 +90,7 @@ def import_exampp(store: Store, path: Path, options: ImportOptions, tally: Tally
                 continue
             lines[query.query_id] = query.line
             guard.line = query.line
-            refuse_generated_runs(path, {r[0]: query.line for r in query.rankings}, generated)
+            refuse_generated_runs(path, dict.fromkeys(map(_FIRST, query.rankings), query.line), generated)
             store.corpus.upsert_queries([(query.query_id, None)])
             store.corpus.upsert_passages(query.passages)
             set_stale(store, guard, tally)
@@ -102,10 +105,10 @@ def import_exampp(store: Store, path: Path, options: ImportOptions, tally: Tally
                 counts["grades"] += len(rows)
             counts["queries"] += 1
             counts["query-passage pairs"] += len(query.passages)
-            passages.update(pid for pid, _ in query.passages)
+            passages.update(map(_FIRST, query.passages))
             counts["judgments"] += len(query.judgments)
             counts["rankings"] += len(query.rankings)
-            runs.update(r[0] for r in query.rankings)
+            runs.update(map(_FIRST, query.rankings))
     tally.bookkeeping += grades.bookkeeping
     ranked.keep(store)
     refuse_lone_ensembles(store, path, sets, first)

@@ -9,8 +9,9 @@ from their own SQL — all inside the caller's transaction, so no other connecti
 them, and a rollback (an error, a crash) brings them back with everything else. A trigger on `grades` this
 module does not know (someone added their own) keeps every trigger in place: the write is slower, not wrong.
 
-The grade rows are bound as they come: the (grade set, step) and the writing time are numbers in the
-statement, the question's number is looked up by SQLite (`grade_items`), so Python makes no tuple per row."""
+The grade rows are bound with the (grade set, step) and the writing time as numbers in the statement and the
+question's number from a map kept while writing (each question looked up in `grade_items` once: a lookup per row
+in SQL cost more than the tuple Python makes per row)."""
 
 from __future__ import annotations
 
@@ -49,10 +50,10 @@ def upsert_sql(values: str, *, attempt: bool) -> str:
 
 _KEPT_TRIGGER = re.compile(rf"({'|'.join(KEPT_PER_GRADE_SET)})_(insert|update|delete)")
 
-_UPSERT = upsert_sql("{series}, ?, ?, (SELECT item FROM grade_items WHERE question_id = ?), ?, ?, ?, ?, ?, ?,"
-                     " {batch}, 1", attempt=False)
-"""An import's upsert of (query, passage, question, raw reply, grade, parse status, answer, correct, extra) rows:
-the series and the batch are formatted in as numbers."""
+_UPSERT = upsert_sql("{series}, ?, ?, ?, ?, ?, ?, ?, ?, ?, {batch}, 1", attempt=False)
+"""An import's upsert of (query, passage, question's number, raw reply, grade, parse status, answer, correct,
+extra) rows: the series and the batch are formatted in as numbers."""
+_ITEM = "SELECT item FROM grade_items WHERE question_id = ?"
 
 
 class GradeImport:
@@ -72,6 +73,8 @@ class GradeImport:
         """Per fresh series, per query written: its labels, questions and counts per parse status, aggregated
         right after its rows were written (the pages are at hand; the import keeps them at its end)."""
         self._stale_mark = db.execute("SELECT COALESCE(MAX(rowid), 0) FROM stale_grades").fetchone()[0]
+        self._items: dict[str, int] = {}
+        """`grade_items` numbers of the questions written so far (looked up once each, not per row)."""
 
     @property
     def batch(self) -> int | None:
@@ -88,14 +91,18 @@ class GradeImport:
             self.new_batch = self.db.execute("SELECT 1 FROM grade_batches WHERE created = ?",
                                              (self.created,)).fetchone() is None
             self._batch = self._numbers("grade_batches", "batch", ("created",), {(self.created,)})[(self.created,)]
-        self.db.executemany("INSERT OR IGNORE INTO grade_items (question_id) VALUES (?)",
-                            sorted({(row[2],) for row in rows}))
+        items = self._items
+        new = sorted(set(map(itemgetter(2), rows)) - items.keys())
+        if new:  # numbered in this order when the store lacks them
+            self.db.executemany("INSERT OR IGNORE INTO grade_items (question_id) VALUES (?)", [(q,) for q in new])
+            items.update((q, self.db.execute(_ITEM, (q,)).fetchone()[0]) for q in new)
         number = series[(grade_set_id, step)]
         if number not in self.fresh:
             self.fresh[number] = self.db.execute("SELECT 1 FROM grades WHERE series = ? LIMIT 1",
                                                  (number,)).fetchone() is None
         before = self.db.total_changes
-        self.db.executemany(_UPSERT.format(series=int(number), batch=int(self._batch)), rows)
+        self.db.executemany(_UPSERT.format(series=int(number), batch=int(self._batch)),
+                            [(q, p, items[i], r, g, s, a, c, x) for q, p, i, r, g, s, a, c, x in rows])
         if self.db.total_changes != before:
             self.changed.add(number)
         if self.fresh[number]:
