@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -59,12 +60,15 @@ def import_files(
 def _import_one(store: Store, kind: str, path: Path, options: ImportOptions) -> ImportReport:
     """Import one file under the guard (inside the caller's transaction); log it when it changed anything."""
     tally = Tally(kind, str(path), now())
-    digest = _sha256(path) if path.exists() else ""
-    entry = store.imports.begin_import(kind, str(path), digest, tally.imported_at)
+    digest = _Digest(path)
+    tally.reading = digest.start
+    if kind != "exampp":
+        digest.start()
+    entry = store.imports.begin_import(kind, str(path), "", tally.imported_at)  # its digest comes at the end
     before = store.db.total_changes
     store.origin = entry
     try:
-        with store.imports.guarded(options.replace) as guard:
+        with digest, store.imports.guarded(options.replace) as guard:
             try:
                 counts = _IMPORTERS[kind](store, path, options, tally, guard)
             except sqlite3.IntegrityError:
@@ -90,9 +94,9 @@ def _import_one(store: Store, kind: str, path: Path, options: ImportOptions) -> 
                            "import replaced: set aside as stale (not counted anywhere; the next `grade` grades "
                            "those pairs again)")
     changed = store.db.total_changes - tally.bookkeeping != before
-    store.imports.finish_import(entry, counts, tally.replaced, changed=changed)
+    store.imports.finish_import(entry, counts, tally.replaced, changed=changed, sha256=digest.value())
     if changed:  # the same content again (gzipped, CRLF, another path) leaves no trace either
-        store.imports.record_import(kind, digest, str(path))
+        store.imports.record_import(kind, digest.value(), str(path))
     note_unjudgeable(store, tally)
     return tally.report(counts, unchanged=not changed)
 
@@ -108,14 +112,44 @@ _IMPORTERS: dict[str, Callable[[Store, Path, ImportOptions, Tally, Guard], Count
 }
 
 
-def _sha256(path: Path) -> str:
-    """Digest of a file's bytes, or of a folder's file names and bytes."""
-    digest = hashlib.sha256()
-    files = sorted(f for f in path.rglob("*") if f.is_file()) if path.is_dir() else [path]
-    for file in files:
-        if path.is_dir():
-            digest.update(str(file.relative_to(path)).encode() + b"\0")
-        with open(file, "rb") as handle:
-            for block in iter(lambda h=handle: h.read(1 << 20), b""):
-                digest.update(block)
-    return digest.hexdigest()
+class _Digest:
+    """The SHA-256 of a file's bytes, or of a folder's file names and bytes (`""` for a path that is none, or
+    cannot be read: the reader says what is wrong), computed in a thread beside the import — hashlib lets go of
+    the GIL while it hashes, so a large file's digest costs the import no time of its own. Leaving the `with`
+    block by an error stops it."""
+
+    def __init__(self, path: Path) -> None:
+        self._path, self._stop, self._digest = path, threading.Event(), ""
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> None:
+        """Start hashing (once; an exam_pp import starts it after forking its reader: no thread at the fork)."""
+        if self._thread.ident is None:
+            self._thread.start()
+
+    def __enter__(self) -> _Digest:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        if kind is not None:
+            self._stop.set()
+
+    def value(self) -> str:
+        """The digest (waiting for the thread)."""
+        self.start()
+        self._thread.join()
+        return self._digest
+
+    def _run(self) -> None:
+        path, digest = self._path, hashlib.sha256()
+        try:
+            files = sorted(f for f in path.rglob("*") if f.is_file()) if path.is_dir() else [path]
+            for file in files:
+                if path.is_dir():
+                    digest.update(str(file.relative_to(path)).encode() + b"\0")
+                with open(file, "rb") as handle:
+                    while (block := handle.read(1 << 20)) and not self._stop.is_set():
+                        digest.update(block)
+        except OSError:  # missing or unreadable: the import's reader reports it
+            return
+        self._digest = digest.hexdigest()

@@ -81,7 +81,8 @@ def import_exampp(store: Store, path: Path, options: ImportOptions, tally: Tally
     sets: dict[tuple[str, str, str], str] = {}
     check = QueryCheck(store, path, options, tally)
     generated = generated_runs(store)
-    queries = in_background(lambda: read_exampp(path, with_grades=options.with_grades), size=_size(path))
+    queries = in_background(lambda: read_exampp(path, with_grades=options.with_grades), size=_size(path),
+                            started=tally.reading)
     mark, lines, first = store.imports.stale_mark(), {}, {}  # first: a named grade set's first line
     ranked = _RankedLists(set(store.corpus.runs()))
     with store.grades.grade_import(tally.imported_at) as grades:

@@ -4,6 +4,7 @@ frozen `ImportReport` made of it at the end (what `proctor import` prints)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -82,6 +83,8 @@ class Tally:
     replaced: dict[str, int] = field(default_factory=dict)
     bookkeeping: int = 0
     notes: list[str] = field(default_factory=list)
+    reading: Callable[[], None] = field(default=lambda: None, repr=False)
+    """Called once the reader runs (its process forked): the file's digest is computed from then on."""
 
     def report(self, counts: dict[str, int], *, unchanged: bool) -> ImportReport:
         """The frozen report of the import: `counts` and what was noted (copied: the tally is not shared)."""
