@@ -9,7 +9,10 @@ from __future__ import annotations
 import json
 import random
 
-from proctor.importing import import_files
+import pytest
+
+from proctor.errors import InputError
+from proctor.importing import ImportOptions, import_files
 from proctor.store import Store
 from proctor.store.caches import ResultCaches
 from proctor.store.tallies import TallyRepository
@@ -96,3 +99,21 @@ def test_what_the_import_cannot_keep_itself_is_filled_from_the_tables_the_same(t
     kept = _kept(store)
     assert len(kept["label_cache"]) == _graded(store) == 9 and len(kept["grade_set_counts"]) == 5
     assert _filled_again(store) == kept
+
+
+def test_rankings_an_import_changes_drop_their_kept_lists_once_and_the_triggers_come_back(tmp_path):
+    rnd = random.Random(9)
+    first, other = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text(_line("q0", range(4), rnd) + _line("q1", range(4), rnd))
+    other.write_text(first.read_text().replace('"score": ', '"score": -'))  # every run ranks in reverse
+    store = Store.create_or_open(tmp_path / "s.db")
+    import_files(store, "exampp", [first])
+    triggers, kept = store.schema.triggers("rankings"), _kept(store)
+    assert len(triggers) == 3 and kept["ranked_cache"]
+    with pytest.raises(InputError, match="ranking"):  # refused: rolled back, triggers and kept lists as they were
+        import_files(store, "exampp", [other])
+    assert store.schema.triggers("rankings") == triggers and _kept(store) == kept
+    import_files(store, "exampp", [other], ImportOptions(replace=True))  # the held triggers' work done once
+    assert store.schema.triggers("rankings") == triggers
+    replaced = _kept(store)
+    assert replaced["ranked_cache"] != kept["ranked_cache"] and _filled_again(store) == replaced

@@ -37,6 +37,16 @@ class _RankedLists:
         self.stored = stored
         self.lists: dict[str, dict[str, list[str]]] = {}
         self.merged: set[str] = set()
+        self.written: set[str] = set()
+        """The runs whose stored rankings a line changed (their kept lists are dropped: `ranked_triggers_held`)."""
+
+    def write(self, store: Store, rankings: list[tuple[str, str, str, int, float]]) -> None:
+        """Write one line's rankings (noting the runs of a line that changed any) and rank them."""
+        before = store.db.total_changes
+        store.corpus.upsert_rankings(rankings)
+        if store.db.total_changes != before:
+            self.written.update(map(_FIRST, rankings))
+        self.add(rankings)
 
     def add(self, rankings: list[tuple[str, str, str, int, float]]) -> None:
         """Rank one line's (run, query, passage, rank, score) rows (sorted once: by run and query, then score and
@@ -85,7 +95,7 @@ def import_exampp(store: Store, path: Path, options: ImportOptions, tally: Tally
                             started=tally.reading)
     mark, lines, first = store.imports.stale_mark(), {}, {}  # first: a named grade set's first line
     ranked = _RankedLists(set(store.corpus.runs()))
-    with store.grades.grade_import(tally.imported_at) as grades:
+    with store.grades.grade_import(tally.imported_at) as grades, store.caches.ranked_triggers_held(ranked.written):
         for query in queries:
             if not check.keep(query.line, query.query_id):
                 continue
@@ -96,8 +106,7 @@ def import_exampp(store: Store, path: Path, options: ImportOptions, tally: Tally
             store.corpus.upsert_passages(query.passages)
             set_stale(store, guard, tally)
             store.corpus.upsert_judgments(query.judgments)
-            store.corpus.upsert_rankings(query.rankings)
-            ranked.add(query.rankings)
+            ranked.write(store, query.rankings)
             _record_grade_sets(store, path, query, options.grades_bank, bank, sets, first)
             for key, rows in query.grade_rows.items():
                 if members is not None:

@@ -144,15 +144,22 @@ class GradeImport:
                             (grade_set_id, json.dumps(counts, sort_keys=True)))
 
 
+def hold_triggers(db: sqlite3.Connection, table: str, known: re.Pattern[str]) -> list[tuple[str, str]]:
+    """Drop the triggers on `table` when every one of them is `known` (a trigger this module does not know keeps
+    them all in place: slower, not wrong); returns the (name, SQL) of those dropped, to be made again."""
+    triggers = db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?"
+                          " ORDER BY name", (table,)).fetchall()
+    held = triggers if all(known.fullmatch(name) for name, _ in triggers) else []
+    for name, _ in held:
+        db.execute(f'DROP TRIGGER "{name}"')
+    return held
+
+
 @contextmanager
 def hold_kept_triggers(db: sqlite3.Connection, writer: GradeImport) -> Iterator[None]:
     """Drop the kept results' triggers on `grades` while `writer` writes; at the end drop the kept results of
     every grade set written to at once and make the triggers again (see the module)."""
-    triggers = db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'grades'"
-                          " ORDER BY name").fetchall()
-    held = triggers if all(_KEPT_TRIGGER.fullmatch(name) for name, _ in triggers) else []
-    for name, _ in held:
-        db.execute(f'DROP TRIGGER "{name}"')
+    held = hold_triggers(db, "grades", _KEPT_TRIGGER)
     done = False
     try:
         yield

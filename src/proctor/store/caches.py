@@ -19,12 +19,14 @@ ranked-list caches before it commits (`keep_for_leaderboards`), so the first lea
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from operator import itemgetter
 from typing import Any
 
-from proctor.store.bulk import KEPT_PER_GRADE_SET, PAIRS, QUESTIONS
+from proctor.store.bulk import KEPT_PER_GRADE_SET, PAIRS, QUESTIONS, hold_triggers
 from proctor.store.cover_cache import CoverCache, CoverGrades
 from proctor.store.grades import SERIES as _SERIES
 from proctor.store.repository import Facade, Repository
@@ -39,6 +41,8 @@ _RUN_RANKED = "SELECT query_id, passage_id FROM rankings WHERE run = ? ORDER BY 
 """One run's rows of `_RANKED`."""
 KEPT_TABLES = ("label_cache", "ranked_cache", "cover_cache")
 """The caches (each dropped by triggers when what it was computed from changes)."""
+_RANKED_TRIGGER = re.compile(r"ranked_cache_(insert|update|delete)")
+"""The ranked-list cache's triggers on `rankings` (`store.schema.CACHE_SCHEMA`)."""
 SEPARATOR = "\t"
 """Between the passage ids of a cached ranked list (ids never hold whitespace: run files split on it)."""
 
@@ -113,6 +117,21 @@ class ResultCaches(Repository):
                 self._keep_top(grade_set_id, step)
         kept = {run for (run,) in self.db.execute("SELECT DISTINCT run FROM ranked_cache")}
         self._keep_runs(sorted(set(self._store.corpus.runs()) - kept))
+
+    @contextmanager
+    def ranked_triggers_held(self, written: set[str]) -> Iterator[None]:
+        """Inside the caller's write transaction: drop the ranked-list cache's triggers on `rankings` while an import
+        writes rankings (one trigger run per ranking row, a third of the write), and at the end drop the kept lists
+        of every run in `written` (the runs whose rankings the caller changed) and make the triggers again from
+        their own SQL — what the triggers would have done, once. A rollback brings them back with the rest."""
+        held = hold_triggers(self.db, "rankings", _RANKED_TRIGGER)
+        try:
+            yield
+        finally:  # after an error too, unless the transaction is gone already (its rollback restored them)
+            if held and self.db.in_transaction:
+                self.db.executemany("DELETE FROM ranked_cache WHERE run = ?", [(run,) for run in sorted(written)])
+                for _, sql in held:
+                    self.db.execute(sql)
 
     def keep_ranked_lists(self, lists: dict[str, dict[str, list[str]]]) -> None:
         """Keep `{run: {query: passages in trec_eval order}}` as the ranked-list cache of those runs (inside the
