@@ -145,6 +145,48 @@ duplicate-key hook ≈ a fifth of that). Tested and not adopted: orjson and msgs
 10–25 % faster than the standard library (most of the time is building the Python objects), and a duplicate-key
 check without the hook (re-encoding and counting keys) costs about what the hook costs; the guard's temporary
 triggers measured 5–8 % of the writer's CPU at 2× (within the noise of this machine).
+
+Import, issue 36 item 6 (≤ 60 s at 64× asked; not reached). Profiled first, the reader and the writer apart
+(`PROCTOR_READ_IN_BACKGROUND=0` for the reader alone; the writer fed from a pickled list of the reader's lines):
+at 4× the reader took 2.4–3.1 s CPU (JSON decoding with the duplicate-key hook about 1.0–1.4 s of it — the hook
+itself costs next to nothing: `json.loads` with it and without it measured the same, 0.24 s at 1×; the checks and
+rows about 1.3 s), the writer 3.4–3.7 s, of which the grade upserts about 2 s and, at the end while the reader was
+done, the label cache, ranked lists and grade counts aggregated again from every row (0.24 + 0.21 + 0.26 s
+measured apart). Changed (the stores compared table by table, row by row, at 1×, 4×, 8× and 64×: identical, the
+import times aside): the import keeps the label cache, graded questions and counts of each series new to the
+store query by query right after writing the query (the pages are at hand; no aggregate of every grade at the
+end), and the ranked lists of runs new to the store from the rankings it writes; the ranked-list cache's
+triggers on `rankings` are held while it writes (a trigger run per ranking row: 2.34 → 1.53 s for the 16×
+rankings alone); each question's number is looked up once (a map) instead of by a subquery per grade row; the
+file's digest is computed in a thread beside the reading instead of before it; the reader makes an entry's
+rows with `zip`/`map`. Measured on the 2 shared cores (other sessions' test suites running at times, so each
+figure is a minimum over runs alternated with the code before, or a pair run one right after the other; the
+spread between pairs is ±20 %):
+
+| | before | after |
+|---|---|---|
+| writer alone, 4× (min of 5, CPU) | 3.41 s | 3.04 s |
+| reader alone, 4× (min of 5, CPU) | 2.42–2.78 s | 2.08–2.90 s (the same within the noise) |
+| import 8× (min of 3, load 3–3.8) | 15.7 s (CPU 14.3 s) | 12.5 s (CPU 11.3 s) |
+| import 64×, load 0.9–1.6 (pair) | 88.6 s (CPU 151.9 s), 260 MB | 72.5 s (CPU 129.7 s), 205 MB |
+| import 64×, load 0.4–1.7 (pair) | 91.3 s (CPU 159.7 s), 260 MB | 84.5 s (CPU 153.0 s), 205 MB |
+| import 64×, load 1.6–2.5 (pair, before the triggers were held) | 88.8 s (CPU 108.1 s) | 85.0 s (CPU 109.8 s) |
+| import 64×, load 2.2–4.8 (pair, before the digest's thread) | 126.5 s (CPU 112.8 s) | 119.0 s (CPU 121.8 s) |
+
+(The 181 s of the session before, and 230.9 s / CPU 138.3 s for the code before at the start of this one, were
+measured under heavier load: on a quiet machine the code before imports 64× in 89–91 s. CPU time on these
+shared cores varies more than wall time between pairs; compare within a row.) What sets the floor now is the
+writer, one core: its CPU at 64× (the parent profiled alone, before the triggers were held) was about 70 s, of
+which SQLite's inserts 54 s (5.93M grades at about 7 µs a row — 3.6 µs at 16× into an empty table: the B-tree
+outgrows the page cache —, 1.8M rankings, 585k passages with their texts, 593k judgments), the per-query
+aggregates 4 s, unpickling the reader's lines 3.4 s and rebinding the rows with question numbers 2.4 s; the
+reader (about 40 s of CPU at 64×) waits for it. Tried and dropped: grade rows sorted by their key before the
+insert (slower at 16×: the file's order is nearly the key's already), a 512 MB page cache (no gain at 16× or
+64×), a plain `INSERT` instead of the upsert (3 %, within the noise), a typed msgspec decoding (not tried: the
+reader is no longer the pace, and msgspec keeps the last of duplicate keys silently, so a second check would be
+needed). Left: two reader processes would not help while the writer sets the pace; fewer bytes per grade row
+(an exam_pp answer is stored twice, as `raw_reply` and `answer`: a schema change) or a leaner row format are what
+remains on the writer's side.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ from proctor.store import Store
 from proctor.store.integrity import Guard
 
 
-class ImportReport(Protocol):
-    """What these checks read and add to (`proctor.importing.ImportReport`)."""
+class ImportTally(Protocol):
+    """What these checks read and add to while an import runs (`proctor.importing.report.Tally`)."""
 
     kind: str
     path: str
@@ -22,7 +22,7 @@ class ImportReport(Protocol):
     notes: list[str]
 
 
-def set_stale(store: Store, guard: Guard, report: ImportReport) -> None:
+def set_stale(store: Store, guard: Guard, report: ImportTally) -> None:
     """Set aside the grades made from the texts replaced since the last call (before the import writes grades of
     its own for them: an exam_pp file calls this after each line's passages)."""
     stale = 0
@@ -36,7 +36,7 @@ def set_stale(store: Store, guard: Guard, report: ImportReport) -> None:
         report.replaced["stale grades"] = report.replaced.get("stale grades", 0) + stale
 
 
-def note_unjudgeable(store: Store, report: ImportReport) -> None:
+def note_unjudgeable(store: Store, report: ImportTally) -> None:
     """After an import of rankings: how many ranked passages have no text (never graded, left out of qrels)."""
     if report.kind not in ("runs", "exampp", "corpus", "responses"):
         return
@@ -48,7 +48,7 @@ def note_unjudgeable(store: Store, report: ImportReport) -> None:
                             "until a corpus gives their text")
 
 
-def compare_runs(store: Store, path: Path, lines: list, replace: bool, report: ImportReport) -> None:
+def compare_runs(store: Store, path: Path, lines: list, replace: bool, report: ImportTally) -> None:
     """A run the store holds is one unit: the file must hold exactly its rankings (the same passages for the same
     queries with the same ranks and scores), or it is refused naming the first line that differs; under
     `replace` the stored run is removed first (counted)."""

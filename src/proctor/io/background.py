@@ -44,10 +44,14 @@ def background_available() -> bool:
     return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
 
 
-def in_background(produce: Callable[[], Iterable[T]], *, size: int, chunk: int = CHUNK) -> Iterator[T]:
+def in_background(produce: Callable[[], Iterable[T]], *, size: int, chunk: int = CHUNK,
+                  started: Callable[[], None] | None = None) -> Iterator[T]:
     """The items of `produce()`, computed in a forked child process when the input's `size` in bytes is at least
-    `MIN_BYTES` (in-process for smaller inputs and where a fork is unavailable)."""
+    `MIN_BYTES` (in-process for smaller inputs and where a fork is unavailable). `started` is called once the
+    reading runs (after the fork: work the caller starts then, e.g. in a thread, is not forked)."""
     if size < MIN_BYTES or not background_available():
+        if started is not None:
+            started()
         yield from produce()
         return
     import multiprocessing
@@ -57,6 +61,8 @@ def in_background(produce: Callable[[], Iterable[T]], *, size: int, chunk: int =
     child = context.Process(target=_child, args=(produce, send, chunk, receive, os.getpid()), daemon=True)
     child.start()
     send.close()
+    if started is not None:
+        started()
     try:
         yield from _receive(receive, child)
     finally:

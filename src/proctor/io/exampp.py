@@ -95,7 +95,7 @@ def _paragraph(query: ExamppQuery, para: dict, with_grades: bool, seen: Seen) ->
     if text is not None and not isinstance(text, str):
         raise Refused(f"text must be a string, got {type(text).__name__}")
     if text is not None:
-        if not text.strip():  # graded as if it were the passage: a passage without text is unjudgeable instead
+        if not text or text.isspace():  # graded as the passage: a passage without text is unjudgeable instead
             raise Refused(f"passage {pid!r}: the text is empty (leave `text` out: a passage without text is "
                           "unjudgeable, never graded)")
         digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+from itertools import repeat
+from operator import itemgetter
 
 from proctor.io.exampp_rows import (
     CHECKED,
@@ -107,17 +109,20 @@ _INT = frozenset({int})
 _TEXT = frozenset({str, type(None)})
 
 
+_QUESTION_ID, _SELF_RATING = itemgetter("question_id"), itemgetter("self_rating")
+
+
 def _known_ratings(eg: dict) -> dict[str, int] | None:
-    """`_ratings` of an entry whose every rating is an integer 0..5 of a distinct question id found valid before
-    (`CHECKED`), without a Python step per rating; None for anything else (`_ratings` and `_grade_value` then
-    read it and say what is wrong)."""
+    """`_ratings` of an entry whose every rating is an integer 0..5 of a distinct question id (`question_id`)
+    found valid before (`CHECKED`), without a Python step per rating; None for anything else (`_ratings` and
+    `_grade_value` then read it and say what is wrong)."""
     listed = eg.get("self_ratings")
     if type(listed) is not list:
         return {} if listed is None else None
     try:
-        ratings = {(q if (q := r.get("question_id")) is not None else r["nugget_id"]): r["self_rating"] for r in listed}
+        ratings = dict(zip(map(_QUESTION_ID, listed), map(_SELF_RATING, listed), strict=True))
         values = set(ratings.values())
-    except (TypeError, KeyError, AttributeError):
+    except (TypeError, KeyError, AttributeError):  # not an object, or a `nugget_id` instead: read one by one
         return None
     if (len(ratings) != len(listed) or not ratings.keys() <= CHECKED.keys() or not values <= _GRADES
             or not set(map(type, values)) <= _INT):  # True and 1.0 equal 1: their types tell them apart
@@ -175,7 +180,11 @@ def exam_grades(query: ExamppQuery, pid: str, eg: dict, seen: Seen) -> None:
                    for qid, rating in sorted(ratings.items())}
     verdicts = dict.fromkeys(wrong, False) | dict.fromkeys(correct, True)
     query_id, questions = query.query_id, sorted(ratings.keys() | answers.keys() | verdicts.keys())
-    if self_rated:
+    if self_rated and known is not None and len(ratings) == len(questions):  # every question rated: no Python step
+        said = list(map(answers.get, questions))  # per grade (a row is made by `zip`, its values by `map`)
+        rows = list(zip(repeat(query_id), repeat(pid), questions, said, map(ratings.__getitem__, questions),
+                        repeat(IMPORTED), said, map(verdicts.get, questions), repeat(None)))
+    elif self_rated:
         rows = [(query_id, pid, q, a := answers.get(q), g := ratings.get(q), IMPORTED if g is not None else "failed",
                  a, verdicts.get(q), None) for q in questions]
     else:

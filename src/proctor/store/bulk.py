@@ -9,18 +9,31 @@ from their own SQL — all inside the caller's transaction, so no other connecti
 them, and a rollback (an error, a crash) brings them back with everything else. A trigger on `grades` this
 module does not know (someone added their own) keeps every trigger in place: the write is slower, not wrong.
 
-The grade rows are bound as they come: the (grade set, step) and the writing time are numbers in the
-statement, the question's number is looked up by SQLite (`grade_items`), so Python makes no tuple per row."""
+The grade rows are bound with the (grade set, step) and the writing time as numbers in the statement and the
+question's number from a map kept while writing (each question looked up in `grade_items` once: a lookup per row
+in SQL cost more than the tuple Python makes per row)."""
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from operator import itemgetter
 
 KEPT_PER_GRADE_SET = ("grade_set_counts", "label_cache", "cover_cache")
 """Tables of results kept per grade set (column `grade_set_id`) and dropped by triggers when its grades change."""
+
+PAIRS = "json_group_array(json_array(passage_id, top, graded, failed))"
+"""A query's labels as `label_cache` keeps them: `[passage, largest grade, usable grades, failed grades]` in passage
+order (`store.caches`)."""
+QUESTIONS = "group_concat(DISTINCT item)"
+"""A query's graded questions as `label_cache` keeps them: their numbers in the primary key's order."""
+_QUERY_PAIRS = (f"SELECT {PAIRS} FROM (SELECT passage_id, MAX(grade) AS top, COUNT(grade) AS graded,"
+                " COUNT(*) - COUNT(grade) AS failed FROM grades WHERE series = ? AND query_id = ? GROUP BY passage_id)")
+_QUERY_QUESTIONS = f"SELECT {QUESTIONS} FROM grades WHERE series = ? AND query_id = ?"
+_QUERY_STATUSES = "SELECT parse_status, COUNT(*) FROM grades WHERE series = ? AND query_id = ? GROUP BY parse_status"
 def upsert_sql(values: str, *, attempt: bool) -> str:
     """The upsert of one grade row given as `values` (the 12 columns' SQL). A grading `attempt` always replaces
     the stored grade and counts one more attempt; otherwise (an import) a stored grade is rewritten only when
@@ -37,10 +50,10 @@ def upsert_sql(values: str, *, attempt: bool) -> str:
 
 _KEPT_TRIGGER = re.compile(rf"({'|'.join(KEPT_PER_GRADE_SET)})_(insert|update|delete)")
 
-_UPSERT = upsert_sql("{series}, ?, ?, (SELECT item FROM grade_items WHERE question_id = ?), ?, ?, ?, ?, ?, ?,"
-                     " {batch}, 1", attempt=False)
-"""An import's upsert of (query, passage, question, raw reply, grade, parse status, answer, correct, extra) rows:
-the series and the batch are formatted in as numbers."""
+_UPSERT = upsert_sql("{series}, ?, ?, ?, ?, ?, ?, ?, ?, ?, {batch}, 1", attempt=False)
+"""An import's upsert of (query, passage, question's number, raw reply, grade, parse status, answer, correct,
+extra) rows: the series and the batch are formatted in as numbers."""
+_ITEM = "SELECT item FROM grade_items WHERE question_id = ?"
 
 
 class GradeImport:
@@ -54,6 +67,14 @@ class GradeImport:
         """Whether this import numbered its writing time itself (dropped again when it wrote no grade)."""
         self.bookkeeping = 0
         """Rows written and deleted again (that number): changes of the store's counter that changed nothing."""
+        self.fresh: dict[int, bool] = {}
+        """Per series written: whether it held no grade before this import."""
+        self.kept: dict[int, dict[str, tuple[str, str, list[tuple[str, int]]]]] = {}
+        """Per fresh series, per query written: its labels, questions and counts per parse status, aggregated
+        right after its rows were written (the pages are at hand; the import keeps them at its end)."""
+        self._stale_mark = db.execute("SELECT COALESCE(MAX(rowid), 0) FROM stale_grades").fetchone()[0]
+        self._items: dict[str, int] = {}
+        """`grade_items` numbers of the questions written so far (looked up once each, not per row)."""
 
     @property
     def batch(self) -> int | None:
@@ -70,29 +91,84 @@ class GradeImport:
             self.new_batch = self.db.execute("SELECT 1 FROM grade_batches WHERE created = ?",
                                              (self.created,)).fetchone() is None
             self._batch = self._numbers("grade_batches", "batch", ("created",), {(self.created,)})[(self.created,)]
-        self.db.executemany("INSERT OR IGNORE INTO grade_items (question_id) VALUES (?)",
-                            sorted({(row[2],) for row in rows}))
+        items = self._items
+        new = sorted(set(map(itemgetter(2), rows)) - items.keys())
+        if new:  # numbered in this order when the store lacks them
+            self.db.executemany("INSERT OR IGNORE INTO grade_items (question_id) VALUES (?)", [(q,) for q in new])
+            items.update((q, self.db.execute(_ITEM, (q,)).fetchone()[0]) for q in new)
         number = series[(grade_set_id, step)]
+        if number not in self.fresh:
+            self.fresh[number] = self.db.execute("SELECT 1 FROM grades WHERE series = ? LIMIT 1",
+                                                 (number,)).fetchone() is None
         before = self.db.total_changes
-        self.db.executemany(_UPSERT.format(series=int(number), batch=int(self._batch)), rows)
+        self.db.executemany(_UPSERT.format(series=int(number), batch=int(self._batch)),
+                            [(q, p, items[i], r, g, s, a, c, x) for q, p, i, r, g, s, a, c, x in rows])
         if self.db.total_changes != before:
             self.changed.add(number)
+        if self.fresh[number]:
+            kept = self.kept.setdefault(number, {})
+            for query_id in set(map(itemgetter(0), rows)):  # again when written again: the last aggregate counts
+                key = (number, query_id)
+                kept[query_id] = (self.db.execute(_QUERY_PAIRS, key).fetchone()[0],
+                                  self.db.execute(_QUERY_QUESTIONS, key).fetchone()[0],
+                                  self.db.execute(_QUERY_STATUSES, key).fetchall())
+
+    def keep(self) -> None:
+        """At the end (after the kept results of the series written were dropped): keep the label cache of every
+        fresh series that is its grade set's label step, and the counts of every grade set whose grades are all
+        in fresh series — the rows a reader's filling would make, aggregated query by query as they were
+        written. Nothing is kept when grades were set aside as stale meanwhile (they may be rows written here)."""
+        stale = self.db.execute("SELECT COALESCE(MAX(rowid), 0) FROM stale_grades").fetchone()[0]
+        if not self.kept or stale != self._stale_mark:
+            return
+        steps = {number: self.db.execute(
+            "SELECT grade_set_id, step, CASE WHEN label_step != '' THEN label_step ELSE method END FROM grade_series"
+            " JOIN grade_sets USING (grade_set_id) WHERE series = ?", (number,)).fetchone() for number in self.kept}
+        self.db.executemany("INSERT OR REPLACE INTO label_cache (grade_set_id, step, query_id, pairs, questions)"
+                            " VALUES (?, ?, ?, ?, ?)", [(gid, step, query_id, *self.kept[number][query_id][:2])
+                                                 for number, (gid, step, label) in sorted(steps.items())
+                                                 if step == label for query_id in sorted(self.kept[number])])
+        for grade_set_id in sorted({gid for gid, _, _ in steps.values()}):
+            series = self.db.execute("SELECT series, step FROM grade_series WHERE grade_set_id = ?",
+                                     (grade_set_id,)).fetchall()
+            if any(number not in self.kept and self.db.execute("SELECT 1 FROM grades WHERE series = ? LIMIT 1",
+                                                               (number,)).fetchone() for number, _ in series):
+                continue  # grades of a step this import did not write: counted from the table when read
+            counts: dict[str, dict[str, int]] = {}
+            for number, step in series:
+                for _, _, statuses in self.kept.get(number, {}).values():
+                    for status, n in statuses:
+                        by_status = counts.setdefault(step, {})
+                        by_status[status] = by_status.get(status, 0) + n
+            self.db.execute("INSERT OR REPLACE INTO grade_set_counts VALUES (?, ?)",
+                            (grade_set_id, json.dumps(counts, sort_keys=True)))
+
+
+def hold_triggers(db: sqlite3.Connection, table: str, known: re.Pattern[str]) -> list[tuple[str, str]]:
+    """Drop the triggers on `table` when every one of them is `known` (a trigger this module does not know keeps
+    them all in place: slower, not wrong); returns the (name, SQL) of those dropped, to be made again."""
+    triggers = db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?"
+                          " ORDER BY name", (table,)).fetchall()
+    held = triggers if all(known.fullmatch(name) for name, _ in triggers) else []
+    for name, _ in held:
+        db.execute(f'DROP TRIGGER "{name}"')
+    return held
 
 
 @contextmanager
 def hold_kept_triggers(db: sqlite3.Connection, writer: GradeImport) -> Iterator[None]:
     """Drop the kept results' triggers on `grades` while `writer` writes; at the end drop the kept results of
     every grade set written to at once and make the triggers again (see the module)."""
-    triggers = db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'grades'"
-                          " ORDER BY name").fetchall()
-    held = triggers if all(_KEPT_TRIGGER.fullmatch(name) for name, _ in triggers) else []
-    for name, _ in held:
-        db.execute(f'DROP TRIGGER "{name}"')
+    held = hold_triggers(db, "grades", _KEPT_TRIGGER)
+    done = False
     try:
         yield
+        done = True
     finally:  # after an error too, unless the transaction is gone already (its rollback restored them)
         if db.in_transaction:
             _release(db, held, writer.changed)
+            if done:
+                writer.keep()
             if writer.new_batch and not writer.changed:  # an identical file again leaves no trace
                 db.execute("DELETE FROM grade_batches WHERE batch = ?", (writer.batch,))
                 writer.bookkeeping = 2

@@ -19,12 +19,14 @@ ranked-list caches before it commits (`keep_for_leaderboards`), so the first lea
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from operator import itemgetter
 from typing import Any
 
-from proctor.store.bulk import KEPT_PER_GRADE_SET
+from proctor.store.bulk import KEPT_PER_GRADE_SET, PAIRS, QUESTIONS, hold_triggers
 from proctor.store.cover_cache import CoverCache, CoverGrades
 from proctor.store.grades import SERIES as _SERIES
 from proctor.store.repository import Facade, Repository
@@ -39,6 +41,8 @@ _RUN_RANKED = "SELECT query_id, passage_id FROM rankings WHERE run = ? ORDER BY 
 """One run's rows of `_RANKED`."""
 KEPT_TABLES = ("label_cache", "ranked_cache", "cover_cache")
 """The caches (each dropped by triggers when what it was computed from changes)."""
+_RANKED_TRIGGER = re.compile(r"ranked_cache_(insert|update|delete)")
+"""The ranked-list cache's triggers on `rankings` (`store.schema.CACHE_SCHEMA`)."""
 SEPARATOR = "\t"
 """Between the passage ids of a cached ranked list (ids never hold whitespace: run files split on it)."""
 
@@ -80,10 +84,9 @@ class ResultCaches(Repository):
     def _keep_top(self, grade_set_id: str, step: str) -> None:
         """Keep each query's labels and the numbers of its graded questions (a range of the primary key each)."""
         self.db.execute("DELETE FROM label_cache WHERE grade_set_id = ? AND step = ?", (grade_set_id, step))
-        self.db.execute("INSERT INTO label_cache (grade_set_id, step, query_id, pairs) SELECT ?, ?, query_id,"
-                        f" json_group_array(json_array(passage_id, top, graded, failed)) FROM ({_TOP_ROWS})"
-                        " GROUP BY query_id", (grade_set_id, step, grade_set_id, step))
-        self.db.execute("UPDATE label_cache SET questions = (SELECT group_concat(DISTINCT item) FROM grades"
+        self.db.execute(f"INSERT INTO label_cache (grade_set_id, step, query_id, pairs) SELECT ?, ?, query_id, {PAIRS}"
+                        f" FROM ({_TOP_ROWS}) GROUP BY query_id", (grade_set_id, step, grade_set_id, step))
+        self.db.execute(f"UPDATE label_cache SET questions = (SELECT {QUESTIONS} FROM grades"
                         f" WHERE series = {_SERIES} AND query_id = label_cache.query_id)"
                         " WHERE grade_set_id = ? AND step = ?", (grade_set_id, step, grade_set_id, step))
 
@@ -109,9 +112,33 @@ class ResultCaches(Repository):
         steps = self.db.execute("SELECT grade_set_id, CASE WHEN label_step != '' THEN label_step ELSE method END"
                                 " FROM grade_sets ORDER BY grade_set_id").fetchall()
         for grade_set_id, step in steps:
-            if not self._cached_top(grade_set_id, step):
+            if self.db.execute("SELECT 1 FROM label_cache WHERE grade_set_id = ? AND step = ? LIMIT 1",
+                               (grade_set_id, step)).fetchone() is None:
                 self._keep_top(grade_set_id, step)
-        self._keep_ranked()
+        kept = {run for (run,) in self.db.execute("SELECT DISTINCT run FROM ranked_cache")}
+        self._keep_runs(sorted(set(self._store.corpus.runs()) - kept))
+
+    @contextmanager
+    def ranked_triggers_held(self, written: set[str]) -> Iterator[None]:
+        """Inside the caller's write transaction: drop the ranked-list cache's triggers on `rankings` while an import
+        writes rankings (one trigger run per ranking row, a third of the write), and at the end drop the kept lists
+        of every run in `written` (the runs whose rankings the caller changed) and make the triggers again from
+        their own SQL — what the triggers would have done, once. A rollback brings them back with the rest."""
+        held = hold_triggers(self.db, "rankings", _RANKED_TRIGGER)
+        try:
+            yield
+        finally:  # after an error too, unless the transaction is gone already (its rollback restored them)
+            if held and self.db.in_transaction:
+                self.db.executemany("DELETE FROM ranked_cache WHERE run = ?", [(run,) for run in sorted(written)])
+                for _, sql in held:
+                    self.db.execute(sql)
+
+    def keep_ranked_lists(self, lists: dict[str, dict[str, list[str]]]) -> None:
+        """Keep `{run: {query: passages in trec_eval order}}` as the ranked-list cache of those runs (inside the
+        caller's write transaction; the caller ranked every ranking the store holds of them, as `_rank` would:
+        an import of runs new to the store)."""
+        for run in sorted(lists):
+            self._keep_lists(run, lists[run])
 
     def cached_ranked_lists(self) -> dict[str, dict[str, list[str]]]:
         """`{run: {query_id: [passage_id, ...]}}` in trec_eval order, from the cache where it holds a run."""
@@ -148,16 +175,27 @@ class ResultCaches(Repository):
         """Every run's lists (inside the write lock): the kept ones read, the others ranked and kept (each
         list joined once, its passages split back only where a passage id holds the separator)."""
         out = self._read_ranked()
-        for run in sorted(set(self._store.corpus.runs()) - set(out)):
+        out.update(self._keep_runs(sorted(set(self._store.corpus.runs()) - set(out))))
+        return out
+
+    def _keep_runs(self, runs: list[str]) -> dict[str, dict[str, list[str]]]:
+        """Rank and keep the lists of `runs`; returns those it ranked (a run without rankings has none)."""
+        out = {}
+        for run in runs:
             lists = self._rank(run).get(run, {})
-            joined = [(run, qid, SEPARATOR.join(ranked)) for qid, ranked in lists.items()]
-            if any(row[2].count(SEPARATOR) != len(lists[row[1]]) - 1 for row in joined):
-                continue  # not representable: this run is always read from the rankings
-            self.db.execute("DELETE FROM ranked_cache WHERE run = ?", (run,))
-            self.db.executemany("INSERT INTO ranked_cache VALUES (?, ?, ?)", joined)
-            if lists:
+            if self._keep_lists(run, lists) and lists:
                 out[run] = lists
         return out
+
+    def _keep_lists(self, run: str, lists: dict[str, list[str]]) -> bool:
+        """Keep one run's lists (each joined once); False when a passage id holds the separator (not
+        representable: this run is always read from the rankings)."""
+        joined = [(run, qid, SEPARATOR.join(ranked)) for qid, ranked in lists.items()]
+        if any(row[2].count(SEPARATOR) != len(lists[row[1]]) - 1 for row in joined):
+            return False
+        self.db.execute("DELETE FROM ranked_cache WHERE run = ?", (run,))
+        self.db.executemany("INSERT INTO ranked_cache VALUES (?, ?, ?)", joined)
+        return True
 
     def _fill(self, keep: Callable[[], None]) -> bool:
         """Run `keep` inside the write lock when it can be had at once; False when it cannot (or fails)."""

@@ -109,13 +109,14 @@ class ImportRepository(Repository):
         return entry
 
     def finish_import(self, entry: int, counts: dict[str, int], replaced: dict[str, int] | None, *,
-                      changed: bool) -> None:
-        """Record what an import read and what it replaced; an import that changed nothing leaves no entry."""
+                      changed: bool, sha256: str | None = None) -> None:
+        """Record what an import read and what it replaced (and the file's digest, when it comes at the end); an
+        import that changed nothing leaves no entry."""
         if not changed:
             self.db.execute("DELETE FROM import_log WHERE entry = ?", (entry,))
             return
-        self.db.execute("UPDATE import_log SET counts = ?, replaced = ? WHERE entry = ?",
-                        (json.dumps(counts), json.dumps(replaced) if replaced else None, entry))
+        self.db.execute("UPDATE import_log SET counts = ?, replaced = ?, sha256 = COALESCE(?, sha256) WHERE entry = ?",
+                        (json.dumps(counts), json.dumps(replaced) if replaced else None, sha256, entry))
 
     def import_log(self) -> list[dict[str, Any]]:
         """Every entry of the import log, oldest first."""

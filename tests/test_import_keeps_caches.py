@@ -1,0 +1,119 @@
+"""`import exampp` keeps what the first leaderboard reads while it writes: the label cache, graded questions and
+grade counts of each series it fills are aggregated query by query right after the query's rows are written, and
+the ranked lists of runs new to the store are ranked from the rows it writes. What it keeps is byte for byte what
+the store's own filling makes from the tables (dropped and filled again here), whether the import kept it itself
+(every series new) or left it to the filling (grades already there, a query on two lines, a second file)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from proctor.errors import InputError
+from proctor.importing import ImportOptions, import_files
+from proctor.store import Store
+from proctor.store.caches import ResultCaches
+from proctor.store.tallies import TallyRepository
+
+KEPT = {"label_cache": "grade_set_id, step, query_id", "ranked_cache": "run, query_id",
+        "grade_set_counts": "grade_set_id"}
+
+
+def _line(query: str, passages: range, rnd: random.Random, versions=("v1", "v2")) -> str:
+    """One exam_pp line: each passage graded by every prompt version, one question answered but not rated (a
+    failed grade), ranked by some of three runs (ties in score included)."""
+    paragraphs = []
+    for p in passages:
+        pid = f"{query}p{p}"
+        grades = []
+        for version in versions:
+            rated = [{"question_id": f"{query}/h{h}", "self_rating": rnd.randrange(6)} for h in range(3)]
+            answers = [[f"{query}/h{h}", str(h)] for h in range(4)]  # h3: answered, not rated
+            grades.append({"llm": "m", "self_ratings": rated, "answers": answers,
+                           "prompt_info": {"prompt_class": version, "is_self_rated": True}})
+        rankings = [{"method": f"run{r}", "paragraphId": pid, "queryId": query, "rank": p + 1,
+                     "score": float(rnd.randrange(4))} for r in range(3) if rnd.random() < 0.8]
+        paragraphs.append({"paragraph_id": pid, "text": f"text of {pid}",
+                           "paragraph_data": {"judgments": [], "rankings": rankings}, "exam_grades": grades})
+    return json.dumps([query, paragraphs]) + "\n"
+
+
+def _kept(store: Store) -> dict[str, list[tuple]]:
+    return {table: store.db.execute(f"SELECT * FROM {table} ORDER BY {key}").fetchall() for table, key in KEPT.items()}
+
+
+def _filled_again(store: Store) -> dict[str, list[tuple]]:
+    """What the store's own filling makes of the tables (the kept rows dropped first)."""
+    with store.transaction():
+        for table in KEPT:
+            store.db.execute(f"DELETE FROM {table}")
+        store.tallies.grade_counts()
+        store.caches.keep_for_leaderboards()
+    return _kept(store)
+
+
+def _refuse(*_args):
+    raise AssertionError("the import filled a kept result from the tables")
+
+
+def test_a_fresh_import_keeps_the_caches_itself_as_the_store_would_fill_them(tmp_path, monkeypatch):
+    rnd = random.Random(3)
+    source = tmp_path / "pool.jsonl"
+    source.write_text("".join(_line(f"q{q}", range(5), rnd) for q in range(4)))
+    store = Store.create_or_open(tmp_path / "s.db")
+    with monkeypatch.context() as filling:  # every series and run is new: the import keeps them itself
+        for repository, name in ((ResultCaches, "_keep_top"), (ResultCaches, "_rank"), (TallyRepository, "recount")):
+            filling.setattr(repository, name, _refuse)
+        import_files(store, "exampp", [source])
+    kept = _kept(store)
+    assert len(kept["label_cache"]) == 8 and len(kept["ranked_cache"]) == 12 and len(kept["grade_set_counts"]) == 2
+    assert [json.loads(counts) for _, counts in kept["grade_set_counts"]] == [{"self-rating": {
+        "failed": 20, "imported": 60}}] * 2  # 4 queries x 5 passages: 3 questions rated, 1 answered only
+    assert _filled_again(store) == kept
+
+
+def _graded(store: Store) -> int:
+    """How many (grade set, query) hold grades (each keeps one row of labels: every step is a label step here)."""
+    return store.db.execute("SELECT COUNT(*) FROM (SELECT DISTINCT series, query_id FROM grades)").fetchone()[0]
+
+
+def test_what_the_import_cannot_keep_itself_is_filled_from_the_tables_the_same(tmp_path):
+    rnd = random.Random(5)
+    first, second, third = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "c.jsonl"
+    first.write_text(_line("q0", range(3), rnd) + _line("q1", range(4), rnd) + _line("q0", range(3, 6), rnd)
+                     + _line("q2", range(3), rnd, versions=("v1", "v3")) + _line("q3", range(2), rnd, versions=("v5",)))
+    second.write_text(_line("q1", range(4, 7), rnd))
+    store = Store.create_or_open(tmp_path / "s.db")
+    import_files(store, "exampp", [first])  # q0 on two lines: its lists ranked again from the table
+    kept = _kept(store)
+    assert _filled_again(store) == kept
+    import_files(store, "exampp", [first, second])  # b adds to a's grade sets and runs, in one command
+    kept = _kept(store)
+    assert len(kept["label_cache"]) == _graded(store) == 7 and len(kept["grade_set_counts"]) == 4
+    assert len(kept["ranked_cache"]) == len(store.db.execute("SELECT DISTINCT run, query_id FROM rankings").fetchall())
+    assert _filled_again(store) == kept
+    third.write_text(_line("q3", range(2, 4), rnd, versions=("v2", "v4")))  # v2's grades are in the store already
+    import_files(store, "exampp", [third])
+    kept = _kept(store)
+    assert len(kept["label_cache"]) == _graded(store) == 9 and len(kept["grade_set_counts"]) == 5
+    assert _filled_again(store) == kept
+
+
+def test_rankings_an_import_changes_drop_their_kept_lists_once_and_the_triggers_come_back(tmp_path):
+    rnd = random.Random(9)
+    first, other = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text(_line("q0", range(4), rnd) + _line("q1", range(4), rnd))
+    other.write_text(first.read_text().replace('"score": ', '"score": -'))  # every run ranks in reverse
+    store = Store.create_or_open(tmp_path / "s.db")
+    import_files(store, "exampp", [first])
+    triggers, kept = store.schema.triggers("rankings"), _kept(store)
+    assert len(triggers) == 3 and kept["ranked_cache"]
+    with pytest.raises(InputError, match="ranking"):  # refused: rolled back, triggers and kept lists as they were
+        import_files(store, "exampp", [other])
+    assert store.schema.triggers("rankings") == triggers and _kept(store) == kept
+    import_files(store, "exampp", [other], ImportOptions(replace=True))  # the held triggers' work done once
+    assert store.schema.triggers("rankings") == triggers
+    replaced = _kept(store)
+    assert replaced["ranked_cache"] != kept["ranked_cache"] and _filled_again(store) == replaced
