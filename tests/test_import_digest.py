@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from conftest import raw_rows
 from proctor.importing import import_files
 from proctor.io.background import MIN_BYTES
 from proctor.store import Store
@@ -37,4 +38,4 @@ def test_the_import_log_holds_the_files_digest(tmp_path, lines):
     import_files(store, "queries", [queries])
     expected = [hashlib.sha256(p.read_bytes()).hexdigest() for p in (source, queries)]
     assert [entry["sha256"] for entry in store.imports.import_log()] == expected
-    assert sorted(row[0] for row in store.db.execute("SELECT sha256 FROM imports")) == sorted(expected)
+    assert sorted(row[0] for row in raw_rows(store.path, "SELECT sha256 FROM imports")) == sorted(expected)

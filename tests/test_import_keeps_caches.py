@@ -11,6 +11,7 @@ import random
 
 import pytest
 
+from conftest import raw_rows, raw_script
 from proctor.errors import InputError
 from proctor.importing import ImportOptions, import_files
 from proctor.store import Store
@@ -41,14 +42,13 @@ def _line(query: str, passages: range, rnd: random.Random, versions=("v1", "v2")
 
 
 def _kept(store: Store) -> dict[str, list[tuple]]:
-    return {table: store.db.execute(f"SELECT * FROM {table} ORDER BY {key}").fetchall() for table, key in KEPT.items()}
+    return {table: raw_rows(store.path, f"SELECT * FROM {table} ORDER BY {key}") for table, key in KEPT.items()}
 
 
 def _filled_again(store: Store) -> dict[str, list[tuple]]:
     """What the store's own filling makes of the tables (the kept rows dropped first)."""
+    raw_script(store.path, *(f"DELETE FROM {table}" for table in KEPT))
     with store.transaction():
-        for table in KEPT:
-            store.db.execute(f"DELETE FROM {table}")
         store.tallies.grade_counts()
         store.caches.keep_for_leaderboards()
     return _kept(store)
@@ -76,7 +76,7 @@ def test_a_fresh_import_keeps_the_caches_itself_as_the_store_would_fill_them(tmp
 
 def _graded(store: Store) -> int:
     """How many (grade set, query) hold grades (each keeps one row of labels: every step is a label step here)."""
-    return store.db.execute("SELECT COUNT(*) FROM (SELECT DISTINCT series, query_id FROM grades)").fetchone()[0]
+    return raw_rows(store.path, "SELECT COUNT(*) FROM (SELECT DISTINCT series, query_id FROM grades)")[0][0]
 
 
 def test_what_the_import_cannot_keep_itself_is_filled_from_the_tables_the_same(tmp_path):
@@ -92,7 +92,7 @@ def test_what_the_import_cannot_keep_itself_is_filled_from_the_tables_the_same(t
     import_files(store, "exampp", [first, second])  # b adds to a's grade sets and runs, in one command
     kept = _kept(store)
     assert len(kept["label_cache"]) == _graded(store) == 7 and len(kept["grade_set_counts"]) == 4
-    assert len(kept["ranked_cache"]) == len(store.db.execute("SELECT DISTINCT run, query_id FROM rankings").fetchall())
+    assert len(kept["ranked_cache"]) == len(raw_rows(store.path, "SELECT DISTINCT run, query_id FROM rankings"))
     assert _filled_again(store) == kept
     third.write_text(_line("q3", range(2, 4), rnd, versions=("v2", "v4")))  # v2's grades are in the store already
     import_files(store, "exampp", [third])
