@@ -256,3 +256,23 @@ def test_a_response_topic_text_never_replaces_the_query_text(graded, cli, tmp_pa
     with opened_store(store) as opened:
         stored = opened.corpus.queries()["q1"]
     assert stored == "how do bees make honey"
+
+
+def test_a_refused_grade_names_the_import_that_wrote_it_when_both_began_in_the_same_second(graded, tmp_path,
+                                                                                          monkeypatch):
+    """The import log is searched by the grade batch's time: the refused import's own entry, begun in the same
+    second, is not the one that wrote the stored grade."""
+    from proctor import api, importing
+    from proctor.errors import InputError
+
+    store, folder = graded
+    stamp = raw_rows(store, "SELECT imported_at FROM import_log WHERE kind = 'exampp'")[0][0]
+    monkeypatch.setattr(importing, "now", lambda: stamp)  # this import begins at the first one's time
+    changed = _edit(folder / "grades.jsonl", tmp_path / "grades.jsonl", 1, _json(_no_ratings))
+    opened = api.open_store(store)
+    try:
+        with pytest.raises(InputError) as refused:
+            api.import_files(opened, "exampp", [changed])
+    finally:
+        opened.close()
+    assert f"(from `import exampp {folder / 'grades.jsonl'}` at {stamp})" in str(refused.value), str(refused.value)
