@@ -186,7 +186,13 @@ insert (slower at 16×: the file's order is nearly the key's already), a 512 MB 
 reader is no longer the pace, and msgspec keeps the last of duplicate keys silently, so a second check would be
 needed). Left: two reader processes would not help while the writer sets the pace; fewer bytes per grade row
 (an exam_pp answer is stored twice, as `raw_reply` and `answer`: a schema change) or a leaner row format are what
-remains on the writer's side.
+remains on the writer's side. A larger page size (16 KB instead of 4 KB) was measured apart, with SQLite alone
+inserting 5.9M rows of the grades table's shape in the file's order: 4.3 → 3.8 µs a row (12 %), too little for
+the goal, and a store's page size is fixed when it is made, so it was left.
+
+The merged main at the end of that session, on the quiet 2 cores, the same 64× file (`proctor` run by hand, one
+after the other; `/usr/bin/time`): import 78.3 s wall (CPU 140.4 s in 2 processes), 205 MB; then `analyze`
+35.3 s (CPU 35.5 s), 670 MB (goal ≤ 60 s, ≤ 1 GB); `info` 0.35 s; P@20 and cover leaderboards 2.3 s and 3.0 s.
 """
 
 from __future__ import annotations
