@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from demo_fixture import graded_demo_fixture, graded_demo_store_fixture  # noqa: F401  (fixtures)
 from proctor import api
 from proctor.errors import UsageError
 from proctor.evaluate.measures import ScoreSpec, parse_any_measure, parse_measure
@@ -126,6 +127,11 @@ leaderboards = ["tsv"]
     experiment.write_text(text.replace('"P@3", ', '"P@3", "Covr(rel=4)@2", '))
     refused = cli("run", experiment)
     assert refused.code == 2 and "evaluate.measures: unknown measure 'Covr(rel=4)@2'; did you mean Cover" in refused.err
+    experiment.write_text(text.replace('"P@3", ', '"P@3", "Nuggets(score=all)", '))  # no [[grade]] makes its grades
+    refused = cli("run", experiment)  # refused at load, naming the line, before any import or grading
+    assert refused.code == 2 and "e.toml:15: evaluate.measures: 'Nuggets(score=all)' scores generated answers" \
+        in refused.err, refused.err
+    assert not (tmp_path / "e-out").exists()
     experiment.write_text(text)
     proctor.run_experiment(experiment)
     boards = tmp_path / "e-out" / "leaderboards"
@@ -160,3 +166,23 @@ def test_autojudge_measure_names_are_read_through_the_registry(tmp_path, peer_nl
             "n-EXAM@2: EXAM-Cover normalised by what the whole graded pool covers, a ratio of sums")
     finally:
         store.close()
+
+
+def test_a_leaderboard_refuses_what_its_measures_do_not_take(graded_demo, cli):
+    """A `--budget` asked of a mode without one is refused (a measure names its own cutoff), never dropped; a
+    `missing` the API does not know is refused, not read as skip; the store is unchanged."""
+    from conftest import store_dump
+
+    before = store_dump(graded_demo)
+    for args, words in ((["--measure", "Cover(rel=3)", "--budget", "1"], "--budget applies to --metric cover only"),
+                        (["--measure", "P@3", "--min-grade", "3", "--budget", "5"], "--budget applies to"),
+                        (["--metric", "nuggets", "--score", "all", "--budget", "5"], "takes no --budget")):
+        refused = cli("leaderboard", "--store", graded_demo, *args)
+        assert refused.code == 2 and words in refused.err and "Traceback" not in refused.err, refused.err
+    store = api.open_store(graded_demo)
+    try:
+        with pytest.raises(UsageError, match="missing 'Zero': choose one of zero, skip"):
+            api.leaderboard(store, "Cover(rel=3)@20", missing="Zero")
+    finally:
+        store.close()
+    assert store_dump(graded_demo) == before

@@ -50,6 +50,8 @@ def bind_measures(measures: Sequence[str | BoardSpec], *, min_grade: int | None,
                   missing: str | None) -> list[BoardSpec]:
     """Each measure parsed and bound to the leaderboard's `min_grade` (the rel of measures that name none and take
     one) and `missing`; contradictions refused before any work."""
+    if missing not in (None, "zero", "skip"):
+        _refuse(f"{{missing}} {missing!r}: choose one of zero, skip", ("missing",))
     specs = []
     for measure in measures:
         spec = parse_any_measure(measure) if isinstance(measure, str) else measure
@@ -77,9 +79,10 @@ def flag_measures(options: Any) -> list[str]:
     --min-grade 3 --budget 20` is `Cover(rel=3)@20`, `--metric nuggets --score all` is `Nuggets(score=all)`),
     refusing flags the mode does not take."""
     o = options
+    budget = o.budget != type(o).budget  # a cutoff asked of a mode that has none is refused, never dropped
     if o.metric in ("nuggets", "citations"):
         given = [n for n in ("measure", "min_grade", "judgments", "normalize", "gold", "runs")
-                 if getattr(o, n) not in (None, ())]
+                 if getattr(o, n) not in (None, ())] + (["budget"] if budget else [])
         if given:
             _refuse(f"{{metric}} {o.metric} takes no {', '.join('{' + g + '}' for g in given)} (it reads the "
                     "answers' grades directly)", ("metric", *given))
@@ -100,6 +103,8 @@ def flag_measures(options: Any) -> list[str]:
         _refuse("{metric} qrels needs {measure} M (e.g. P@20 or ndcg_cut.10)")
     if o.normalize:
         _refuse("{normalize} applies to {metric} cover only")
+    if budget:
+        _refuse("{budget} applies to {metric} cover only; a measure names its own cutoff (e.g. Cover(rel=3)@10)")
     return list(o.measure)
 
 
@@ -123,5 +128,5 @@ def _cover_measure(o: Any) -> str:
 
 def _refuse(message: str, params: tuple[str, ...] | None = None) -> NoReturn:
     """A usage error naming the leaderboard parameters (`{metric}`, `{min_grade}`, ...) its message marks."""
-    named = ("metric", "measure", "judgments", "min_grade", "budget", "gold", "normalize", "score")
+    named = ("metric", "measure", "judgments", "min_grade", "budget", "gold", "normalize", "score", "missing")
     raise UsageError(message, params=params or tuple(p for p in named if "{" + p + "}" in message))

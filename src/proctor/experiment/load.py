@@ -80,9 +80,12 @@ def _check_values(values: dict[str, Any], where, error) -> None:
         if key == "measures":
             for measure in value:
                 try:
-                    api.measures().parse(measure)  # the one measure registry
+                    spec = api.measures().parse(measure)  # the one measure registry
                 except ProctorError as exc:
                     raise error(where, key, str(exc)) from None
+                if spec.kind in ("nuggets", "citations"):  # no [[grade]] method makes the grade sets they read
+                    raise error(where, key, f"{measure!r} scores generated answers (a {spec.kind} leaderboard of "
+                                "a store); an experiment's measures score its [[grade]] grade sets of passages")
         if key == "leaderboards" and not set(value) <= set(FORMATS):
             raise error(where, key, f"formats are {', '.join(FORMATS[:-1])} and {FORMATS[-1]} (got {list(value)})")
 
