@@ -107,3 +107,13 @@ def test_a_model_built_before_the_door_registered_the_measure_check_is_checked_b
     with pytest.raises(UsageError, match=r"^unknown measure 'P@2O'"):
         commands.analyze_request(official, tmp_path / "out", unchecked)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("build", "words"), [
+    (lambda: api.CorrelationOptions(seed=0.0), "seed must be 0 or more (got 0.0)"),  # equal to 0, not an int
+    (lambda: api.AnalysisOptions(judged_relevant=True), "judged_relevant must be 1 or more (got True)"),
+    (lambda: api.AnalysisOptions(budget=20.0), "budget must be 1 or more (got 20.0)"),
+])
+def test_a_value_equal_to_the_default_but_of_another_type_is_checked(build, words):
+    with pytest.raises(UsageError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        build()

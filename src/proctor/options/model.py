@@ -76,12 +76,17 @@ def check_model(options: Any, every: bool = False) -> None:
     `every`), then its rules across fields: a `UsageError` naming the parameter (`{name}`)."""
     model = type(options)
     given = [(name, getattr(options, name)) for name, found in fields_of(model).items()
-             if every or getattr(options, name) != found.default]
+             if every or not _is_default(getattr(options, name), found.default)]
     if not given:
         return
     for name, value in given:
         check_value(model, name, value)
     options.check()
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    """The field's default itself, not a value equal to it of another type (`1.0` or `True` for `1`)."""
+    return type(value) is type(default) and value == default
 
 
 def check_value(model: type, name: str, value: Any) -> None:
