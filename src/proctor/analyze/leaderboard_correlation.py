@@ -93,9 +93,10 @@ def _intervals(predicted: LeaderboardFile, official: LeaderboardFile, common: li
     for name, n in boot.undefined.items():
         if n:
             groups.setdefault((n, boot.intervals[name] is None), []).append(name)
-    notes = [f"bootstrap: {', '.join(names)} undefined (a side ranks all the systems compared the same) in {n} of "
-             f"{samples} resamples" + (f", more than {share:.1%}: no interval" if dropped else ", left out of the "
-                                       "interval") for (n, dropped), names in groups.items()]
+    notes = [f"bootstrap: {', '.join(names)} undefined (a side ranks all the systems compared the same, or a "
+             f"system has none of the drawn queries) in {n} of {samples} resamples"
+             + (f", more than {share:.1%}: no interval" if dropped else ", left out of the interval")
+             for (n, dropped), names in groups.items()]
     return {"level": boot.level, "samples": samples, "seed": seed, "resampled": "queries",
             "undefined_resamples": boot.undefined,
             "rule": f"a statistic undefined in a resample is left out of its interval; more than {share:.1%} of the "
