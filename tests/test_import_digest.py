@@ -39,3 +39,24 @@ def test_the_import_log_holds_the_files_digest(tmp_path, lines):
     expected = [hashlib.sha256(p.read_bytes()).hexdigest() for p in (source, queries)]
     assert [entry["sha256"] for entry in store.imports.import_log()] == expected
     assert sorted(row[0] for row in raw_rows(store.path, "SELECT sha256 FROM imports")) == sorted(expected)
+
+
+def test_a_folders_digest_takes_any_file_name(tmp_path):
+    """A text-dir folder holding a file whose name is no UTF-8 (a hidden cache the reader ignores): the import
+    logs the digest of every name and byte, never an empty one."""
+    folder = tmp_path / "answers"
+    (folder / "sys").mkdir(parents=True)
+    (folder / "sys" / "q1.txt").write_text("An answer of one sentence.")
+    (folder / ".cache").mkdir()
+    odd = bytes(folder / ".cache") + b"/\xff.bin"
+    with open(odd, "wb") as f:
+        f.write(b"x")
+    queries = tmp_path / "queries.tsv"
+    queries.write_text("q1\tquery one\n")
+    store = Store.create_or_open(tmp_path / "s.db")
+    import_files(store, "queries", [queries])
+    import_files(store, "responses", [folder])
+    digest = hashlib.sha256()
+    for file in sorted(f for f in folder.rglob("*") if f.is_file()):
+        digest.update(str(file.relative_to(folder)).encode("utf-8", "surrogateescape") + b"\0" + file.read_bytes())
+    assert store.imports.import_log()[-1]["sha256"] == digest.hexdigest()

@@ -113,13 +113,14 @@ _IMPORTERS: dict[str, Callable[[Store, Path, ImportOptions, Tally, Guard], Count
 
 
 class _Digest:
-    """The SHA-256 of a file's bytes, or of a folder's file names and bytes (`""` for a path that is none, or
-    cannot be read: the reader says what is wrong), computed in a thread beside the import — hashlib lets go of
+    """The SHA-256 of a file's bytes, or of a folder's file names and bytes (`""` for a path that is none: the
+    reader says what is wrong), computed in a thread beside the import — hashlib lets go of
     the GIL while it hashes, so a large file's digest costs the import no time of its own. Leaving the `with`
     block by an error stops it."""
 
     def __init__(self, path: Path) -> None:
         self._path, self._stop, self._digest = path, threading.Event(), ""
+        self._error: Exception | None = None
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def start(self) -> None:
@@ -135,21 +136,27 @@ class _Digest:
             self._stop.set()
 
     def value(self) -> str:
-        """The digest (waiting for the thread)."""
+        """The digest (waiting for the thread); a file the reader read but the digest could not is refused, never
+        recorded with an empty digest."""
         self.start()
         self._thread.join()
+        if self._error is not None:
+            raise InputError(str(self._path), None, f"cannot read it to record its digest: {self._error}")
         return self._digest
 
     def _run(self) -> None:
         path, digest = self._path, hashlib.sha256()
         try:
+            if not path.exists():
+                return  # the import's reader says so
             files = sorted(f for f in path.rglob("*") if f.is_file()) if path.is_dir() else [path]
             for file in files:
                 if path.is_dir():
-                    digest.update(str(file.relative_to(path)).encode() + b"\0")
+                    digest.update(str(file.relative_to(path)).encode("utf-8", "surrogateescape") + b"\0")
                 with open(file, "rb") as handle:
                     while (block := handle.read(1 << 20)) and not self._stop.is_set():
                         digest.update(block)
-        except OSError:  # missing or unreadable: the import's reader reports it
+        except Exception as exc:  # noqa: BLE001 - raised in the importing thread by `value`
+            self._error = exc
             return
         self._digest = digest.hexdigest()
