@@ -132,9 +132,9 @@ class ImportRepository(Repository):
             return "an import before the store kept an import log"
         if change.table == "grades":  # the batch's import: an exam_pp entry of its time, never the one running now
             row = self.db.execute("SELECT created FROM grade_batches WHERE batch = ?", (change.origin,)).fetchone()
-            running = max(self.command_entries, default=-1)  # begun in the same second as the batch's, maybe
+            running = self._store.origin  # the refused import's own entry, begun in the batch's second maybe
             entry = self.db.execute("SELECT kind, path, imported_at FROM import_log WHERE imported_at = ?"
-                                    " AND kind = 'exampp' AND entry != ? ORDER BY entry DESC",
+                                    " AND kind = 'exampp' AND entry IS NOT ? ORDER BY entry DESC",
                                     (row[0], running)).fetchone() if row else None
             return _entry_words(entry) if entry else f"graded at {row[0] if row else '?'}"
         return self.origin_words(change.origin)
