@@ -6,11 +6,12 @@ clear usage error."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from proctor.errors import UsageError
 
@@ -75,3 +76,16 @@ def temporary_path(path: str | Path) -> Path:
     os.close(handle)
     os.chmod(tmp, 0o644)  # mkstemp makes 0600; every output is 0644 (as atomic_file's)
     return Path(tmp)
+
+
+def format_of(result: Any, fmt: str | None) -> str:
+    """The format `fmt` of a result (None: the first of its `formats`), or a `UsageError` naming the ones it has."""
+    fmt = fmt or result.formats[0]
+    if fmt not in result.formats:
+        raise UsageError(f"unknown format {fmt!r}: {', '.join(result.formats)}")
+    return fmt
+
+
+def json_text(data: Any) -> str:
+    """JSON as every command writes it: indented by 2, with a final newline."""
+    return json.dumps(data, indent=2) + "\n"

@@ -29,7 +29,7 @@ from proctor.evaluate.sources import load_runs
 from proctor.gradesets.ensemble import fresh_grade_sets
 from proctor.markdown import escape
 from proctor.options.analysis import AnalysisOptions
-from proctor.outputs import folder_target, write_text
+from proctor.outputs import folder_target, format_of, json_text, write_text
 from proctor.records import FrozenDict, GradeSet, frozen
 from proctor.store import Store
 
@@ -74,10 +74,8 @@ class AnalysisReport:
 
     def render(self, fmt: str | None = None) -> str:
         """`text` (the warnings, the plot notes and the files written, a line each) or `json` (`to_json`)."""
-        if fmt == "json":
-            return json.dumps(self.to_json(), indent=2) + "\n"
-        if fmt not in (None, "text"):
-            raise UsageError(f"unknown format {fmt!r}: {', '.join(self.formats)}")
+        if format_of(self, fmt) == "json":
+            return json_text(self.to_json())
         lines = [*(f"warning: {w}" for w in self.warnings), *self.plot_notes, f"wrote {len(self.files)} files:",
                  *(f"  {f}" for f in self.files)]
         return "\n".join(lines) + "\n"

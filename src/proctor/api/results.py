@@ -9,7 +9,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from proctor.errors import UsageError
+from proctor.outputs import format_of, json_text
 from proctor.records import FrozenDict, frozen
 
 JSON = str | int | float | bool | None | list["JSON"] | dict[str, "JSON"]
@@ -30,19 +30,6 @@ class Result(Protocol):
     def render(self, fmt: str | None = None) -> str:
         """The result as text in `fmt` (None: the first of `formats`)."""
         ...
-
-
-def format_of(result: Result, fmt: str | None) -> str:
-    """The format `fmt` of the result (None: its default), or a `UsageError` naming the ones it has."""
-    fmt = fmt or result.formats[0]
-    if fmt not in result.formats:
-        raise UsageError(f"unknown format {fmt!r}: {', '.join(result.formats)}")
-    return fmt
-
-
-def json_text(data: Any) -> str:
-    """JSON as every command writes it: indented by 2, with a final newline."""
-    return json.dumps(data, indent=2) + "\n"
 
 
 class Report(FrozenDict):

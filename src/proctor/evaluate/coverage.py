@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 from proctor.options.evaluation import EvaluationOptions
 from proctor.options.model import default
+from proctor.outputs import format_of, json_text
 
 DEFAULT_MIN_QUERIES: int = default(EvaluationOptions, "floor_queries")
 DEFAULT_MIN_GRADED: float = default(EvaluationOptions, "floor_graded")
@@ -97,15 +98,10 @@ class Coverage:
 
     def render(self, fmt: str | None = None) -> str:
         """`text` (`summary()`), `json` (`as_dict()`) or `md` (`banner()`)."""
-        if fmt in (None, "text"):
-            return self.summary() + "\n"
+        fmt = format_of(self, fmt)
         if fmt == "json":
-            return json.dumps(self.as_dict(), indent=2) + "\n"
-        if fmt == "md":
-            return "\n".join(self.banner())
-        from proctor.errors import UsageError
-
-        raise UsageError(f"unknown format {fmt!r}: {', '.join(self.formats)}")
+            return json_text(self.as_dict())
+        return "\n".join(self.banner()) if fmt == "md" else self.summary() + "\n"
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Coverage:

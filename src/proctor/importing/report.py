@@ -3,12 +3,12 @@ frozen `ImportReport` made of it at the end (what `proctor import` prints)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from proctor.errors import InputError, UsageError
+from proctor.errors import InputError
+from proctor.outputs import format_of, json_text
 
 
 @dataclass(frozen=True)
@@ -60,10 +60,8 @@ class ImportReport:
 
     def render(self, fmt: str | None = None) -> str:
         """`text` (what `proctor import` prints: skipped records, notes, the summary line) or `json`."""
-        if fmt == "json":
-            return json.dumps(self.to_json(), indent=2) + "\n"
-        if fmt not in (None, "text"):
-            raise UsageError(f"unknown format {fmt!r}: {', '.join(self.formats)}")
+        if format_of(self, fmt) == "json":
+            return json_text(self.to_json())
         lines = [f"skipped: {problem}" for problem in self.skipped_records] + self.notes + [self.summary()]
         return "\n".join(lines) + "\n"
 

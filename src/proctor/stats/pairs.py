@@ -11,8 +11,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from proctor.errors import UsageError
 from proctor.options.significance import SignificanceOptions
+from proctor.outputs import format_of
 from proctor.records import frozen
 from proctor.stats.correction import adjust
 from proctor.stats.randomization import randomization_test, sign_matrix
@@ -43,9 +43,7 @@ class Comparison:
         """The pairs as `tsv` (default), `json` or `md` (under `title`)."""
         from proctor.stats.report import render_comparison
 
-        if fmt not in (None, *self.formats):
-            raise UsageError(f"unknown format {fmt!r}: {', '.join(self.formats)}")
-        return render_comparison(self, fmt or "tsv", title=title)
+        return render_comparison(self, format_of(self, fmt), title=title)
 
 
 def compare_systems(per_query: dict[str, dict[str, float]], order: list[str] | None = None,
