@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from operator import itemgetter
 
+from proctor.store.repository import insert_new_first
+
 KEPT_PER_GRADE_SET = ("grade_set_counts", "label_cache", "cover_cache")
 """Tables of results kept per grade set (column `grade_set_id`) and dropped by triggers when its grades change."""
 
@@ -53,6 +55,8 @@ _KEPT_TRIGGER = re.compile(rf"({'|'.join(KEPT_PER_GRADE_SET)})_(insert|update|de
 _UPSERT = upsert_sql("{series}, ?, ?, ?, ?, ?, ?, ?, ?, ?, {batch}, 1", attempt=False)
 """An import's upsert of (query, passage, question's number, raw reply, grade, parse status, answer, correct,
 extra) rows: the series and the batch are formatted in as numbers."""
+_INSERT = "INSERT INTO grades VALUES ({series}, ?, ?, ?, ?, ?, ?, ?, ?, ?, {batch}, 1)"
+"""The same rows' plain insert, tried first (`insert_new_first`: the upsert leaves an identical row as it is)."""
 _ITEM = "SELECT item FROM grade_items WHERE question_id = ?"
 
 
@@ -101,8 +105,9 @@ class GradeImport:
             self.fresh[number] = self.db.execute("SELECT 1 FROM grades WHERE series = ? LIMIT 1",
                                                  (number,)).fetchone() is None
         before = self.db.total_changes
-        self.db.executemany(_UPSERT.format(series=int(number), batch=int(self._batch)),
-                            [(q, p, items[i], r, g, s, a, c, x) for q, p, i, r, g, s, a, c, x in rows])
+        numbers = {"series": int(number), "batch": int(self._batch)}
+        insert_new_first(self.db, _INSERT.format(**numbers), _UPSERT.format(**numbers),
+                         [(q, p, items[i], r, g, s, a, c, x) for q, p, i, r, g, s, a, c, x in rows])
         if self.db.total_changes != before:
             self.changed.add(number)
         if self.fresh[number]:

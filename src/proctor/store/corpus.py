@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from proctor.store.repository import Repository, dumps
+from proctor.store.repository import Repository, dumps, insert_new_first
 
 
 class CorpusRepository(Repository):
@@ -16,40 +16,34 @@ class CorpusRepository(Repository):
 
     def upsert_queries(self, rows: Iterable[tuple[str, str | None]]) -> None:
         """Add queries; a known query takes the new text when it differs (an import's guard refuses that)."""
-        self.db.executemany(
-            f"INSERT INTO queries VALUES (?, ?, {self._origin_sql()}) ON CONFLICT (query_id) DO UPDATE SET"
-            " text = excluded.text, origin = excluded.origin"
-            " WHERE excluded.text IS NOT NULL AND queries.text IS NOT excluded.text",
-            rows,
-        )
+        self._write("queries", 2, "ON CONFLICT (query_id) DO UPDATE SET text = excluded.text,"
+                    " origin = excluded.origin WHERE excluded.text IS NOT NULL AND queries.text IS NOT excluded.text",
+                    rows)
 
     def upsert_passages(self, rows: Iterable[tuple[str, str | None]]) -> None:
         """Add passages; a known passage takes the new text when it differs (an import's guard refuses that)."""
-        self.db.executemany(
-            f"INSERT INTO passages VALUES (?, ?, {self._origin_sql()}) ON CONFLICT (passage_id) DO UPDATE SET"
-            " text = excluded.text, origin = excluded.origin"
-            " WHERE excluded.text IS NOT NULL AND passages.text IS NOT excluded.text",
-            rows,
-        )
+        self._write("passages", 2, "ON CONFLICT (passage_id) DO UPDATE SET text = excluded.text,"
+                    " origin = excluded.origin WHERE excluded.text IS NOT NULL AND passages.text IS NOT excluded.text",
+                    rows)
 
     def upsert_rankings(self, rows: Iterable[tuple[str, str, str, int, float]]) -> None:
         """Add (run, query, passage, rank, score) rows."""
-        self.db.executemany(
-            f"INSERT INTO rankings VALUES (?, ?, ?, ?, ?, {self._origin_sql()}) ON CONFLICT DO UPDATE SET"
-            " rank = excluded.rank, score = excluded.score, origin = excluded.origin"
-            " WHERE rankings.rank IS NOT excluded.rank OR rankings.score IS NOT excluded.score",
-            rows,
-        )
+        self._write("rankings", 5, "ON CONFLICT DO UPDATE SET rank = excluded.rank,"
+                    " score = excluded.score, origin = excluded.origin"
+                    " WHERE rankings.rank IS NOT excluded.rank OR rankings.score IS NOT excluded.score", rows)
 
     def upsert_judgments(self, rows: Iterable[tuple[str, str, int]]) -> None:
         """Add (query, passage, relevance) human judgments; a new label replaces an old one (an import's guard
         refuses that)."""
-        self.db.executemany(
-            f"INSERT INTO judgments VALUES (?, ?, ?, {self._origin_sql()}) ON CONFLICT DO UPDATE SET"
-            " relevance = excluded.relevance, origin = excluded.origin"
-            " WHERE judgments.relevance IS NOT excluded.relevance",
-            rows,
-        )
+        self._write("judgments", 3, "ON CONFLICT DO UPDATE SET relevance = excluded.relevance,"
+                    " origin = excluded.origin WHERE judgments.relevance IS NOT excluded.relevance", rows)
+
+    def _write(self, table: str, given: int, conflict: str, rows: Iterable[tuple]) -> None:
+        """Upsert rows of `given` values and the import's origin into `table` (`conflict`: the upsert's clause),
+        new keys by a plain insert first when the rows are a list (`insert_new_first`: every upsert here leaves
+        an identical row as it is)."""
+        insert = f"INSERT INTO {table} VALUES ({'?, ' * given}{self._origin_sql()})"
+        insert_new_first(self.db, insert, f"{insert} {conflict}", rows)
 
     def _origin_sql(self) -> str:
         """The `origin` the content upserts write: the import log entry of the import under way (`Store.origin`)."""

@@ -1,0 +1,77 @@
+"""Content rows written by a plain insert first (`store.repository.insert_new_first`): the store ends exactly as
+the upsert alone leaves it, whatever a batch holds (new keys, known keys with the same or other values, a key twice
+in one batch), counts the same changes, and an import's guard still sees every change of a stored row."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import sqlite3
+
+import pytest
+
+from conftest import raw_rows
+from proctor.store import Store
+from proctor.store.repository import insert_new_first
+
+
+def _rankings(rng: random.Random, n: int) -> list[tuple[str, str, str, int, float]]:
+    """Rankings over a few runs, queries and passages, so that batches repeat keys (same or other values)."""
+    return [(f"run{rng.randrange(3)}", f"q{rng.randrange(3)}", f"p{rng.randrange(6)}", rng.randrange(1, 3),
+             float(rng.randrange(2))) for _ in range(n)]
+
+
+def _write(path, batches: list[list[tuple]], *, as_lists: bool) -> list[int]:
+    """Write each batch of rankings in its own transaction (lists: the plain insert first; generators: the upsert
+    alone); the store's change count after each."""
+    store = Store.create_or_open(path)
+    changes = []
+    try:
+        for batch in batches:
+            with store.transaction():
+                before = store.db.total_changes
+                store.corpus.upsert_rankings(list(batch) if as_lists else (row for row in batch))
+                changes.append(store.db.total_changes - before)
+    finally:
+        store.close()
+    return changes
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_store_ends_as_the_upsert_alone_leaves_it(tmp_path, seed):
+    rng = random.Random(seed)
+    batches = [_rankings(rng, rng.randrange(1, 12)) for _ in range(8)]
+    Store.create_or_open(tmp_path / "empty.db").close()
+    for name in ("lists.db", "upserts.db"):
+        shutil.copy(tmp_path / "empty.db", tmp_path / name)
+    assert _write(tmp_path / "lists.db", batches, as_lists=True) == \
+        _write(tmp_path / "upserts.db", batches, as_lists=False)
+    dump = "SELECT * FROM rankings ORDER BY run, query_id, passage_id"
+    assert raw_rows(tmp_path / "lists.db", dump) == raw_rows(tmp_path / "upserts.db", dump)
+    assert raw_rows(tmp_path / "lists.db", dump)  # something was written
+
+
+def test_a_known_row_with_other_values_goes_through_the_guard(tmp_path):
+    store = Store.create_or_open(tmp_path / "s.db")
+    try:
+        with store.transaction():
+            store.corpus.upsert_rankings([("run", "q", "p1", 1, 2.0)])
+        with pytest.raises(sqlite3.IntegrityError, match="contradicts the store"):  # noqa: SIM117
+            with store.transaction(), store.imports.guarded(False) as guard:
+                store.corpus.upsert_rankings([("run", "q", "p0", 1, 3.0), ("run", "q", "p1", 2, 2.0)])
+        assert guard.refused is not None and guard.refused.table == "rankings"
+    finally:
+        store.close()
+    assert raw_rows(tmp_path / "s.db", "SELECT passage_id, rank FROM rankings") == [("p1", 1)]  # rolled back
+
+
+def test_a_row_the_table_refuses_is_refused_as_before(tmp_path):
+    store = Store.create_or_open(tmp_path / "s.db")
+    try:
+        with pytest.raises(sqlite3.IntegrityError, match="NOT NULL"), store.transaction():
+            insert_new_first(store.db, "INSERT INTO judgments VALUES (?, ?, ?, NULL)",
+                             "INSERT INTO judgments VALUES (?, ?, ?, NULL) ON CONFLICT DO NOTHING",
+                             [("q", "p1", 1), ("q", "p2", None)])
+    finally:
+        store.close()
+    assert raw_rows(tmp_path / "s.db", "SELECT COUNT(*) FROM judgments") == [(0,)]
