@@ -12,12 +12,12 @@ import pytest
 
 from conftest import raw_rows
 from proctor.store import Store
-from proctor.store.repository import insert_new_first
+from proctor.store.repository import ROWS_PER_INSERT, insert_new_first
 
 
-def _rankings(rng: random.Random, n: int) -> list[tuple[str, str, str, int, float]]:
-    """Rankings over a few runs, queries and passages, so that batches repeat keys (same or other values)."""
-    return [(f"run{rng.randrange(3)}", f"q{rng.randrange(3)}", f"p{rng.randrange(6)}", rng.randrange(1, 3),
+def _rankings(rng: random.Random, n: int, passages: int) -> list[tuple[str, str, str, int, float]]:
+    """Rankings over a few runs, queries and `passages`, so that batches repeat keys (same or other values)."""
+    return [(f"run{rng.randrange(3)}", f"q{rng.randrange(3)}", f"p{rng.randrange(passages)}", rng.randrange(1, 3),
              float(rng.randrange(2))) for _ in range(n)]
 
 
@@ -37,10 +37,13 @@ def _write(path, batches: list[list[tuple]], *, as_lists: bool) -> list[int]:
     return changes
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_the_store_ends_as_the_upsert_alone_leaves_it(tmp_path, seed):
+@pytest.mark.parametrize(("seed", "size", "passages"), [(seed, 12, 6) for seed in range(4)]
+                         + [(seed, 3 * ROWS_PER_INSERT, 300) for seed in range(4)])
+def test_the_store_ends_as_the_upsert_alone_leaves_it(tmp_path, seed, size, passages):
+    """Small batches over few keys (known keys in almost every batch), and batches of several statements of plain
+    inserts over many keys (a known key in the first, a later or no statement)."""
     rng = random.Random(seed)
-    batches = [_rankings(rng, rng.randrange(1, 12)) for _ in range(8)]
+    batches = [_rankings(rng, rng.randrange(1, size), passages) for _ in range(8)]
     Store.create_or_open(tmp_path / "empty.db").close()
     for name in ("lists.db", "upserts.db"):
         shutil.copy(tmp_path / "empty.db", tmp_path / name)
@@ -65,13 +68,15 @@ def test_a_known_row_with_other_values_goes_through_the_guard(tmp_path):
     assert raw_rows(tmp_path / "s.db", "SELECT passage_id, rank FROM rankings") == [("p1", 1)]  # rolled back
 
 
-def test_a_row_the_table_refuses_is_refused_as_before(tmp_path):
+@pytest.mark.parametrize("bad", [1, ROWS_PER_INSERT + 3, 2 * ROWS_PER_INSERT + 1])
+def test_a_row_the_table_refuses_is_refused_as_before(tmp_path, bad):
+    """A row the table refuses (in the first statement of plain inserts, a later one, or among the rest)."""
+    rows = [("q", f"p{i}", 1) for i in range(2 * ROWS_PER_INSERT + 2)]
+    rows[bad] = ("q", "bad", None)
     store = Store.create_or_open(tmp_path / "s.db")
     try:
         with pytest.raises(sqlite3.IntegrityError, match="NOT NULL"), store.transaction():
-            insert_new_first(store.db, "INSERT INTO judgments VALUES (?, ?, ?, NULL)",
-                             "INSERT INTO judgments VALUES (?, ?, ?, NULL) ON CONFLICT DO NOTHING",
-                             [("q", "p1", 1), ("q", "p2", None)])
+            insert_new_first(store.db, "judgments", "(?, ?, ?, NULL)", "ON CONFLICT DO NOTHING", rows)
     finally:
         store.close()
     assert raw_rows(tmp_path / "s.db", "SELECT COUNT(*) FROM judgments") == [(0,)]

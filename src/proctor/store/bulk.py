@@ -36,27 +36,31 @@ _QUERY_PAIRS = (f"SELECT {PAIRS} FROM (SELECT passage_id, MAX(grade) AS top, COU
                 " COUNT(*) - COUNT(grade) AS failed FROM grades WHERE series = ? AND query_id = ? GROUP BY passage_id)")
 _QUERY_QUESTIONS = f"SELECT {QUESTIONS} FROM grades WHERE series = ? AND query_id = ?"
 _QUERY_STATUSES = "SELECT parse_status, COUNT(*) FROM grades WHERE series = ? AND query_id = ? GROUP BY parse_status"
-def upsert_sql(values: str, *, attempt: bool) -> str:
-    """The upsert of one grade row given as `values` (the 12 columns' SQL). A grading `attempt` always replaces
-    the stored grade and counts one more attempt; otherwise (an import) a stored grade is rewritten only when
-    its content differs, and its attempts stay."""
+def conflict_sql(*, attempt: bool) -> str:
+    """The conflict clause of the upsert of a grade row. A grading `attempt` always replaces the stored grade and
+    counts one more attempt; otherwise (an import) a stored grade is rewritten only when its content differs, and
+    its attempts stay."""
     condition = "" if attempt else (
         " WHERE grades.raw_reply IS NOT excluded.raw_reply OR grades.grade IS NOT excluded.grade"
         " OR grades.parse_status IS NOT excluded.parse_status OR grades.answer IS NOT excluded.answer"
         " OR grades.correct IS NOT excluded.correct OR grades.extra IS NOT excluded.extra")
-    return (f"INSERT INTO grades VALUES ({values}) ON CONFLICT DO UPDATE SET raw_reply = excluded.raw_reply,"
-            " grade = excluded.grade, parse_status = excluded.parse_status, answer = excluded.answer,"
-            " correct = excluded.correct, extra = excluded.extra, batch = excluded.batch,"
-            f" attempts = grades.attempts + {int(attempt)}" + condition)
+    return ("ON CONFLICT DO UPDATE SET raw_reply = excluded.raw_reply, grade = excluded.grade,"
+            " parse_status = excluded.parse_status, answer = excluded.answer, correct = excluded.correct,"
+            f" extra = excluded.extra, batch = excluded.batch, attempts = grades.attempts + {int(attempt)}" + condition)
+
+
+def upsert_sql(values: str, *, attempt: bool) -> str:
+    """The upsert of one grade row given as `values` (the 12 columns' SQL; `conflict_sql`)."""
+    return f"INSERT INTO grades VALUES ({values}) {conflict_sql(attempt=attempt)}"
 
 
 _KEPT_TRIGGER = re.compile(rf"({'|'.join(KEPT_PER_GRADE_SET)})_(insert|update|delete)")
 
-_UPSERT = upsert_sql("{series}, ?, ?, ?, ?, ?, ?, ?, ?, ?, {batch}, 1", attempt=False)
-"""An import's upsert of (query, passage, question's number, raw reply, grade, parse status, answer, correct,
-extra) rows: the series and the batch are formatted in as numbers."""
-_INSERT = "INSERT INTO grades VALUES ({series}, ?, ?, ?, ?, ?, ?, ?, ?, ?, {batch}, 1)"
-"""The same rows' plain insert, tried first (`insert_new_first`: the upsert leaves an identical row as it is)."""
+_VALUES = "({series}, ?, ?, ?, ?, ?, ?, ?, ?, ?, {batch}, 1)"
+"""An import's grade row of (query, passage, question's number, raw reply, grade, parse status, answer, correct,
+extra): the series and the batch are formatted in as numbers."""
+_CONFLICT = conflict_sql(attempt=False)
+"""An import's upsert: a stored grade rewritten only when its content differs."""
 _ITEM = "SELECT item FROM grade_items WHERE question_id = ?"
 
 
@@ -105,8 +109,7 @@ class GradeImport:
             self.fresh[number] = self.db.execute("SELECT 1 FROM grades WHERE series = ? LIMIT 1",
                                                  (number,)).fetchone() is None
         before = self.db.total_changes
-        numbers = {"series": int(number), "batch": int(self._batch)}
-        insert_new_first(self.db, _INSERT.format(**numbers), _UPSERT.format(**numbers),
+        insert_new_first(self.db, "grades", _VALUES.format(series=int(number), batch=int(self._batch)), _CONFLICT,
                          [(q, p, items[i], r, g, s, a, c, x) for q, p, i, r, g, s, a, c, x in rows])
         if self.db.total_changes != before:
             self.changed.add(number)

@@ -42,8 +42,7 @@ class CorpusRepository(Repository):
         """Upsert rows of `given` values and the import's origin into `table` (`conflict`: the upsert's clause),
         new keys by a plain insert first when the rows are a list (`insert_new_first`: every upsert here leaves
         an identical row as it is)."""
-        insert = f"INSERT INTO {table} VALUES ({'?, ' * given}{self._origin_sql()})"
-        insert_new_first(self.db, insert, f"{insert} {conflict}", rows)
+        insert_new_first(self.db, table, f"({'?, ' * given}{self._origin_sql()})", conflict, rows)
 
     def _origin_sql(self) -> str:
         """The `origin` the content upserts write: the import log entry of the import under way (`Store.origin`)."""

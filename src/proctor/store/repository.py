@@ -7,6 +7,7 @@ import json
 import sqlite3
 from collections.abc import Iterable
 from datetime import UTC, datetime
+from itertools import chain
 from typing import Any, Protocol
 
 
@@ -25,24 +26,45 @@ def loads(value: str | None) -> Any:
     return None if value is None else json.loads(value)
 
 
-def insert_new_first(db: sqlite3.Connection, insert: str, upsert: str, rows: Iterable[tuple]) -> None:
-    """Write `rows` with `upsert`, taking a plain `insert` of the same values first when `rows` is a list or tuple.
+ROWS_PER_INSERT = 50
+"""Rows one plain insert of `insert_new_first` writes (a statement of that many `VALUES` rows: fewer statement
+steps and resets per row; about a sixth less time a row than a statement per row)."""
+
+
+def insert_new_first(db: sqlite3.Connection, table: str, values: str, conflict: str, rows: Iterable[tuple]) -> None:
+    """Upsert `rows` into `table` (`INSERT INTO table VALUES values conflict`, `values` one row's SQL), taking a
+    plain insert of the same values first when `rows` is a list or tuple.
 
     An upsert whose DO UPDATE path has triggers (an import's guard: `store.integrity`) makes SQLite keep a
-    statement journal for every row, though a new key never takes that path; the plain `insert` keeps none (at
-    TREC scale about a fifth of an import's writes). A key the table holds already stops the plain `insert` with
-    an `IntegrityError` (the rows before it are written, nothing of the failing one); the whole batch is then
-    written again with `upsert`, whose `WHERE` leaves a row with the same values as it is: the rows the insert
-    wrote are not written twice, and the rest go through the upsert as without this. `upsert` must therefore
-    change nothing (and fire no trigger) for a row identical to the stored one. Anything else (a generator, such
-    as rows an import's guard tracks line by line: it can be read only once) goes straight to `upsert`."""
+    statement journal for every row, though a new key never takes that path; the plain insert, `ROWS_PER_INSERT`
+    rows a statement, does not (at TREC scale about a fifth of an import's writes). A key the table holds already
+    stops the plain insert with an `IntegrityError` (the statements before it are written, nothing of the failing
+    one); the whole batch is then written again by the upsert, whose `WHERE` leaves a row with the same values as
+    it is: the rows the insert wrote are not written twice, and the rest go through the upsert as without this.
+    `conflict` must therefore change nothing (and fire no trigger) for a row identical to the stored one. Anything
+    else (a generator, such as rows an import's guard tracks line by line: it can be read only once) goes straight
+    to the upsert."""
+    one = f"INSERT INTO {table} VALUES {values}"
     if isinstance(rows, list | tuple):
         try:
-            db.executemany(insert, rows)
+            _insert(db, one, values, rows)
             return
         except sqlite3.IntegrityError:
             pass
-    db.executemany(upsert, rows)
+    db.executemany(f"{one} {conflict}", rows)
+
+
+def _insert(db: sqlite3.Connection, one: str, values: str, rows: list | tuple) -> None:
+    """Plain inserts of `rows`: `ROWS_PER_INSERT` a statement, the rest one by one."""
+    whole = len(rows) - len(rows) % ROWS_PER_INSERT
+    if whole:
+        width = len(rows[0])
+        flat = list(chain.from_iterable(rows[:whole]))
+        step = width * ROWS_PER_INSERT
+        db.executemany(f"{one}{f', {values}' * (ROWS_PER_INSERT - 1)}",
+                       [flat[at:at + step] for at in range(0, len(flat), step)])
+    if whole < len(rows):
+        db.executemany(one, rows[whole:])
 
 
 class Facade(Protocol):
