@@ -244,8 +244,9 @@ def measures() -> MeasureListing:
     """Every measure of the registry (`proctor.evaluate.measures`): its name, parameters (with defaults and the
     values they take), whether it takes a cutoff (`@k`), what it computes and where it comes from."""
     from proctor.evaluate.measures import MEASURES, SCORE_MEASURES
+    from proctor.evaluate.measures.base import MISSING
 
-    missing = {"name": "missing", "default": MISSING_OVER_LABELS, "choices": ["zero", "skip"]}
+    missing = {"name": "missing", "default": MISSING_OVER_LABELS, "choices": list(MISSING)}
     rows = [{"name": m.name, "kind": "qrels", "trec_eval_name": m.trec_name,
              "parameters": [*([{"name": "rel", "default": "min_grade"}] if m.uses_relevance_level else []), missing],
              "cutoff": m.accepts_cutoff, "example": f"{m.name}@20" if m.needs_cutoff else m.name,
