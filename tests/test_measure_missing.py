@@ -102,3 +102,18 @@ def test_an_experiment_refuses_the_parameter_at_load(tmp_path, cli):
     refused = cli("run", experiment)
     assert refused.code == 2 and "evaluate.measures: 'P(missing=zero)@3': an experiment skips a query" in refused.err
     assert not (tmp_path / "e-out").exists() and not (tmp_path / "e.db").exists()
+
+
+def test_a_file_holding_both_ways_is_read_for_the_one_named(store, tmp_path):
+    from proctor.evaluate.leaderboard_files import read_leaderboard
+
+    skip, zero = (api.leaderboard(store, "P@3", judgments="official", missing=m) for m in ("skip", "zero"))
+    board_file = tmp_path / "boards.tsv"
+    board_file.write_text(api.render(skip, "tsv") + "".join(api.render(zero, "tsv").splitlines(True)[1:]))
+    read = read_leaderboard(board_file, "P(rel=1,missing=zero)@3")
+    assert read.scores == pytest.approx(zero.scores(), abs=1e-6) and read.scores != pytest.approx(skip.scores())
+    assert read_leaderboard(board_file, "P(missing=skip)@3").scores == pytest.approx(skip.scores(), abs=1e-6)
+    official = tmp_path / "official.json"
+    official.write_text(json.dumps({"strong": 1, "middling": 2, "weak": 3, "partial": 4}))
+    with pytest.raises(UsageError, match=r"holds 2 measures \(P\(rel=1\)@3, P\(rel=1,missing=zero\)@3\)"):
+        api.correlate(board_file, official, measure="P@3")  # what is left out matches both: name one
