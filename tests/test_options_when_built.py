@@ -71,7 +71,7 @@ def test_an_unknown_measure_is_refused_when_built_with_the_registrys_words():
         api.AnalysisOptions(measures="P@20,P@2O")
     with pytest.raises(UsageError) as parsed:
         api.measures().parse("P@2O")
-    assert str(built.value) == str(parsed.value)  # the words the verb used at run time
+    assert str(built.value) == str(parsed.value) + "; given as measures"  # the registry's words, then the option
     with pytest.raises(UsageError, match=r"^unknown measure 'nope'"):
         LeaderboardOptions(measure=("P@20", "nope"))
     assert api.AnalysisOptions(measures="P.20,map", plot_measure="AP").plotted == "AP"  # trec_eval names too

@@ -8,8 +8,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from proctor.api.choices import check_choice
-from proctor.api.modes import Ties
 from proctor.api.results import JSON, Notice, Report
 from proctor.errors import UsageError
 from proctor.evaluate.coverage import DEFAULT_FLOOR, Floor
@@ -18,7 +16,6 @@ from proctor.evaluate.leaderboard_files import LeaderboardFile, read_leaderboard
 from proctor.markdown import escape
 from proctor.options.correlation import CorrelationOptions
 from proctor.options.evaluation import EvaluationOptions
-from proctor.options.numeric import check_numbers
 from proctor.store import Store
 
 
@@ -68,10 +65,7 @@ def correlate(leaderboard: Leaderboard | str | Path, official: LeaderboardFile |
     when the file was written for intervals)."""
     from proctor.analyze.leaderboard_correlation import NO_PER_QUERY, correlate_leaderboards, per_query_correlation
 
-    chosen = replace(options or CorrelationOptions(), **settings)
-    check_numbers({"bootstrap": chosen.bootstrap, "repeats": chosen.repeats, "seed": chosen.seed,
-                   "judged_relevant": chosen.judged_relevant})
-    check_choice("ties", chosen.ties, Ties)
+    chosen = replace(options or CorrelationOptions(), **settings)  # numbers and ties checked when built
     if isinstance(official, LeaderboardFile):
         reference, official_name = official, "(in memory)"
     else:

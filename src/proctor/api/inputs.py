@@ -50,9 +50,7 @@ def import_request(kind: ImportKind, paths: Sequence[str | Path], options: Impor
     contradicts it), `skip_unknown_queries`, `keep_query_texts` (bank: the store's query texts stay where the bank
     words a query otherwise)."""
     check_choice("kind", kind, ImportKind)
-    options = replace(options or ImportOptions(), **fields)
-    check_choice("response_format", options.response_format, ResponseFormat)
-    check_choice("on_error", options.on_error, OnError)
+    options = replace(options or ImportOptions(), **fields)  # its choices checked when built
     if options.grades_bank and kind != "exampp":
         raise UsageError("{grades_bank} applies to `import exampp` only (bank files take {bank_name})",
                          params=("grades_bank", "bank_name"))

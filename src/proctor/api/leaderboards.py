@@ -17,7 +17,7 @@ from proctor.errors import UsageError
 from proctor.evaluate.boards import answer_leaderboard, bind_measures, flag_measures
 from proctor.evaluate.coverage import DEFAULT_FLOOR, Floor, leaderboard_coverage
 from proctor.evaluate.intervals import bootstrap, check_settings
-from proctor.evaluate.leaderboard import Leaderboard, cover_leaderboard, measure_leaderboard
+from proctor.evaluate.leaderboard import MISSING_OVER_LABELS, Leaderboard, cover_leaderboard, measure_leaderboard
 from proctor.evaluate.measures import (
     AnySpec,
     BoardSpec,
@@ -126,8 +126,8 @@ def _label_boards(store: Store, ranked: dict, specs: list[AnySpec], labels: Labe
                        if labels.min_questions == 1 else f"{labels.min_questions}-th largest grade")}
     judged = qrels_ if judgments not in (None, "official") else None  # a qrels file: its own judged queries
     counts = query_counts(store, grade_set, qrels_ if grade_set else None, judged)
-    boards = [measure_leaderboard(ranked, qrels_, spec, min_grade, missing=missing or "skip", description=description)
-              for spec in specs]
+    boards = [measure_leaderboard(ranked, qrels_, spec, min_grade, description=description,
+                                  missing=missing or spec.missing or MISSING_OVER_LABELS) for spec in specs]
     boards = note_flagged(boards)
     partly = partly_graded(store, grade_set, qrels_) if grade_set and boards else {}  # once for every board
     covered = []
@@ -244,9 +244,11 @@ def measures() -> MeasureListing:
     """Every measure of the registry (`proctor.evaluate.measures`): its name, parameters (with defaults and the
     values they take), whether it takes a cutoff (`@k`), what it computes and where it comes from."""
     from proctor.evaluate.measures import MEASURES, SCORE_MEASURES
+    from proctor.evaluate.measures.base import MISSING
 
+    missing = {"name": "missing", "default": MISSING_OVER_LABELS, "choices": list(MISSING)}
     rows = [{"name": m.name, "kind": "qrels", "trec_eval_name": m.trec_name,
-             "parameters": [{"name": "rel", "default": "min_grade"}] if m.uses_relevance_level else [],
+             "parameters": [*([{"name": "rel", "default": "min_grade"}] if m.uses_relevance_level else []), missing],
              "cutoff": m.accepts_cutoff, "example": f"{m.name}@20" if m.needs_cutoff else m.name,
              "description": m.description, "citation": m.citation} for m in MEASURES]
     rows += [{"name": m.name, "kind": m.kind, "aliases": list(m.aliases),

@@ -19,7 +19,6 @@ from proctor.evaluate.leaderboard import Leaderboard, measure_leaderboard
 from proctor.evaluate.measures import AnySpec, ExternalSpec, MeasureSpec, parse_measure
 from proctor.evaluate.sources import load_runs
 from proctor.options.calibration import CalibrationOptions, PPIOptions
-from proctor.options.numeric import check_numbers
 from proctor.store import Store
 
 
@@ -43,8 +42,8 @@ class PPILeaderboard(Report):
 
 
 def check_ppi_options(options: PPIOptions, conflicting: Mapping[str, object] | None = None) -> None:
-    """Refuse numbers out of range and options that do not go with `human_qrels`, before any work."""
-    check_numbers({"confidence": options.confidence, "seed": options.seed, "judged_relevant": options.judged_relevant})
+    """Refuse options that do not go with `human_qrels`, before any work (the model's numbers were checked when it
+    was built)."""
     given = [name for name, value in (conflicting or {}).items() if value]
     if given:
         raise UsageError(f"{{human_qrels}} (a prediction-powered leaderboard with its own intervals) takes no "
@@ -148,8 +147,8 @@ class PPICalibration(Report):
 
 
 def check_ppi_calibration(options: CalibrationOptions) -> None:
-    """`calibrate --ppi`'s own options checked before the store is opened (the request checks the others)."""
-    check_numbers({"confidence": options.confidence})
+    """`calibrate --ppi`'s measure checked before the store is opened (the model checked its numbers when built,
+    the request checks the others)."""
     per_topic_spec(options.measure)
 
 

@@ -7,13 +7,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, get_args
 
-from proctor.api.choices import check_choice
-from proctor.api.modes import Correction, TableFormat, Tests
+from proctor.api.modes import TableFormat
 from proctor.api.results import JSON
 from proctor.errors import UsageError
 from proctor.evaluate.leaderboard import Leaderboard
 from proctor.evaluate.leaderboard_files import read_leaderboard
-from proctor.options.numeric import check_numbers
 from proctor.options.significance import SignificanceOptions
 
 if TYPE_CHECKING:  # numpy (the randomization test) loads only when a comparison is made
@@ -53,7 +51,6 @@ def compare(leaderboard: Leaderboard | str | Path, options: SignificanceOptions 
             raise UsageError("{measure} reads a leaderboard file; a leaderboard in memory has its one measure",
                              params=("measure",))
         return ComparisonReport(significance(leaderboard, chosen))
-    check_options(chosen)
     board = read_leaderboard(leaderboard, chosen.measure)
     if not board.per_query:
         raise UsageError(f"{leaderboard}: no per-query scores; write the leaderboard with {{fmt}} json {{per_query}} "
@@ -69,16 +66,8 @@ def significance(board: Leaderboard, options: SignificanceOptions | None = None,
     chosen = replace(options or SignificanceOptions(), **settings)
     if tests is not None:
         chosen = replace(chosen, test="both" if set(tests) == {"t", "randomization"} else ",".join(tests))
-    check_options(chosen)
     per_query = {e.system: e.per_query for e in board.entries}
     return _source(_compare(per_query, [e.system for e in board.entries], chosen), board.description)
-
-
-def check_options(options: SignificanceOptions) -> None:
-    """Refuse numbers out of range (`alpha`, `samples`, `seed`) and words the tests do not know."""
-    check_numbers({"alpha": options.alpha, "samples": options.samples, "seed": options.seed})
-    check_choice("test", options.test, Tests)
-    check_choice("correction", options.correction, Correction)
 
 
 def _source(comparison: Comparison, description: dict) -> Comparison:

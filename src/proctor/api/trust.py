@@ -15,7 +15,6 @@ from proctor.gradesets.resolve import resolve_grade_set
 from proctor.grading.guards import GUARDS as GUARDS  # the guards `probe` takes
 from proctor.options.calibration import CalibrationOptions
 from proctor.options.model import names
-from proctor.options.numeric import check_numbers
 from proctor.options.probe import ProbeOptions
 from proctor.options.review import ReviewOptions
 from proctor.outputs import file_target
@@ -74,15 +73,13 @@ class CalibrationRequest:
 
 
 def calibration_request(options: CalibrationOptions | None = None, **settings: Any) -> CalibrationRequest:
-    """The options of `calibrate`, checked (budgets, repeats, measure, seed, the plot's file name; with `ppi` the
-    confidence and a per-topic measure; without it no `min_grade` or `confidence` of its own)."""
+    """The options of `calibrate`, checked (the model, when built: numbers, the measure, no `min_grade` or
+    `confidence` of its own without `ppi`; here the budgets, the plot's file name, with `ppi` a per-topic
+    measure)."""
     from proctor.trust.calibration import check_options
 
-    chosen = replace(options or CalibrationOptions(), **settings)
-    own = chosen.min_grade is not None or chosen.confidence not in (None, CalibrationOptions.confidence)
-    if not chosen.ppi and own:
-        raise UsageError("{min_grade} and {confidence} apply to {ppi} only", params=("min_grade", "confidence", "ppi"))
-    if chosen.confidence is None:  # a command's "not given"
+    chosen = replace(options or CalibrationOptions(), **settings)  # checked when built (`CalibrationOptions.check`)
+    if chosen.confidence is None:  # not given: the default
         chosen = replace(chosen, confidence=CalibrationOptions.confidence)
     wanted = _budgets(chosen.budgets) if isinstance(chosen.budgets, str) else list(chosen.budgets)
     plot = chosen.plot
@@ -92,7 +89,6 @@ def calibration_request(options: CalibrationOptions | None = None, **settings: A
     if chosen.ppi:
         from proctor.api.ppi import check_ppi_calibration
 
-        check_numbers({"repeats": chosen.repeats, "seed": chosen.seed, "judged_relevant": chosen.judged_relevant})
         if not wanted or min(wanted) < 1:
             raise UsageError("{budgets} takes positive numbers of topics, e.g. 1,2,3,5,10", params=("budgets",))
         check_ppi_calibration(chosen)

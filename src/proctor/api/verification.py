@@ -12,7 +12,6 @@ from proctor.api.stores import check_judged_relevant
 from proctor.errors import UsageError
 from proctor.gradesets.resolve import resolve_grade_set
 from proctor.options.analysis import VerifyOptions
-from proctor.options.numeric import check_numbers
 from proctor.store import Store
 
 VerifyReport = Literal["answers", "spurious", "uncovered", "distribution"]
@@ -43,8 +42,7 @@ def verify(store: Store, report: VerifyReport, options: VerifyOptions = DEFAULTS
     narrow to): a question is answered at grade >= `options.min_grade`, judgments >= `judged_relevant` are
     relevant, `shown` passages per question (questions per query), only `query` when given; `changes` replace
     fields of `options` (`verify(store, "answers", min_grade=3)`)."""
-    options = replace(options, **changes)
-    check_numbers({"judged_relevant": options.judged_relevant, "shown": options.shown})
+    options = replace(options, **changes)  # its numbers checked when built
     if report not in REPORTS:
         raise UsageError(f"unknown report {report!r}; choose one of {', '.join(REPORTS)}")
     check_judged_relevant(store, options.judged_relevant)

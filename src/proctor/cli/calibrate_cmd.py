@@ -33,8 +33,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_options(p, CalibrationOptions, "grade_set", "qrels")
     add_options(p, CalibrationOptions, "budgets", budgets=None)
     p._option_string_actions["--budget"].required = True  # the shell names its budgets (the API: 5 topics)
-    add_options(p, CalibrationOptions, "repeats", "seed", "judged_relevant", "measure", "plot", "ppi", "min_grade")
-    add_options(p, CalibrationOptions, "confidence", confidence=None)  # not given: the default, or refused
+    add_options(p, CalibrationOptions, "repeats", "seed", "judged_relevant", "measure", "plot", "ppi", "min_grade",
+                "confidence")
     add_format(p, Calibration.formats, "json")
     p.set_defaults(func=run)
 

@@ -68,6 +68,8 @@ def bind_measures(measures: Sequence[str | BoardSpec], *, min_grade: int | None,
         else:
             if spec.rel is not None and min_grade is not None and spec.rel != min_grade:
                 _refuse(f"{spec.name} names rel={spec.rel} but {{min_grade}} is {min_grade}")
+            if spec.missing is not None and missing is not None and spec.missing != missing:
+                _refuse(f"{spec.name} names missing={spec.missing} but {{missing}} is {missing}")
             if not judgments and spec.rel is None and min_grade is None and spec.measure.uses_relevance_level:
                 _refuse(f"{spec.name} on EXAM-Qrels needs {{min_grade}} T (the smallest relevant grade)")
         specs.append(spec)

@@ -12,16 +12,14 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
+from proctor.errors import UsageError
 from proctor.evaluate.cover import CoverTable, cover_per_query, covered_counts, n_exam, reference_cover
 from proctor.evaluate.coverage import Coverage
 from proctor.evaluate.intervals import Intervals
 from proctor.evaluate.measures import AnySpec, ExternalSpec, MeasureSpec
-from proctor.evaluate.measures.base import QueryLabels
+from proctor.evaluate.measures.base import MISSING_OVER_LABELS, QueryLabels, with_missing
 from proctor.io.runs import Ranked
 from proctor.options.evaluation import EvaluationOptions
-
-MISSING_OVER_LABELS = "skip"
-"""A query a system did not answer, for a measure over labels: skipped, as trec_eval without -c."""
 
 
 @dataclass(frozen=True)
@@ -131,7 +129,10 @@ def measure_leaderboard(
     *, missing: str = MISSING_OVER_LABELS, description: dict[str, Any] | None = None,
 ) -> Leaderboard:
     """A leaderboard of `spec` over all runs; binary measures count labels >= the relevance level
-    (the one in the measure's name, else `rel_level`, else 1)."""
+    (the one in the measure's name, else `rel_level`, else 1); a query a run lacks is skipped or counts 0
+    (`missing`; a `missing=` the measure's name writes must agree)."""
+    if spec.missing not in (None, missing):
+        raise UsageError(f"{spec.name} names missing={spec.missing} but {{missing}} is {missing}", params=("missing",))
     level = spec.rel if spec.rel is not None else (rel_level if rel_level is not None else 1)
     labels = {qid: per if isinstance(per, QueryLabels) else QueryLabels(per)  # R counted once per query
               for qid, per in qrels.items()}
@@ -143,18 +144,21 @@ def measure_leaderboard(
         notes.append(f"{spec.name} {how}; --min-grade {rel_level} has no effect on it")
     printed = spec.trec_name if isinstance(spec, ExternalSpec) else spec.trec_name.replace(".", "_")
     desc = {"measure": spec.name, "trec_eval_name": spec.trec_name, "trec_eval_output": printed,
-            "measure_id": measure_id(spec, level),
+            "measure_id": measure_id(spec, level, missing),
             **({"computed_by": f"ir_measures/{spec.measure.provider}"} if isinstance(spec, ExternalSpec) else {}),
             "relevance_level": level if spec.measure.uses_relevance_level else None,
             "missing": missing, **(description or {})}
     return Leaderboard(ranked_entries(per_system, notes), desc, notes, "qrels")
 
 
-def measure_id(spec: AnySpec, level: int) -> str:
-    """The measure as one ir_measures-style name with the relevance level it was scored at: `P(rel=3)@20`."""
+def measure_id(spec: AnySpec, level: int, missing: str = MISSING_OVER_LABELS) -> str:
+    """The measure as one ir_measures-style name with the relevance level it was scored at and, when a query a
+    run lacks counted 0 rather than being skipped, `missing=zero`: `P(rel=3)@20`, `P(rel=3,missing=zero)@20` (the
+    registry parses it back: the same string, the same numbers)."""
     if isinstance(spec, ExternalSpec):
-        return spec.bound_name(level)
-    return MeasureSpec(spec.measure, spec.cutoff, level if spec.measure.uses_relevance_level else None).name
+        return with_missing(spec.bound_name(level), missing)
+    return MeasureSpec(spec.measure, spec.cutoff, level if spec.measure.uses_relevance_level else None,
+                       missing).name
 
 
 def cover_id(tau: int, budget: int, missing: str, normalize: str | None, gold: str | None) -> str:

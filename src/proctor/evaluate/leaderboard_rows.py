@@ -34,17 +34,19 @@ class Row:
 def same_measure(wanted: str, name: str) -> bool:
     """True when `name` (as a file writes it) is the measure `wanted` names: the same text, or the same
     measure in trec_eval or ir_measures form (`ndcg_cut_10` = `nDCG@10`; `RR` = `RR(rel=1)`, a relevance
-    level left out matching any)."""
+    level or a `missing=` left out matching any: `P@20` reads `P(rel=3,missing=zero)@20`)."""
     if wanted == name or wanted.lower() == name.lower():
         return True
     from proctor.evaluate.measures import MeasureSpec, parse_measure
+    from proctor.evaluate.measures.base import MISSING_OVER_LABELS
 
     try:
-        a, b = parse_measure(wanted), parse_measure(name)
+        a, b = parse_measure(wanted, missing=True), parse_measure(name, missing=True)
     except ProctorError:
         return False
     if isinstance(a, MeasureSpec) and isinstance(b, MeasureSpec):
-        return (a.measure, a.cutoff) == (b.measure, b.cutoff) and a.rel in (None, b.rel)
+        return (a.measure, a.cutoff) == (b.measure, b.cutoff) and a.rel in (None, b.rel) and \
+            a.missing in (None, b.missing or MISSING_OVER_LABELS)
     return a == b
 
 

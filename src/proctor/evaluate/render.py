@@ -2,7 +2,7 @@
 per-query lines.
 
 Every format says which measure and which labels it holds: TSV in two trailing columns `measure` (the measure
-with the parameters it was scored with, e.g. `P(rel=3)@20`, `EXAM-Cover(tau=3,missing=zero)@20`) and
+with the parameters it was scored with, e.g. `P(rel=3)@20`, `P(rel=3,missing=zero)@20`, `Cover(rel=3)@20`) and
 `labels` (the grade set id, `official` for the store's judgments, or the qrels file); JSON as `measure_id`
 and `labels_id`; trec lines in their measure column.
 """

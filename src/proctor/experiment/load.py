@@ -86,6 +86,9 @@ def _check_values(values: dict[str, Any], where, error) -> None:
                 if spec.kind in ("nuggets", "citations"):  # no [[grade]] method makes the grade sets they read
                     raise error(where, key, f"{measure!r} scores generated answers (a {spec.kind} leaderboard of "
                                 "a store); an experiment's measures score its [[grade]] grade sets of passages")
+                if getattr(spec, "missing", None) is not None:  # its human and report leaderboards: skip
+                    raise error(where, key, f"{measure!r}: an experiment skips a query a run did not answer for "
+                                "measures over labels (trec_eval without -c); give it without missing=")
         if key == "leaderboards" and not set(value) <= set(FORMATS):
             raise error(where, key, f"formats are {', '.join(FORMATS[:-1])} and {FORMATS[-1]} (got {list(value)})")
 

@@ -4,13 +4,16 @@ what is reported (`calibrate`, `api.calibrate`); and the prediction-powered opti
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from proctor.errors import UsageError
 from proctor.options.correlation import CorrelationOptions
 from proctor.options.evaluation import LEADERBOARD_MEASURE, EvaluationOptions
 from proctor.options.intervals import IntervalOptions
-from proctor.options.model import Checked, borrow, int_in, option
+from proctor.options.kinds import canonical
+from proctor.options.model import Checked, borrow, default, int_in, option
 
 HUMANS = "official|reviewers|official+reviewers|FILE"
 """The human judgments a command takes: imported, recorded by reviewers, both, or a qrels file."""
@@ -65,3 +68,26 @@ class CalibrationOptions(Checked):
                                    help="--ppi: the judge's relevance threshold for binary measures (as "
                                    "`leaderboard --min-grade`)")
     confidence: float = borrow(PPIOptions, "confidence", help="--ppi: confidence level (default {default})")
+
+    def check(self) -> None:
+        """Refuse a `min_grade` or a `confidence` of its own without `ppi`, and a `measure` that is not a measure
+        over labels (with `ppi`) or not precision at a depth, P@k (without it)."""
+        own = self.min_grade is not None or self.confidence not in (None, default(CalibrationOptions, "confidence"))
+        if own and not self.ppi:
+            raise UsageError("{min_grade} and {confidence} apply to {ppi} only",
+                             params=("min_grade", "confidence", "ppi"))
+        if self.ppi:
+            canonical("measure", self.measure, "measure")
+            return
+        try:
+            name = canonical("measure", self.measure)
+        except UsageError:
+            name = ""  # not a measure at all: the same words as one that is not P@k
+        if name is not None and not PRECISION_AT_K.fullmatch(name):
+            raise UsageError(f"{{measure}} {self.measure}: calibrate's leaderboard is precision at a depth, P@k "
+                             "(e.g. P@20)", params=("measure",))
+
+
+PRECISION_AT_K = re.compile(r"P@[0-9]+")
+"""The canonical name of precision at a depth (`P.20`, `P_20` and `P@20` all read `P@20`; `P(rel=2)@20` does not
+match: calibrate's relevance level is `judged_relevant`)."""

@@ -117,13 +117,12 @@ class ResponseCacheOptions(Checked):
         help="--cache-dir: ask the LLM again instead of answering from the cache, and keep the new replies over the "
         "old")
 
-
-def check_cache(options: ResponseCacheOptions) -> ResponseCacheOptions:
-    """The response cache options, refused where `cache_refresh` has no `cache_dir` to refresh."""
-    if options.cache_refresh and not options.cache_dir:
-        raise UsageError("{cache_refresh} refreshes the response cache of {cache_dir} DIR: name one",
-                         params=("cache_refresh", "cache_dir"))
-    return options
+    def check(self) -> None:
+        """Refuse `cache_refresh` without a `cache_dir` to refresh (this model is a response cache of its own; the
+        store's own cache is refreshed by `api.grade(..., cache_refresh=True)` without the model)."""
+        if self.cache_refresh and not self.cache_dir:
+            raise UsageError("{cache_refresh} refreshes the response cache of {cache_dir} DIR: name one",
+                             params=("cache_refresh", "cache_dir"))
 
 
 __all__ = ["BatchOptions", "EngineOptions", "GradingOptions", "ResponseCacheOptions"]

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from proctor.errors import UsageError
+
 KINDS: dict[str, Callable[[str], str]] = {}
 """The check of each kind of value by its name (`measure`, `any measure`): it returns the value's canonical name
 (`P.20` → `P@20`) or raises a `UsageError` saying what is wrong."""
@@ -17,8 +19,16 @@ def register_kind(kind: str, check: Callable[[str], str]) -> None:
     KINDS[kind] = check
 
 
-def canonical(kind: str, value: str) -> str | None:
+def canonical(kind: str, value: str, name: str | None = None) -> str | None:
     """The canonical name of `value` (a `UsageError` when it is wrong), or None when no check of `kind` is
-    registered."""
+    registered. With `name` (the parameter that gave it) the refusal ends by naming it: the check's own words,
+    then `; given as {name}`, which the command line spells as its flag (`; given as --plot-measure`)."""
     check = KINDS.get(kind)
-    return None if check is None else check(value)
+    if check is None:
+        return None
+    if name is None:
+        return check(value)
+    try:
+        return check(value)
+    except UsageError as refused:
+        raise UsageError(f"{refused.template}; given as {{{name}}}", params=(*refused.params, name)) from None

@@ -104,7 +104,7 @@ def check_value(model: type, name: str, value: Any) -> None:
     if problem is not None:
         raise UsageError("{" + name + "} " + problem, params=(name,))
     for item in items if opt.kind else ():
-        canonical(opt.kind, item)  # type: ignore[arg-type]
+        canonical(opt.kind, item, name)  # type: ignore[arg-type]
 
 
 def numeric_rule(model: type, name: str) -> Rule | None:

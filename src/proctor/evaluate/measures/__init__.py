@@ -9,10 +9,11 @@ labels (`scores.py`: `Cover(rel=3)@20`, `NEXAM(rel=3,norm=pool)@20`, `Nuggets(sc
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from proctor.errors import UsageError
 from proctor.evaluate.measures.average_precision import AVERAGE_PRECISION
-from proctor.evaluate.measures.base import Measure, MeasureSpec
+from proctor.evaluate.measures.base import MISSING, Measure, MeasureSpec
 from proctor.evaluate.measures.external import ExternalSpec, known_names, parse_external
 from proctor.evaluate.measures.ndcg import NDCG
 from proctor.evaluate.measures.precision import PRECISION
@@ -32,6 +33,7 @@ _ALIASES.update({"R-Prec": R_PRECISION, "rprec": R_PRECISION, "MAP": AVERAGE_PRE
 
 _IR_MEASURES = re.compile(r"^(?P<name>[A-Za-z][A-Za-z_-]*)(?:\(rel=(?P<rel>-?\d+)\))?(?:@(?P<cut>\d+))?$")
 _TREC = re.compile(r"^(?P<name>[A-Za-z][A-Za-z_-]*?)(?:[._](?P<cut>\d+))?$")
+_PARAMS = re.compile(r"^(?P<head>[^(]*)\((?P<params>[^()]*)\)(?P<tail>.*)$")
 
 
 AnySpec = MeasureSpec | ExternalSpec
@@ -41,13 +43,18 @@ BoardSpec = MeasureSpec | ExternalSpec | ScoreSpec
 """Any measure a leaderboard scores: over labels, or read from grades (EXAM-Cover, n-EXAM, nuggets, citations)."""
 
 
-def parse_measure(text: str) -> AnySpec:
+def parse_measure(text: str, *, missing: bool = False) -> AnySpec:
     """Parse a measure over labels in trec_eval or ir_measures form: one of the in-process measures, else any
-    measure ir_measures computes; unknown names are a usage error that lists the close matches."""
+    measure ir_measures computes; unknown names are a usage error that lists the close matches. A `missing=`
+    parameter (how a leaderboard counts a query a system did not answer) is refused unless `missing` (the
+    leaderboards, and the measure names their files carry)."""
     spec = parse_any_measure(text)
     if isinstance(spec, ScoreSpec):
         raise UsageError(f"measure {text.strip()!r} reads grades, not labels ({spec.measure.description.split(':')[0]}"
                          "): only a leaderboard scores it; here give a measure over labels, e.g. P@20 or nDCG@10")
+    if spec.missing is not None and not missing:
+        raise UsageError(f"measure {text.strip()!r}: missing= is taken by leaderboards (`leaderboard`, "
+                         "`api.leaderboard`) only; here give the measure without it")
     return spec
 
 
@@ -63,7 +70,32 @@ def parse_any_measure(text: str) -> BoardSpec:
 
 
 def _parse(text: str) -> AnySpec | None:
-    """The measure `text` names, None when no measure has that name (other problems: UsageError)."""
+    """The measure `text` names, None when no measure has that name (other problems: UsageError); a `missing=`
+    among its parameters is kept on the spec (`P(rel=3,missing=zero)@20`)."""
+    bare, missing = _without_missing(text)
+    spec = _parse_bare(bare)
+    return replace(spec, missing=missing) if spec is not None and missing is not None else spec
+
+
+def _without_missing(text: str) -> tuple[str, str | None]:
+    """The measure's text without its `missing=` parameter, and that parameter's value (None: not written)."""
+    match = _PARAMS.match(text)
+    if match is None:
+        return text, None
+    params = [p.strip() for p in match.group("params").split(",")]
+    given = [p.partition("=")[2].strip() for p in params if p.partition("=")[0].strip() == "missing"]
+    if not given:
+        return text, None
+    if len(given) > 1:
+        raise UsageError(f"measure {text!r}: missing is given twice")
+    if given[0] not in MISSING:
+        raise UsageError(f"measure {text!r}: missing {given[0]!r} is not one of {', '.join(MISSING)}")
+    kept = ",".join(p for p in params if p.partition("=")[0].strip() != "missing")
+    return f"{match.group('head')}{f'({kept})' if kept else ''}{match.group('tail')}", given[0]
+
+
+def _parse_bare(text: str) -> AnySpec | None:
+    """`_parse` of a text without `missing=`."""
     match = _IR_MEASURES.match(text) if ("@" in text or "(" in text) else _TREC.match(text)
     if match is None or match.group("name") not in _ALIASES:
         external = parse_external(text) if text else None

@@ -2,9 +2,31 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+MISSING_OVER_LABELS = "skip"
+"""A query a system did not answer, for a measure over labels: skipped, as trec_eval without -c (`missing=zero`
+counts it 0, as trec_eval -c; the measure's string then says so: `P(rel=3,missing=zero)@20`)."""
+MISSING = ("zero", "skip")
+"""The values of a measure's `missing` parameter."""
+
+_NAME = re.compile(r"^(?P<base>[^(@]+)(?:\((?P<params>.*)\))?(?P<cut>@.+)?$")
+
+
+def with_missing(name: str, missing: str | None) -> str:
+    """A measure over labels' name with `missing=zero` among its parameters when that is how it was scored
+    (`P(rel=3)@20` → `P(rel=3,missing=zero)@20`, `Bpref` → `Bpref(missing=zero)`); the default, skip, is not
+    written."""
+    if missing in (None, MISSING_OVER_LABELS):
+        return name
+    match = _NAME.match(name)
+    if match is None:  # not an ir_measures-style name: nothing to add the parameter to
+        return name
+    params = [p for p in (match.group("params") or "").split(",") if p]
+    return f"{match.group('base')}({','.join([*params, f'missing={missing}'])}){match.group('cut') or ''}"
 
 
 @dataclass(frozen=True)
@@ -38,6 +60,9 @@ class MeasureSpec:
     cutoff: int | None = None
     rel: int | None = None
     """A relevance level written into the name (`P(rel=3)@20`); otherwise the caller's τ is used."""
+    missing: str | None = None
+    """How a query the system did not answer counts, when written into the name (`P(missing=zero)@20`); otherwise
+    the leaderboard's `missing` (default skip)."""
 
     kind = "qrels"
     """A measure over labels (see `ScoreSpec.kind` for the others)."""
@@ -47,7 +72,7 @@ class MeasureSpec:
         """The ir_measures form, as shown in reports."""
         rel = f"(rel={self.rel})" if self.rel is not None else ""
         cut = f"@{self.cutoff}" if self.cutoff is not None else ""
-        return f"{self.measure.name}{rel}{cut}"
+        return with_missing(f"{self.measure.name}{rel}{cut}", self.missing)
 
     @property
     def trec_name(self) -> str:

@@ -14,6 +14,7 @@ from functools import cache
 from typing import Any
 
 from proctor.errors import UsageError
+from proctor.evaluate.measures.base import with_missing
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,8 @@ class ExternalSpec:
     ir: Any = field(compare=False)
     text: str
     trec_form: bool = False
+    missing: str | None = None
+    """How a query the system did not answer counts, when written into the name (`Bpref(missing=zero)`)."""
     kind = "qrels"
     """A measure over labels."""
 
@@ -55,8 +58,8 @@ class ExternalSpec:
 
     @property
     def name(self) -> str:
-        """The ir_measures form (`R@100`, `Bpref`, `Judged@10`)."""
-        return str(self.ir)
+        """The ir_measures form (`R@100`, `Bpref`, `Judged@10`; `Bpref(missing=zero)` when written so)."""
+        return with_missing(str(self.ir), self.missing)
 
     @property
     def trec_name(self) -> str:

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from proctor.errors import UsageError
 from proctor.evaluate.cover import NEXAM_NORM
+from proctor.evaluate.measures.base import MISSING
 from proctor.options.evaluation import EvaluationOptions
 from proctor.options.model import MAX_GRADE
 
@@ -22,7 +23,6 @@ ScoreKind = Literal["cover", "nuggets", "citations"]
 
 NUGGET_SCORES = ("all", "vital", "strict_all", "strict_vital", "weighted")
 CITATION_SCORES = ("support_precision", "support_precision_partial", "citation_coverage")
-MISSING = ("zero", "skip")
 NORMS = ("pool", "pool-per-query", "gold")
 
 
