@@ -110,7 +110,7 @@ class GradeImport:
                                                  (number,)).fetchone() is None
         before = self.db.total_changes
         insert_new_first(self.db, "grades", _VALUES.format(series=int(number), batch=int(self._batch)), _CONFLICT,
-                         [(q, p, items[i], r, g, s, a, c, x) for q, p, i, r, g, s, a, c, x in rows])
+                         rows if isinstance(rows, list | tuple) else list(rows), mapped=(2, items.__getitem__))
         if self.db.total_changes != before:
             self.changed.add(number)
         if self.fresh[number]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from itertools import chain
 from typing import Any, Protocol
@@ -31,9 +31,11 @@ ROWS_PER_INSERT = 50
 steps and resets per row; about a sixth less time a row than a statement per row)."""
 
 
-def insert_new_first(db: sqlite3.Connection, table: str, values: str, conflict: str, rows: Iterable[tuple]) -> None:
+def insert_new_first(db: sqlite3.Connection, table: str, values: str, conflict: str, rows: Iterable[tuple], *,
+                     mapped: tuple[int, Callable[[Any], Any]] | None = None) -> None:
     """Upsert `rows` into `table` (`INSERT INTO table VALUES values conflict`, `values` one row's SQL), taking a
-    plain insert of the same values first when `rows` is a list or tuple.
+    plain insert of the same values first when `rows` is a list or tuple; `mapped` (column, function): that
+    column of every row is written as the function of it (a list only).
 
     An upsert whose DO UPDATE path has triggers (an import's guard: `store.integrity`) makes SQLite keep a
     statement journal for every row, though a new key never takes that path; the plain insert, `ROWS_PER_INSERT`
@@ -44,27 +46,33 @@ def insert_new_first(db: sqlite3.Connection, table: str, values: str, conflict: 
     `conflict` must therefore change nothing (and fire no trigger) for a row identical to the stored one. Anything
     else (a generator, such as rows an import's guard tracks line by line: it can be read only once) goes straight
     to the upsert."""
-    one = f"INSERT INTO {table} VALUES {values}"
-    if isinstance(rows, list | tuple):
-        try:
-            _insert(db, one, values, rows)
-            return
-        except sqlite3.IntegrityError:
-            pass
-    db.executemany(f"{one} {conflict}", rows)
+    upsert = f"INSERT INTO {table} VALUES {values} {conflict}"
+    if not isinstance(rows, list | tuple):
+        db.executemany(upsert, rows)
+        return
+    if not rows:
+        return
+    width = len(rows[0])
+    flat = list(chain.from_iterable(rows))  # one list of every value: statements of many rows take slices of it
+    if mapped is not None:
+        column, function = mapped
+        flat[column::width] = map(function, flat[column::width])
+    try:
+        _insert(db, f"INSERT INTO {table} VALUES {values}", values, flat, width)
+    except sqlite3.IntegrityError:
+        db.executemany(upsert, zip(*[iter(flat)] * width, strict=True))
 
 
-def _insert(db: sqlite3.Connection, one: str, values: str, rows: list | tuple) -> None:
-    """Plain inserts of `rows`: `ROWS_PER_INSERT` a statement, the rest one by one."""
-    whole = len(rows) - len(rows) % ROWS_PER_INSERT
+def _insert(db: sqlite3.Connection, one: str, values: str, flat: list, width: int) -> None:
+    """Plain inserts of the rows of `width` values in `flat`: `ROWS_PER_INSERT` a statement, the rest one by
+    one."""
+    step = width * ROWS_PER_INSERT
+    whole = len(flat) - len(flat) % step
     if whole:
-        width = len(rows[0])
-        flat = list(chain.from_iterable(rows[:whole]))
-        step = width * ROWS_PER_INSERT
         db.executemany(f"{one}{f', {values}' * (ROWS_PER_INSERT - 1)}",
-                       [flat[at:at + step] for at in range(0, len(flat), step)])
-    if whole < len(rows):
-        db.executemany(one, rows[whole:])
+                       [flat[at:at + step] for at in range(0, whole, step)])
+    if whole < len(flat):
+        db.executemany(one, [flat[at:at + width] for at in range(whole, len(flat), width)])
 
 
 class Facade(Protocol):
