@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from operator import itemgetter
@@ -62,6 +63,7 @@ extra): the series and the batch are formatted in as numbers."""
 _CONFLICT = conflict_sql(attempt=False)
 """An import's upsert: a stored grade rewritten only when its content differs."""
 _ITEM = "SELECT item FROM grade_items WHERE question_id = ?"
+_STATUS = itemgetter(5)
 
 
 class GradeImport:
@@ -114,12 +116,22 @@ class GradeImport:
         if self.db.total_changes != before:
             self.changed.add(number)
         if self.fresh[number]:
-            kept = self.kept.setdefault(number, {})
-            for query_id in set(map(itemgetter(0), rows)):  # again when written again: the last aggregate counts
-                key = (number, query_id)
-                kept[query_id] = (self.db.execute(_QUERY_PAIRS, key).fetchone()[0],
-                                  self.db.execute(_QUERY_QUESTIONS, key).fetchone()[0],
-                                  self.db.execute(_QUERY_STATUSES, key).fetchall())
+            self._aggregate(number, rows)
+
+    def _aggregate(self, number: int, rows: Sequence[tuple]) -> None:
+        """Keep the labels, questions and counts per parse status of each query of `rows` in fresh series `number`,
+        read from the pages just written. The statuses of a query written here for the first time, alone in `rows`
+        (an exam_pp line's grade set), are counted from `rows` (all its grades in the series); otherwise from the
+        table (a query written again: the last aggregate counts)."""
+        kept = self.kept.setdefault(number, {})
+        queries = set(map(itemgetter(0), rows))
+        counted = sorted(Counter(map(_STATUS, rows)).items()) if len(queries) == 1 and not queries & kept.keys() \
+            else None  # in the order of GROUP BY parse_status
+        for query_id in queries:
+            key = (number, query_id)
+            kept[query_id] = (self.db.execute(_QUERY_PAIRS, key).fetchone()[0],
+                              self.db.execute(_QUERY_QUESTIONS, key).fetchone()[0],
+                              counted if counted is not None else self.db.execute(_QUERY_STATUSES, key).fetchall())
 
     def keep(self) -> None:
         """At the end (after the kept results of the series written were dropped): keep the label cache of every
