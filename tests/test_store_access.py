@@ -3,11 +3,13 @@ disk, a read-only store, a folder or a foreign SQLite file give one clear line a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
 import sqlite3
 import time
+from pathlib import Path
 
 import pytest
 
@@ -166,6 +168,23 @@ def test_a_really_full_disk_during_grade_says_the_disk_is_full_and_resumes(demo_
     assert resumed["graded_now"] + resumed["already_graded"] == 72
 
 
+HOLD = 0.5
+"""Seconds the bulk import keeps the lock once the waiting command has the store open (a command that gave up at
+once would have failed within them)."""
+
+
+def _until_open(proc, path, timeout: float = 60.0) -> None:
+    """Until process `proc` has the file `path` open (/proc has no event for it: look every few milliseconds)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        with contextlib.suppress(OSError):
+            if any(os.readlink(fd) == str(path) for fd in Path(f"/proc/{proc.pid}/fd").iterdir()):
+                return
+        assert proc.poll() is None, proc.communicate()[1]
+        time.sleep(0.005)
+    raise AssertionError(f"{path} was never opened")
+
+
 WAITING_COMMANDS = [("info",), ("grade-sets", "list"), ("import", "bank", "BANK"), ("import", "queries", "QUERIES")]
 """Commands run while another process writes a large import under a rollback journal."""
 
@@ -173,8 +192,8 @@ WAITING_COMMANDS = [("info",), ("grade-sets", "list"), ("import", "bank", "BANK"
 @pytest.mark.parametrize("command", WAITING_COMMANDS, ids=lambda c: " ".join(c))
 def test_a_command_waits_for_a_bulk_import_within_lock_timeout(demo_store, tmp_path, command):
     """A bulk import (`Store.bulk_transaction`: a rollback journal while no one else has the store open) holds the
-    write lock for 2 s; a second process opening the store meanwhile must wait (its switch back to WAL needs the
-    lock, which SQLite's busy handler does not wait for), not give up at once."""
+    write lock for HOLD seconds after a second process has opened the store; that process must wait (its switch
+    back to WAL needs the lock, which SQLite's busy handler does not wait for), not give up at once."""
     import subprocess
     import sys
 
@@ -192,14 +211,16 @@ def test_a_command_waits_for_a_bulk_import_within_lock_timeout(demo_store, tmp_p
     with writer.bulk_transaction():
         writer.corpus.upsert_queries([("q8", "a query of the bulk import")])
         assert writer.schema.journal_mode() == "delete"
-        started = time.monotonic()
         other.stdin.write("go\n")
         other.stdin.flush()
-        time.sleep(2)
+        _until_open(other, demo_store)  # it has opened the store: its next step meets the lock
+        started = time.monotonic()
+        time.sleep(HOLD)
+        assert other.poll() is None, other.communicate()[1]  # still waiting, not given up
     writer.close()
     out, err = other.communicate(timeout=60)
     assert other.returncode == 0 and "did not finish within --lock-timeout" not in err, err
-    assert time.monotonic() - started >= 2
+    assert time.monotonic() - started >= HOLD
     after = Store.open(demo_store)
     assert "q8" in after.corpus.queries()
     after.close()
