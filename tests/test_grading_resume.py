@@ -55,7 +55,7 @@ def test_after_kill_9_only_replies_of_the_last_200_ms_are_sent_again(cli, tmp_pa
     with FakeOpenAI(latency=0.05) as server:
         args = grade_args(store, server, "--depth", "100", "--concurrency", "8")
         proc = _grade_process(args)
-        assert server.wait_for_requests(300), "the grade never got going"
+        assert server.wait_for_requests(150), "the grade never got going"
         _kill_9(proc)
         server.latency = 0  # slow only to be killed mid-run: what is sent again is counted in requests, not time
         first = server.requests
