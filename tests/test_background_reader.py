@@ -21,7 +21,6 @@ from proctor.store import Store
 pytestmark = pytest.mark.skipif(not background.background_available(), reason="no fork here")
 
 
-
 def _produce(n: int, fail_at: int | None = None, error: type = InputError):
     def produce():
         for i in range(n):

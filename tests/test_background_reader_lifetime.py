@@ -60,8 +60,15 @@ def _group(pgid: int) -> list[int]:
     return found
 
 
+CHILDREN_LISTED = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists()
+"""Whether /proc lists each thread's children (a kernel built with CONFIG_PROC_CHILDREN, as most are)."""
+
+
 def _children(pid: int) -> list[int]:
-    """The child processes of `pid` (its threads' /proc children lists: no scan of every process)."""
+    """The child processes of `pid`: its threads' /proc children lists (no scan of every process), or the other
+    live members of its process group where the kernel keeps no such lists."""
+    if not CHILDREN_LISTED:
+        return [member for member in _group(pid) if member != pid]
     found = []
     for task in Path(f"/proc/{pid}/task").glob("*/children"):
         try:
