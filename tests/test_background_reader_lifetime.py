@@ -60,24 +60,6 @@ def _group(pgid: int) -> list[int]:
     return found
 
 
-CHILDREN_LISTED = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists()
-"""Whether /proc lists each thread's children (a kernel built with CONFIG_PROC_CHILDREN, as most are)."""
-
-
-def _children(pid: int) -> list[int]:
-    """The child processes of `pid`: its threads' /proc children lists (no scan of every process), or the other
-    live members of its process group where the kernel keeps no such lists."""
-    if not CHILDREN_LISTED:
-        return [member for member in _group(pid) if member != pid]
-    found = []
-    for task in Path(f"/proc/{pid}/task").glob("*/children"):
-        try:
-            found += [int(child) for child in task.read_text().split()]
-        except OSError:
-            continue
-    return found
-
-
 def _position(pid: int, path: Path) -> int | None:
     """How far process `pid` has read `path` (None while it has not opened it)."""
     try:
@@ -132,8 +114,8 @@ def test_kill_9_of_the_import_leaves_no_reader_alive(big_exampp, tmp_path, share
         size = big_exampp.stat().st_size
 
         def reader_far_enough() -> int | None:
-            for pid in _children(proc.pid):  # the reader is forked by the importing process
-                position = _position(pid, big_exampp)
+            for pid in _group(proc.pid):
+                position = _position(pid, big_exampp) if pid != proc.pid else None
                 if position is not None and position >= share * size:
                     return pid
             return None
