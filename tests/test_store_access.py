@@ -8,12 +8,14 @@ import json
 import os
 import socket
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import cap_file_size, held_write_lock, raw_rows, raw_write, run_process, seed_demo
+from conftest import cap_file_size, held_write_lock, raw_rows, raw_write, seed_demo
 from fake_openai import FakeOpenAI
 from grading_fixture import grade_args
 from proctor.store import Store
@@ -23,11 +25,15 @@ def test_a_second_writer_waits_for_the_lock_then_says_so(cli, demo_store, tmp_pa
     queries = tmp_path / "q.tsv"
     queries.write_text("q9\tanother query\n")
     with held_write_lock(demo_store):
-        start = time.time()
-        result = run_process("import", "queries", queries, "--store", demo_store, "--lock-timeout", "0.3")
-        waited = time.time() - start
-    assert result.code == 2 and "another process is writing to the store" in result.err, result.err
-    assert "Traceback" not in result.err and 0.3 <= waited < 10
+        other = subprocess.Popen([sys.executable, "-m", "proctor", "import", "queries", str(queries), "--store",
+                                  str(demo_store), "--lock-timeout", "0.3"], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        _until_open(other, demo_store)
+        start = time.monotonic()  # from when it has the store open: its start-up is not waiting
+        _, err = other.communicate(timeout=60)
+        waited = time.monotonic() - start
+    assert other.returncode == 2 and "another process is writing to the store" in err, err
+    assert "Traceback" not in err and 0.3 <= waited < 10
     assert cli("import", "queries", queries, "--store", demo_store).code == 0
 
 
@@ -127,7 +133,6 @@ def test_a_write_command_makes_a_store_of_an_empty_file(cli, tmp_path):
 def _mount_namespace() -> bool:
     """Whether this process may mount a small file system in a mount namespace of its own (root, unshare)."""
     import shutil
-    import subprocess
 
     if shutil.which("unshare") is None:
         return False
@@ -141,8 +146,6 @@ def test_a_really_full_disk_during_grade_says_the_disk_is_full_and_resumes(demo_
     """`grade` on a store in a file system with `spare_kib` KiB free: SQLite fails at opening (the WAL index
     cannot grow: SQLITE_IOERR_SHMSIZE, 'disk I/O error') or while committing (SQLITE_FULL); either way the user
     reads that the disk is full and how to resume, as `import` says; the same command on a larger disk resumes."""
-    import subprocess
-    import sys
 
     if not _mount_namespace():
         pytest.skip("needs root and unshare to mount a small file system")
@@ -194,8 +197,6 @@ def test_a_command_waits_for_a_bulk_import_within_lock_timeout(demo_store, tmp_p
     """A bulk import (`Store.bulk_transaction`: a rollback journal while no one else has the store open) holds the
     write lock for HOLD seconds after a second process has opened the store; that process must wait (its switch
     back to WAL needs the lock, which SQLite's busy handler does not wait for), not give up at once."""
-    import subprocess
-    import sys
 
     queries = tmp_path / "q.tsv"
     queries.write_text("q9\tanother query\n")
@@ -230,8 +231,6 @@ def test_a_command_waits_for_a_bulk_import_within_lock_timeout(demo_store, tmp_p
 def test_info_and_import_bank_wait_for_import_exampp_of_dl19(dl19_pool, tmp_path):
     """The case as a user meets it: `import exampp` of the DL19 pool runs; `info` and `import bank` started while
     its rollback journal exists wait with --lock-timeout 30 and succeed."""
-    import subprocess
-    import sys
 
     from conftest import SHARED
 
