@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -21,8 +19,6 @@ from proctor.io.background import in_background
 from proctor.store import Store
 
 pytestmark = pytest.mark.skipif(not background.background_available(), reason="no fork here")
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _produce(n: int, fail_at: int | None = None, error: type = InputError):
@@ -79,10 +75,10 @@ def _exampp_line(q: int, passages: int) -> str:
     return json.dumps([qid, paras])
 
 
-def _import(path: Path, store: Path, background_on: bool) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PROCTOR_READ_IN_BACKGROUND": "1" if background_on else "0"}
-    return subprocess.run([sys.executable, "-m", "proctor", "import", "exampp", str(path), "--store", str(store)],
-                          capture_output=True, text=True, env=env, timeout=120)
+def _import(cli, monkeypatch, path: Path, store: Path, background_on: bool):
+    """`import exampp` in-process (a reader in the background is a child forked by this process)."""
+    monkeypatch.setenv("PROCTOR_READ_IN_BACKGROUND", "1" if background_on else "0")
+    return cli("import", "exampp", path, "--store", store)
 
 
 def _content(store: Path) -> dict[str, list]:
@@ -97,32 +93,32 @@ def _content(store: Path) -> dict[str, list]:
             for table, rows in dump.items()}
 
 
-def test_a_large_import_writes_the_same_store_as_an_in_process_one(tmp_path):
+def test_a_large_import_writes_the_same_store_as_an_in_process_one(cli, monkeypatch, tmp_path):
     path = tmp_path / "big.jsonl"
     path.write_text("\n".join(_exampp_line(q, 120) for q in range(30)) + "\n")
     assert path.stat().st_size >= background.MIN_BYTES
     stores = []
     for on in (True, False):
         store = tmp_path / f"s{on}.db"
-        done = _import(path, store, on)
-        assert done.returncode == 0, done.stderr
-        assert "18000 grades" in done.stderr
+        done = _import(cli, monkeypatch, path, store, on)
+        assert done.code == 0, done.err
+        assert "18000 grades" in done.err
         stores.append(_content(store))
     assert stores[0] == stores[1]
     assert len(stores[0]["grades"]) == 30 * 120 * 5
 
 
-def test_an_error_late_in_a_large_file_names_its_line_and_writes_nothing(tmp_path):
+def test_an_error_late_in_a_large_file_names_its_line_and_writes_nothing(cli, monkeypatch, tmp_path):
     lines = [_exampp_line(q, 120) for q in range(30)]
     lines[27] = lines[27].replace('"self_rating": 5', '"self_rating": 9', 1)
     path = tmp_path / "bad.jsonl"
     path.write_text("\n".join(lines) + "\n")
     store = tmp_path / "s.db"
     started = time.monotonic()
-    done = _import(path, store, True)
-    assert done.returncode == 2
-    assert f"{path}:28: paragraph" in done.stderr and "9 is not a grade 0..5" in done.stderr
-    assert "Traceback" not in done.stderr
+    done = _import(cli, monkeypatch, path, store, True)
+    assert done.code == 2
+    assert f"{path}:28: paragraph" in done.err and "9 is not a grade 0..5" in done.err
+    assert "Traceback" not in done.err
     assert time.monotonic() - started < 60
     if store.exists():
         with opened_store(store) as opened:

@@ -53,6 +53,7 @@ def test_a_worker_that_dies_fails_its_requests_and_the_others_answer_them_from_t
                 await asyncio.to_thread(server.wait_for_requests, 8, 30)  # every request is in flight
                 os.kill(backend._processes[0].pid, signal.SIGKILL)
                 replies = await asyncio.wait_for(asking, 30)
+                server.latency = 0  # slow only to have every request in flight at the kill
                 return replies, await asyncio.wait_for(backend.complete(requests), 30)  # the live worker alone
             finally:
                 await backend.aclose()

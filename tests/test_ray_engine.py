@@ -24,8 +24,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(importlib.util.find_spec("ray
 @pytest.fixture(scope="module", autouse=True)
 def local_ray():
     import ray
+    import ray.data
 
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    ray.data.DataContext.get_current().enable_progress_bars = False  # drawn to a captured stream: no one reads them
     yield
     ray.shutdown()
 
@@ -71,11 +73,11 @@ def test_ray_engine_answers_from_the_cache_before_asking_workers(cli, demo_store
                              "DELETE FROM llm_cache WHERE key IN (SELECT key FROM llm_cache ORDER BY key LIMIT 24)")
         asked = server.requests
         assert dropped == 24
-        data = json.loads(cli(*args, "--engine", "ray", "--ray-workers", "2").out)
+        data = json.loads(cli(*args, "--engine", "ray", "--ray-workers", "1").out)  # one worker process to start
         assert data["graded_now"] == 72 and data["failures"] == 0 and data["cache_hits"] == 72 - dropped
         assert server.requests - asked == dropped == data["llm_calls"]  # only the uncached pairs went to workers
         raw_write(demo_store, "DELETE FROM grades")
-        again = json.loads(cli(*args, "--engine", "ray", "--ray-workers", "2").out)
+        again = json.loads(cli(*args, "--engine", "ray", "--ray-workers", "1").out)
         assert again["cache_hits"] == 72 and again["llm_calls"] == 0 and server.requests - asked == dropped
     assert _rows(demo_store) == before
     assert Store.open(demo_store).caches.cache_count() == 72

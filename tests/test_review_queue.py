@@ -4,6 +4,7 @@ reviewer judgment that leaves the queue and feeds `calibrate --qrels reviewers` 
 
 from __future__ import annotations
 
+import shutil
 from itertools import combinations
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 
 from conftest import seed_demo
 from fake_openai import FakeOpenAI
+from inprocess import copy_store
 from proctor import api
 from proctor.api.labels import grade_set_of
 from proctor.evaluate.leaderboard import measure_leaderboard
@@ -65,15 +67,28 @@ def _ensemble(folder: Path) -> tuple[Path, str]:
     return store, made["grade_set"]["id"]
 
 
-@pytest.fixture
-def ensemble_store(tmp_path) -> tuple[Path, str]:
-    return _ensemble(tmp_path)
-
-
 @pytest.fixture(scope="module")
-def served_store(tmp_path_factory) -> tuple[Path, str]:
-    """Made before the module's chromium starts (its event loop would be running)."""
+def ensemble_template(tmp_path_factory) -> tuple[Path, str]:
+    """The ensemble store made once for the module, before its chromium starts (whose event loop would be running
+    on this thread); each test writes to a copy of its own."""
     return _ensemble(tmp_path_factory.mktemp("queue"))
+
+
+def _copy_of(template: tuple[Path, str], folder: Path) -> tuple[Path, str]:
+    store, eid = template
+    shutil.copytree(store.parent / "collection", folder / "collection")
+    return copy_store(store, folder / store.name), eid
+
+
+@pytest.fixture
+def ensemble_store(ensemble_template, tmp_path) -> tuple[Path, str]:
+    return _copy_of(ensemble_template, tmp_path)
+
+
+@pytest.fixture
+def served_store(ensemble_template, tmp_path) -> tuple[Path, str]:
+    """A copy of the ensemble store, for the review server."""
+    return _copy_of(ensemble_template, tmp_path)
 
 
 def test_the_queue_puts_disagreeing_members_first_and_leaves_reviewed_passages_out(ensemble_store):

@@ -5,11 +5,14 @@ carries an instruction to the judge)."""
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
-from conftest import opened_store
+from conftest import _move_paths, opened_store, seed_demo
 from fake_openai import FakeOpenAI, gullible_judge
+from inprocess import copy_store, run_cli
 from proctor.grading.guards import HARDEN_VERSION, detect
 from proctor.robustness.attacks import ATTACKS, INJECTION, foreign_texts, other_language, query_terms
 
@@ -18,13 +21,27 @@ def backend(server: FakeOpenAI) -> list[str]:
     return ["--llm", "openai:fake-model", "--base-url", server.base_url, "--timeout", "5", "--max-retries", "1"]
 
 
-@pytest.fixture
-def graded(demo_store, cli):
-    """The demo store graded by the gullible judge; yields (store, grade set id, server)."""
+@pytest.fixture(scope="module")
+def graded_template(tmp_path_factory) -> tuple[Path, str]:
+    """The demo store graded by the gullible judge, once for the module (its grades depend on the prompts alone);
+    (store, grade set id)."""
+    store = seed_demo(tmp_path_factory.mktemp("graded"))
     with FakeOpenAI(reply=gullible_judge) as server:
-        result = cli("grade", "--store", demo_store, "--method", "self-rating", *backend(server), "--format", "json")
-        assert result.code == 0, result.err
-        yield demo_store, json.loads(result.out)["grade_set"]["id"], server
+        result = run_cli("grade", "--store", store, "--method", "self-rating", *backend(server), "--format", "json")
+    assert result.code == 0, result.err
+    return store, json.loads(result.out)["grade_set"]["id"]
+
+
+@pytest.fixture
+def graded(graded_template, tmp_path):
+    """A copy of the graded demo store (its paths made this test's folder, as `seed_demo` makes them); yields
+    (store, grade set id, the gullible judge's server)."""
+    template, grade_set = graded_template
+    shutil.copytree(template.parent / "collection", tmp_path / "collection")
+    store = copy_store(template, tmp_path / template.name)
+    _move_paths(store, str(template.parent), str(tmp_path))
+    with FakeOpenAI(reply=gullible_judge) as server:
+        yield store, grade_set, server
 
 
 def dump(path) -> dict:

@@ -3,15 +3,19 @@ disk, a read-only store, a folder or a foreign SQLite file give one clear line a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
 import sqlite3
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from conftest import cap_file_size, held_write_lock, raw_rows, raw_write, run_process, seed_demo
+from conftest import cap_file_size, held_write_lock, raw_rows, raw_write, seed_demo
 from fake_openai import FakeOpenAI
 from grading_fixture import grade_args
 from proctor.store import Store
@@ -21,11 +25,15 @@ def test_a_second_writer_waits_for_the_lock_then_says_so(cli, demo_store, tmp_pa
     queries = tmp_path / "q.tsv"
     queries.write_text("q9\tanother query\n")
     with held_write_lock(demo_store):
-        start = time.time()
-        result = run_process("import", "queries", queries, "--store", demo_store, "--lock-timeout", "1")
-        waited = time.time() - start
-    assert result.code == 2 and "another process is writing to the store" in result.err, result.err
-    assert "Traceback" not in result.err and 1 <= waited < 10
+        other = subprocess.Popen([sys.executable, "-m", "proctor", "import", "queries", str(queries), "--store",
+                                  str(demo_store), "--lock-timeout", "0.3"], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        _until_open(other, demo_store)
+        start = time.monotonic()  # from when it has the store open: its start-up is not waiting
+        _, err = other.communicate(timeout=60)
+        waited = time.monotonic() - start
+    assert other.returncode == 2 and "another process is writing to the store" in err, err
+    assert "Traceback" not in err and 0.3 <= waited < 10
     assert cli("import", "queries", queries, "--store", demo_store).code == 0
 
 
@@ -125,7 +133,6 @@ def test_a_write_command_makes_a_store_of_an_empty_file(cli, tmp_path):
 def _mount_namespace() -> bool:
     """Whether this process may mount a small file system in a mount namespace of its own (root, unshare)."""
     import shutil
-    import subprocess
 
     if shutil.which("unshare") is None:
         return False
@@ -139,8 +146,6 @@ def test_a_really_full_disk_during_grade_says_the_disk_is_full_and_resumes(demo_
     """`grade` on a store in a file system with `spare_kib` KiB free: SQLite fails at opening (the WAL index
     cannot grow: SQLITE_IOERR_SHMSIZE, 'disk I/O error') or while committing (SQLITE_FULL); either way the user
     reads that the disk is full and how to resume, as `import` says; the same command on a larger disk resumes."""
-    import subprocess
-    import sys
 
     if not _mount_namespace():
         pytest.skip("needs root and unshare to mount a small file system")
@@ -166,6 +171,23 @@ def test_a_really_full_disk_during_grade_says_the_disk_is_full_and_resumes(demo_
     assert resumed["graded_now"] + resumed["already_graded"] == 72
 
 
+HOLD = 0.5
+"""Seconds the bulk import keeps the lock once the waiting command has the store open (a command that gave up at
+once would have failed within them)."""
+
+
+def _until_open(proc, path, timeout: float = 60.0) -> None:
+    """Until process `proc` has the file `path` open (/proc has no event for it: look every few milliseconds)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        with contextlib.suppress(OSError):
+            if any(os.readlink(fd) == str(path) for fd in Path(f"/proc/{proc.pid}/fd").iterdir()):
+                return
+        assert proc.poll() is None, proc.communicate()[1]
+        time.sleep(0.005)
+    raise AssertionError(f"{path} was never opened")
+
+
 WAITING_COMMANDS = [("info",), ("grade-sets", "list"), ("import", "bank", "BANK"), ("import", "queries", "QUERIES")]
 """Commands run while another process writes a large import under a rollback journal."""
 
@@ -173,10 +195,8 @@ WAITING_COMMANDS = [("info",), ("grade-sets", "list"), ("import", "bank", "BANK"
 @pytest.mark.parametrize("command", WAITING_COMMANDS, ids=lambda c: " ".join(c))
 def test_a_command_waits_for_a_bulk_import_within_lock_timeout(demo_store, tmp_path, command):
     """A bulk import (`Store.bulk_transaction`: a rollback journal while no one else has the store open) holds the
-    write lock for 2 s; a second process opening the store meanwhile must wait (its switch back to WAL needs the
-    lock, which SQLite's busy handler does not wait for), not give up at once."""
-    import subprocess
-    import sys
+    write lock for HOLD seconds after a second process has opened the store; that process must wait (its switch
+    back to WAL needs the lock, which SQLite's busy handler does not wait for), not give up at once."""
 
     queries = tmp_path / "q.tsv"
     queries.write_text("q9\tanother query\n")
@@ -192,14 +212,16 @@ def test_a_command_waits_for_a_bulk_import_within_lock_timeout(demo_store, tmp_p
     with writer.bulk_transaction():
         writer.corpus.upsert_queries([("q8", "a query of the bulk import")])
         assert writer.schema.journal_mode() == "delete"
-        started = time.monotonic()
         other.stdin.write("go\n")
         other.stdin.flush()
-        time.sleep(2)
+        _until_open(other, demo_store)  # it has opened the store: its next step meets the lock
+        started = time.monotonic()
+        time.sleep(HOLD)
+        assert other.poll() is None, other.communicate()[1]  # still waiting, not given up
     writer.close()
     out, err = other.communicate(timeout=60)
     assert other.returncode == 0 and "did not finish within --lock-timeout" not in err, err
-    assert time.monotonic() - started >= 2
+    assert time.monotonic() - started >= HOLD
     after = Store.open(demo_store)
     assert "q8" in after.corpus.queries()
     after.close()
@@ -209,8 +231,6 @@ def test_a_command_waits_for_a_bulk_import_within_lock_timeout(demo_store, tmp_p
 def test_info_and_import_bank_wait_for_import_exampp_of_dl19(dl19_pool, tmp_path):
     """The case as a user meets it: `import exampp` of the DL19 pool runs; `info` and `import bank` started while
     its rollback journal exists wait with --lock-timeout 30 and succeed."""
-    import subprocess
-    import sys
 
     from conftest import SHARED
 

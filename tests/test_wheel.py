@@ -73,7 +73,8 @@ def test_the_wheel_in_a_fresh_venv_runs_help_and_the_demo(wheel, tmp_path):
     python, site = fresh_venv(tmp_path)
     venv = python.parent.parent
     installed = subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-deps",
-                                "--no-index", wheel], capture_output=True, text=True)
+                                "--no-index", "--no-compile", "--disable-pip-version-check", wheel],
+                               capture_output=True, text=True)  # no byte-compiling: what runs compiles itself
     assert installed.returncode == 0, installed.stderr[-2000:]
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
     env["HF_HUB_OFFLINE"] = "1"
@@ -96,6 +97,7 @@ def test_the_wheel_installs_with_the_autojudge_extras(wheel, tmp_path):
     python, _ = fresh_venv(tmp_path)
     shutil.copy(wheel, tmp_path / wheel.name)
     done = subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "--dry-run", "--no-index",
-                           f"./{wheel.name}[autojudge,embed]"], capture_output=True, text=True, cwd=tmp_path)
+                           "--disable-pip-version-check", f"./{wheel.name}[autojudge,embed]"], capture_output=True,
+                          text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Would install proctor-0.1.0" in done.stdout, done.stdout[-2000:]
