@@ -75,7 +75,8 @@ def built_once(name: str, tmp_path_factory: Any, build: Callable[[Path], Path]) 
     """A private copy (for this process) of the store file `build(folder)` makes, built once per test run: the
     first xdist worker to ask builds it in a folder all workers of the run share, under a lock, and the others
     wait for it (without xdist the folder is the session's own). A build that failed leaves nothing behind
-    and is tried again. What the build printed, written beside the store by `build`, is in the copy's folder."""
+    and is tried again. What the build wrote beside the store (what it printed, the files it imported) is in the
+    copy's folder."""
 
     def build_and_copy() -> Path:
         root = tmp_path_factory.getbasetemp()
@@ -93,8 +94,10 @@ def built_once(name: str, tmp_path_factory: Any, build: Callable[[Path], Path]) 
                 fcntl.flock(lock, fcntl.LOCK_UN)
         source = folder / done.read_text()
         mine = tmp_path_factory.mktemp(name)
-        for extra in source.parent.iterdir():  # the build's other files; the store's own (-wal, ...) never
-            if extra.is_file() and not extra.name.startswith(source.name):
+        for extra in source.parent.iterdir():  # the build's other files and folders; the store's own (-wal) never
+            if extra.is_dir():
+                shutil.copytree(extra, mine / extra.name)
+            elif extra.is_file() and not extra.name.startswith(source.name):
                 shutil.copyfile(extra, mine / extra.name)
         return copy_store(source, mine / source.name)
 
