@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
+from functools import cache
 
 import pytest
 
@@ -41,8 +42,10 @@ COMMAND_MODELS = (AnalysisOptions, VerifyOptions, ProbeOptions, ReviewOptions)
 """The models of one command each: every field is a flag of that command (the verb's keywords in Python)."""
 
 
+@cache
 def _parsers() -> dict[str, argparse.ArgumentParser]:
-    """Every command's parser by its name (`bank generate` for sub-commands)."""
+    """Every command's parser by its name (`bank generate` for sub-commands), built once per process (read
+    only: 28 ms a build, 138 tests ask)."""
     found, stack = {}, [build_parser()]
     while stack:
         parser = stack.pop()
