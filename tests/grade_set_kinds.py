@@ -1,7 +1,7 @@
 """A store that holds a grade set of every kind Proctor makes: one per grading method of the registry
 (`proctor.methods.METHOD_NAMES`, graded by the local test server, embedding by the packaged model), a user
 template's grade set, grades imported from a Workbench file, an ensemble of one bank version (a cell per
-question) and one across bank versions (a cell per passage). Built once per test process; tests copy it."""
+question) and one across bank versions (a cell per passage). Built once per test run; tests copy it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from conftest import opened_store, seed_demo
 from fake_openai import FakeOpenAI
-from inprocess import once, run_cli
+from inprocess import built_once, once, run_cli
 from proctor.methods import METHOD_NAMES
 
 V2 = """\
@@ -96,5 +96,13 @@ def fresh_store(folder: Path, kinds_store: Path) -> Path:
 
 
 def every_kind(tmp_path_factory) -> tuple[Path, dict[str, str]]:
-    """(store, `{kind: grade set id}`), built once per process: read only (copy it with `inprocess.copy_store`)."""
-    return once("grade_set_kinds", lambda: _build(tmp_path_factory.mktemp("kinds")))
+    """(store, `{kind: grade set id}`), built once per test run (`inprocess.built_once`: one build, a copy of its
+    folder per xdist worker): read only (copy it with `inprocess.copy_store`)."""
+
+    def build(folder: Path) -> Path:
+        store, kinds = _build(folder)
+        (folder / "kinds.json").write_text(json.dumps(kinds))
+        return store
+
+    store = built_once("grade_set_kinds", tmp_path_factory, build)
+    return store, once("grade_set_kinds ids", lambda: json.loads((store.parent / "kinds.json").read_text()))

@@ -17,6 +17,7 @@ from proctor.analyze.agreement import (
     alpha_of_counts,
     cohen_kappa,
     confusion,
+    kappa_of_counts,
     krippendorff_alpha_ordinal,
 )
 from proctor.evaluate.sources import exam_qrels
@@ -33,6 +34,28 @@ def test_kappa_and_alpha_on_random_labels(seed):
     assert cohen_kappa(a, b, "linear") == pytest.approx(cohen_kappa_score(a, b, weights="linear"), abs=1e-12)
     expected = krippendorff.alpha(reliability_data=np.array([a, b]), level_of_measurement="ordinal")
     assert krippendorff_alpha_ordinal(a, b) == pytest.approx(expected, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_kappa_from_pair_counts_is_scikit_learns_kappa_to_the_last_bit(seed):
+    rng = random.Random(seed)
+    top_a, top_b = rng.choice([(1, 1), (1, 1), (3, 3), (5, 3), (2, 3), (5, 5)])  # binary: as calibrate asks
+    a = [rng.randint(0, top_a) for _ in range(rng.randint(2, 5000))]
+    b = [min(top_b, max(0, x + rng.randint(-2, 2))) if rng.random() < 0.7 else rng.randint(0, top_b) for x in a]
+    a[0], b[0] = 0, min(1, top_b)  # two labels at least
+    counts = Counter(zip(a, b, strict=True))
+    keys = sorted(counts)
+    weight = [counts[k] for k in keys]
+    for weights in (None, "linear", "quadratic"):
+        ours = kappa_of_counts(counts, weights)
+        theirs = cohen_kappa_score([x for x, _ in keys], [y for _, y in keys], weights=weights, sample_weight=weight)
+        assert ours == theirs or (np.isnan(ours) and np.isnan(theirs)), (weights, ours, theirs)
+        plain = cohen_kappa_score(a, b, weights=weights)  # one pair a passage: the same
+        assert ours == plain or (np.isnan(ours) and np.isnan(plain)), (weights, ours, plain)
+    for table in ([(0, 1)], [(1, 0), (0, 1)], [(0, 0), (1, 1)], [(3, 0), (0, 3), (0, 3)], [(0, 0), (0, 1)]):
+        left, right = [x for x, _ in table], [y for _, y in table]
+        ours, theirs = cohen_kappa(left, right), cohen_kappa_score(left, right)
+        assert ours == theirs or (np.isnan(ours) and np.isnan(theirs)), (table, ours, theirs)
 
 
 @pytest.mark.parametrize("seed", range(20))

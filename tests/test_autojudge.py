@@ -1,7 +1,7 @@
-"""Proctor as a TREC AutoJudge judge, run by the track's own runner (`auto-judge run`: once as a real process,
-otherwise in-process through its click command) with Proctor's workflow.yml; outputs read with autojudge-base's
-loaders and meta-evaluated with `auto-judge-evaluate`. The autojudge tools read NLTK data at import: a local stub
-stands in (no downloads)."""
+"""Proctor as a TREC AutoJudge judge, run by the track's own runner (`auto-judge run`: once as a real process, the
+installed program with the `llm` variant, otherwise in-process through its click command) with Proctor's
+workflow.yml; outputs read with autojudge-base's loaders and meta-evaluated with `auto-judge-evaluate`. The
+autojudge tools read NLTK data at import: a local stub stands in (no downloads)."""
 
 from __future__ import annotations
 
@@ -48,11 +48,12 @@ def task(tmp_path, nltk_stub) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def embedded(tmp_path_factory, nltk_stub) -> tuple[dict[str, Path], Path]:
-    """One run of the `embedded` variant (the task and its --out-dir), shared by the tests that read it: the
-    track's runner as a real process, as the packaged workflow runs (the other runs here are in-process)."""
+    """One run of the `embedded` variant (the task and its --out-dir), shared by the tests that read it, in-process
+    through the track runner's click command (the real `auto-judge` process runs the `llm` variant:
+    `test_llm_variant_resumes_and_replays_without_the_endpoint`; one without torch to start)."""
     root = tmp_path_factory.mktemp("embedded")
     task = collection.write(root / "task")
-    done = auto_judge(task, root / "out", "embedded", nltk_stub, process=True)  # the one real `auto-judge`
+    done = auto_judge(task, root / "out", "embedded", nltk_stub)
     assert done.returncode == 0, done.stderr[-3000:]
     return task, root / "out"
 
@@ -182,7 +183,7 @@ def test_llm_variant_resumes_and_replays_without_the_endpoint(task, tmp_path, nl
     out = tmp_path / "out"
     with FakeOpenAI() as server:
         env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_MODEL": "judge-model", "OPENAI_API_KEY": "k"}
-        done = auto_judge(task, out, "llm", nltk_stub, env=env)
+        done = auto_judge(task, out, "llm", nltk_stub, env=env, process=True)  # the one real `auto-judge`
         assert done.returncode == 0, done.stderr[-3000:]
         asked = server.requests
         assert asked == 87  # every (sentence, question) pair of the topic, once

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from inprocess import copy_store
 from trust_fixture import tiny_store
 
 # Two graded queries of 43; runs A and B rank two passages on q1, q2; B also ranks an ungraded passage.
@@ -15,9 +16,16 @@ RUNS = {"A": {"q1": ["p1", "p2"], "q2": ["p1", "p3"]},
         "B": {"q1": ["p2", "x9"], "q2": ["p3", "p1"]}}
 
 
+@pytest.fixture(scope="module")
+def sparse_template(tmp_path_factory):
+    """The module's tiny store, built once: read only (`sparse` gives each test a copy)."""
+    return tiny_store(tmp_path_factory.mktemp("tiny"), RATINGS, RUNS, queries=43,
+                      judgments={"q1": {"p1": 1}, "q3": {"p2": 0}})
+
+
 @pytest.fixture
-def sparse(tmp_path):
-    return tiny_store(tmp_path, RATINGS, RUNS, queries=43, judgments={"q1": {"p1": 1}, "q3": {"p2": 0}})
+def sparse(sparse_template, tmp_path):
+    return copy_store(sparse_template, tmp_path / "s.db")
 
 
 def test_a_leaderboard_from_2_graded_queries_of_43_warns_and_says_so(cli, sparse):

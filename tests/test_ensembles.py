@@ -15,6 +15,7 @@ import pytest
 
 from conftest import grades_of, seed_demo
 from fake_openai import FakeOpenAI
+from inprocess import copy_store, run_cli
 from proctor.errors import UsageError
 from proctor.store import Store
 
@@ -36,17 +37,25 @@ def _grade(cli, store: Path, server, *extra: str, method: str = "self-rating") -
     return json.loads(result.out)["grade_set"]["id"]
 
 
-@pytest.fixture
-def two_prompts(cli, tmp_path) -> tuple[Path, str, str]:
+@pytest.fixture(scope="module")
+def two_prompts_store(tmp_path_factory) -> tuple[Path, str, str]:
     """The demo store graded by the test server with two prompt versions (which disagree: the server's grade is
-    a digest of the prompt)."""
-    store = seed_demo(tmp_path)
-    template = tmp_path / "v2.yaml"
+    a digest of the prompt), graded once for the module: read only (`two_prompts` gives each test a copy)."""
+    folder = tmp_path_factory.mktemp("two-prompts")
+    store = seed_demo(folder)
+    template = folder / "v2.yaml"
     template.write_text(V2)
     with FakeOpenAI() as server:
-        first = _grade(cli, store, server)
-        second = _grade(cli, store, server, "--template", template)
+        first = _grade(run_cli, store, server)
+        second = _grade(run_cli, store, server, "--template", template)
     return store, first, second
+
+
+@pytest.fixture
+def two_prompts(two_prompts_store, tmp_path) -> tuple[Path, str, str]:
+    """A fresh copy of `two_prompts_store` (the store and its two grade sets), for a test that writes to it."""
+    store, first, second = two_prompts_store
+    return copy_store(store, tmp_path / "s.db"), first, second
 
 
 def _members(store: Path, first: str, second: str) -> dict[tuple[str, str, str], list[int]]:

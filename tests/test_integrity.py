@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import opened_store, raw_rows, seed_demo, store_dump
+from inprocess import copy_store, run_cli
 
 
 def _edit(source: Path, target: Path, line: int, change) -> Path:
@@ -89,12 +90,22 @@ CONTRADICTIONS = {
 }
 
 
+@pytest.fixture(scope="module")
+def graded_template(tmp_path_factory) -> tuple[Path, Path]:
+    """The demo store with the demo's exam_pp grades imported, built once for the module, and the collection's
+    folder: read only (`graded` gives each test a copy of the store; the files are only read)."""
+    folder = tmp_path_factory.mktemp("graded")
+    store = seed_demo(folder)
+    assert run_cli("import", "exampp", folder / "collection" / "grades.jsonl", "--store", store).code == 0
+    return store, folder / "collection"
+
+
 @pytest.fixture
-def graded(tmp_path, cli) -> tuple[Path, Path]:
-    """The demo store with the demo's exam_pp grades imported; the collection's folder."""
-    store = seed_demo(tmp_path)
-    assert cli("import", "exampp", tmp_path / "collection" / "grades.jsonl", "--store", store).code == 0
-    return store, tmp_path / "collection"
+def graded(graded_template, tmp_path) -> tuple[Path, Path]:
+    """A copy of the graded demo store for the test (the import log names the collection's files, as the
+    original does); the collection's folder."""
+    store, folder = graded_template
+    return copy_store(store, tmp_path / "s.db"), folder
 
 
 @pytest.mark.parametrize("case", CONTRADICTIONS)

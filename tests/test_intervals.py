@@ -10,6 +10,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
+from inprocess import copy_store
 from proctor import api
 from proctor.api import commands
 from proctor.evaluate import intervals
@@ -23,9 +24,15 @@ RUNS = {"A": {"q1": ["good"], "q2": ["good"], "q3": ["bad"], "q4": ["good"]},
 VALUES = {"A": [1, 1, 0, 1], "B": [0, 1, 0, 0], "C": [1, 1, 1, 1]}
 
 
+@pytest.fixture(scope="module")
+def store_template(tmp_path_factory):
+    """The module's tiny store, built once: read only (`store` gives each test a copy)."""
+    return tiny_store(tmp_path_factory.mktemp("tiny"), RATINGS, RUNS)
+
+
 @pytest.fixture
-def store(tmp_path):
-    return tiny_store(tmp_path, RATINGS, RUNS)
+def store(store_template, tmp_path):
+    return copy_store(store_template, tmp_path / "s.db")
 
 
 def _percentile(sorted_values: list[float], q: float) -> float:

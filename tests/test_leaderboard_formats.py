@@ -8,6 +8,8 @@ import json
 
 import pytest
 
+from conftest import seed_demo
+from inprocess import run_cli
 from proctor.evaluate.leaderboard_files import read_leaderboard
 
 OFFICIAL = {"strong": 1, "middling": 2, "weak": 3, "partial": 4}
@@ -15,13 +17,16 @@ FORMATS = ("tsv", "json", "md", "trec", "tot", "ir-measures", "jsonl")
 PER_QUERY = ("json", "trec", "tot", "ir-measures", "jsonl")
 
 
-@pytest.fixture
-def written(cli, demo_store, tmp_path):
-    """The demo's P@2 leaderboard (official judgments) in every format, and as JSON with per-query scores."""
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    """The demo's P@2 leaderboard (official judgments) in every format, and as JSON with per-query scores,
+    written once for the module (the tests only read them)."""
+    tmp_path = tmp_path_factory.mktemp("boards")
+    demo_store = seed_demo(tmp_path)
     files = {}
     for fmt in FORMATS:
-        result = cli("leaderboard", "--store", demo_store, "--qrels", "official", "--measure", "P@2", "--format",
-                     fmt, *(["--per-query"] if fmt == "json" else []))
+        result = run_cli("leaderboard", "--store", demo_store, "--qrels", "official", "--measure", "P@2", "--format",
+                         fmt, *(["--per-query"] if fmt == "json" else []))
         assert result.code == 0, (fmt, result.err)
         files[fmt] = tmp_path / f"board.{fmt}"
         files[fmt].write_text(result.out)

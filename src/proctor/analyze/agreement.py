@@ -1,10 +1,10 @@
 """Agreement of predicted relevance labels with human judgments (004 §4, 002 §4): Cohen's κ on binary
 merges, linearly weighted κ, Krippendorff's α (ordinal), and the graded confusion table.
 
-κ is scikit-learn's `cohen_kappa_score` (weights over the positions of the sorted label values); α is the
-`krippendorff` package's (two coders, ordinal metric over the values that occur), computed by its formula from
-the coincidence matrix (tests check it against the package). Both are computed from the counts of the distinct
-(label a, label b) pairs."""
+κ is scikit-learn's `cohen_kappa_score` (weights over the positions of the sorted label values) and α is the
+`krippendorff` package's (two coders, ordinal metric over the values that occur), each computed by its package's
+formula (κ from the confusion matrix, α from the coincidence matrix) from the counts of the distinct (label a,
+label b) pairs: tests check both against the packages, to the last bit."""
 
 from __future__ import annotations
 
@@ -22,17 +22,32 @@ def cohen_kappa(a: Sequence[int], b: Sequence[int], weights: str | None = None) 
 
 def kappa_of_counts(pairs: Counter, weights: str | None = None) -> float:
     """`cohen_kappa` from the counts of (label a, label b) pairs: scikit-learn's `cohen_kappa_score` of the
-    distinct pairs weighted by their counts. NaN without pairs or when both sides use one same label."""
-    pairs = +pairs  # pairs counted 0 or less are no pairs
-    if len({label for pair in pairs for label in pair}) < 2:
-        return math.nan
-    from sklearn import config_context
-    from sklearn.metrics import cohen_kappa_score
+    distinct pairs weighted by their counts, by its formula over the confusion matrix of the sorted label values
+    (every number computed as scikit-learn computes it, so the result is its to the last bit: tests compare; its
+    call cost 1 ms, most of it checking and converting arguments). NaN without pairs or when both sides use one
+    same label."""
+    import numpy as np
 
-    keys = list(pairs)
-    with config_context(skip_parameter_validation=True):  # the arguments are made here; checking them cost most
-        return float(cohen_kappa_score([x for x, _ in keys], [y for _, y in keys], weights=weights,
-                                       sample_weight=[pairs[k] for k in keys]))
+    pairs = +pairs  # pairs counted 0 or less are no pairs
+    values = sorted({label for pair in pairs for label in pair})
+    if len(values) < 2:
+        return math.nan
+    where, size = {value: i for i, value in enumerate(values)}, len(values)
+    confusion = np.zeros((size, size))
+    for (x, y), count in pairs.items():  # integer counts: exact, as scikit-learn's integer confusion matrix
+        confusion[where[x], where[y]] += count
+    sum0, sum1 = np.sum(confusion, axis=0), np.sum(confusion, axis=1)
+    expected = np.outer(sum0, sum1) / np.sum(sum0)
+    if weights is None:
+        weight = np.ones((size, size))
+        np.fill_diagonal(weight, 0)
+    else:  # "linear" or "quadratic": over the positions of the sorted values
+        weight = np.zeros((size, size)) + np.arange(size)
+        weight = np.abs(weight - weight.T) if weights == "linear" else (weight - weight.T) ** 2
+    denominator = np.sum(weight * expected)
+    if denominator == 0:  # scikit-learn's undefined case (its default answer)
+        return math.nan
+    return float(1 - np.sum(weight * confusion) / denominator)
 
 
 def krippendorff_alpha_ordinal(a: Sequence[int], b: Sequence[int]) -> float:
