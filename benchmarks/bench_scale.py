@@ -193,6 +193,32 @@ the goal, and a store's page size is fixed when it is made, so it was left.
 The merged main at the end of that session, on the quiet 2 cores, the same 64× file (`proctor` run by hand, one
 after the other; `/usr/bin/time`): import 78.3 s wall (CPU 140.4 s in 2 processes), 205 MB; then `analyze`
 35.3 s (CPU 35.5 s), 670 MB (goal ≤ 60 s, ≤ 1 GB); `info` 0.35 s; P@20 and cover leaderboards 2.3 s and 3.0 s.
+
+Writes without a statement journal (issue 36 item 6, next session). An upsert whose DO UPDATE path carries triggers
+(the import's guard holds BEFORE/AFTER UPDATE triggers on every content table) makes SQLite open a statement journal
+for every row it executes, though a new key never takes that path. The content and grade rows of an import are now
+written by plain inserts first, 50 rows a statement, and only a batch that meets a key the store holds goes through
+the upsert again (`store.repository.insert_new_first`: the upsert leaves the rows the insert wrote as they are);
+the question numbers are mapped by a slice of the flattened rows, not a tuple per row; a query's counts per parse
+status come from the rows in hand. Stores compared table by table, row by row at 8x and 64x: identical.
+`tests/test_new_keys_insert.py` checks the store and the change counts against the upsert alone on random batches.
+Measured with `getrusage` (writer: the importing process; reader: its child), old and new code in turn:
+
+| | before | after |
+|---|---|---|
+| 8x, writer CPU, 3 rounds alternated (load 5-7) | 9.0-9.5 s | 6.1-8.6 s |
+| 8x, SQLite's `executemany` in the writer (cProfile, load 5-6) | 7.4 s | 5.6 s |
+| 64x, quiet (load 0.6-2.0) | 101.0 s; CPU writer 92.7 s, reader 88.4 s | 98.2 s; CPU writer 80.2 s, reader 88.5 s |
+| 64x, load 2.4-2.8 | 150.3 s; CPU writer 88.2 s, reader 82.2 s | 109.7 s; CPU writer 71.3 s, reader 74.4 s |
+
+The 64x import stays above its 60 s goal, and on this day above the 78.3 s of the session before: the same code before
+took 101 s (CPU 181 s) where it had taken 78.3 s (CPU 140 s). One process alone runs as fast as before (`json.loads`
+of the 1x file 0.28 s both days), two beside each other on the 2 virtual cores slow each other more (the reader alone
+at 16x: 15.9 s CPU; beside the writer: 20.5 s). The reader now sets the pace: about 63 s of CPU alone at 64x (about
+half of it JSON decoding, which the duplicate-key hook makes 1.7 times as long: 0.28 s plain, 0.47-0.50 s with the
+hook for the 1x file), more than the goal by itself. Faster decoding that still refuses a key given twice with different
+values (a typed decoder, or reading the lines in two processes with the cross-line checks merged in order) is
+what is left.
 """
 
 from __future__ import annotations
