@@ -33,12 +33,13 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"proctor {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    chosen = _command_of(argv)
+    chosen, placeholder = _command_of(argv), None
     for name, module in COMMANDS.items():
         if chosen in (None, name):
             import_module(module).register(commands)
-        else:
-            commands.add_parser(name)  # a choice argparse knows, never chosen: the command line names another
+        else:  # a choice argparse knows, never chosen: the command line names another (one parser stands for all)
+            placeholder = placeholder or commands.add_parser(name)
+            commands.choices[name] = placeholder
     _record_flags(parser)
     return parser
 
