@@ -1,6 +1,7 @@
 """Content rows written by a plain insert first (`store.repository.insert_new_first`): the store ends exactly as
 the upsert alone leaves it, whatever a batch holds (new keys, known keys with the same or other values, a key twice
-in one batch), counts the same changes, and an import's guard still sees every change of a stored row."""
+in one batch), counts the same changes (no INSERT trigger here changes anything), and an import's guard still sees
+every change of a stored row."""
 
 from __future__ import annotations
 
@@ -80,3 +81,13 @@ def test_a_row_the_table_refuses_is_refused_as_before(tmp_path, bad):
     finally:
         store.close()
     assert raw_rows(tmp_path / "s.db", "SELECT COUNT(*) FROM judgments") == [(0,)]
+
+
+def test_rows_of_different_widths_are_refused(tmp_path):
+    store = Store.create_or_open(tmp_path / "s.db")
+    try:
+        with pytest.raises(ValueError, match="different widths"), store.transaction():
+            insert_new_first(store.db, "judgments", "(?, ?, ?, NULL)", "ON CONFLICT DO NOTHING",
+                             [("q", "p1", 1), ("q", "p2"), ("q", "p3", 1, 2)])
+    finally:
+        store.close()

@@ -43,9 +43,11 @@ def insert_new_first(db: sqlite3.Connection, table: str, values: str, conflict: 
     stops the plain insert with an `IntegrityError` (the statements before it are written, nothing of the failing
     one); the whole batch is then written again by the upsert, whose `WHERE` leaves a row with the same values as
     it is: the rows the insert wrote are not written twice, and the rest go through the upsert as without this.
-    `conflict` must therefore change nothing (and fire no trigger) for a row identical to the stored one. Anything
-    else (a generator, such as rows an import's guard tracks line by line: it can be read only once) goes straight
-    to the upsert."""
+    `conflict` must therefore change nothing (and fire no trigger) for a row identical to the stored one. The
+    connection's change count moves exactly when the upsert alone would move it (by as many rows, unless an INSERT
+    trigger of the table made changes in a statement that then failed: SQLite counts those too). Anything else (a
+    generator, such as rows an import's guard tracks line by line: it can be read only once) goes straight to the
+    upsert; rows of different widths are an error, as they are for the upsert."""
     upsert = f"INSERT INTO {table} VALUES {values} {conflict}"
     if not isinstance(rows, list | tuple):
         db.executemany(upsert, rows)
@@ -53,6 +55,8 @@ def insert_new_first(db: sqlite3.Connection, table: str, values: str, conflict: 
     if not rows:
         return
     width = len(rows[0])
+    if len(set(map(len, rows))) != 1:
+        raise ValueError(f"rows for {table} of different widths: {sorted(set(map(len, rows)))}")
     flat = list(chain.from_iterable(rows))  # one list of every value: statements of many rows take slices of it
     if mapped is not None:
         column, function = mapped
