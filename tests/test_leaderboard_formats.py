@@ -10,7 +10,8 @@ import pytest
 
 from conftest import seed_demo
 from inprocess import run_cli
-from proctor.evaluate.leaderboard_files import read_leaderboard
+from proctor.errors import UsageError
+from proctor.evaluate.leaderboard_files import read_leaderboard, read_official
 
 OFFICIAL = {"strong": 1, "middling": 2, "weak": 3, "partial": 4}
 FORMATS = ("tsv", "json", "md", "trec", "tot", "ir-measures", "jsonl")
@@ -47,6 +48,17 @@ def test_every_format_reads_back(written, fmt):
     if fmt in PER_QUERY:
         assert board.per_query == {row["system"]: row["per_query"] for row in truth["systems"]}
     assert "P" in str(board.description.get("measure_id"))
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_measure_the_file_does_not_hold_is_refused(written, fmt):
+    """The measure named is the one read, in every format and as the official leaderboard too: a file of P@2 read
+    for nDCG@10 is refused (a JSON of one leaderboard was read whatever was named); read for P@2, its scores."""
+    files, _, _ = written
+    for read in (read_leaderboard, read_official):
+        with pytest.raises(UsageError, match="holds no measure of that name"):
+            read(files[fmt], "nDCG@10")
+        assert read(files[fmt], "P@2").scores == read(files[fmt]).scores
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

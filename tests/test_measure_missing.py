@@ -117,3 +117,18 @@ def test_a_file_holding_both_ways_is_read_for_the_one_named(store, tmp_path):
     official.write_text(json.dumps({"strong": 1, "middling": 2, "weak": 3, "partial": 4}))
     with pytest.raises(UsageError, match=r"holds 2 measures \(P\(rel=1\)@3, P\(rel=1,missing=zero\)@3\)"):
         api.correlate(board_file, official, measure="P@3")  # what is left out matches both: name one
+
+
+@pytest.mark.parametrize("fmt", ["json", "trec", "ir-measures", "jsonl"])
+def test_a_file_is_not_read_for_a_way_it_does_not_say(store, tmp_path, fmt):
+    """trec_eval's names (`P_3`, in the trec, ir-measures and jsonl formats) do not say how a missing query counted,
+    and a JSON of one leaderboard says it in its measure_id: a file of the zero board named `P(missing=skip)@3` is
+    refused, not read as skip; named `P@3` (the way left out) it is read."""
+    from proctor.evaluate.leaderboard_files import read_leaderboard
+
+    zero = api.leaderboard(store, "P@3", judgments="official", missing="zero")
+    board_file = tmp_path / f"zero.{fmt}"
+    board_file.write_text(api.render(zero, fmt))
+    with pytest.raises(UsageError, match="holds no measure of that name"):
+        read_leaderboard(board_file, "P(missing=skip)@3")
+    assert read_leaderboard(board_file, "P@3").scores == pytest.approx(zero.scores(), abs=1e-12)

@@ -43,6 +43,8 @@ def read_leaderboard(path: str | Path, measure: str | None = None, option: str =
         if isinstance(data, dict) and isinstance(data.get("leaderboards"), list):
             data = _one_board(path, data["leaderboards"], measure, option)
         if isinstance(data, dict) and isinstance(data.get("systems"), list):
+            if measure is not None and "measure_id" in data:  # one leaderboard: read only for its own measure
+                _one_board(path, [data], measure, option)
             return _from_proctor_json(path, data)
         if isinstance(data, dict):
             return LeaderboardFile(_numbers(path, data, "score"))
@@ -67,6 +69,8 @@ def read_official(path: str | Path, measure: str | None = None) -> LeaderboardFi
     if looks_like_json(path):
         data = parse_json_document(path)
         if isinstance(data, dict) and isinstance(data.get("systems"), list):
+            if measure is not None and "measure_id" in data:  # one leaderboard: read only for its own measure
+                _one_board(path, [data], measure, "official_measure")
             return _from_proctor_json(path, data)
         if not isinstance(data, dict):
             raise InputError(str(path), 1, "expected a JSON object {run: rank}")

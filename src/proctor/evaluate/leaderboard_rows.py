@@ -34,7 +34,8 @@ class Row:
 def same_measure(wanted: str, name: str) -> bool:
     """True when `name` (as a file writes it) is the measure `wanted` names: the same text, or the same
     measure in trec_eval or ir_measures form (`ndcg_cut_10` = `nDCG@10`; `RR` = `RR(rel=1)`, a relevance
-    level or a `missing=` left out matching any: `P@20` reads `P(rel=3,missing=zero)@20`)."""
+    level or a `missing=` left out matching any: `P@20` reads `P(rel=3,missing=zero)@20`; a `missing=` written
+    matches only a name that says it, as Proctor's own do when they leave out the default, skip)."""
     if wanted == name or wanted.lower() == name.lower():
         return True
     from proctor.evaluate.measures import MeasureSpec, parse_measure
@@ -45,8 +46,8 @@ def same_measure(wanted: str, name: str) -> bool:
     except ProctorError:
         return False
     if isinstance(a, MeasureSpec) and isinstance(b, MeasureSpec):
-        return (a.measure, a.cutoff) == (b.measure, b.cutoff) and a.rel in (None, b.rel) and \
-            a.missing in (None, b.missing or MISSING_OVER_LABELS)
+        said = b.missing or (MISSING_OVER_LABELS if b.name == name else None)  # `P_20` (trec_eval's) never says it
+        return (a.measure, a.cutoff) == (b.measure, b.cutoff) and a.rel in (None, b.rel) and a.missing in (None, said)
     return a == b
 
 
