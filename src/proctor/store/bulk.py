@@ -64,8 +64,6 @@ _CONFLICT = conflict_sql(attempt=False)
 """An import's upsert: a stored grade rewritten only when its content differs."""
 _ITEM = "SELECT item FROM grade_items WHERE question_id = ?"
 _STATUS = itemgetter(5)
-_PAIR_ITEM = itemgetter(1, 2)
-"""A grade row's key within its query and series: a key given twice in `rows` is one stored grade."""
 
 
 class GradeImport:
@@ -113,23 +111,24 @@ class GradeImport:
             self.fresh[number] = self.db.execute("SELECT 1 FROM grades WHERE series = ? LIMIT 1",
                                                  (number,)).fetchone() is None
         before = self.db.total_changes
-        insert_new_first(self.db, "grades", _VALUES.format(series=int(number), batch=int(self._batch)), _CONFLICT,
-                         rows if isinstance(rows, list | tuple) else list(rows), mapped=(2, items.__getitem__))
+        all_new = insert_new_first(self.db, "grades", _VALUES.format(series=int(number), batch=int(self._batch)),
+                                   _CONFLICT, rows if isinstance(rows, list | tuple) else list(rows),
+                                   mapped=(2, items.__getitem__))
         if self.db.total_changes != before:
             self.changed.add(number)
         if self.fresh[number]:
-            self._aggregate(number, rows)
+            self._aggregate(number, rows, all_new)
 
-    def _aggregate(self, number: int, rows: Sequence[tuple]) -> None:
+    def _aggregate(self, number: int, rows: Sequence[tuple], all_new: bool) -> None:
         """Keep the labels, questions and counts per parse status of each query of `rows` in fresh series `number`,
         read from the pages just written. The statuses of a query written here for the first time, alone in `rows`
-        (an exam_pp line's grade set) and each (passage, question) once, are counted from `rows` (all its grades in
-        the series); otherwise from the table (a query written again: the last aggregate counts; a grade given twice
-        is one row)."""
+        (an exam_pp line's grade set), whose rows were `all_new` (every (passage, question) once: `insert_new_first`)
+        are counted from `rows` (all its grades in the series); otherwise from the table (a query written again: the
+        last aggregate counts; a grade given twice is one row)."""
         kept = self.kept.setdefault(number, {})
         queries = set(map(itemgetter(0), rows))
-        counted = sorted(Counter(map(_STATUS, rows)).items()) if len(queries) == 1 and not queries & kept.keys() \
-            and len(set(map(_PAIR_ITEM, rows))) == len(rows) else None  # in the order of GROUP BY parse_status
+        counted = sorted(Counter(map(_STATUS, rows)).items()) if all_new and len(queries) == 1 \
+            and not queries & kept.keys() else None  # in the order of GROUP BY parse_status
         for query_id in queries:
             key = (number, query_id)
             kept[query_id] = (self.db.execute(_QUERY_PAIRS, key).fetchone()[0],

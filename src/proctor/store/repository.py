@@ -32,10 +32,11 @@ steps and resets per row; about a sixth less time a row than a statement per row
 
 
 def insert_new_first(db: sqlite3.Connection, table: str, values: str, conflict: str, rows: Iterable[tuple], *,
-                     mapped: tuple[int, Callable[[Any], Any]] | None = None) -> None:
+                     mapped: tuple[int, Callable[[Any], Any]] | None = None) -> bool:
     """Upsert `rows` into `table` (`INSERT INTO table VALUES values conflict`, `values` one row's SQL), taking a
     plain insert of the same values first when `rows` is a list or tuple; `mapped` (column, function): that
-    column of every row is written as the function of it (a list only).
+    column of every row is written as the function of it (a list only). True when the plain inserts wrote every
+    row: each was a key the table did not hold, given once.
 
     An upsert whose DO UPDATE path has triggers (an import's guard: `store.integrity`) makes SQLite keep a
     statement journal for every row, though a new key never takes that path; the plain insert, `ROWS_PER_INSERT`
@@ -51,9 +52,9 @@ def insert_new_first(db: sqlite3.Connection, table: str, values: str, conflict: 
     upsert = f"INSERT INTO {table} VALUES {values} {conflict}"
     if not isinstance(rows, list | tuple):
         db.executemany(upsert, rows)
-        return
+        return False
     if not rows:
-        return
+        return True
     width = len(rows[0])
     if len(set(map(len, rows))) != 1:
         raise ValueError(f"rows for {table} of different widths: {sorted(set(map(len, rows)))}")
@@ -65,6 +66,8 @@ def insert_new_first(db: sqlite3.Connection, table: str, values: str, conflict: 
         _insert(db, f"INSERT INTO {table} VALUES {values}", values, flat, width)
     except sqlite3.IntegrityError:
         db.executemany(upsert, zip(*[iter(flat)] * width, strict=True))
+        return False
+    return True
 
 
 def _insert(db: sqlite3.Connection, one: str, values: str, flat: list, width: int) -> None:
