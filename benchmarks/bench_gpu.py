@@ -59,27 +59,56 @@ def build_t5(folder: Path, shape: dict) -> Path:
 
     torch.manual_seed(0)
     words = tokenizer()
-    model = T5ForConditionalGeneration(T5Config(vocab_size=len(words), decoder_start_token_id=words.pad_token_id,
-                                                pad_token_id=words.pad_token_id, eos_token_id=words.sep_token_id,
-                                                **shape))
+    with torch.device("cuda" if torch.cuda.is_available() else "cpu"):  # random init on the GPU: seconds, not a minute
+        model = T5ForConditionalGeneration(T5Config(vocab_size=len(words),
+                                                    decoder_start_token_id=words.pad_token_id,
+                                                    pad_token_id=words.pad_token_id,
+                                                    eos_token_id=words.sep_token_id, **shape))
     model.save_pretrained(folder / "t5")
     words.save_pretrained(folder / "t5")
     return folder / "t5"
 
 
-def hf_rows(store: Path, tmp: Path, t5: Path, device: str, queries: int | None, passages: int | None) -> None:
+class BackendClock:
+    """Seconds `HFBackend._run` spends (tokenising, the model, decoding): the share of Proctor's grading clock
+    the backend is busy. Near 1: Proctor's own work overlaps the model's; well under 1: the pipeline waits."""
+
+    def __init__(self) -> None:
+        from proctor.llm.hf import HFBackend
+
+        self.seconds, self.passes, run = 0.0, 0, HFBackend._run
+
+        def timed(backend, requests):
+            start = time.perf_counter()
+            try:
+                return run(backend, requests)
+            finally:
+                self.seconds += time.perf_counter() - start
+                self.passes += 1
+
+        HFBackend._run = timed
+
+
+def hf_rows(store: Path, tmp: Path, t5: Path, device: str, queries: int | None, passages: int | None,
+            loops: list[tuple[str, int]]) -> None:
     import torch
     from transformers import AutoModelForSeq2SeqLM
 
     words = tokenizer()
     limits = {"max_queries": queries, "max_passages": passages}
+    clock = BackendClock()
     for name, options, one_pass in (("hf self-rating, defaults", {}, False),
                                     ("hf --grade-probabilities, defaults", {"probabilities": True}, True)):
+        clock.seconds, clock.passes = 0.0, 0
         wall, summary, grades = proctor_grade(store, tmp / "h.db", "self-rating", f"hf:{t5}", **limits, **options)
+        busy = clock.seconds / summary["seconds"] if summary.get("seconds") else float("nan")
+        print(f"  {name}: grading clock {summary.get('seconds')} s, model load "
+              f"{summary.get('model_load_seconds')} s apart, whole call {wall:.1f} s; the backend busy {busy:.0%} "
+              f"of the clock over {clock.passes} calls", flush=True)
         prompts = hf_prompts([(g.query_id, g.passage_id, g.question_id) for g in grades], *texts_of(store, grades),
                              words)
         bare = {}
-        for dtype, batch in (("float32", 64), ("bfloat16", 64), ("bfloat16", 256)):
+        for dtype, batch in loops:
             model = AutoModelForSeq2SeqLM.from_pretrained(str(t5), local_files_only=True,
                                                           dtype=getattr(torch, dtype)).to(device).eval()
             bare[(dtype, batch)] = len(prompts) / bare_hf(model, words, prompts, batch, one_pass, device)
@@ -108,6 +137,8 @@ def main() -> None:
     parser.add_argument("--tiny", action="store_true", help="tiny models (runs on the CPU: checks the script)")
     parser.add_argument("--queries", type=int, help="DL19 queries graded (default: all; --tiny: 1)")
     parser.add_argument("--passages", type=int, help="hf: passages per query (default: all; --tiny: 10)")
+    parser.add_argument("--loops", default="float32:64,bfloat16:64,bfloat16:256",
+                        help="the bare hf loops, DTYPE:BATCH,... (default: %(default)s)")
     args = parser.parse_args()
     import torch
     from transformers.utils import logging
@@ -126,7 +157,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         store = dl19_store(tmp)
-        hf_rows(store, tmp, build_t5(tmp, TINY_T5 if args.tiny else FLAN_T5_LARGE), device, queries, passages)
+        loops = [(dtype, int(batch)) for dtype, batch in (item.split(":") for item in args.loops.split(","))]
+        hf_rows(store, tmp, build_t5(tmp, TINY_T5 if args.tiny else FLAN_T5_LARGE), device, queries, passages, loops)
         embedding_rows(store, tmp, build_encoder(tmp, TINY_BERT if args.tiny else MINILM), device, queries)
 
 

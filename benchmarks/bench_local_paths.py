@@ -64,8 +64,10 @@ def dl19_store(folder: Path) -> Path:
     store = folder / "dl19.db"
     for args in (("exampp", DL19 / "dl19-pool-graded-flan-t5-large.jsonl.gz", "--no-grades"),
                  ("bank", DL19 / "dl19-questions-graded.jsonl.gz")):
-        subprocess.run([sys.executable, "-m", "proctor", "import", args[0], str(args[1]), *args[2:], "--store",
-                        str(store)], check=True, capture_output=True)
+        done = subprocess.run([sys.executable, "-m", "proctor", "import", args[0], str(args[1]), *args[2:],
+                               "--store", str(store)], capture_output=True, text=True)
+        if done.returncode:
+            raise SystemExit(f"proctor import {args[0]} failed ({done.returncode}):\n{done.stderr}")
     return store
 
 

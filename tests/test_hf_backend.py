@@ -189,6 +189,49 @@ def test_a_prompt_that_does_not_fit_alone_fails_and_the_run_goes_on(tiny_models)
     assert all(r.error.startswith("OutOfMemoryError: CUDA out of memory") for r in replies)
 
 
+class PaddedTokensAbove(OutOfMemoryAbove):
+    """The model, recording each pass's (prompts, padded length) and running out of memory above `limit` padded
+    tokens (a card's memory bounds prompts times their padded length, not the prompts alone)."""
+
+    def _check(self, size: int) -> None:
+        import torch
+
+        rows, width = self.shape
+        self.sizes.append((rows, width))
+        if rows * width > self.limit:
+            raise torch.cuda.OutOfMemoryError(f"CUDA out of memory. Tried to allocate for {rows}x{width} tokens")
+
+    def generate(self, **kw):
+        self.shape = tuple(kw["input_ids"].shape)
+        return super().generate(**kw)
+
+
+def test_a_token_budget_bounds_every_pass_and_keeps_every_reply(tiny_models):
+    requests = _requests(rating=False)
+    expected = _backend(tiny_models["tiny-t5"], batch_size=8)._run(requests)
+    backend = _backend(tiny_models["tiny-t5"], batch_size=8)
+    backend.budget = 60  # as on CUDA by default, where passes are bounded by padded tokens (CUDA_TOKENS)
+    backend._net = PaddedTokensAbove(backend.net, limit=10_000)
+    replies = backend._run(requests)
+    sizes = backend.net.sizes
+    assert sum(rows for rows, _ in sizes) == len(requests) and len(sizes) > 2 and max(r for r, _ in sizes) > 1
+    assert all(rows * width <= 60 for rows, width in sizes if rows > 1)
+    assert [width for _, width in sizes] == sorted(width for _, width in sizes)  # shortest first
+    assert [(r.text, r.tokens, r.error) for r in replies] == [(r.text, r.tokens, None) for r in expected]
+
+
+def test_out_of_memory_halves_the_token_budget_too(tiny_models, capsys):
+    requests = _requests(rating=False)
+    expected = _backend(tiny_models["tiny-t5"], batch_size=8)._run(requests)
+    backend = _backend(tiny_models["tiny-t5"], batch_size=8)
+    backend.budget = 600
+    backend._net = PaddedTokensAbove(backend.net, limit=150)  # the longest prompt (133 tokens) fits alone
+    replies = backend._run(requests)
+    assert backend.budget < 600 and backend.fits < 8
+    assert [(r.text, r.tokens, r.error) for r in replies] == [(r.text, r.tokens, None) for r in expected]
+    assert "padded tokens) a pass; at most" in capsys.readouterr().err
+
+
 @pytest.mark.slow
 def test_out_of_memory_in_a_grading_run_is_recorded_not_raised(cli, demo_store, tiny_models, monkeypatch):
     from proctor.llm.hf import HFBackend
@@ -228,8 +271,8 @@ def test_the_model_is_loaded_before_the_grading_clock_and_its_load_reported_apar
 
     monkeypatch.setattr(HFBackend, "load", timed_load)
     monkeypatch.setattr(engine, "Progress", Clock)
-    monkeypatch.setattr(HFBackend, "_answer", lambda self, requests: events.append(("answer", self._net is not None))
-                        or [engine.Reply(text="4") for _ in requests])
+    monkeypatch.setattr(HFBackend, "_answer", lambda self, requests, ids:
+                        events.append(("answer", self._net is not None)) or [engine.Reply(text="4") for _ in requests])
     result = cli("grade", "--store", demo_store, "--method", "self-rating", "--llm", f"hf:{tiny_models['tiny-t5']}",
                  "--max-queries", "1", "--max-passages", "2", "--format", "json")
     summary = json.loads(result.out)

@@ -4,9 +4,11 @@ and causal LMs. Greedy decoding, CPU or CUDA; `HF_HUB_OFFLINE` is set and nothin
 Speed without changing replies: the engine hands the pairs out shortest prompt first over the whole plan
 (`sorts_by_length`, `grading.plan.Plan.by_length`) and each batch is sorted again, so a batch pads little;
 `--dtype` (`auto`: bfloat16 on a CUDA device that supports it, float32 elsewhere) enters the grade set's
-parameters when it is not float32, so float32 grade sets keep the ids they always had. On CUDA a batch is 256
-prompts unless `--batch-size` says otherwise; out of memory, the backend halves its batch and tries again, and
-keeps the smaller batch (a prompt that does not fit alone is a recorded failure, the run goes on). With
+parameters when it is not float32, so float32 grade sets keep the ids they always had. On CUDA a forward pass
+takes as many prompts as fit in `CUDA_TOKENS` padded tokens (512 prompts of a 512-token window, more of shorter
+ones, at most `CUDA_MOST`) unless `--batch-size` says otherwise; out of memory, the backend halves its pass and
+tries again, and keeps the smaller pass (a prompt that does not fit alone is a recorded failure, the run goes
+on). With
 `probabilities=True` a rating request (`Request.rating`) is read in one forward pass: the distribution over the
 tokens "0".."5" at the first generated position, and the reply text is that position's most likely token (as
 the openai backend's one-token reply); other requests are generated."""
@@ -26,9 +28,13 @@ from proctor.options.backend import check_dtype
 
 GRADE_TOKENS = tuple(str(g) for g in range(6))
 CPU_BATCH = 8
-CUDA_BATCH = 256
-"""Prompts per forward pass by default: on CUDA enough to fill a large card with FLAN-T5-large (halved on
-out-of-memory), on the CPU the earlier default."""
+"""Prompts per forward pass by default on the CPU (the earlier default)."""
+CUDA_TOKENS = 512 * 512
+"""Padded tokens per forward pass by default on CUDA (halved on out-of-memory): on one H100, FLAN-T5-large's
+shape graded fastest at the largest passes tried (bare loops, bfloat16: 67 prompts/s at 64 a pass, 212 at 256,
+288 at 512; `benchmarks/bench_gpu.py`)."""
+CUDA_MOST = 2048
+"""Prompts per forward pass at most by default on CUDA (short prompts), and per call from the engine."""
 LENGTHS_KEPT = 20_000
 """Token counts `fit` remembers before it starts afresh (memory stays bounded over a large pool)."""
 _FIRST_STEP_PROCESSORS = ("repetition_penalty", "encoder_repetition_penalty", "no_repeat_ngram_size",
@@ -75,8 +81,13 @@ class LoadedOnFirstUse:
         """Load the weights now; the seconds it took (0 when they were loaded already). The engine calls it
         before its clock starts, so the grading rate is the model's, and the load is reported on its own."""
         start = time.perf_counter()
-        self.net  # noqa: B018 (loads it)
+        if self._net is None:
+            self.net  # noqa: B018 (loads it)
+            self.warm_up()
         return time.perf_counter() - start
+
+    def warm_up(self) -> None:
+        """Nothing by default (a backend on a GPU sets up its kernels here, inside the load's seconds)."""
 
 
 class HFBackend(LoadedOnFirstUse):
@@ -104,9 +115,12 @@ class HFBackend(LoadedOnFirstUse):
         weights = getattr(self.torch, self.dtype)
         self._load = lambda: loader.from_pretrained(path, local_files_only=True, dtype=weights).to(self.device).eval()
         self.model = os.path.basename(os.path.normpath(path))
-        self.batch_size = batch_size or (CUDA_BATCH if self.device.startswith("cuda") else CPU_BATCH)
+        cuda = self.device.startswith("cuda")
+        self.batch_size = batch_size or (CUDA_MOST if cuda else CPU_BATCH)
         self.fits = self.batch_size
-        """The most prompts a forward pass has fitted in memory (halved on each out-of-memory error)."""
+        """The most prompts a forward pass takes (halved on each out-of-memory error)."""
+        self.budget: int | None = CUDA_TOKENS if cuda and not batch_size else None
+        """The most padded tokens a forward pass takes (None: `fits` alone bounds it; halved with it)."""
         self.probabilities = probabilities
         window = getattr(config, "n_positions", None) or getattr(config, "max_position_embeddings", None) or 512
         window = min(int(window), self.tokenizer.model_max_length or window)
@@ -115,6 +129,12 @@ class HFBackend(LoadedOnFirstUse):
         self.max_input = max_input_tokens or (window if self.seq2seq else window - self.max_new)
         self.grade_ids = [self.tokenizer.encode(t, add_special_tokens=False)[-1] for t in GRADE_TOKENS]
         self._lengths: dict[tuple[str, bool], int] = {}
+
+    def warm_up(self) -> None:
+        """On CUDA, one short pass (CUDA's kernels, handles and memory pool set up before the grading clock)."""
+        if self.device.startswith("cuda"):
+            ids = self.tokenizer(["warm-up"], return_token_type_ids=False, return_attention_mask=False)["input_ids"]
+            self._answer([Request("", "", "", "warm-up", "", "", 2)], ids)
 
     def params(self) -> dict[str, Any]:
         params: dict[str, Any] = {"decoding": "greedy", "probabilities": self.probabilities,
@@ -144,16 +164,19 @@ class HFBackend(LoadedOnFirstUse):
         return await asyncio.to_thread(self._run, requests)
 
     def _run(self, requests: list[Request]) -> list[Reply]:
-        """Replies in request order; the prompts sorted by length and sent in forward passes of at most `fits`,
-        halving `fits` on out-of-memory (a prompt that does not fit alone fails; the run goes on)."""
-        order = sorted(range(len(requests)), key=lambda i: len(requests[i].text()))
+        """Replies in request order; the prompts tokenised once, sorted by length and sent in forward passes of at
+        most `fits` prompts and `budget` padded tokens, both halved on out-of-memory (a prompt that does not fit
+        alone fails; the run goes on)."""
+        ids = self.tokenizer([r.text() for r in requests], truncation=True, max_length=self.max_input,
+                             return_token_type_ids=False, return_attention_mask=False)["input_ids"]
+        order = sorted(range(len(requests)), key=lambda i: len(ids[i]))
         replies: list[Reply | None] = [None] * len(requests)
         start = 0
         while start < len(order):
-            part = order[start:start + self.fits]
+            part = self._pass(order, start, ids)
             out_of_memory = False
             try:
-                answered = self._answer([requests[i] for i in part])
+                answered = self._answer([requests[i] for i in part], [ids[i] for i in part])
             except self.torch.cuda.OutOfMemoryError as exc:  # freed below, once the traceback is let go
                 out_of_memory, answered = True, [Reply(error=f"{type(exc).__name__}: {exc}") for _ in part]
             except Exception as exc:  # a failing pass becomes recorded failures, not a crash
@@ -161,25 +184,45 @@ class HFBackend(LoadedOnFirstUse):
             if out_of_memory:
                 self._free_memory()
                 if len(part) > 1:
-                    self.fits = max(1, len(part) // 2)
-                    print(f"proctor: hf:{self.model}: out of memory with {len(part)} prompts a pass; "
-                          f"{self.fits} from now on", file=sys.stderr, flush=True)
+                    self._halve(part, ids)
                     continue
             for i, reply in zip(part, answered, strict=True):
                 replies[i] = reply
             start += len(part)
         return replies  # type: ignore[return-value]
 
+    def _pass(self, order: list[int], start: int, ids: list[list[int]]) -> list[int]:
+        """The next forward pass from `start`: at most `fits` prompts whose padded tokens (the count times the
+        longest, the last one: `order` is sorted by length) stay within `budget`; at least one."""
+        end = min(len(order), start + self.fits)
+        if self.budget is not None:
+            stop = start + 1
+            while stop < end and (stop + 1 - start) * len(ids[order[stop]]) <= self.budget:
+                stop += 1
+            end = stop
+        return order[start:end]
+
+    def _halve(self, part: list[int], ids: list[list[int]]) -> None:
+        """Halve the pass that ran out of memory (and the token budget), and say so."""
+        self.fits = max(1, len(part) // 2)
+        if self.budget is None:
+            print(f"proctor: hf:{self.model}: out of memory with {len(part)} prompts a pass; {self.fits} from now "
+                  "on", file=sys.stderr, flush=True)
+            return
+        tokens = len(part) * max(len(ids[i]) for i in part)
+        self.budget = max(1, tokens // 2)
+        print(f"proctor: hf:{self.model}: out of memory with {len(part)} prompts ({tokens} padded tokens) a pass; "
+              f"at most {self.fits} prompts and {self.budget} tokens from now on", file=sys.stderr, flush=True)
+
     def _free_memory(self) -> None:
         if self.device.startswith("cuda"):
             self.torch.cuda.empty_cache()
 
-    def _answer(self, requests: list[Request]) -> list[Reply]:
-        """One forward pass (or one `generate`) over a batch of prompts."""
-        batch = self.tokenizer([r.text() for r in requests], return_tensors="pt", padding=True, truncation=True,
-                               max_length=self.max_input, return_token_type_ids=False)
+    def _answer(self, requests: list[Request], ids: list[list[int]]) -> list[Reply]:
+        """One forward pass (or one `generate`) over a batch of prompts (`ids`: their tokens, cut to the window)."""
+        batch = self.tokenizer.pad({"input_ids": ids}, return_tensors="pt", return_attention_mask=True)
         enc = {key: batch[key].to(self.device) for key in ("input_ids", "attention_mask")}
-        counts = enc["attention_mask"].sum(dim=1).tolist()
+        counts = [len(row) for row in ids]
         with self.torch.inference_mode():
             if self.probabilities and all(r.rating for r in requests) and self.one_pass:
                 first = self._first_scores(enc)

@@ -39,7 +39,8 @@ class BackendOptions(Checked):
     device: str | None = option(help="hf/embed: cpu or cuda (default: cuda when available for hf, else cpu)",
                                 applies=("hf", "hf-qa", "embed"))
     batch_size: int | None = option(
-        help="hf: prompts per forward pass (default 8 on the CPU; on CUDA 256, halved while out of memory); "
+        help="hf: prompts per forward pass (default 8 on the CPU; on CUDA as many as fit in 262,144 padded "
+        "tokens, at most 2,048; halved while out of memory); "
         "hf-qa: (default 8)", applies=("hf", "hf-qa"))
     dtype: str | None = option(
         help="hf: the weights' precision: auto (bfloat16 on CUDA where the device supports it, else float32), "
