@@ -107,6 +107,7 @@ class HFBackend(LoadedOnFirstUse):
         config = AutoConfig.from_pretrained(path, local_files_only=True)
         self.seq2seq = bool(getattr(config, "is_encoder_decoder", False))
         loader = AutoModelForSeq2SeqLM if self.seq2seq else AutoModelForCausalLM
+        self.path = path
         self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token or self.tokenizer.unk_token
@@ -129,6 +130,7 @@ class HFBackend(LoadedOnFirstUse):
         self.max_input = max_input_tokens or (window if self.seq2seq else window - self.max_new)
         self.grade_ids = [self.tokenizer.encode(t, add_special_tokens=False)[-1] for t in GRADE_TOKENS]
         self._lengths: dict[tuple[str, bool], int] = {}
+        self._fitting: Any = None
 
     def warm_up(self) -> None:
         """On CUDA, one short pass (CUDA's kernels, handles and memory pool set up before the grading clock)."""
@@ -148,8 +150,18 @@ class HFBackend(LoadedOnFirstUse):
         budget = self.max_input - fixed - 8  # headroom for the tokens decoding adds at the seams
         if self._length(context, False) <= budget:
             return context, False
-        ids = self.tokenizer.encode(context, add_special_tokens=False)
-        return self.tokenizer.decode(ids[:max(0, budget)], skip_special_tokens=True), True
+        ids = self.fitting.encode(context, add_special_tokens=False)
+        return self.fitting.decode(ids[:max(0, budget)], skip_special_tokens=True), True
+
+    @property
+    def fitting(self) -> Any:
+        """A copy of the tokenizer for `fit`, which the engine calls while a pass runs on another thread: one
+        tokenizer shared by both threads makes each wait on the other (each call sets its truncation)."""
+        if self._fitting is None:
+            from transformers import AutoTokenizer
+
+            self._fitting = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
+        return self._fitting
 
     def _length(self, text: str, special: bool) -> int:
         """Tokens in `text`, remembered (a passage comes once per question, an instruction once per passage)."""
@@ -157,7 +169,7 @@ class HFBackend(LoadedOnFirstUse):
         if key not in self._lengths:
             if len(self._lengths) >= LENGTHS_KEPT:
                 self._lengths.clear()
-            self._lengths[key] = len(self.tokenizer.encode(text, add_special_tokens=special))
+            self._lengths[key] = len(self.fitting.encode(text, add_special_tokens=special))
         return self._lengths[key]
 
     async def complete(self, requests: list[Request]) -> list[Reply]:
