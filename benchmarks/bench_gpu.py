@@ -71,12 +71,14 @@ def build_t5(folder: Path, shape: dict) -> Path:
 
 class BackendClock:
     """Seconds `HFBackend._run` spends (tokenising, the model, decoding): the share of Proctor's grading clock
-    the backend is busy. Near 1: Proctor's own work overlaps the model's; well under 1: the pipeline waits."""
+    the backend is busy. Near 1: Proctor's own work overlaps the model's; well under 1: the pipeline waits. Also
+    the forward passes' sizes (prompts, padded tokens)."""
 
     def __init__(self) -> None:
         from proctor.llm.hf import HFBackend
 
-        self.seconds, self.passes, run = 0.0, 0, HFBackend._run
+        self.seconds, self.passes, self.sizes = 0.0, 0, []
+        run, answer = HFBackend._run, HFBackend._answer
 
         def timed(backend, requests):
             start = time.perf_counter()
@@ -86,7 +88,23 @@ class BackendClock:
                 self.seconds += time.perf_counter() - start
                 self.passes += 1
 
-        HFBackend._run = timed
+        def sized(backend, requests, ids):
+            if requests[0].prompt != "warm-up":  # the load's first short pass on CUDA
+                self.sizes.append((len(ids), len(ids) * max(map(len, ids))))
+            return answer(backend, requests, ids)
+
+        HFBackend._run, HFBackend._answer = timed, sized
+
+    def reset(self) -> None:
+        self.seconds, self.passes, self.sizes = 0.0, 0, []
+
+    def passes_shown(self) -> str:
+        prompts = [n for n, _ in self.sizes]
+        if not prompts:
+            return "no passes"
+        mean = sum(prompts) / len(prompts)
+        return (f"{len(prompts)} passes of {min(prompts)}-{max(prompts)} prompts (mean {mean:.0f}), at most "
+                f"{max(t for _, t in self.sizes)} padded tokens")
 
 
 def hf_rows(store: Path, tmp: Path, t5: Path, device: str, queries: int | None, passages: int | None,
@@ -99,12 +117,12 @@ def hf_rows(store: Path, tmp: Path, t5: Path, device: str, queries: int | None, 
     clock = BackendClock()
     for name, options, one_pass in (("hf self-rating, defaults", {}, False),
                                     ("hf --grade-probabilities, defaults", {"probabilities": True}, True)):
-        clock.seconds, clock.passes = 0.0, 0
+        clock.reset()
         wall, summary, grades = proctor_grade(store, tmp / "h.db", "self-rating", f"hf:{t5}", **limits, **options)
         busy = clock.seconds / summary["seconds"] if summary.get("seconds") else float("nan")
         print(f"  {name}: grading clock {summary.get('seconds')} s, model load "
               f"{summary.get('model_load_seconds')} s apart, whole call {wall:.1f} s; the backend busy {busy:.0%} "
-              f"of the clock over {clock.passes} calls", flush=True)
+              f"of the clock over {clock.passes} calls; {clock.passes_shown()}", flush=True)
         prompts = hf_prompts([(g.query_id, g.passage_id, g.question_id) for g in grades], *texts_of(store, grades),
                              words)
         bare = {}
@@ -137,6 +155,7 @@ def main() -> None:
     parser.add_argument("--tiny", action="store_true", help="tiny models (runs on the CPU: checks the script)")
     parser.add_argument("--queries", type=int, help="DL19 queries graded (default: all; --tiny: 1)")
     parser.add_argument("--passages", type=int, help="hf: passages per query (default: all; --tiny: 10)")
+    parser.add_argument("--embed-queries", type=int, help="DL19 queries the embedding rows grade (default: all)")
     parser.add_argument("--loops", default="float32:64,bfloat16:64,bfloat16:256",
                         help="the bare hf loops, DTYPE:BATCH,... (default: %(default)s)")
     args = parser.parse_args()
@@ -159,7 +178,8 @@ def main() -> None:
         store = dl19_store(tmp)
         loops = [(dtype, int(batch)) for dtype, batch in (item.split(":") for item in args.loops.split(","))]
         hf_rows(store, tmp, build_t5(tmp, TINY_T5 if args.tiny else FLAN_T5_LARGE), device, queries, passages, loops)
-        embedding_rows(store, tmp, build_encoder(tmp, TINY_BERT if args.tiny else MINILM), device, queries)
+        embedding_rows(store, tmp, build_encoder(tmp, TINY_BERT if args.tiny else MINILM), device,
+                       args.embed_queries or (queries if args.tiny else None))
 
 
 if __name__ == "__main__":
