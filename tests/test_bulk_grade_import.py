@@ -184,3 +184,24 @@ def test_the_fast_and_the_checked_reading_of_an_entry_agree(tmp_path, name, warm
     [query] = read_exampp(path)
     assert [(g.question_id, g.grade, g.parse_status, g.answer, g.correct) for g in query.grades] == want
     assert all(type(g.grade) is int for g in query.grades if g.grade is not None)
+
+
+def _proctor_entry(*grades: list) -> dict:
+    """An `exam_grades` entry carrying Proctor's own extension (as `proctor export exampp` writes it)."""
+    named = {"id": A.id, "method": A.method, "model": A.model, "prompt_version": A.prompt_version, "bank": A.bank,
+             "bank_version": A.bank_version, "params": A.params, "label_step": A.label_step, "info": A.info}
+    return {"proctor": {"grade_set": named, "grades": [list(g) for g in grades]}}
+
+
+def test_a_grade_given_twice_in_one_extension_entry_is_one_grade_and_two_grades_are_refused(tmp_path):
+    path = tmp_path / "e.jsonl"
+    once, other = ["q1/a", 3, "ok", "3", None, None, None], ["q1/b", 1, "ok", "1", None, None, None]
+    path.write_text(json.dumps(["q1", [_paragraph(_proctor_entry(once, other, once))]]) + "\n")
+    (query,) = read_exampp(path)
+    assert sorted((g.question_id, g.grade) for g in query.grades) == [("q1/a", 3), ("q1/b", 1)]  # counted once
+    path.write_text(json.dumps(["q1", [_paragraph(_proctor_entry(once, other, ["q1/a", 4, "ok", "4", None, None,
+                                                                               None]))]]) + "\n")
+    with pytest.raises(InputError, match=r"proctor.grades: passage 'd1' graded twice differently on question 'q1/a' "
+                                         r"in one entry: 3 and 4") as err:
+        list(read_exampp(path))
+    assert err.value.line == 1

@@ -231,7 +231,7 @@ def proctor_grades(query: ExamppQuery, pid: str, ext: dict, seen: Seen, *, direc
     grade_set = _named_grade_set(as_mapping(ext.get("grade_set"), "proctor.grade_set"))
     key = (grade_set.step, grade_set.model, grade_set.id)
     query.grade_sets[key] = grade_set
-    rows = []
+    rows: dict[str, tuple] = {}
     for listed in as_list(ext.get("grades"), "proctor.grades"):
         if not isinstance(listed, list) or len(listed) != 7:
             raise Refused("proctor.grades: each grade is [question, grade, parse status, raw reply, answer, correct, "
@@ -247,9 +247,13 @@ def proctor_grades(query: ExamppQuery, pid: str, ext: dict, seen: Seen, *, direc
             raise Refused(f"proctor.grades: parse status {status!r} is not a text")
         if correct is not None and not isinstance(correct, bool):
             raise Refused(f"proctor.grades: correct {correct!r} is not true, false or null")
-        rows.append((query.query_id, pid, question, optional_text(raw, "raw reply"), grade, status,
-                     optional_text(answer, "answer"), None if correct is None else int(correct), _json(extra)))
-    _add_grades(query, key, rows, seen)  # type: ignore[arg-type]
+        row = (query.query_id, pid, question, optional_text(raw, "raw reply"), grade, status,
+               optional_text(answer, "answer"), None if correct is None else int(correct), _json(extra))
+        if rows.setdefault(question, row) != row:  # the same grade twice is one grade; two grades are refused
+            what = f"question {question!r}" if question else "relevance"
+            raise Refused(f"proctor.grades: passage {pid!r} graded twice differently on {what} in one entry: "
+                          f"{rows[question][4]} and {grade}")
+    _add_grades(query, key, list(rows.values()), seen)
 
 
 def _named_grade_set(named: dict) -> GradeSet:
