@@ -129,9 +129,15 @@ def hf_rows(store: Path, tmp: Path, t5: Path, device: str, queries: int | None, 
         for dtype, batch in loops:
             model = AutoModelForSeq2SeqLM.from_pretrained(str(t5), local_files_only=True,
                                                           dtype=getattr(torch, dtype)).to(device).eval()
-            bare[(dtype, batch)] = len(prompts) / bare_hf(model, words, prompts, batch, one_pass, device)
+            try:
+                bare[(dtype, batch)] = len(prompts) / bare_hf(model, words, prompts, batch, one_pass, device)
+            except torch.cuda.OutOfMemoryError:  # a batch the card cannot hold is a finding, not the end of the run
+                bare[(dtype, batch)] = 0.0
             del model
-        shown = ", ".join(f"{d} at {b} {rate:.0f}" for (d, b), rate in bare.items())
+            if device == "cuda":
+                torch.cuda.empty_cache()
+        shown = ", ".join(f"{d} at {b} {rate:.0f}" if rate else f"{d} at {b} out of memory"
+                          for (d, b), rate in bare.items())
         line(name, (summary["pairs_per_second"], summary["graded_now"] / wall), max(bare.values()), len(prompts),
              f"; bare (length-sorted): {shown}")
 
