@@ -107,22 +107,29 @@ class BackendClock:
                 f"{max(t for _, t in self.sizes)} padded tokens")
 
 
-def hf_rows(store: Path, tmp: Path, t5: Path, device: str, queries: int | None, passages: int | None,
-            loops: list[tuple[str, int]]) -> None:
+def proctor_hf(store: Path, tmp: Path, t5: Path, clock: BackendClock, name: str, **options) -> tuple:
+    """One Proctor `hf:` grade, its clock, load and passes printed: (wall, summary, grades)."""
+    clock.reset()
+    wall, summary, grades = proctor_grade(store, tmp / "h.db", "self-rating", f"hf:{t5}", **options)
+    busy = clock.seconds / summary["seconds"] if summary.get("seconds") else float("nan")
+    print(f"  {name}: {summary['pairs_per_second']:.0f} pairs/s, grading clock {summary.get('seconds')} s, model "
+          f"load {summary.get('model_load_seconds')} s apart, whole call {wall:.1f} s; the backend busy {busy:.0%} "
+          f"of the clock over {clock.passes} calls; {clock.passes_shown()}", flush=True)
+    return wall, summary, grades
+
+
+def hf_rows(store: Path, tmp: Path, t5: Path, device: str, limits: dict, loops: list[tuple[str, int]],
+            also: int | None) -> None:
     import torch
     from transformers import AutoModelForSeq2SeqLM
 
     words = tokenizer()
-    limits = {"max_queries": queries, "max_passages": passages}
     clock = BackendClock()
     for name, options, one_pass in (("hf self-rating, defaults", {}, False),
                                     ("hf --grade-probabilities, defaults", {"probabilities": True}, True)):
-        clock.reset()
-        wall, summary, grades = proctor_grade(store, tmp / "h.db", "self-rating", f"hf:{t5}", **limits, **options)
-        busy = clock.seconds / summary["seconds"] if summary.get("seconds") else float("nan")
-        print(f"  {name}: grading clock {summary.get('seconds')} s, model load "
-              f"{summary.get('model_load_seconds')} s apart, whole call {wall:.1f} s; the backend busy {busy:.0%} "
-              f"of the clock over {clock.passes} calls; {clock.passes_shown()}", flush=True)
+        wall, summary, grades = proctor_hf(store, tmp, t5, clock, name, **limits, **options)
+        if also:
+            proctor_hf(store, tmp, t5, clock, f"the same at --batch-size {also}", batch_size=also, **limits, **options)
         prompts = hf_prompts([(g.query_id, g.passage_id, g.question_id) for g in grades], *texts_of(store, grades),
                              words)
         bare = {}
@@ -161,6 +168,7 @@ def main() -> None:
     parser.add_argument("--tiny", action="store_true", help="tiny models (runs on the CPU: checks the script)")
     parser.add_argument("--queries", type=int, help="DL19 queries graded (default: all; --tiny: 1)")
     parser.add_argument("--passages", type=int, help="hf: passages per query (default: all; --tiny: 10)")
+    parser.add_argument("--also-batch", type=int, help="hf: Proctor again at --batch-size N (beside its default)")
     parser.add_argument("--embed-queries", type=int, help="DL19 queries the embedding rows grade (default: all)")
     parser.add_argument("--loops", default="float32:64,bfloat16:64,bfloat16:256",
                         help="the bare hf loops, DTYPE:BATCH,... (default: %(default)s)")
@@ -183,7 +191,8 @@ def main() -> None:
         tmp = Path(name)
         store = dl19_store(tmp)
         loops = [(dtype, int(batch)) for dtype, batch in (item.split(":") for item in args.loops.split(","))]
-        hf_rows(store, tmp, build_t5(tmp, TINY_T5 if args.tiny else FLAN_T5_LARGE), device, queries, passages, loops)
+        hf_rows(store, tmp, build_t5(tmp, TINY_T5 if args.tiny else FLAN_T5_LARGE), device,
+                {"max_queries": queries, "max_passages": passages}, loops, args.also_batch)
         embedding_rows(store, tmp, build_encoder(tmp, TINY_BERT if args.tiny else MINILM), device,
                        args.embed_queries or (queries if args.tiny else None))
 
