@@ -17,19 +17,29 @@ from inprocess import run_cli
 from proctor.store import Store
 
 
+def _paragraphs(path) -> dict[str, dict[str, dict]]:
+    """`{qid: {pid: paragraph}}` of an exam_pp file, read with `json`."""
+    with gzip.open(path, "rt") as handle:
+        return {qid: {p["paragraph_id"]: p for p in paras} for qid, paras in map(json.loads, handle)}
+
+
 @pytest.fixture(scope="module")
-def raw(dl19_pool):
+def pool(dl19_pool) -> dict[str, dict[str, dict]]:
+    """The graded pool's paragraphs (`_paragraphs`), read once for the module's tests."""
+    return _paragraphs(dl19_pool)
+
+
+@pytest.fixture(scope="module")
+def raw(pool):
     """Runs `{run: {qid: {pid: score}}}` and grades `{qid: {pid: {question: rating}}}` read directly."""
     runs: dict = defaultdict(lambda: defaultdict(dict))
     grades: dict = defaultdict(dict)
-    with gzip.open(dl19_pool, "rt") as handle:
-        for line in handle:
-            qid, paragraphs = json.loads(line)
-            for p in paragraphs:
-                for r in p["paragraph_data"]["rankings"]:
-                    runs[r["method"]][qid][p["paragraph_id"]] = r["score"]
-                ratings = p["exam_grades"][0]["self_ratings"]
-                grades[qid][p["paragraph_id"]] = {r["question_id"]: r["self_rating"] for r in ratings}
+    for qid, paragraphs in pool.items():
+        for p in paragraphs.values():
+            for r in p["paragraph_data"]["rankings"]:
+                runs[r["method"]][qid][p["paragraph_id"]] = r["score"]
+            ratings = p["exam_grades"][0]["self_ratings"]
+            grades[qid][p["paragraph_id"]] = {r["question_id"]: r["self_rating"] for r in ratings}
     return {k: dict(v) for k, v in runs.items()}, dict(grades)
 
 
@@ -126,7 +136,7 @@ def test_cover_matches_definition_on_hand_checked_queries(dl19_store, raw, query
 
 
 @pytest.mark.slow
-def test_export_import_round_trip(dl19_store, dl19_pool, tmp_path):
+def test_export_import_round_trip(dl19_store, pool, tmp_path):
     out = tmp_path / "export.jsonl.gz"
     result = run_cli("export", "exampp", "--store", dl19_store, "--out", out)
     assert result.code == 0, result.err
@@ -141,10 +151,7 @@ def test_export_import_round_trip(dl19_store, dl19_pool, tmp_path):
         elif table != "imports":
             assert first[table] == second[table], table
     # The exported file says what the original said, paragraph by paragraph.
-    def load(path):
-        with gzip.open(path, "rt") as handle:
-            return {qid: {p["paragraph_id"]: p for p in paras} for qid, paras in map(json.loads, handle)}
-    original, exported = load(dl19_pool), load(out)
+    original, exported = pool, _paragraphs(out)
     assert original.keys() == exported.keys()
     for qid, paragraphs in original.items():
         assert paragraphs.keys() == exported[qid].keys()

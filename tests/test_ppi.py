@@ -231,7 +231,8 @@ def test_dl19_five_judged_topics_cover_at_the_nominal_level(cli, dl19_store, tmp
 
 def test_the_review_apps_calibration_page_shows_the_leaderboard_corrected_by_the_reviewers(tmp_path):
     from proctor import api
-    from test_review import Server
+    from proctor.review.app import create_app
+    from test_grade_set_resolution import _get  # the app in this process: the page is tested, not the server
 
     store_path = _store(tmp_path, RATINGS, {})
     store = api.open_store(store_path)
@@ -239,9 +240,9 @@ def test_the_review_apps_calibration_page_shows_the_leaderboard_corrected_by_the
     for p, verdict in JUDGED["q1"].items():
         store.review.add_review_judgment("q1", p, verdict, "alice", gid)
     store.close()
-    server = Server(store_path)
+    app = create_app(store_path)
     try:
-        status, short = server.get("/calibration")
+        status, short = _get(app, "/calibration")
         assert status == 200 and "Only 1 topic (q1) has reviewer verdicts: a prediction-powered leaderboard needs " \
             "verdicts on at least 2 topics" in short
         store = api.open_store(store_path)
@@ -249,9 +250,9 @@ def test_the_review_apps_calibration_page_shows_the_leaderboard_corrected_by_the
             for p, verdict in JUDGED[q].items():
                 store.review.add_review_judgment(q, p, verdict, "alice", gid)
         store.close()
-        status, page = server.get(f"/calibration?gs={gid}&rel=1")
+        status, page = _get(app, f"/calibration?gs={gid}&rel=1")  # verdicts added by another connection
     finally:
-        server.stop()
+        app.state.review.store.close()
     assert status == 200 and "on 3 of 5 topics (q1, q2, q4), a verdict &ge; 1" in page
     store = api.open_store(store_path)
     expected = api.ppi(store, measures=["P@20"], min_grade=4, human_qrels="reviewers").boards()[0]

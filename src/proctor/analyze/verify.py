@@ -23,6 +23,8 @@ from proctor.store import Store
 Row = tuple[str, str, str, int | None]
 
 REPORTS = ("answers", "spurious", "uncovered", "distribution")
+_ROW_REPORTS = ("spurious", "uncovered")
+"""The reports that read only each grade's (query, passage, question, grade) `Row`, not its full record."""
 
 
 def build_report(store: Store, report: str, grade_set: GradeSet, options: VerifyOptions) -> dict[str, Any]:
@@ -30,7 +32,10 @@ def build_report(store: Store, report: str, grade_set: GradeSet, options: Verify
     JSON)."""
     if report not in REPORTS:
         raise UsageError(f"unknown report {report!r}; choose one of {', '.join(REPORTS)}")
-    grades = [g for g in store.grades.records(grade_set, grade_set.step, options.query) if g.question_id]
+    if report in _ROW_REPORTS:
+        grades = _question_rows(store, grade_set, options.query)
+    else:
+        grades = [g for g in store.grades.records(grade_set, grade_set.step, options.query) if g.question_id]
     if not grades:
         raise UsageError(f"no per-question grades in grade set {grade_set.id} ({grade_set.method} / "
                          f"{grade_set.model})" + (f" for query {options.query}" if options.query else ""))
@@ -44,6 +49,16 @@ def build_report(store: Store, report: str, grade_set: GradeSet, options: Verify
             "bank": grade_set.bank_label, "prompt_version": grade_set.prompt_version, "min_grade": options.min_grade,
             "judged_relevant": options.judged_relevant if report in ("spurious", "uncovered") else None,
             "query": options.query, **body}
+
+
+def _question_rows(store: Store, grade_set: GradeSet, query: str | None) -> list[Row]:
+    """The `Row`s of the grade set's per-question grades (of `query` when given): for the whole grade set read as
+    bare rows (no record built, no `extra` parsed: a quarter of the time on DL19), for one query from its records
+    (found through the key)."""
+    if query is not None:
+        return [(g.query_id, g.passage_id, g.question_id, g.grade)
+                for g in store.grades.records(grade_set, grade_set.step, query) if g.question_id]
+    return [row for row in store.grades.grade_rows(grade_set.id, grade_set.step) if row[2]]
 
 
 def _answers(grades, questions, judgments, store, options) -> dict[str, Any]:
@@ -131,12 +146,8 @@ def uncovered_passages(rows: Iterable[Row], judgments: dict[str, dict[str, int]]
     return out
 
 
-def _rows(grades) -> list[Row]:
-    return [(g.query_id, g.passage_id, g.question_id, g.grade) for g in grades]
-
-
-def _spurious(grades, questions, judgments, store, options) -> dict[str, Any]:
-    rates = question_rates(_rows(grades), judgments, options.min_grade, options.judged_relevant)
+def _spurious(rows, questions, judgments, store, options) -> dict[str, Any]:
+    rates = question_rates(rows, judgments, options.min_grade, options.judged_relevant)
     items = [{"query_id": q, "question_id": k, "question": questions.get(k),
               "non_relevant_answering": r.non_relevant_answering, "non_relevant_graded": r.non_relevant_graded,
               "fraction": r.non_relevant_rate, "relevant_answering": r.relevant_answering,
@@ -152,13 +163,13 @@ def _spurious(grades, questions, judgments, store, options) -> dict[str, Any]:
             "spurious_rule": SPURIOUS_RULE}
 
 
-def _uncovered(grades, questions, judgments, store, options) -> dict[str, Any]:
+def _uncovered(rows, questions, judgments, store, options) -> dict[str, Any]:
     texts = store.corpus.passage_texts()
     relevant = sum(1 for qid, per in judgments.items() if options.query is None or qid == options.query
                    for rel in per.values() if rel >= options.judged_relevant)
     items = [{"query_id": qid, "passage_id": pid, "judgment": rel, "best_grade": grade,
               "text": (texts.get(pid) or "")[:300]}
-             for qid, pid, rel, grade in uncovered_passages(_rows(grades), judgments, options.min_grade,
+             for qid, pid, rel, grade in uncovered_passages(rows, judgments, options.min_grade,
                                                             options.judged_relevant, options.query)]
     return {"judged_relevant_passages": relevant, "uncovered": len(items), "passages": items}
 
