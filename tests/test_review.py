@@ -370,10 +370,11 @@ def test_a_grading_job_can_be_cancelled_and_resumed_without_grading_twice(tmp_pa
     from proctor.review import editing
 
     store_path = seed_demo(tmp_path, ["strong"])
-    with FakeOpenAI(latency=0.15) as llm:
+    with FakeOpenAI() as llm:
         graded = run_in_thread("grade", "--store", store_path, "--method", "self-rating", "--llm",
                                "openai:judge", "--base-url", llm.base_url)  # a thread: Playwright's loop runs here
         assert graded.code == 0, graded.err
+        llm.latency = 0.15  # slow only for the job to be cancelled mid-run, not for the 72 grades before it
         store = Store.open(store_path)
         for qid in ("q1", "q2", "q3"):
             editing.add_question(store, "bank", qid, "test", f"Is {qid} answered here?")
