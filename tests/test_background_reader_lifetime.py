@@ -113,11 +113,21 @@ def test_kill_9_of_the_import_leaves_no_reader_alive(big_exampp, tmp_path, share
     try:
         size = big_exampp.stat().st_size
 
+        readers: list[int] = []  # the group's processes that have the input open, once one has been seen
+
         def reader_far_enough() -> int | None:
-            for pid in _group(proc.pid):
-                position = _position(pid, big_exampp) if pid != proc.pid else None
+            """The reader, once it has read `share` of the input. The whole of /proc is scanned only until a
+            process of the group has the input open; from then on only that process's position is read (a scan
+            of /proc every few milliseconds costs the import the CPU it needs)."""
+            if not readers:
+                readers.extend(pid for pid in _group(proc.pid)
+                               if pid != proc.pid and _position(pid, big_exampp) is not None)
+            for pid in readers:
+                position = _position(pid, big_exampp)
                 if position is not None and position >= share * size:
                     return pid
+            if readers and all(_position(pid, big_exampp) is None for pid in readers):
+                readers.clear()  # closed (or gone) between two looks: scan the group again
             return None
 
         reader = _until_read(proc, reader_far_enough, f"the reader read {share:.0%} of the input")

@@ -23,7 +23,7 @@ def test_four_servers_scale_and_share_the_work(cli, demo_store, tmp_path):
     single = tmp_path / "single.db"
     single.write_bytes(demo_store.read_bytes())
     with contextlib.ExitStack() as stack:
-        servers = [stack.enter_context(FakeOpenAI(latency=0.1)) for _ in range(4)]
+        servers = [stack.enter_context(FakeOpenAI(latency=0.05)) for _ in range(4)]  # 50 ms a reply: 1.8 s alone
         one = _grade(cli, single, [servers[0].base_url], 2)
         assert servers[0].requests == 72 and "servers" not in one
         fleet = _grade(cli, demo_store, [s.base_url for s in servers], 2)
@@ -31,7 +31,8 @@ def test_four_servers_scale_and_share_the_work(cli, demo_store, tmp_path):
     counts = [s["requests"] for s in fleet["servers"]]
     assert sum(counts) == 72 and min(counts) >= 14  # least outstanding first: about 18 each
     assert [s["url"] for s in fleet["servers"]] == [s.base_url for s in servers]
-    # 4 servers in parallel: well above one (3.5x on a quiet machine; the suite runs on 2 busy cores)
+    # 4 servers in parallel: well above one (3.5x on a quiet machine at 50 ms a reply, as at 100 ms; 3.3-3.9x
+    # measured at load 2.5-4 on 2 cores)
     assert fleet["pairs_per_second"] >= 2.0 * one["pairs_per_second"], (fleet, one)
     graded = {tuple(r[:3]): r[3] for g in Store.open(demo_store).grades.grade_sets()
               for r in Store.open(demo_store).grades.grade_rows(g.id, "self-rating")}

@@ -9,6 +9,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -38,15 +39,24 @@ def _port() -> int:
 
 
 class Server:
-    """`proctor review` as a real process on a free port."""
+    """`proctor review` on a free port: a real process (the command as a user starts it; its banner read from its
+    standard error), or with `in_process` the same command (`proctor.cli.main`: its options, checks and banner)
+    on a thread of this process, serving through a real uvicorn server on the port. The tests that pass
+    `in_process` drive the app over HTTP and read the store: the process boundary is not what they test, and a
+    thread spares starting an interpreter and importing Starlette, Jinja2 and uvicorn again (about 0.5 s of CPU
+    a server). `test_other_hosts_need_a_token_and_requests_without_it_are_refused` keeps the real process."""
 
-    def __init__(self, store: Path, *extra: str) -> None:
+    def __init__(self, store: Path, *extra: str, in_process: bool = False) -> None:
         self.port = _port()
-        self.proc = subprocess.Popen([sys.executable, "-m", "proctor", "review", "--store", str(store), "--port",
-                                      str(self.port), *extra], cwd=ROOT, stderr=subprocess.PIPE, text=True,
-                                     env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
-        self.banner = self.proc.stderr.readline()  # type: ignore[union-attr]
         self.url = f"http://127.0.0.1:{self.port}"
+        args = ["review", "--store", str(store), "--port", str(self.port), *extra]
+        self.proc: subprocess.Popen | None = None
+        if in_process:
+            self._start_here(args)
+            return
+        self.proc = subprocess.Popen([sys.executable, "-m", "proctor", *args], cwd=ROOT, stderr=subprocess.PIPE,
+                                     text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+        self.banner = self.proc.stderr.readline()  # type: ignore[union-attr]
         for _ in range(200):  # the banner comes before uvicorn listens: try the port, waiting on the process between
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
@@ -59,6 +69,27 @@ class Server:
                 raise RuntimeError(f"the review server ended (status {status}): {self.banner}") from None
         raise RuntimeError(f"the review server did not start: {self.banner}")
 
+    def _start_here(self, args: list[str]) -> None:
+        """Run `proctor review ARGS` on a thread; return once uvicorn has started (it says so in its `started`)."""
+        self.banner = None
+        self.servers: list = []  # the uvicorn server, once `proctor review` has built it (`_run_in_thread`)
+        self.code: int | None = None
+
+        def serve() -> None:
+            _IN_THREAD.servers = self.servers
+            self.code = main(args)
+
+        _hook_uvicorn()
+        self.thread = threading.Thread(target=serve, daemon=True, name=f"review-{self.port}")
+        self.thread.start()
+        end = time.monotonic() + 30
+        while not (self.servers and self.servers[0].started):
+            if not self.thread.is_alive():
+                raise RuntimeError(f"the review server ended (status {self.code})")
+            if time.monotonic() > end:
+                raise RuntimeError("the review server did not start")
+            self.thread.join(0.005)
+
     def get(self, path: str, headers: dict | None = None, data: bytes | None = None, method: str | None = None):
         request = urllib.request.Request(self.url + path, data=data, headers=headers or {}, method=method)
         try:
@@ -68,8 +99,38 @@ class Server:
             return exc.code, exc.read().decode()
 
     def stop(self) -> None:
+        if self.proc is None:
+            self.servers[0].should_exit = True
+            self.thread.join(10)
+            assert not self.thread.is_alive() and self.code == 0, self.code
+            return
         self.proc.terminate()
         self.proc.wait(10)
+
+
+_IN_THREAD = threading.local()
+"""`servers`: where `proctor review`, run on this thread by `Server(in_process=True)`, puts its uvicorn server."""
+
+
+def _hook_uvicorn() -> None:
+    """Let `uvicorn.run` (which `proctor review` calls) hand its server to the `Server` that runs it on a thread,
+    which stops it by its `should_exit`; on any other thread `uvicorn.run` is uvicorn's own."""
+    import uvicorn
+
+    if getattr(uvicorn.run, "hooked", False):
+        return
+    original = uvicorn.run
+
+    def run(app, **options) -> None:
+        servers = getattr(_IN_THREAD, "servers", None)
+        if servers is None:
+            return original(app, **options)
+        server = uvicorn.Server(uvicorn.Config(app, **options))
+        servers.append(server)
+        server.run()
+
+    run.hooked = True
+    uvicorn.run = run
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +155,7 @@ def demo(tmp_path_factory):
         graded = run_in_thread("grade", "--store", store, "--method", "self-rating", "--llm", "openai:judge",
                                "--base-url", llm.base_url)  # a thread: Playwright's loop may run in this one
         assert graded.code == 0, graded.err
-        server = Server(store, "--llm", "openai:judge", "--base-url", llm.base_url)
+        server = Server(store, "--llm", "openai:judge", "--base-url", llm.base_url, in_process=True)
         try:
             yield {"store": store, "server": server, "llm": llm, "pid": hostile_pid}
         finally:
@@ -309,16 +370,18 @@ def test_a_grading_job_can_be_cancelled_and_resumed_without_grading_twice(tmp_pa
     from proctor.review import editing
 
     store_path = seed_demo(tmp_path, ["strong"])
-    with FakeOpenAI(latency=0.15) as llm:
+    with FakeOpenAI() as llm:
         graded = run_in_thread("grade", "--store", store_path, "--method", "self-rating", "--llm",
                                "openai:judge", "--base-url", llm.base_url)  # a thread: Playwright's loop runs here
         assert graded.code == 0, graded.err
+        llm.latency = 0.15  # slow only for the job to be cancelled mid-run, not for the 72 grades before it
         store = Store.open(store_path)
         for qid in ("q1", "q2", "q3"):
             editing.add_question(store, "bank", qid, "test", f"Is {qid} answered here?")
         editing.publish(store, "bank", "test")
         store.close()
-        server = Server(store_path, "--llm", "openai:judge", "--base-url", llm.base_url, "--concurrency", "1")
+        server = Server(store_path, "--llm", "openai:judge", "--base-url", llm.base_url, "--concurrency", "1",
+                        in_process=True)
         sent = llm.requests
         try:
             page = _page(browser, server, "carol")
@@ -351,7 +414,7 @@ def test_dl19_query_page_edit_publish_grade_and_impact(dl19_pool, tmp_path, brow
     assert main(["import", "exampp", str(dl19_pool), "--store", str(store), "--bank", "dl19"]) == 0  # its grades
     with FakeOpenAI() as llm:
         server = Server(store, "--llm", "openai:google/flan-t5-large", "--base-url", llm.base_url, "--official",
-                        str(DL19 / "dl19-official-leaderboard.json"), "--judged-relevant", "2")
+                        str(DL19 / "dl19-official-leaderboard.json"), "--judged-relevant", "2", in_process=True)
         try:
             page = _page(browser, server, "dana")
             assert page.locator("#queries tbody tr").count() == 43

@@ -77,7 +77,7 @@ def test_the_query_page_flags_by_the_rule_and_names_passages_by_their_first_word
 def test_the_page_shows_first_words_question_texts_on_hover_and_the_rule(graded):
     from test_review import Server
 
-    server = Server(graded)
+    server = Server(graded, in_process=True)
     try:
         status, html = server.get("/query/q1")
     finally:

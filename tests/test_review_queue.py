@@ -116,7 +116,7 @@ def test_the_queue_puts_disagreeing_members_first_and_leaves_reviewed_passages_o
 def test_a_verdict_from_the_queue_page_is_a_reviewer_judgment_that_feeds_calibrate(served_store, browser,  # noqa: F811
                                                                                    tmp_path):
     path, eid = served_store
-    server = Server(path)
+    server = Server(path, in_process=True)
     try:
         page = _page(browser, server, "alice")
         _follow(page, "nav a:text('To review')")

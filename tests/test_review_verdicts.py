@@ -84,7 +84,7 @@ def served(graded_template, tmp_path):
     store = tmp_path / "s.db"
     shutil.copyfile(graded_template, store)
     shutil.copytree(graded_template.parent / "collection", tmp_path / "collection")
-    server = Server(store)
+    server = Server(store, in_process=True)
     try:
         yield store, server
     finally:

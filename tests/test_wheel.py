@@ -16,6 +16,7 @@ import sys
 import sysconfig
 import zipfile
 from pathlib import Path
+from venv import EnvBuilder
 
 import pytest
 
@@ -60,10 +61,10 @@ def fresh_venv(folder: Path) -> tuple[Path, Path]:
     """A fresh virtual environment in `folder`/venv (no pip) that sees this interpreter's installed packages
     through a path file: its python and its site-packages folder."""
     venv = folder / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
+    EnvBuilder(with_pip=False).create(venv)  # what `python -m venv --without-pip` does, without a process
     python = venv / "bin" / "python"
-    site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               capture_output=True, text=True, check=True).stdout.strip())
+    site = Path(sysconfig.get_path("purelib", "venv", vars={"base": str(venv), "platbase": str(venv)}))
+    assert site.is_dir(), site  # the venv's own site-packages: the path file below is read from there
     ours = sysconfig.get_paths()
     (site / "dependencies.pth").write_text("\n".join(dict.fromkeys([ours["purelib"], ours["platlib"]])) + "\n")
     return python, site
