@@ -8,6 +8,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from proctor.errors import InputError
@@ -54,8 +55,16 @@ class Template:
 
     def parts(self, question: str, variables: dict[str, str] | None = None) -> tuple[str, str]:
         """The prompt before and after the context, everything else filled in (for fitting the context)."""
-        before, _, after = self.template.partition("{context}")
-        return fill(before, question, variables), fill(after, question, variables)
+        return _parts(self.template, question, tuple(variables.items()) if variables else ())
+
+
+@lru_cache(maxsize=4096)
+def _parts(template: str, question: str, variables: tuple[tuple[str, str], ...]) -> tuple[str, str]:
+    """`Template.parts`, remembered: a question's prompt is the same for every passage of its query (DL19: 430
+    questions, 92,600 pairs)."""
+    before, _, after = template.partition("{context}")
+    named = dict(variables)
+    return fill(before, question, named), fill(after, question, named)
 
 
 def fill(text: str, question: str, variables: dict[str, str] | None) -> str:
