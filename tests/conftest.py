@@ -32,12 +32,12 @@ DL19 = SHARED / "dl19"
 DL19_POOL = DL19 / "dl19-pool-graded-flan-t5-large.jsonl.gz"
 
 
-LONGEST_FIRST = ("test_ray_engine.py", "test_autojudge.py", "test_bank.py", "test_review.py",
-                 "test_experiment_dl19.py", "test_store_access.py", "test_calibration.py", "test_grading_resume.py",
-                 "test_review_verdict_pages.py", "test_starter_kit_checks.py", "test_wheel.py", "test_analyze.py",
-                 "test_dl19.py", "test_grading_local.py", "test_exampp_round_trip.py", "test_grade_sets.py",
-                 "test_experiment_dry_run.py", "test_background_reader_lifetime.py", "test_ppi.py",
-                 "test_grading_openai.py")
+LONGEST_FIRST = ("test_ray_engine.py", "test_autojudge.py", "test_bank.py", "test_wheel.py", "test_review.py",
+                 "test_analyze.py", "test_dl19.py", "test_store_access.py", "test_experiment_dl19.py",
+                 "test_calibration.py", "test_grading_resume.py", "test_response_cache.py",
+                 "test_review_verdict_pages.py", "test_hf_backend.py", "test_grading_local.py", "test_ppi.py",
+                 "test_grade_sets.py", "test_relevance.py", "test_starter_kit_checks.py", "test_exampp_round_trip.py",
+                 "test_openai_client.py", "test_background_reader_lifetime.py")
 """The files that take longest (their tests' time in a `make test` run, 2026-11-27), longest first: `make test` (xdist,
 one file per process) hands them out first, so no long file is left running alone at the end. Every other file
 follows, those with more tests first (xdist's own rule). A stale list costs only balance, never a test."""
