@@ -119,10 +119,11 @@ class SimilarityEngine(Engine):
         summary.by_status[status] += len(rows)
         summary.graded += len(rows)
         summary.truncated += truncated
-        if error is None:  # {(query, passage, question): (grade, answer, status)}, made in C
+        if error is None:  # {(query, passage, question): (grade, answer, status)}, made in C, one value per grade
             passages, questions, grades, _ = columns
-            self.results.update(zip(zip(repeat(rows[0][0]), passages, questions),
-                                    zip(grades, repeat(None), repeat(SIMILARITY)), strict=False))
+            values = {grade: (grade, None, SIMILARITY) for grade in set(grades)}
+            self.results.update(zip(zip(repeat(rows[0][0]), passages, questions), map(values.__getitem__, grades),
+                                    strict=True))
         progress.update(len(rows), failures=len(rows) if error is not None else 0, calls=1)
 
 
