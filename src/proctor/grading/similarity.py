@@ -1,9 +1,11 @@
 """The embedding method's bulk path: a similarity step graded query by query — the query's texts encoded in one
 call (`llm.embed.EmbeddingBackend.encode`), every pair's cosine read at once, the grades mapped by the
-thresholds in one vectorised step (`methods.embedding.grades_of`) and written as plain rows, one transaction per
-query, while the next query is encoded. The model is loaded before the clock starts (`Summary.load_seconds`);
-memory is handed back once per query. Grades, their `extra`, failures, resume and Ctrl-C are the engine's
-(`grading.engine`), which still grades similarity steps with a pre-filter, with step variables or on Ray."""
+thresholds and their `extra` made in vectorised steps (`methods.embedding.grades_of`, `similarity_extras`) and
+written as columns (`GradeRepository.add_query_grades`: plain multi-row inserts for a query new to the step), one
+transaction per query, while the next query is encoded; no Python object per pair but the columns' own.
+The model is loaded before the clock starts (`Summary.load_seconds`); memory is handed back once per query.
+Grades, their `extra`, failures, resume and Ctrl-C are the engine's (`grading.engine`), which still grades
+similarity steps with a pre-filter, with step variables or on Ray."""
 
 from __future__ import annotations
 
