@@ -10,6 +10,9 @@ prompts rendered from the same template, sorted by length, `generate` (or one fo
 They write nothing. Proctor's figures: `steady`, the pairs per second its summary reports (its grading
 clock), and `wall`, the pairs over the whole `grade` call (planning, model load and commits included).
 
+The embedding line also gives CPU µs per pair (getrusage, every thread: Proctor's over its grading clock, the bare
+loop's over its loop) and their ratio, steadier than pairs/s on a shared machine.
+
 Target (CPU): the embedding path >= 0.8x the bare loop (steady).
 Usage: python benchmarks/bench_local_paths.py [--queries 4] [--hf-passages 30] [--rounds 2]"""
 
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -69,6 +73,33 @@ def dl19_store(folder: Path) -> Path:
         if done.returncode:
             raise SystemExit(f"proctor import {args[0]} failed ({done.returncode}):\n{done.stderr}")
     return store
+
+
+def cpu() -> float:
+    """CPU seconds of this process so far (every thread)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def clock_cpu() -> dict:
+    """Records (key `cpu`) the CPU time over `SimilarityEngine.arun` from its clock's start (the model loaded) to
+    its end."""
+    from proctor.grading.similarity import SimilarityEngine
+
+    seen: dict = {}
+    started, arun = SimilarityEngine._started, SimilarityEngine.arun
+
+    def _started(self):
+        seen["start"] = cpu()
+        return started(self)
+
+    async def timed(self):
+        summary = await arun(self)
+        seen["cpu"] = cpu() - seen.pop("start")
+        return summary
+
+    SimilarityEngine._started, SimilarityEngine.arun = _started, timed
+    return seen
 
 
 def proctor_grade(store: Path, copy: Path, method: str, llm: str, **options) -> tuple[float, dict, list]:
@@ -177,22 +208,28 @@ def embedding(store: Path, tmp: Path, encoder_path: Path, queries: int, rounds: 
 
     encoder = SentenceTransformer(str(encoder_path), device="cpu", local_files_only=True)
     best_p, best_w, best_b, grades, loads = 0.0, 0.0, 0.0, [], []
+    clock, cpu_p, cpu_b = clock_cpu(), float("inf"), float("inf")
     for _ in range(rounds):
         wall, summary, grades = proctor_grade(store, tmp / "e.db", "embedding", f"embed:{encoder_path}",
                                               max_queries=queries)
+        cpu_p = min(cpu_p, clock["cpu"] / summary["graded_now"] * 1e6)
         best_p = max(best_p, summary["pairs_per_second"])
         best_w = max(best_w, summary["graded_now"] / wall)
         loads.append(summary.get("model_load_seconds"))
         if not best_b:
             passages, questions = texts_of(store, grades)
             pairs = [(g.query_id, g.passage_id, g.question_id) for g in grades]
+        before = cpu()
         seconds, bare = bare_embedding(encoder, pairs, passages, questions)
+        cpu_b = min(cpu_b, (cpu() - before) / len(pairs) * 1e6)
         best_b = max(best_b, len(pairs) / seconds)
     ours = {(g.query_id, g.passage_id, g.question_id): g.grade for g in grades}
     same = sum(ours[key] == grade for key, grade in bare)
     note = (f"; model load {loads[0]:.2f} s apart (first round)" if loads[0] is not None
             else "; model load inside the clock (first round)")
     line("embedding, tiny encoder", (best_p, best_w), best_b, len(pairs), f"; same grades {same}/{len(pairs)}{note}")
+    print(f"{'':44s} CPU us/pair (every thread): Proctor {cpu_p:.1f} over its clock | bare {cpu_b:.1f} | ratio "
+          f"{cpu_b / cpu_p:.2f}", flush=True)
 
 
 def hf(store: Path, tmp: Path, t5_path: Path, passages_per_query: int, rounds: int) -> None:

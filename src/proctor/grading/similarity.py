@@ -1,9 +1,11 @@
 """The embedding method's bulk path: a similarity step graded query by query — the query's texts encoded in one
 call (`llm.embed.EmbeddingBackend.encode`), every pair's cosine read at once, the grades mapped by the
-thresholds in one vectorised step (`methods.embedding.grades_of`) and written as plain rows, one transaction per
-query, while the next query is encoded. The model is loaded before the clock starts (`Summary.load_seconds`);
-memory is handed back once per query. Grades, their `extra`, failures, resume and Ctrl-C are the engine's
-(`grading.engine`), which still grades similarity steps with a pre-filter, with step variables or on Ray."""
+thresholds and their `extra` made in vectorised steps (`methods.embedding.grades_of`, `similarity_extras`) and
+written as columns (`GradeRepository.add_query_grades`: plain multi-row inserts for a query new to the step), one
+transaction per query, while the next query is encoded; no Python object per pair but the columns' own.
+The model is loaded before the clock starts (`Summary.load_seconds`); memory is handed back once per query.
+Grades, their `extra`, failures, resume and Ctrl-C are the engine's (`grading.engine`), which still grades
+similarity steps with a pre-filter, with step variables or on Ray."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ import asyncio
 import contextlib
 import signal
 from collections.abc import Iterator
-from itertools import groupby
+from itertools import groupby, repeat
+from operator import itemgetter
 from typing import Any
 
 from proctor.grading.engine import Engine, GradeOptions, Summary, reason_of
@@ -19,7 +22,7 @@ from proctor.grading.plan import Plan
 from proctor.grading.progress import Progress
 from proctor.methods import Method
 from proctor.methods.base import FAILED, SIMILARITY
-from proctor.methods.embedding import grades_of, similarity_extra
+from proctor.methods.embedding import grades_of, similarity_extras
 from proctor.store.repository import dumps
 
 Pending = list[tuple[str, str, str, tuple, dict]]
@@ -74,54 +77,59 @@ class SimilarityEngine(Engine):
         summary.calls, summary.tokens, summary.cached = progress.calls, progress.tokens, progress.cached
         return summary
 
-    def _score(self, rows: Pending) -> tuple[Pending, list[tuple], int, str | None]:
-        """(the pairs, their grade rows, how many of them had their passage cut, the error when encoding failed);
-        runs on a worker thread."""
+    def _score(self, rows: Pending) -> tuple[Pending, tuple[list, ...], int, str | None]:
+        """(the pairs, their grades as columns (passages, questions, grades, extras), how many of them had their
+        passage cut, the error when encoding failed); runs on a worker thread, in C loops where it can (no
+        Python object per pair but the columns' own)."""
         from proctor.llm.embed import release_memory
 
         try:
-            questions = list(dict.fromkeys(item[1] for _, _, _, item, _ in rows))
-            passages = list(dict.fromkeys(text for _, _, text, _, _ in rows))
+            items = list(map(itemgetter(3), rows))
+            asked, texts = list(map(itemgetter(1), items)), list(map(itemgetter(2), rows))
+            questions, passages = list(dict.fromkeys(asked)), list(dict.fromkeys(texts))
             vectors = self.backend.encode(questions + passages)
             at = {text: n for n, text in enumerate(questions)}
             at.update({text: len(questions) + n for n, text in enumerate(passages)})
             vectors = vectors.astype("float64")  # summed in float64: the same on every BLAS build
-            left = vectors[[at[item[1]] for _, _, _, item, _ in rows]]
-            right = vectors[[at[text] for _, _, text, _, _ in rows]]
-            scores = (left * right).sum(axis=1).tolist()
+            scores = (vectors[list(map(at.__getitem__, asked))] * vectors[list(map(at.__getitem__, texts))]).sum(axis=1)
             cut = set(p for p, long in zip(passages, self.backend.too_long(passages), strict=True) if long) \
                 if self.cuts_context else set()
         except Exception as exc:  # a failing query becomes recorded failures, not a crash
-            return rows, [], 0, f"{type(exc).__name__}: {exc}"
+            return rows, (), 0, f"{type(exc).__name__}: {exc}"
         finally:
             release_memory()
-        grades = grades_of(scores).tolist()
-        out = [(self.step, qid, pid, item[0], None, grade, SIMILARITY, None, None,
-                similarity_extra(score) if text not in cut else
-                dumps({"similarity": round(score, 6), "truncated": True}))
-               for (qid, pid, text, item, _), grade, score in zip(rows, grades, scores, strict=True)]
-        return rows, out, sum(1 for _, _, text, _, _ in rows if text in cut) if cut else 0, None
+        extras = similarity_extras(scores)
+        for n in [n for n, text in enumerate(texts) if text in cut] if cut else ():
+            extras[n] = dumps({"similarity": round(float(scores[n]), 6), "truncated": True})
+        columns = (list(map(itemgetter(1), rows)), list(map(itemgetter(0), items)), grades_of(scores).tolist(), extras)
+        return rows, columns, sum(1 for text in texts if text in cut) if cut else 0, None
 
-    def _commit(self, rows: Pending, out: list[tuple], truncated: int, error: str | None, summary: Summary,
+    def _commit(self, rows: Pending, columns: tuple[list, ...], truncated: int, error: str | None, summary: Summary,
                 progress: Progress) -> None:
-        """Write one query's grade rows (or its failures) in one transaction and count them."""
+        """Write one query's grades (or its failures) in one transaction and count them."""
+        with self.store.transaction():
+            if error is not None:
+                self.store.grades.upsert_attempt_rows(self.grade_set, [
+                    (self.step, qid, pid, item[0], None, None, FAILED, None, None, dumps({"error": error}))
+                    for qid, pid, _, item, _ in rows])
+            else:
+                self.store.grades.add_query_grades(self.grade_set, self.step, rows[0][0], SIMILARITY, columns)
         if error is not None:
-            out = [(self.step, qid, pid, item[0], None, None, FAILED, None, None, dumps({"error": error}))
-                   for qid, pid, _, item, _ in rows]
             summary.errors[reason_of(error)] += len(rows)
             summary.failures += len(rows)
-        with self.store.transaction():
-            self.store.grades.upsert_attempt_rows(self.grade_set, out)
         status = FAILED if error is not None else SIMILARITY
         summary.by_status[status] += len(rows)
         summary.graded += len(rows)
         summary.truncated += truncated
-        if error is None:
-            self.results.update({(row[1], row[2], row[3]): (row[5], None, SIMILARITY) for row in out})
+        if error is None:  # {(query, passage, question): (grade, answer, status)}, made in C, one value per grade
+            passages, questions, grades, _ = columns
+            values = {grade: (grade, None, SIMILARITY) for grade in set(grades)}
+            self.results.update(zip(zip(repeat(rows[0][0]), passages, questions), map(values.__getitem__, grades),
+                                    strict=True))
         progress.update(len(rows), failures=len(rows) if error is not None else 0, calls=1)
 
 
 def _by_query(pending: Iterator[tuple]) -> Iterator[Pending]:
     """The pending pairs grouped by query (the plan yields them query by query)."""
-    for _, rows in groupby(pending, key=lambda row: row[0]):
+    for _, rows in groupby(pending, key=itemgetter(0)):
         yield list(rows)

@@ -8,14 +8,15 @@ writing time by `grade_batches.batch` (schema 3): the statements here map them t
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from itertools import islice
 from typing import Any
 
 from proctor.records import Grade, GradeSet
 from proctor.store.bulk import KEPT_PER_GRADE_SET, GradeImport, hold_kept_triggers, upsert_sql
-from proctor.store.repository import Repository, dumps, now
+from proctor.store.repository import ROWS_PER_INSERT, Repository, dumps, now
 
 FAILED = "failed"
 """The `parse_status` of a grade whose reply could not be turned into a grade."""
@@ -138,6 +139,33 @@ class GradeRepository(Repository):
             steps = {(grade_set_id, step) for step in {row[0] for row in rows}}
             writer.changed.update(self._numbers("grade_series", "series", ("grade_set_id", "step"), steps).values())
 
+    def add_query_grades(self, grade_set_id: str, step: str, query_id: str, status: str, columns: tuple[list, ...]
+                         ) -> None:
+        """One grading attempt's grades of one query, as `columns` (passages, questions, grades, extras as JSON), all
+        with parse status `status` and no reply, answer or correctness: the rows `upsert_attempt_rows` writes for
+        them (same numbering, same bytes), by plain inserts of `ROWS_PER_INSERT` rows a statement when the step
+        holds no grade of the query yet (`insert_query_columns`), by the upsert otherwise (a retry). Must run
+        inside a transaction."""
+        passages, questions, grades, extras = columns
+        if not passages:
+            return
+        created = now()
+        with self.grade_import(created) as writer:
+            series = self._numbers("grade_series", "series", ("grade_set_id", "step"), {(grade_set_id, step)})
+            number = series[(grade_set_id, step)]
+            writer.changed.add(number)
+            if self.db.execute("SELECT 1 FROM grades WHERE series = ? AND query_id = ? LIMIT 1",
+                               (number, query_id)).fetchone() is None:
+                items = {key[0]: n for key, n in self._numbers(
+                    "grade_items", "item", ("question_id",), {(q,) for q in set(questions)}).items()}
+                batch = self._numbers("grade_batches", "batch", ("created",), {(created,)})[(created,)]
+                with suppress(sqlite3.IntegrityError):  # a pair given twice: written by the upsert, as before
+                    insert_query_columns(self.db, (number, query_id, status, batch),
+                                         (passages, list(map(items.__getitem__, questions)), grades, extras))
+                    return
+            self.upsert_grade_rows(grade_set_id, [(step, query_id, p, q, None, g, status, None, None, e) for
+                                                  p, q, g, e in zip(*columns, strict=True)], created, attempt=True)
+
     def _numbers(self, table: str, number: str, columns: tuple[str, ...], keys: set[tuple]) -> dict[tuple, int]:
         """`{key: number}` of the keys, numbering those `table` lacks."""
         names = ", ".join(columns)
@@ -252,6 +280,40 @@ class GradeRepository(Repository):
         instead; call inside a transaction."""
         self.db.execute(f"DELETE FROM grades WHERE series = {SERIES}", (grade_set_id, step))
         self.upsert_grade_rows(grade_set_id, rows)
+
+
+_QUERY_ROW = "({series}, ?1, ?2, ?, ?, ?, ?, NULL, NULL, NULL, {batch}, 1)"
+_QUERY_INSERT = ("INSERT INTO grades (series, query_id, parse_status, passage_id, item, grade, extra, raw_reply,"
+                 " answer, correct, batch, attempts) VALUES ")
+"""A new grade row of one query (?1) and parse status (?2): passage, question's number, grade, extra."""
+
+
+def insert_query_columns(db: sqlite3.Connection, fixed: tuple[int, str, str, int], columns: tuple[list, ...]) -> None:
+    """Plain inserts of one query's new grade rows, `ROWS_PER_INSERT` a statement: `fixed` (series, query, parse
+    status, batch), `columns` (passages, questions' numbers, grades, extras; raw reply, answer and correct NULL,
+    one attempt). Every key must be new: one that is not raises `sqlite3.IntegrityError`, with nothing written
+    (the statements run inside a savepoint)."""
+    series, query_id, status, batch = fixed
+    width = len(columns)
+    flat: list = [None] * (width * len(columns[0]))
+    for at, column in enumerate(columns):  # interleaved in C: no tuple per row
+        flat[at::width] = column
+    one = _QUERY_ROW.format(series=int(series), batch=int(batch))
+    step = width * ROWS_PER_INSERT
+    whole = len(flat) - len(flat) % step
+    db.execute("SAVEPOINT query_rows")
+    try:
+        if whole:
+            db.executemany(_QUERY_INSERT + ", ".join([one] * ROWS_PER_INSERT),
+                           [[query_id, status, *flat[at:at + step]] for at in range(0, whole, step)])
+        if whole < len(flat):
+            db.execute(_QUERY_INSERT + ", ".join([one] * ((len(flat) - whole) // width)),
+                       [query_id, status, *flat[whole:]])
+    except BaseException:
+        db.execute("ROLLBACK TO query_rows")
+        raise
+    finally:
+        db.execute("RELEASE query_rows")
 
 
 class _Stored(GradeSet):
