@@ -282,3 +282,16 @@ def test_the_model_is_loaded_before_the_grading_clock_and_its_load_reported_apar
     again = cli("grade", "--store", demo_store, "--method", "self-rating", "--llm", f"hf:{tiny_models['tiny-t5']}",
                 "--max-queries", "1", "--max-passages", "2", "--format", "json")
     assert "model_load_seconds" not in json.loads(again.out)  # nothing left to grade: nothing loaded
+
+
+def test_on_cuda_the_load_runs_one_short_pass_and_its_failure_is_left_to_the_first_real_pass(tiny_models):
+    from proctor.llm.hf import HFBackend
+
+    backend = _backend(tiny_models["tiny-t5"])
+    backend.warm_up()  # on the CPU: nothing
+    calls = []
+    backend.device = "cuda"  # as on a GPU machine; this one has none, so the pass itself fails
+    original = HFBackend._answer
+    backend._answer = lambda requests, ids: calls.append((len(requests), ids)) or original(backend, requests, ids)
+    backend.warm_up()  # the error (no CUDA here) is not raised: the first real pass meets it and records it
+    assert [n for n, _ in calls] == [1] and calls[0][1] == backend.tokenizer(["warm-up"])["input_ids"]

@@ -8,6 +8,7 @@ method's bulk path, `proctor.grading.similarity`: a query's texts in one call)."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from functools import cache
@@ -114,7 +115,8 @@ class EmbeddingBackend:
         if not self.loaded:
             self.encoder  # noqa: B018 (loads it)
             if self.device.startswith("cuda"):  # CUDA's kernels and handles set up here, not in the first query
-                self.encode(["warm-up"])
+                with contextlib.suppress(Exception):  # the first query meets the same error and records it
+                    self.encode(["warm-up"])
         return time.perf_counter() - start
 
     def encode(self, texts: list[str]) -> Any:

@@ -136,7 +136,10 @@ class HFBackend(LoadedOnFirstUse):
         """On CUDA, one short pass (CUDA's kernels, handles and memory pool set up before the grading clock)."""
         if self.device.startswith("cuda"):
             ids = self.tokenizer(["warm-up"], return_token_type_ids=False, return_attention_mask=False)["input_ids"]
-            self._answer([Request("", "", "", "warm-up", "", "", 2)], ids)
+            try:
+                self._answer([Request("", "", "", "warm-up", "", "", 2)], ids)
+            except Exception:  # the first real pass meets the same error and records it (out of memory: halves)
+                self._free_memory()
 
     def params(self) -> dict[str, Any]:
         params: dict[str, Any] = {"decoding": "greedy", "probabilities": self.probabilities,
