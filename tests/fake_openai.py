@@ -58,6 +58,9 @@ class FakeOpenAI:
         self.batches: dict[str, dict] = {}
         self.hold_batches = False
         """While True, batches stay `in_progress` (a detached grade finds them unfinished)."""
+        self.holding = False
+        """While True, chat replies wait (after `latency`): requests stay in flight until a test lets them go,
+        however slowly the machine runs."""
         self.hold_uploads = False
         """While True, file uploads wait (a `grade` is caught in its submit step); `uploading` is set by the first."""
         self.uploading = threading.Event()
@@ -201,6 +204,8 @@ class FakeOpenAI:
         action = self.faults(prompt, attempt)
         if self.latency:
             await asyncio.sleep(self.latency)
+        while self.holding:
+            await asyncio.sleep(0.005)
         if action == "429":
             return "429 Too Many Requests", {"error": {"message": "slow down", "type": "rate_limit"}}
         if action == "401":

@@ -42,18 +42,20 @@ def test_workers_grade_as_one_process_does(cli, demo_store, tmp_path):
 
 
 def test_a_worker_that_dies_fails_its_requests_and_the_others_answer_them_from_then_on():
-    with FakeOpenAI(latency=0.5) as server:
+    with FakeOpenAI() as server:
         backend = make_backend("openai:m", method="self-rating",
                                options={"base_url": server.base_url, "workers": 2, "concurrency": 8})
         requests = [Request("q", f"p{n}", "i", f"prompt {n}", "question?", "context") for n in range(8)]
 
         async def run():
             try:
+                server.holding = True  # every request stays in flight until the kill is done
                 asking = asyncio.ensure_future(backend.complete(requests))
-                await asyncio.to_thread(server.wait_for_requests, 8, 30)  # every request is in flight
+                await asyncio.to_thread(server.wait_for_requests, 8, 30)
                 os.kill(backend._processes[0].pid, signal.SIGKILL)
+                await asyncio.to_thread(backend._processes[0].join, 30)
+                server.holding = False
                 replies = await asyncio.wait_for(asking, 30)
-                server.latency = 0  # slow only to have every request in flight at the kill
                 return replies, await asyncio.wait_for(backend.complete(requests), 30)  # the live worker alone
             finally:
                 await backend.aclose()

@@ -20,9 +20,10 @@ def parse_rating(reply: str | None, probabilities: dict[int, float] | None = Non
     """A 0–5 grade from a reply (or from grade-token probabilities when given)."""
     if probabilities:
         total = sum(probabilities.values())
-        best = max(sorted(probabilities), key=lambda g: probabilities[g])
+        grades = sorted(probabilities)
+        best = max(grades, key=probabilities.__getitem__)  # the first (lowest) grade of the most likely
         expected = sum(g * p for g, p in probabilities.items()) / total if total else None
-        extra = {"expected_grade": expected, "probabilities": {str(g): p for g, p in sorted(probabilities.items())}}
+        extra = {"expected_grade": expected, "probabilities": {str(g): probabilities[g] for g in grades}}
         text_parse = parse_rating(reply) if reply is not None else None
         if text_parse is not None and text_parse.grade != best:
             extra["text_parse"] = {"grade": text_parse.grade, "status": text_parse.status}

@@ -16,9 +16,14 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
+"""`json.dumps(value, sort_keys=True, ensure_ascii=False)` without building an encoder per call (what `json.dumps`
+does for any but its default arguments: a grade's `extra`, once per grade)."""
+
+
 def dumps(value: Any) -> str | None:
     """Canonical JSON of a value (None stays None)."""
-    return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return None if value is None else _CANONICAL(value)
 
 
 def loads(value: str | None) -> Any:
