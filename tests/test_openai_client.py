@@ -128,21 +128,23 @@ def test_requests_go_through_the_proxy_the_environment_names(monkeypatch):
 
 
 def test_connections_are_split_among_small_pools_and_requests_go_to_the_least_loaded():
-    async def run(url: str) -> list[int]:
-        client = Client(url, "key", 5.0, 64)
+    async def run(server: FakeOpenAI) -> list[int]:
+        client = Client(server.base_url, "key", 5.0, 64)
         assert len(client.pools) == 8  # pools of at most 8 connections (each scans its own on every request)
         try:
+            server.holding = True  # none answered until the load is read, however slowly the machine runs
             asking = [asyncio.ensure_future(client.post("/chat/completions", BODY)) for _ in range(16)]
-            await asyncio.sleep(0.1)  # all sent, none answered yet
+            await asyncio.to_thread(server.wait_for_requests, 16, 30)  # all sent
             load = list(client.load)
+            server.holding = False
             await asyncio.gather(*asking)
             assert client.load == [0] * 8
             return load
         finally:
             await client.aclose()
 
-    with FakeOpenAI(latency=0.5) as server:
-        assert asyncio.run(run(server.base_url)) == [2] * 8
+    with FakeOpenAI() as server:
+        assert asyncio.run(run(server)) == [2] * 8
     assert len(Client("http://x.invalid/v1", "key", 1.0, 4).pools) == 1
 
 
