@@ -124,3 +124,12 @@ def test_a_padded_pass_is_one_tokenizer_call_over_its_prompts(tiny_models, name,
         assert torch.equal(one_call["input_ids"], padded["input_ids"])
         assert torch.equal(one_call["attention_mask"], padded["attention_mask"])
     assert backend.tokenizer.padding_side == ("right" if name == "tiny-t5" else "left")
+
+
+def test_no_requests_get_no_replies(tiny_models):
+    """`HFBackend._run([])` returned [] before this session; the tokenisation of every prompt up front now calls
+    the tokenizer on an empty batch, which raises IndexError in transformers' fast tokenizer. No caller in
+    Proctor sends an empty batch today (the cache, the engine, probe and Ray guard it), so this is latent."""
+    from proctor.llm.hf import HFBackend
+
+    assert HFBackend(str(tiny_models["tiny-t5"]))._run([]) == []

@@ -182,6 +182,8 @@ class HFBackend(LoadedOnFirstUse):
         """Replies in request order; the prompts tokenised once, sorted by length and sent in forward passes of at
         most `fits` prompts and `budget` padded tokens, both halved on out-of-memory (a prompt that does not fit
         alone fails; the run goes on)."""
+        if not requests:  # the tokenizer refuses an empty batch
+            return []
         ids = self.tokenizer([r.text() for r in requests], truncation=True, max_length=self.max_input,
                              return_token_type_ids=False, return_attention_mask=False)["input_ids"]
         order = sorted(range(len(requests)), key=lambda i: len(ids[i]))
