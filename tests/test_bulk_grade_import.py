@@ -202,6 +202,10 @@ def test_a_grade_given_twice_in_one_extension_entry_is_one_grade_and_two_grades_
     path.write_text(json.dumps(["q1", [_paragraph(_proctor_entry(once, other, ["q1/a", 4, "ok", "4", None, None,
                                                                                None]))]]) + "\n")
     with pytest.raises(InputError, match=r"proctor.grades: passage 'd1' graded twice differently on question 'q1/a' "
-                                         r"in one entry: 3 and 4") as err:
+                                         r"in one entry: raw reply '3' and '4'") as err:
         list(read_exampp(path))
     assert err.value.line == 1
+    path.write_text(json.dumps(["q1", [_paragraph(_proctor_entry(once, ["q1/a", 3, "ok", "3", "yes", None,
+                                                                        None]))]]) + "\n")
+    with pytest.raises(InputError, match=r"on question 'q1/a' in one entry: answer None and 'yes'"):
+        list(read_exampp(path))

@@ -51,7 +51,7 @@ def test_a_worker_that_dies_fails_its_requests_and_the_others_answer_them_from_t
             try:
                 server.holding = True  # every request stays in flight until the kill is done
                 asking = asyncio.ensure_future(backend.complete(requests))
-                await asyncio.to_thread(server.wait_for_requests, 8, 30)
+                assert await asyncio.to_thread(server.wait_for_requests, 8, 30)
                 os.kill(backend._processes[0].pid, signal.SIGKILL)
                 await asyncio.to_thread(backend._processes[0].join, 30)
                 server.holding = False

@@ -134,7 +134,7 @@ def test_connections_are_split_among_small_pools_and_requests_go_to_the_least_lo
         try:
             server.holding = True  # none answered until the load is read, however slowly the machine runs
             asking = [asyncio.ensure_future(client.post("/chat/completions", BODY)) for _ in range(16)]
-            await asyncio.to_thread(server.wait_for_requests, 16, 30)  # all sent
+            assert await asyncio.to_thread(server.wait_for_requests, 16, 30)  # all sent
             load = list(client.load)
             server.holding = False
             await asyncio.gather(*asking)

@@ -249,11 +249,17 @@ def proctor_grades(query: ExamppQuery, pid: str, ext: dict, seen: Seen, *, direc
             raise Refused(f"proctor.grades: correct {correct!r} is not true, false or null")
         row = (query.query_id, pid, question, optional_text(raw, "raw reply"), grade, status,
                optional_text(answer, "answer"), None if correct is None else int(correct), _json(extra))
-        if rows.setdefault(question, row) != row:  # the same grade twice is one grade; two grades are refused
+        if (first := rows.setdefault(question, row)) != row:  # the same grade twice is one; two are refused
             what = f"question {question!r}" if question else "relevance"
+            field, before, after = next((name, a, b) for name, a, b in
+                                        zip(_GRADE_FIELDS, first[3:], row[3:], strict=True) if a != b)
             raise Refused(f"proctor.grades: passage {pid!r} graded twice differently on {what} in one entry: "
-                          f"{rows[question][4]} and {grade}")
+                          f"{field} {before!r} and {after!r}")
     _add_grades(query, key, list(rows.values()), seen)
+
+
+_GRADE_FIELDS = ("raw reply", "grade", "parse status", "answer", "correct", "extra")
+"""What a `proctor.grades` row holds after its question (the words a refusal names a differing one by)."""
 
 
 def _named_grade_set(named: dict) -> GradeSet:

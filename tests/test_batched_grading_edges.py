@@ -1,7 +1,6 @@
-"""Review s13: paths of this session's changes that no test pinned — the embedding bulk path interrupted and
-resumed, a failed query graded again through `add_query_grades`, `similarity_extras` at exact ties and their
-neighbours, and the hf backend's padded passes against one tokenizer call per batch for a left-padded (causal)
-model too."""
+"""Batched grading at its edges: the embedding bulk path interrupted and resumed, a failed query graded again
+through `add_query_grades`, `similarity_extras` at exact ties and their neighbours, the hf backend's padded passes
+against one tokenizer call per batch (a left-padded causal model too), and an empty batch."""
 
 from __future__ import annotations
 
