@@ -8,10 +8,9 @@ parameters when it is not float32, so float32 grade sets keep the ids they alway
 takes as many prompts as fit in `CUDA_TOKENS` padded tokens (512 prompts of a 512-token window, more of shorter
 ones, at most `CUDA_MOST`) unless `--batch-size` says otherwise; out of memory, the backend halves its pass and
 tries again, and keeps the smaller pass (a prompt that does not fit alone is a recorded failure, the run goes
-on). With
-`probabilities=True` a rating request (`Request.rating`) is read in one forward pass: the distribution over the
-tokens "0".."5" at the first generated position, and the reply text is that position's most likely token (as
-the openai backend's one-token reply); other requests are generated."""
+on). With `probabilities=True` a rating request (`Request.rating`) is read in one forward pass: the distribution
+over the tokens "0".."5" at the first generated position, and the reply text is that position's most likely
+token (as the openai backend's one-token reply); other requests are generated."""
 
 from __future__ import annotations
 
@@ -32,7 +31,7 @@ CPU_BATCH = 8
 CUDA_TOKENS = 512 * 512
 """Padded tokens per forward pass by default on CUDA (halved on out-of-memory): on one H100, FLAN-T5-large's
 shape graded fastest at the largest passes tried (bare loops, bfloat16: 67 prompts/s at 64 a pass, 212 at 256,
-288 at 512; `benchmarks/bench_gpu.py`)."""
+288-316 at 512, 382 at 1,024; Proctor with this budget 346; `benchmarks/bench_gpu.py`)."""
 CUDA_MOST = 2048
 """Prompts per forward pass at most by default on CUDA (short prompts), and per call from the engine."""
 LENGTHS_KEPT = 20_000

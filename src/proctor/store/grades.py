@@ -16,7 +16,7 @@ from typing import Any
 
 from proctor.records import Grade, GradeSet
 from proctor.store.bulk import KEPT_PER_GRADE_SET, GradeImport, hold_kept_triggers, upsert_sql
-from proctor.store.repository import ROWS_PER_INSERT, Repository, dumps, now
+from proctor.store.repository import Repository, dumps, insert_plain, now
 
 FAILED = "failed"
 """The `parse_status` of a grade whose reply could not be turned into a grade."""
@@ -282,33 +282,24 @@ class GradeRepository(Repository):
         self.upsert_grade_rows(grade_set_id, rows)
 
 
-_QUERY_ROW = "({series}, ?1, ?2, ?, ?, ?, ?, NULL, NULL, NULL, {batch}, 1)"
-_QUERY_INSERT = ("INSERT INTO grades (series, query_id, parse_status, passage_id, item, grade, extra, raw_reply,"
-                 " answer, correct, batch, attempts) VALUES ")
-"""A new grade row of one query (?1) and parse status (?2): passage, question's number, grade, extra."""
+_QUERY_ROW = "({series}, ?, ?, ?, NULL, ?, ?, NULL, NULL, ?, {batch}, 1)"
+"""A new grade row of one query without reply, answer or correctness, one attempt: (query, passage, question's
+number, grade, parse status, extra)."""
 
 
 def insert_query_columns(db: sqlite3.Connection, fixed: tuple[int, str, str, int], columns: tuple[list, ...]) -> None:
-    """Plain inserts of one query's new grade rows, `ROWS_PER_INSERT` a statement: `fixed` (series, query, parse
-    status, batch), `columns` (passages, questions' numbers, grades, extras; raw reply, answer and correct NULL,
-    one attempt). Every key must be new: one that is not raises `sqlite3.IntegrityError`, with nothing written
-    (the statements run inside a savepoint)."""
+    """Plain inserts of one query's new grade rows (`store.repository.insert_plain`): `fixed` (series, query,
+    parse status, batch), `columns` (passages, questions' numbers, grades, extras). Every key must be new: one that
+    is not raises `sqlite3.IntegrityError`, with nothing written (the statements run inside a savepoint)."""
     series, query_id, status, batch = fixed
-    width = len(columns)
-    flat: list = [None] * (width * len(columns[0]))
-    for at, column in enumerate(columns):  # interleaved in C: no tuple per row
-        flat[at::width] = column
-    one = _QUERY_ROW.format(series=int(series), batch=int(batch))
-    step = width * ROWS_PER_INSERT
-    whole = len(flat) - len(flat) % step
+    passages, items, grades, extras = columns
+    count = len(passages)
+    flat: list = [None] * (6 * count)
+    for at, column in enumerate(([query_id] * count, passages, items, grades, [status] * count, extras)):
+        flat[at::6] = column  # interleaved in C: no tuple per row
     db.execute("SAVEPOINT query_rows")
     try:
-        if whole:
-            db.executemany(_QUERY_INSERT + ", ".join([one] * ROWS_PER_INSERT),
-                           [[query_id, status, *flat[at:at + step]] for at in range(0, whole, step)])
-        if whole < len(flat):
-            db.execute(_QUERY_INSERT + ", ".join([one] * ((len(flat) - whole) // width)),
-                       [query_id, status, *flat[whole:]])
+        insert_plain(db, "grades", _QUERY_ROW.format(series=int(series), batch=int(batch)), flat, 6)
     except BaseException:
         db.execute("ROLLBACK TO query_rows")
         raise

@@ -68,16 +68,17 @@ def insert_new_first(db: sqlite3.Connection, table: str, values: str, conflict: 
         column, function = mapped
         flat[column::width] = map(function, flat[column::width])
     try:
-        _insert(db, f"INSERT INTO {table} VALUES {values}", values, flat, width)
+        insert_plain(db, table, values, flat, width)
     except sqlite3.IntegrityError:
         db.executemany(upsert, zip(*[iter(flat)] * width, strict=True))
         return False
     return True
 
 
-def _insert(db: sqlite3.Connection, one: str, values: str, flat: list, width: int) -> None:
-    """Plain inserts of the rows of `width` values in `flat`: `ROWS_PER_INSERT` a statement, the rest one by
-    one."""
+def insert_plain(db: sqlite3.Connection, table: str, values: str, flat: list, width: int) -> None:
+    """Plain inserts into `table` of the rows of `width` values in `flat` (`values`: one row's SQL):
+    `ROWS_PER_INSERT` a statement, the rest one by one."""
+    one = f"INSERT INTO {table} VALUES {values}"
     step = width * ROWS_PER_INSERT
     whole = len(flat) - len(flat) % step
     if whole:
