@@ -43,6 +43,32 @@ one file per process) hands them out first, so no long file is left running alon
 follows, those with more tests first (xdist's own rule). A stale list costs only balance, never a test."""
 
 
+ONE_WORKER = ("test_analyze.py", "test_autojudge.py", "test_autojudge_submission.py", "test_batched_grading_edges.py",
+              "test_demo.py", "test_dropping_members.py", "test_embedding_bulk.py", "test_exampp_round_trip.py",
+              "test_experiment_dl19.py", "test_experiment_dry_run.py", "test_extractive_qa.py",
+              "test_grading_local.py", "test_hf_backend.py", "test_markdown_escaping.py", "test_measure_registry.py",
+              "test_output_files.py", "test_response_cache.py", "test_responses.py", "test_sweep.py")
+"""The files whose tests load torch in the test process (the embedding grader, `hf:`, the demo's stores; each file
+run alone, 2026-11-27): `make test` hands them to one xdist worker as one unit of work, so only that worker pays for
+importing torch, transformers and sentence-transformers (about 8 s of CPU). A stale list costs only time, never a
+test."""
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile`, except that the files of `ONE_WORKER` are one unit of work: one worker runs them all."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class OneWorkerForTorch(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "ONE_WORKER" if path.rsplit("/", 1)[-1] in ONE_WORKER else path
+
+    return OneWorkerForTorch(config, log)
+
+
 def pytest_sessionstart(session) -> None:
     """NLTK's downloader keeps the sys.stderr it is first imported under as its default stream. Commands run
     in-process: imported inside a test's captured output, that stream is closed when the test ends, and the next
