@@ -64,6 +64,15 @@ class _RankedLists:
         store.caches.keep_ranked_lists({run: lists for run, lists in self.lists.items() if run not in self.merged})
 
 
+def _new_passages(query: ExamppQuery) -> list[tuple[str, str | None]]:
+    """The line's passages less those an earlier line wrote with the same text (their upsert would change nothing,
+    and one key the store holds sends the line's whole batch through the upsert: `insert_new_first`)."""
+    if not query.given_before:
+        return query.passages
+    before = set(query.given_before)
+    return [passage for passage in query.passages if passage[0] not in before]
+
+
 def _record_grade_sets(store: Store, path: Path, query: ExamppQuery, grades_bank: str | None,
                        bank: tuple[str, str] | None, sets: dict[tuple[str, str, str], str],
                        first: dict[str, int]) -> None:
@@ -94,16 +103,17 @@ def import_exampp(store: Store, path: Path, options: ImportOptions, tally: Tally
     queries = in_background(lambda: read_exampp(path, with_grades=options.with_grades), size=_size(path),
                             started=tally.reading)
     mark, lines, first = store.imports.stale_mark(), {}, {}  # first: a named grade set's first line
-    ranked = _RankedLists(set(store.corpus.runs()))
+    ranked, skipped = _RankedLists(set(store.corpus.runs())), False
     with store.grades.grade_import(tally.imported_at) as grades, store.caches.ranked_triggers_held(ranked.written):
         for query in queries:
             if not check.keep(query.line, query.query_id):
+                skipped = True  # its passages were not written: a later line's repeat of one is, from now on
                 continue
             lines[query.query_id] = query.line
             guard.line = query.line
             refuse_generated_runs(path, dict.fromkeys(map(_FIRST, query.rankings), query.line), generated)
             store.corpus.upsert_queries([(query.query_id, None)])
-            store.corpus.upsert_passages(query.passages)
+            store.corpus.upsert_passages(_new_passages(query) if not skipped else query.passages)
             set_stale(store, guard, tally)
             store.corpus.upsert_judgments(query.judgments)
             ranked.write(store, query.rankings)

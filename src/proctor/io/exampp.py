@@ -102,9 +102,13 @@ def _paragraph(query: ExamppQuery, para: dict, with_grades: bool, seen: Seen) ->
         first = seen.texts.setdefault(pid, (query.line, digest))
         if first[1] != digest:
             raise Refused(f"passage {pid!r} given again with another text (first {seen.first(first[0])})")
+    else:
+        first = seen.texts.get(pid)
     at = seen.line_passages.setdefault(pid, len(query.passages))
     if at == len(query.passages):
         query.passages.append((pid, text))
+        if first is not None and first[0] != query.line:
+            query.given_before.append(pid)
     elif text is not None:
         query.passages[at] = (pid, text)
     data = as_mapping(para.get("paragraph_data"), "paragraph_data")

@@ -29,6 +29,9 @@ class ExamppQuery:
     passages: list[tuple[str, str | None]] = field(default_factory=list)
     judgments: list[tuple[str, str, int]] = field(default_factory=list)
     rankings: list[tuple[str, str, str, int, float]] = field(default_factory=list)
+    given_before: list[str] = field(default_factory=list)
+    """Passages of `passages` that an earlier line gave with the same text (and this one with it or without one):
+    written already when that line was (`importing.exampp` writes them again only after a line it skipped)."""
     grade_rows: dict[GradeKey, list[GradeRow]] = field(default_factory=dict)
     """The grades of each (method, model, prompt version), in file order."""
     configs: dict[GradeKey, dict] = field(default_factory=dict)

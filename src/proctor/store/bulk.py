@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from operator import itemgetter
 
-from proctor.store.repository import insert_new_first
+from proctor.store.repository import insert_new_first, insert_plain, insert_shared
 
 KEPT_PER_GRADE_SET = ("grade_set_counts", "label_cache", "cover_cache")
 """Tables of results kept per grade set (column `grade_set_id`) and dropped by triggers when its grades change."""
@@ -62,8 +62,14 @@ _VALUES = "({series}, ?, ?, ?, ?, ?, ?, ?, ?, ?, {batch}, 1)"
 extra): the series and the batch are formatted in as numbers."""
 _CONFLICT = conflict_sql(attempt=False)
 """An import's upsert: a stored grade rewritten only when its content differs."""
+_SHARED = "({series}, ?1, {{0}}, {{1}}, {{2}}, {{3}}, 'imported', {{2}}, {{4}}, NULL, {batch}, 1)"
+"""`_VALUES` of rows of one query, parse status `imported`, the answer the raw reply and no extra (an exam_pp line's
+grades): the query bound once a statement, five values a row (passage, question's number, raw reply, grade,
+correct)."""
 _ITEM = "SELECT item FROM grade_items WHERE question_id = ?"
 _STATUS = itemgetter(5)
+_IMPORTED = "imported"
+"""The parse status `_SHARED` writes (an exam_pp file's grades have it: `io.exampp_rows.IMPORTED`)."""
 
 
 class GradeImport:
@@ -111,9 +117,14 @@ class GradeImport:
             self.fresh[number] = self.db.execute("SELECT 1 FROM grades WHERE series = ? LIMIT 1",
                                                  (number,)).fetchone() is None
         before = self.db.total_changes
-        all_new = insert_new_first(self.db, "grades", _VALUES.format(series=int(number), batch=int(self._batch)),
-                                   _CONFLICT, rows if isinstance(rows, list | tuple) else list(rows),
-                                   mapped=(2, items.__getitem__))
+        numbers = {"series": int(number), "batch": int(self._batch)}
+
+        def plain(flat: list, width: int) -> None:
+            _insert(self.db, numbers, flat, width)
+
+        all_new = insert_new_first(self.db, "grades", _VALUES.format(**numbers), _CONFLICT,
+                                   rows if isinstance(rows, list | tuple) else list(rows),
+                                   mapped=(2, items.__getitem__), plain=plain)
         if self.db.total_changes != before:
             self.changed.add(number)
         if self.fresh[number]:
@@ -164,6 +175,22 @@ class GradeImport:
                         by_status[status] = by_status.get(status, 0) + n
             self.db.execute("INSERT OR REPLACE INTO grade_set_counts VALUES (?, ?)",
                             (grade_set_id, json.dumps(counts, sort_keys=True)))
+
+
+def _insert(db: sqlite3.Connection, numbers: dict[str, int], flat: list, width: int) -> None:
+    """The plain insert of grade rows (flattened, their questions numbered): by `_SHARED` when the rows are of one
+    query, parse status `imported`, answer = raw reply and no extra (checked column by column in C: list slices
+    compared and counted), else by `_VALUES`."""
+    count = len(flat) // width
+    query = flat[0]
+    if width == 9 and flat[0::9].count(query) == count and flat[5::9].count(_IMPORTED) == count \
+            and flat[8::9].count(None) == count and flat[3::9] == flat[6::9]:
+        narrow: list = [None] * (5 * count)
+        for at, column in enumerate((1, 2, 3, 4, 7)):
+            narrow[at::5] = flat[column::9]
+        insert_shared(db, "grades", _SHARED.format(**numbers), [query], narrow, 5)
+    else:
+        insert_plain(db, "grades", _VALUES.format(**numbers), flat, width)
 
 
 def hold_triggers(db: sqlite3.Connection, table: str, known: re.Pattern[str]) -> list[tuple[str, str]]:

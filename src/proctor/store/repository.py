@@ -37,11 +37,14 @@ steps and resets per row; about a sixth less time a row than a statement per row
 
 
 def insert_new_first(db: sqlite3.Connection, table: str, values: str, conflict: str, rows: Iterable[tuple], *,
-                     mapped: tuple[int, Callable[[Any], Any]] | None = None) -> bool:
+                     mapped: tuple[int, Callable[[Any], Any]] | None = None,
+                     plain: Callable[[list, int], None] | None = None) -> bool:
     """Upsert `rows` into `table` (`INSERT INTO table VALUES values conflict`, `values` one row's SQL), taking a
     plain insert of the same values first when `rows` is a list or tuple; `mapped` (column, function): that
-    column of every row is written as the function of it (a list only). True when the plain inserts wrote every
-    row: each was a key the table did not hold, given once.
+    column of every row is written as the function of it (a list only); `plain(flat, width)`: the plain insert of
+    the rows' values (flattened, mapped), when it is not `insert_plain` (it may write them by another statement
+    that stores the same values, e.g. `insert_shared`). True when the plain inserts wrote every row: each was a
+    key the table did not hold, given once.
 
     An upsert whose DO UPDATE path has triggers (an import's guard: `store.integrity`) makes SQLite keep a
     statement journal for every row, though a new key never takes that path; the plain insert, `ROWS_PER_INSERT`
@@ -68,7 +71,10 @@ def insert_new_first(db: sqlite3.Connection, table: str, values: str, conflict: 
         column, function = mapped
         flat[column::width] = map(function, flat[column::width])
     try:
-        insert_plain(db, table, values, flat, width)
+        if plain is None:
+            insert_plain(db, table, values, flat, width)
+        else:
+            plain(flat, width)
     except sqlite3.IntegrityError:
         db.executemany(upsert, zip(*[iter(flat)] * width, strict=True))
         return False
@@ -86,6 +92,25 @@ def insert_plain(db: sqlite3.Connection, table: str, values: str, flat: list, wi
                        [flat[at:at + step] for at in range(0, whole, step)])
     if whole < len(flat):
         db.executemany(one, [flat[at:at + width] for at in range(whole, len(flat), width)])
+
+
+def insert_shared(db: sqlite3.Connection, table: str, row: str, shared: list, flat: list, width: int) -> None:
+    """`insert_plain` of rows whose values in common are bound once a statement: `shared` as `?1`, `?2`, ...; the
+    row's own `width` values in `flat` as `?{0}`, `?{1}`, ... of `row` (its SQL, a `str.format` template: a value may
+    be named twice, e.g. a column that holds another's value). Fewer values bound a row, the same rows stored."""
+    first = len(shared) + 1
+
+    def rows(count: int) -> str:
+        return ", ".join(row.format(*(f"?{first + k * width + j}" for j in range(width))) for k in range(count))
+
+    step = width * ROWS_PER_INSERT
+    whole = len(flat) - len(flat) % step
+    if whole:
+        db.executemany(f"INSERT INTO {table} VALUES {rows(ROWS_PER_INSERT)}",
+                       [shared + flat[at:at + step] for at in range(0, whole, step)])
+    if whole < len(flat):
+        db.executemany(f"INSERT INTO {table} VALUES {rows(1)}",
+                       [shared + flat[at:at + width] for at in range(whole, len(flat), width)])
 
 
 class Facade(Protocol):
