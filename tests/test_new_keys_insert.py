@@ -12,8 +12,8 @@ import sqlite3
 import pytest
 
 from conftest import raw_rows
-from proctor.store import Store
 from proctor.records import GradeSet
+from proctor.store import Store
 from proctor.store.repository import ROWS_PER_INSERT, insert_new_first, insert_shared
 
 
