@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from operator import itemgetter
@@ -67,7 +66,6 @@ _SHARED = "({series}, ?1, {{0}}, {{1}}, {{2}}, {{3}}, 'imported', {{2}}, {{4}}, 
 grades): the query bound once a statement, five values a row (passage, question's number, raw reply, grade,
 correct)."""
 _ITEM = "SELECT item FROM grade_items WHERE question_id = ?"
-_STATUS = itemgetter(5)
 _IMPORTED = "imported"
 """The parse status `_SHARED` writes (an exam_pp file's grades have it: `io.exampp_rows.IMPORTED`)."""
 
@@ -119,8 +117,10 @@ class GradeImport:
         before = self.db.total_changes
         numbers = {"series": int(number), "batch": int(self._batch)}
 
+        narrow: list[list] = []
+
         def plain(flat: list, width: int) -> None:
-            _insert(self.db, numbers, flat, width)
+            narrow[:] = _insert(self.db, numbers, flat, width)
 
         all_new = insert_new_first(self.db, "grades", _VALUES.format(**numbers), _CONFLICT,
                                    rows if isinstance(rows, list | tuple) else list(rows),
@@ -128,23 +128,31 @@ class GradeImport:
         if self.db.total_changes != before:
             self.changed.add(number)
         if self.fresh[number]:
-            self._aggregate(number, rows, all_new)
+            self._aggregate(number, rows, narrow[0] if all_new and narrow else None)
 
-    def _aggregate(self, number: int, rows: Sequence[tuple], all_new: bool) -> None:
+    def _aggregate(self, number: int, rows: Sequence[tuple], written: list | None) -> None:
         """Keep the labels, questions and counts per parse status of each query of `rows` in fresh series `number`,
-        read from the pages just written. The statuses of a query written here for the first time, alone in `rows`
-        (an exam_pp line's grade set), whose rows were `all_new` (every (passage, question) once: `insert_new_first`)
-        are counted from `rows` (all its grades in the series); otherwise from the table (a query written again: the
-        last aggregate counts; a grade given twice is one row)."""
+        read from the pages just written. A query written here for the first time, alone in `rows` (an exam_pp
+        line's grade set), whose rows were all new (every (passage, question) once: `insert_new_first`) and
+        `written` by `_SHARED` (its five values a row), has all its grades in the series in hand: its statuses are
+        counted from them (all `imported`), its labels and questions made from them when every passage has the
+        same questions in the same order and a grade for each (`_in_blocks`); otherwise they are read from the table
+        (a query written again: the last aggregate counts; a grade given twice is one row)."""
         kept = self.kept.setdefault(number, {})
         queries = set(map(itemgetter(0), rows))
-        counted = sorted(Counter(map(_STATUS, rows)).items()) if all_new and len(queries) == 1 \
-            and not queries & kept.keys() else None  # in the order of GROUP BY parse_status
+        if written is not None and len(queries) == 1 and not queries & kept.keys():
+            [query_id] = queries
+            pairs, questions = _in_blocks(written) or (None, None)
+            key = (number, query_id)
+            kept[query_id] = (pairs or self.db.execute(_QUERY_PAIRS, key).fetchone()[0],
+                              questions or self.db.execute(_QUERY_QUESTIONS, key).fetchone()[0],
+                              [(_IMPORTED, len(rows))])
+            return
         for query_id in queries:
             key = (number, query_id)
             kept[query_id] = (self.db.execute(_QUERY_PAIRS, key).fetchone()[0],
                               self.db.execute(_QUERY_QUESTIONS, key).fetchone()[0],
-                              counted if counted is not None else self.db.execute(_QUERY_STATUSES, key).fetchall())
+                              self.db.execute(_QUERY_STATUSES, key).fetchall())
 
     def keep(self) -> None:
         """At the end (after the kept results of the series written were dropped): keep the label cache of every
@@ -177,10 +185,10 @@ class GradeImport:
                             (grade_set_id, json.dumps(counts, sort_keys=True)))
 
 
-def _insert(db: sqlite3.Connection, numbers: dict[str, int], flat: list, width: int) -> None:
+def _insert(db: sqlite3.Connection, numbers: dict[str, int], flat: list, width: int) -> list[list]:
     """The plain insert of grade rows (flattened, their questions numbered): by `_SHARED` when the rows are of one
     query, parse status `imported`, answer = raw reply and no extra (checked column by column in C: list slices
-    compared and counted), else by `_VALUES`."""
+    compared and counted), else by `_VALUES`. Returns `[the five values a row _SHARED wrote]`, or `[]`."""
     count = len(flat) // width
     query = flat[0]
     if width == 9 and flat[0::9].count(query) == count and flat[5::9].count(_IMPORTED) == count \
@@ -189,8 +197,33 @@ def _insert(db: sqlite3.Connection, numbers: dict[str, int], flat: list, width: 
         for at, column in enumerate((1, 2, 3, 4, 7)):
             narrow[at::5] = flat[column::9]
         insert_shared(db, "grades", _SHARED.format(**numbers), [query], narrow, 5)
-    else:
-        insert_plain(db, "grades", _VALUES.format(**numbers), flat, width)
+        return [narrow]
+    insert_plain(db, "grades", _VALUES.format(**numbers), flat, width)
+    return []
+
+
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""JSON as SQLite's `json_group_array(json_array(...))` writes it: no spaces, characters other than `"`, `\\` and
+controls as they are (an id holds no control character)."""
+
+
+def _in_blocks(written: list) -> tuple[str, str] | None:
+    """(`PAIRS`, `QUESTIONS`) of one query's new grade rows as `_SHARED` wrote them (passage, question's number,
+    raw reply, grade, correct), made in Python the way SQLite makes them from the table, when the rows are blocks
+    of one passage each holding the same questions in the same order, every one with a grade (an exam_pp line:
+    every passage graded on every question). A passage's label is then its largest grade, `len(block)` usable
+    grades, none failed; the labels go in passage order (SQLite's `GROUP BY passage_id`: UTF-8 bytes, code point
+    order); the questions in the primary key's order, the first passage's (all of them) by number. None for any
+    other rows (read from the table instead)."""
+    passages, items, grades = written[0::5], written[1::5], written[3::5]
+    size = next((at for at, passage in enumerate(passages) if passage != passages[0]), len(passages))
+    heads = passages[::size]
+    if len(passages) % size or None in grades or items != items[:size] * len(heads) \
+            or any(passages[at::size] != heads for at in range(1, size)) or len(set(heads)) != len(heads):
+        return None
+    tops = map(max, *(grades[at::size] for at in range(size))) if size > 1 else iter(grades)
+    pairs = _COMPACT([[passage, top, size, 0] for passage, top in sorted(zip(heads, tops, strict=True))])
+    return pairs, ",".join(map(str, sorted(set(items[:size]))))
 
 
 def hold_triggers(db: sqlite3.Connection, table: str, known: re.Pattern[str]) -> list[tuple[str, str]]:

@@ -7,6 +7,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
+from functools import lru_cache
 from itertools import chain
 from typing import Any, Protocol
 
@@ -98,19 +99,21 @@ def insert_shared(db: sqlite3.Connection, table: str, row: str, shared: list, fl
     """`insert_plain` of rows whose values in common are bound once a statement: `shared` as `?1`, `?2`, ...; the
     row's own `width` values in `flat` as `?{0}`, `?{1}`, ... of `row` (its SQL, a `str.format` template: a value may
     be named twice, e.g. a column that holds another's value). Fewer values bound a row, the same rows stored."""
-    first = len(shared) + 1
-
-    def rows(count: int) -> str:
-        return ", ".join(row.format(*(f"?{first + k * width + j}" for j in range(width))) for k in range(count))
-
     step = width * ROWS_PER_INSERT
     whole = len(flat) - len(flat) % step
     if whole:
-        db.executemany(f"INSERT INTO {table} VALUES {rows(ROWS_PER_INSERT)}",
+        db.executemany(_shared_insert(table, row, len(shared), width, ROWS_PER_INSERT),
                        [shared + flat[at:at + step] for at in range(0, whole, step)])
     if whole < len(flat):
-        db.executemany(f"INSERT INTO {table} VALUES {rows(1)}",
+        db.executemany(_shared_insert(table, row, len(shared), width, 1),
                        [shared + flat[at:at + width] for at in range(whole, len(flat), width)])
+
+
+@lru_cache(maxsize=64)
+def _shared_insert(table: str, row: str, shared: int, width: int, count: int) -> str:
+    """The statement of `insert_shared` for `count` rows."""
+    return f"INSERT INTO {table} VALUES " + ", ".join(
+        row.format(*(f"?{shared + 1 + k * width + j}" for j in range(width))) for k in range(count))
 
 
 class Facade(Protocol):
