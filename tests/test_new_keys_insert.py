@@ -141,3 +141,25 @@ def test_grade_rows_of_one_line_are_stored_as_the_upsert_alone_stores_them(tmp_p
 
 
 GRADES = GradeSet("self-rating", "m", "v", None, None, {"source": "test"}, "self-rating")
+
+
+def test_a_line_whose_rankings_contradict_the_store_is_refused_naming_its_first_in_file_order(tmp_path):
+    """The import inserts a line's new rankings grouped by run (`upsert_rankings(sorted_rows=...)`), but a line
+    that meets stored keys goes through the upsert in the file's order: the refusal names the file's first."""
+    import json
+
+    from proctor.errors import InputError
+    from proctor.importing import import_files
+
+    def line(ranks: list[tuple[str, int, float]]) -> str:
+        return json.dumps(["q1", [{"paragraph_id": pid, "paragraph_data": {"rankings": [
+            {"method": "r", "queryId": "q1", "rank": rank, "score": score}]}} for pid, rank, score in ranks]]) + "\n"
+
+    store = Store.create_or_open(tmp_path / "s.db")
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text(line([("p2", 1, 9.0), ("p1", 2, 8.0)]))
+    second.write_text(line([("p2", 5, 1.0), ("p1", 4, 2.0)]))  # by score, p1 comes first
+    import_files(store, "exampp", [first])
+    with pytest.raises(InputError, match="'p2'") as err:
+        import_files(store, "exampp", [second])
+    assert "'p1'" not in str(err.value)

@@ -43,15 +43,16 @@ class _RankedLists:
     def write(self, store: Store, rankings: list[tuple[str, str, str, int, float]]) -> None:
         """Write one line's rankings (noting the runs of a line that changed any) and rank them."""
         before = store.db.total_changes
-        store.corpus.upsert_rankings(rankings)
+        ordered = sorted(rankings, key=_RANK_ORDER, reverse=True)  # grouped by run and query: fewer busy pages
+        store.corpus.upsert_rankings(rankings, sorted_rows=ordered)
         if store.db.total_changes != before:
             self.written.update(map(_FIRST, rankings))
-        self.add(rankings)
+        self._add(ordered)
 
-    def add(self, rankings: list[tuple[str, str, str, int, float]]) -> None:
-        """Rank one line's (run, query, passage, rank, score) rows (sorted once: by run and query, then score and
-        passage descending)."""
-        for (run, query_id), ranked in groupby(sorted(rankings, key=_RANK_ORDER, reverse=True), _RUN_QUERY):
+    def _add(self, ordered: list[tuple[str, str, str, int, float]]) -> None:
+        """Rank one line's (run, query, passage, rank, score) rows, sorted by run and query, then score and passage
+        descending."""
+        for (run, query_id), ranked in groupby(ordered, _RUN_QUERY):
             if run in self.stored:
                 continue
             lists = self.lists.setdefault(run, {})
