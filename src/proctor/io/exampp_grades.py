@@ -162,13 +162,21 @@ def exam_grades(query: ExamppQuery, pid: str, eg: dict, seen: Seen) -> None:
     if eg.get(EXTENSION) is not None:
         proctor_grades(query, pid, as_mapping(eg[EXTENSION], EXTENSION), seen, direct=False)
         return
-    prompt_info = as_mapping(eg.get("prompt_info"), "prompt_info")
+    prompt_info = eg.get("prompt_info")
+    if type(prompt_info) is not dict:
+        prompt_info = as_mapping(prompt_info, "prompt_info")
     ratings = known = _known_ratings(eg)
     if ratings is None:
         ratings = _ratings(eg)
     self_rated = bool(prompt_info.get("is_self_rated", bool(ratings)))
-    method, model = _method_of(prompt_info, self_rated), _model(eg)
-    version = optional_text(prompt_info.get("prompt_class"), "prompt_class") or method
+    prompt_class = prompt_info.get("prompt_class")
+    method = _METHODS.get((prompt_class, self_rated)) if type(prompt_class) is str else None
+    if method is None:
+        method = _method_of(prompt_info, self_rated)
+        if type(prompt_class) is str and len(_METHODS) < 1024:
+            _METHODS[(prompt_class, self_rated)] = method
+    model = _model(eg)
+    version = optional_text(prompt_class, "prompt_class") or method
     answers, correct, wrong = _answers(eg), _questions(eg, "correctAnswered"), _questions(eg, "wrongAnswered")
     if correct & wrong:
         raise Refused(f"question {sorted(correct & wrong)[0]!r} is both correctAnswered and wrongAnswered")
@@ -179,7 +187,7 @@ def exam_grades(query: ExamppQuery, pid: str, eg: dict, seen: Seen) -> None:
         ratings = {qid: None if rating is None else _grade_value(rating, f"self_rating of {qid}")
                    for qid, rating in sorted(ratings.items())}
     verdicts = dict.fromkeys(wrong, False) | dict.fromkeys(correct, True)
-    query_id, questions = query.query_id, sorted(ratings.keys() | answers.keys() | verdicts.keys())
+    query_id, questions = query.query_id, _sorted_questions(ratings, answers, verdicts)
     if self_rated and known is not None and len(ratings) == len(questions):  # every question rated: no Python step
         said = list(map(answers.get, questions))  # per grade (a row is made by `zip`, its values by `map`)
         rows = list(zip(repeat(query_id), repeat(pid), questions, said, map(ratings.__getitem__, questions),
@@ -191,6 +199,27 @@ def exam_grades(query: ExamppQuery, pid: str, eg: dict, seen: Seen) -> None:
         rows = [(query_id, pid, q, a := answers.get(q), 1 if q in correct else 0, IMPORTED, a, verdicts.get(q), None)
                 for q in questions]
     _add_grades(query, (method, model, version), rows, seen)  # type: ignore[arg-type]
+
+
+_METHODS: dict[tuple[str, bool], str] = {}
+"""`_method_of` by (prompt class, self-rated): the same few on every entry of a file."""
+_QUESTIONS: dict[tuple[str, ...], list[str]] = {}
+"""The sorted questions of an entry by its rated questions in their order (a query's entries list the same ones)."""
+
+
+def _sorted_questions(ratings: dict, answers: dict, verdicts: dict) -> list[str]:
+    """The entry's questions (rated, answered or judged), sorted; found by the rated ones' order when the others
+    are among them (one list for them all: read only)."""
+    keys = ratings.keys()
+    if not (answers.keys() <= keys and verdicts.keys() <= keys):
+        return sorted(keys | answers.keys() | verdicts.keys())
+    order = tuple(ratings)
+    questions = _QUESTIONS.get(order)
+    if questions is None:
+        if len(_QUESTIONS) >= 4096:
+            _QUESTIONS.clear()
+        questions = _QUESTIONS[order] = sorted(order)
+    return questions
 
 
 def direct_grade(query: ExamppQuery, pid: str, g: dict, seen: Seen) -> None:

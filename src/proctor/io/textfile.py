@@ -30,7 +30,12 @@ def _open_binary(path: Path):
         return gzip.open(path, "rb")
     if magic == b"\x1f":  # one byte: the start of a gzip header, cut
         raise EOFError("a gzip stream cut in its header")
-    return open(path, "rb")
+    return open(path, "rb", buffering=_BUFFER)
+
+
+_BUFFER = 1 << 22
+"""Bytes read at a time from a plain file: a line of an exam_pp file holds about 700 KB, which the default 8 KB buffer
+reads in about ninety pieces (the line iteration of a large file took three times as long)."""
 
 
 def _where_gzip_stops(path: Path) -> tuple[int, str]:
