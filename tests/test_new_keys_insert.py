@@ -163,3 +163,35 @@ def test_a_line_whose_rankings_contradict_the_store_is_refused_naming_its_first_
     with pytest.raises(InputError, match="'p2'") as err:
         import_files(store, "exampp", [second])
     assert "'p1'" not in str(err.value)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_grade_blocks_are_stored_as_the_upsert_alone_stores_their_rows(tmp_path, seed):
+    """`GradeImport.write_blocks` (an exam_pp line's entries as columns) ends as `upsert_grade_rows` of the same
+    rows, whether a batch's keys are new (the shared statement) or some are stored already (the upsert)."""
+    from proctor.io.exampp_rows import Blocks
+
+    rng = random.Random(seed)
+    batches = []
+    for _ in range(8):
+        query = f"q{rng.randrange(2)}"
+        questions = [f"{query}/{i}" for i in sorted(rng.sample(range(12), rng.randrange(1, 6)))]
+        blocks = Blocks((f"p{rng.randrange(30)}", questions, [rng.choice(["0", "4", None]) for _ in questions],
+                         [rng.randrange(6) for _ in questions], [rng.choice([True, False, None]) for _ in questions])
+                        for _ in range(rng.randrange(1, 2 * ROWS_PER_INSERT)))
+        batches.append((query, blocks))
+    dumps = []
+    for name, bulk_write in (("bulk.db", True), ("upsert.db", False)):
+        store = Store.create_or_open(tmp_path / name)
+        with store.transaction():
+            store.grades.ensure_grade_set(GRADES)
+            for query, blocks in batches:
+                if bulk_write:
+                    with store.grades.grade_import("2026-01-01T00:00:00+00:00") as writer:
+                        writer.write_blocks(GRADES.id, GRADES.step, query, blocks)
+                else:
+                    store.grades.upsert_grade_rows(GRADES.id, [(GRADES.step, *row) for row in blocks.rows(query)],
+                                                   "2026-01-01T00:00:00+00:00")
+        dumps.append(sorted(store.db.execute("SELECT * FROM grades")))
+        store.close()
+    assert dumps[0] == dumps[1] and dumps[0]

@@ -13,6 +13,7 @@ from proctor.importing.report import Tally
 from proctor.io.background import in_background
 from proctor.io.banks import is_spurious
 from proctor.io.exampp import ExamppQuery, read_exampp
+from proctor.io.exampp_rows import Blocks, rows_of
 from proctor.options.inputs import ImportOptions
 from proctor.records import GradeSet
 from proctor.store import Store
@@ -121,9 +122,14 @@ def import_exampp(store: Store, path: Path, options: ImportOptions, tally: Tally
             _record_grade_sets(store, path, query, options.grades_bank, bank, sets, first)
             for key, rows in query.grade_rows.items():
                 if members is not None:
-                    refuse_non_members(path, query.line, {row[2] for row in rows}, members, options.grades_bank)
-                grades.write(sets[key], key[0], rows)
-                counts["grades"] += len(rows)
+                    refuse_non_members(path, query.line, {row[2] for row in rows_of(query.query_id, rows)}, members,
+                                       options.grades_bank)
+                if type(rows) is Blocks:
+                    grades.write_blocks(sets[key], key[0], query.query_id, rows)
+                    counts["grades"] += rows.size()
+                else:
+                    grades.write(sets[key], key[0], rows)
+                    counts["grades"] += len(rows)
             counts["queries"] += 1
             counts["query-passage pairs"] += len(query.passages)
             passages.update(map(_FIRST, query.passages))

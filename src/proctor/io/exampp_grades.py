@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import json
-from itertools import repeat
 from operator import itemgetter
 
 from proctor.io.exampp_rows import (
     CHECKED,
     IMPORTED,
+    Block,
+    Blocks,
     ExamppQuery,
     GradeKey,
     GradeRow,
@@ -17,6 +18,7 @@ from proctor.io.exampp_rows import (
     Seen,
     as_list,
     as_mapping,
+    block_rows,
     check_id,
     optional_text,
 )
@@ -40,7 +42,31 @@ def _add_grades(query: ExamppQuery, key: GradeKey, rows: list[GradeRow], seen: S
     first = seen.graded.setdefault(where, (query.line, rows))
     if type(first) is not tuple or first[1] is not rows:
         rows = _repeated(query, key, where, rows, seen)
-    query.grade_rows.setdefault(key, []).extend(rows)
+    kept = query.grade_rows.setdefault(key, [])
+    if type(kept) is Blocks:  # from now on rows
+        kept = query.grade_rows[key] = kept.rows(query.query_id)
+    kept.extend(rows)
+
+
+def _add_block(query: ExamppQuery, key: GradeKey, block: Block, seen: Seen) -> None:
+    """`_add_grades` of an entry as a `Block`: kept as it is when it is the first entry of its grade set and passage
+    and its grade set's entries in the line are blocks so far."""
+    if not block[1]:
+        return
+    where = (*key, query.query_id, block[0])
+    first = seen.graded.setdefault(where, (query.line, block))
+    if type(first) is not tuple or first[1] is not block:  # given again
+        _add_grades(query, key, block_rows(query.query_id, block), seen)
+        return
+    kept = query.grade_rows.get(key)
+    if kept is None:
+        query.grade_rows[key] = Blocks([block])
+    elif type(kept) is Blocks:
+        kept.append(block)
+    else:  # rows already
+        rows = block_rows(query.query_id, block)
+        seen.graded[where] = (query.line, rows)
+        kept.extend(rows)
 
 
 def _repeated(query: ExamppQuery, key: GradeKey, where: tuple, rows: list[GradeRow], seen: Seen) -> list[GradeRow]:
@@ -48,6 +74,8 @@ def _repeated(query: ExamppQuery, key: GradeKey, where: tuple, rows: list[GradeR
     first = seen.graded[where]
     if isinstance(first, tuple):  # from now on question by question
         line, earlier = first
+        if type(earlier) is tuple:  # a block
+            earlier = block_rows(where[3], earlier)
         first = seen.graded[where] = {row[2]: (line, row) for row in earlier}
     new = []
     for row in rows:
@@ -189,10 +217,11 @@ def exam_grades(query: ExamppQuery, pid: str, eg: dict, seen: Seen) -> None:
     verdicts = dict.fromkeys(wrong, False) | dict.fromkeys(correct, True)
     query_id, questions = query.query_id, _sorted_questions(ratings, answers, verdicts)
     if self_rated and known is not None and len(ratings) == len(questions):  # every question rated: no Python step
-        said = list(map(answers.get, questions))  # per grade (a row is made by `zip`, its values by `map`)
-        rows = list(zip(repeat(query_id), repeat(pid), questions, said, map(ratings.__getitem__, questions),
-                        repeat(IMPORTED), said, map(verdicts.get, questions), repeat(None)))
-    elif self_rated:
+        block = (pid, questions, list(map(answers.get, questions)), list(map(ratings.__getitem__, questions)),
+                 list(map(verdicts.get, questions)))  # per grade (a column made by `map`)
+        _add_block(query, (method, model, version), block, seen)  # type: ignore[arg-type]
+        return
+    if self_rated:
         rows = [(query_id, pid, q, a := answers.get(q), g := ratings.get(q), IMPORTED if g is not None else "failed",
                  a, verdicts.get(q), None) for q in questions]
     else:

@@ -18,8 +18,9 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from itertools import chain, repeat
 from operator import itemgetter
 
 from proctor.store.repository import insert_new_first, insert_plain, insert_shared
@@ -100,23 +101,8 @@ class GradeImport:
         into a step of a grade set (the grade set is recorded already)."""
         if not rows:
             return
-        series = self._numbers("grade_series", "series", ("grade_set_id", "step"), {(grade_set_id, step)})
-        if self._batch is None:
-            self.new_batch = self.db.execute("SELECT 1 FROM grade_batches WHERE created = ?",
-                                             (self.created,)).fetchone() is None
-            self._batch = self._numbers("grade_batches", "batch", ("created",), {(self.created,)})[(self.created,)]
-        items = self._items
-        new = sorted(set(map(itemgetter(2), rows)) - items.keys())
-        if new:  # numbered in this order when the store lacks them
-            self.db.executemany("INSERT OR IGNORE INTO grade_items (question_id) VALUES (?)", [(q,) for q in new])
-            items.update((q, self.db.execute(_ITEM, (q,)).fetchone()[0]) for q in new)
-        number = series[(grade_set_id, step)]
-        if number not in self.fresh:
-            self.fresh[number] = self.db.execute("SELECT 1 FROM grades WHERE series = ? LIMIT 1",
-                                                 (number,)).fetchone() is None
+        number, numbers = self._series(grade_set_id, step, map(itemgetter(2), rows))
         before = self.db.total_changes
-        numbers = {"series": int(number), "batch": int(self._batch)}
-
         narrow: list[list] = []
 
         def plain(flat: list, width: int) -> None:
@@ -124,29 +110,75 @@ class GradeImport:
 
         all_new = insert_new_first(self.db, "grades", _VALUES.format(**numbers), _CONFLICT,
                                    rows if isinstance(rows, list | tuple) else list(rows),
-                                   mapped=(2, items.__getitem__), plain=plain)
+                                   mapped=(2, self._items.__getitem__), plain=plain)
         if self.db.total_changes != before:
             self.changed.add(number)
         if self.fresh[number]:
-            self._aggregate(number, rows, narrow[0] if all_new and narrow else None)
+            self._aggregate(number, set(map(itemgetter(0), rows)), len(rows), narrow[0] if all_new and narrow else None)
 
-    def _aggregate(self, number: int, rows: Sequence[tuple], written: list | None) -> None:
-        """Keep the labels, questions and counts per parse status of each query of `rows` in fresh series `number`,
-        read from the pages just written. A query written here for the first time, alone in `rows` (an exam_pp
+    def write_blocks(self, grade_set_id: str, step: str, query_id: str, blocks: list[tuple]) -> None:
+        """`write` of one query's grades given as blocks (passage, questions, answers, grades, verdicts; every grade
+        parse status `imported`, its answer its raw reply, no extra: `io.exampp_rows.Block`), by `_SHARED` from
+        columns put together in C (no tuple per grade); the upsert after a known key, as `insert_new_first`."""
+        if not blocks:
+            return
+        lists = {id(block[1]): block[1] for block in blocks}  # the questions of a query's entries: one list or few
+        number, numbers = self._series(grade_set_id, step, chain.from_iterable(lists.values()))
+        count = sum(len(block[1]) for block in blocks)
+        narrow: list = [None] * (5 * count)
+        narrow[0::5] = list(chain.from_iterable(repeat(block[0], len(block[1])) for block in blocks))
+        narrow[1::5] = list(map(self._items.__getitem__, chain.from_iterable(block[1] for block in blocks)))
+        for at in (2, 3, 4):
+            narrow[at::5] = list(chain.from_iterable(block[at] for block in blocks))
+        before = self.db.total_changes
+        try:
+            insert_shared(self.db, "grades", _SHARED.format(**numbers), [query_id], narrow, 5)
+        except sqlite3.IntegrityError:  # a key the store holds: every row through the upsert (`insert_new_first`)
+            self.db.executemany(f"INSERT INTO grades VALUES {_VALUES.format(**numbers)} {_CONFLICT}",
+                                [(query_id, narrow[at], narrow[at + 1], narrow[at + 2], narrow[at + 3], _IMPORTED,
+                                  narrow[at + 2], narrow[at + 4], None) for at in range(0, len(narrow), 5)])
+            narrow = None
+        if self.db.total_changes != before:
+            self.changed.add(number)
+        if self.fresh[number]:
+            self._aggregate(number, {query_id}, count, narrow)
+
+    def _series(self, grade_set_id: str, step: str, questions: Iterable[str]) -> tuple[int, dict[str, int]]:
+        """The series of (grade set, step), numbered when new, and the numbers a statement formats in (series,
+        batch); the questions numbered (`grade_items`) when new."""
+        series = self._numbers("grade_series", "series", ("grade_set_id", "step"), {(grade_set_id, step)})
+        if self._batch is None:
+            self.new_batch = self.db.execute("SELECT 1 FROM grade_batches WHERE created = ?",
+                                             (self.created,)).fetchone() is None
+            self._batch = self._numbers("grade_batches", "batch", ("created",), {(self.created,)})[(self.created,)]
+        items = self._items
+        new = sorted(set(questions) - items.keys())
+        if new:  # numbered in this order when the store lacks them
+            self.db.executemany("INSERT OR IGNORE INTO grade_items (question_id) VALUES (?)", [(q,) for q in new])
+            items.update((q, self.db.execute(_ITEM, (q,)).fetchone()[0]) for q in new)
+        number = series[(grade_set_id, step)]
+        if number not in self.fresh:
+            self.fresh[number] = self.db.execute("SELECT 1 FROM grades WHERE series = ? LIMIT 1",
+                                                 (number,)).fetchone() is None
+        return number, {"series": int(number), "batch": int(self._batch)}
+
+    def _aggregate(self, number: int, queries: set[str], count: int, written: list | None) -> None:
+        """Keep the labels, questions and counts per parse status of each of the `queries` whose `count` rows were just
+        written into fresh series `number`, read from the pages just written. A query written here for the first
+        time, alone in the rows (an exam_pp
         line's grade set), whose rows were all new (every (passage, question) once: `insert_new_first`) and
         `written` by `_SHARED` (its five values a row), has all its grades in the series in hand: its statuses are
         counted from them (all `imported`), its labels and questions made from them when every passage has the
         same questions in the same order and a grade for each (`_in_blocks`); otherwise they are read from the table
         (a query written again: the last aggregate counts; a grade given twice is one row)."""
         kept = self.kept.setdefault(number, {})
-        queries = set(map(itemgetter(0), rows))
         if written is not None and len(queries) == 1 and not queries & kept.keys():
             [query_id] = queries
             pairs, questions = _in_blocks(written) or (None, None)
             key = (number, query_id)
             kept[query_id] = (pairs or self.db.execute(_QUERY_PAIRS, key).fetchone()[0],
                               questions or self.db.execute(_QUERY_QUESTIONS, key).fetchone()[0],
-                              [(_IMPORTED, len(rows))])
+                              [(_IMPORTED, count)])
             return
         for query_id in queries:
             key = (number, query_id)
