@@ -42,10 +42,28 @@ def _add_grades(query: ExamppQuery, key: GradeKey, rows: list[GradeRow], seen: S
     first = seen.graded.setdefault(where, (query.line, rows))
     if type(first) is not tuple or first[1] is not rows:
         rows = _repeated(query, key, where, rows, seen)
-    kept = query.grade_rows.setdefault(key, [])
-    if type(kept) is Blocks:  # from now on rows
+    kept = query.grade_rows.get(key)
+    block = _as_block(rows) if rows and (kept is None or type(kept) is Blocks) else None
+    if block is not None:
+        if kept is None:
+            query.grade_rows[key] = Blocks([block])
+        else:
+            kept.append(block)  # type: ignore[union-attr]
+        return
+    if kept is None:
+        kept = query.grade_rows[key] = []
+    elif type(kept) is Blocks:  # from now on rows
         kept = query.grade_rows[key] = kept.rows(query.query_id)
     kept.extend(rows)
+
+
+def _as_block(rows: list[GradeRow]) -> Block | None:
+    """An entry's rows (one passage) as a `Block` when each is one (parse status `imported`, the answer its raw
+    reply, no extra); else None."""
+    pid = rows[0][1]
+    if any(row[1] != pid or row[5] != IMPORTED or row[6] != row[3] or row[8] is not None for row in rows):
+        return None
+    return pid, [row[2] for row in rows], [row[3] for row in rows], [row[4] for row in rows], [row[7] for row in rows]
 
 
 def _add_block(query: ExamppQuery, key: GradeKey, block: Block, seen: Seen) -> None:
