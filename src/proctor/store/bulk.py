@@ -67,6 +67,7 @@ _SHARED = "({series}, ?1, {{0}}, {{1}}, {{2}}, {{3}}, 'imported', {{2}}, {{4}}, 
 grades): the query bound once a statement, five values a row (passage, question's number, raw reply, grade,
 correct)."""
 _ITEM = "SELECT item FROM grade_items WHERE question_id = ?"
+_PASSAGE = itemgetter(0)
 _IMPORTED = "imported"
 """The parse status `_SHARED` writes (an exam_pp file's grades have it: `io.exampp_rows.IMPORTED`)."""
 
@@ -124,24 +125,29 @@ class GradeImport:
             return
         lists = {id(block[1]): block[1] for block in blocks}  # the questions of a query's entries: one list or few
         number, numbers = self._series(grade_set_id, step, chain.from_iterable(lists.values()))
-        count = sum(len(block[1]) for block in blocks)
-        narrow: list = [None] * (5 * count)
-        narrow[0::5] = list(chain.from_iterable(repeat(block[0], len(block[1])) for block in blocks))
-        narrow[1::5] = list(map(self._items.__getitem__, chain.from_iterable(block[1] for block in blocks)))
-        for at in (2, 3, 4):
-            narrow[at::5] = list(chain.from_iterable(block[at] for block in blocks))
+        narrow = self._columns(sorted(blocks, key=_PASSAGE))  # by passage: the key's order, fewer busy pages
         before = self.db.total_changes
         try:
             insert_shared(self.db, "grades", _SHARED.format(**numbers), [query_id], narrow, 5)
-        except sqlite3.IntegrityError:  # a key the store holds: every row through the upsert (`insert_new_first`)
+        except sqlite3.IntegrityError:  # a key the store holds: every row through the upsert (`insert_new_first`),
+            flat = self._columns(blocks)  # in the file's order (what the guard names first)
             self.db.executemany(f"INSERT INTO grades VALUES {_VALUES.format(**numbers)} {_CONFLICT}",
-                                [(query_id, narrow[at], narrow[at + 1], narrow[at + 2], narrow[at + 3], _IMPORTED,
-                                  narrow[at + 2], narrow[at + 4], None) for at in range(0, len(narrow), 5)])
+                                [(query_id, flat[at], flat[at + 1], flat[at + 2], flat[at + 3], _IMPORTED,
+                                  flat[at + 2], flat[at + 4], None) for at in range(0, len(flat), 5)])
             narrow = None
         if self.db.total_changes != before:
             self.changed.add(number)
         if self.fresh[number]:
-            self._aggregate(number, {query_id}, count, narrow)
+            self._aggregate(number, {query_id}, sum(len(block[1]) for block in blocks), narrow)
+
+    def _columns(self, blocks: list[tuple]) -> list:
+        """The blocks' grades as `_SHARED` binds them, five values a row (the questions numbered), put together in C."""
+        narrow: list = [None] * (5 * sum(len(block[1]) for block in blocks))
+        narrow[0::5] = list(chain.from_iterable(repeat(block[0], len(block[1])) for block in blocks))
+        narrow[1::5] = list(map(self._items.__getitem__, chain.from_iterable(block[1] for block in blocks)))
+        for at in (2, 3, 4):
+            narrow[at::5] = list(chain.from_iterable(block[at] for block in blocks))
+        return narrow
 
     def _series(self, grade_set_id: str, step: str, questions: Iterable[str]) -> tuple[int, dict[str, int]]:
         """The series of (grade set, step), numbered when new, and the numbers a statement formats in (series,
