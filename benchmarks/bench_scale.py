@@ -219,6 +219,48 @@ half of it JSON decoding, which the duplicate-key hook makes 1.7 times as long: 
 hook for the 1x file), more than the goal by itself. Faster decoding that still refuses a key given twice with different
 values (a typed decoder, or reading the lines in two processes with the cross-line checks merged in order) is
 what is left.
+
+Import, issue 36 item 6, the session after (goal reached: 64x in 54.5 s on the 2 cores, the code before 88.4 s in
+the same quiet window). Both sides cut, the stores compared table by table, row by row (35 tables, 9.04M rows at
+64x, also at 1x and 8x): identical. Reader: JSONL lines decoded by jiter (`io/textfile.py`: `catch_duplicate_keys`,
+`cache_mode="all"`, `allow_inf_nan=False`; every line jiter refuses — any repeated key, NaN, lone surrogates, too
+many digits, a BOM — is read by `json.loads` with the duplicate-key hook as before, so identical repeats are still
+merged and every message is the one it was; `tests/test_jsonl_decoding.py` compares the two on edge and random
+lines, floats to the bit); plain files read 4 MB at a time (a 700 KB line took about ninety 8 KB reads); an entry
+whose every question is rated kept as a block of columns (passage, the question list its query's entries share,
+answers, grades, verdicts) instead of a 9-tuple per grade, so neither side makes, pickles or unpickles a tuple per
+grade (measured apart on a 4x file's grades: pickling 0.21 → 0.06 s, unpickling 0.11 → 0.05 s); an entry's method
+and sorted questions looked up. Writer: a line's grades bound by a statement that names the query once and the
+answer as the raw reply (`store.bulk._SHARED`: five values a grade instead of nine; the rows a plain 9-column insert
+would store), put together from the blocks by C slices, in passage order; passages an earlier line wrote with the
+same text not written again (one known key had sent the line's whole batch of passages through the upsert, with a
+statement journal per row); a fresh query's labels and questions made from the rows in hand when every passage has
+the same questions, each graded (SQLite read them back: `_in_blocks`, byte for byte its `json_group_array`;
+`tests/test_import_keeps_caches.py`); a line's rankings inserted grouped by run and query (the upsert after a known
+key keeps the file's order: what the guard names first). Measured with `getrusage` of the importing process (writer)
+and its forked child (reader), the code before (main at 1d10a37) and after run one after the other; and instructions
+(valgrind cachegrind, deterministic on these shared cores) of each side alone at 1x, start-up and imports
+subtracted:
+
+| | before | after |
+|---|---|---|
+| reader alone, 1x, instructions | 4.12 G | 2.54 G (jiter 1.0 G of it) |
+| writer alone, 1x (fed from the reader's pickled lines), instructions | 4.45 G | 3.36 G |
+| 8x, three rounds alternated (load 4.4-7): wall | 9.0-9.4 s | 6.3-6.6 s |
+| 8x: CPU writer / reader | 7.3-7.6 / 8.0-8.4 s | 5.5-5.8 / 5.4-5.9 s |
+| 64x, quiet (load 1.6-2.0), one pair: wall | 88.4 s | 54.5 s |
+| 64x, quiet: CPU writer / reader | 75.1 / 82.7 s | 50.5 / 46.4 s |
+| 64x, load 4.2-6.8, one pair: wall | 186.2 s | 115.5 s |
+| 64x, load 4.2-6.8: CPU writer / reader | 72.5 / 80.3 s | 52.3 / 53.5 s |
+
+Peak RSS 201 MB (202 MB before). What sets the floor now: the two sides are even (about 50 s of CPU each beside
+the other, the wall about the larger); the writer is SQLite's inserts (about 70 % of its CPU: 5.93M grade rows
+into a WITHOUT ROWID B-tree whose keys land mid-table, each insert a seek from the root — record comparisons are the
+largest single cost of a bare insert), the reader jiter's decoding (about 40 % of its instructions), freeing each
+line's parsed objects (about 17 %) and the per-paragraph checks. Under the other sessions' load (4-7 on the 2
+cores) the import takes twice as long: the goal holds on a quiet machine only.
+Tried and dropped: 200 rows a statement instead of 50 (within the noise); jiter without its duplicate-key check
+(about 6 % of the reader) needs another way to find a key given twice, none cheaper found.
 """
 
 from __future__ import annotations

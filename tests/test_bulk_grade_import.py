@@ -209,3 +209,29 @@ def test_a_grade_given_twice_in_one_extension_entry_is_one_grade_and_two_grades_
                                                                         None]))]]) + "\n")
     with pytest.raises(InputError, match=r"on question 'q1/a' in one entry: answer None and 'yes'"):
         list(read_exampp(path))
+
+
+def test_entries_kept_as_blocks_and_as_rows_give_the_grades_in_file_order(tmp_path):
+    """Entries whose every question is rated are kept as blocks (`io.exampp_rows.Blocks`: columns, no tuple per
+    grade) until an entry of the same grade set needs rows (a failed grade, a repeat): then all are rows, in order."""
+    from proctor.io import exampp_rows
+
+    exampp_rows.CHECKED.update(dict.fromkeys(["q1/a", "q1/b", "q1/c", "d1", "d2", "d3"]))
+
+    def para(pid, *entries):
+        return {**_paragraph(*entries), "paragraph_id": pid}
+
+    blocks_only = ["q1", [para("d1", _entry({"q1/a": 1, "q1/b": 2})), para("d2", _entry({"q1/b": 0}))]]
+    mixed = ["q1", [para("d1", _entry({"q1/a": 1, "q1/b": 2})),
+                    para("d2", {**_entry({"q1/a": 3}), "answers": [["q1/c", "x"]]}),  # q1/c answered, not rated
+                    para("d3", _entry({"q1/c": 5})), para("d1", _entry({"q1/b": 2, "q1/c": 4}))]]
+    path = tmp_path / "e.jsonl"
+    path.write_text(json.dumps(blocks_only) + "\n" + json.dumps(mixed).replace('"q1"', '"q2"', 1) + "\n")
+    first, second = read_exampp(path)
+    assert [type(rows) for rows in first.grade_rows.values()] == [exampp_rows.Blocks]
+    assert [(g.passage_id, g.question_id, g.grade) for g in first.grades] == [
+        ("d1", "q1/a", 1), ("d1", "q1/b", 2), ("d2", "q1/b", 0)]
+    assert [type(rows) for rows in second.grade_rows.values()] == [list]
+    assert [(g.passage_id, g.question_id, g.grade, g.parse_status) for g in second.grades] == [
+        ("d1", "q1/a", 1, "imported"), ("d1", "q1/b", 2, "imported"), ("d2", "q1/a", 3, "imported"),
+        ("d2", "q1/c", None, "failed"), ("d3", "q1/c", 5, "imported"), ("d1", "q1/c", 4, "imported")]

@@ -117,3 +117,39 @@ def test_rankings_an_import_changes_drop_their_kept_lists_once_and_the_triggers_
     assert store.schema.triggers("rankings") == triggers
     replaced = _kept(store)
     assert replaced["ranked_cache"] != kept["ranked_cache"] and _filled_again(store) == replaced
+
+
+def _rated_line(query: str, passages: list[str], rnd: random.Random, questions: int = 4) -> str:
+    """An exam_pp line shaped as DL19's: every passage rated on every question (the last passage on one fewer
+    when `questions` is odd: not the same questions in every passage)."""
+    paragraphs = []
+    for at, pid in enumerate(passages):
+        count = questions - 1 if questions % 2 and at == len(passages) - 1 else questions
+        rated = [{"question_id": f"{query}/h{h}", "self_rating": rnd.randrange(6)} for h in range(count)]
+        paragraphs.append({"paragraph_id": pid, "text": f"text of {pid}", "exam_grades": [{
+            "llm": "m", "self_ratings": rated, "answers": [[f"{query}/h{h}", str(h)] for h in range(count)],
+            "prompt_info": {"prompt_class": "v1", "is_self_rated": True}}]})
+    return json.dumps([query, paragraphs]) + "\n"
+
+
+def test_labels_made_from_the_rows_in_hand_are_those_the_table_gives(tmp_path, monkeypatch):
+    """The labels and questions of a query whose passages were all rated on the same questions are made in Python
+    (`store.bulk._in_blocks`), byte for byte what SQLite's aggregate makes (ids with quotes, backslashes, other
+    scripts, in an order that is not the file's); other queries' are read from the table."""
+    import proctor.store.bulk as bulk
+
+    made = []
+    real = bulk._in_blocks
+    monkeypatch.setattr(bulk, "_in_blocks", lambda written: made.append(real(written)) or made[-1])
+    rnd = random.Random(7)
+    odd = ['z"1', "a\\2", "é3", "Z4", "ä\u00ff5", "b~6", "日7", "A8"]
+    source = tmp_path / "pool.jsonl"
+    source.write_text(_rated_line("q0", odd, rnd) + _rated_line("q1", odd[:3], rnd, questions=1)
+                      + _rated_line("q2", [f"{p}x" for p in odd], rnd, questions=3)
+                      + _rated_line("q3", ["p9", "p10", "p1"], rnd, questions=12))
+    store = Store.create_or_open(tmp_path / "s.db")
+    import_files(store, "exampp", [source])
+    assert [m is not None for m in made] == [True, True, False, True]  # q2: one passage has a question less
+    kept = _kept(store)
+    assert len(kept["label_cache"]) == 4
+    assert _filled_again(store) == kept

@@ -93,13 +93,14 @@ from proctor.store import Store
 from proctor.store.bulk import GradeImport
 store_module.BULK_CACHE_KB = 16  # spill changed pages into the store file early
 calls = []
-real = GradeImport.write
-def write(self, *args, **kwargs):
-    calls.append(1)
-    if len(calls) == 25:
-        os._exit(3)  # killed mid-import (the kept results' triggers held): no rollback, no cleanup
-    return real(self, *args, **kwargs)
-GradeImport.write = write
+def killing(real):
+    def write(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 25:
+            os._exit(3)  # killed mid-import (the kept results' triggers held): no rollback, no cleanup
+        return real(self, *args, **kwargs)
+    return write
+GradeImport.write, GradeImport.write_blocks = killing(GradeImport.write), killing(GradeImport.write_blocks)
 import_files(Store.create_or_open(sys.argv[1]), "exampp", [sys.argv[2]])
 """
 
@@ -175,3 +176,23 @@ def test_line_heads_are_the_same_whatever_the_chunks(chunk):
     lines = [bytes(rnd.choice(b"ab \t") for _ in range(rnd.randint(0, 40))) + b"\n" for _ in range(200)] + [b"tail"]
     got = list(_heads(io.BytesIO(b"".join(lines)), 16, chunk))
     assert got == [(line[:16], len(line)) for line in lines]
+
+
+def test_a_passage_an_earlier_line_gave_is_marked_and_stored_once_with_its_text(tmp_path):
+    from proctor.importing import import_files
+    from proctor.options.inputs import ImportOptions
+    from proctor.store import Store
+
+    path = _write(tmp_path, _line("q1"), _line("q2"), _line("q3", text=None), _line("q4", pid="d9"))
+    assert [q.given_before for q in read_exampp(path)] == [[], ["d1"], ["d1"], []]
+    store = Store.create_or_open(tmp_path / "s.db")
+    [report] = import_files(store, "exampp", [path])
+    assert report.counts["passages"] == 2 and report.counts["query-passage pairs"] == 4
+    assert store.corpus.passage_texts() == {"d1": "bees make honey", "d9": "bees make honey"}
+    # a first line that was skipped (its query unknown) wrote nothing: the repeat on a later line is written
+    other = Store.create_or_open(tmp_path / "t.db")
+    queries = tmp_path / "q.tsv"
+    queries.write_text("q2\twhat do bees make\n")
+    import_files(other, "queries", [queries])
+    import_files(other, "exampp", [path], ImportOptions(skip_unknown_queries=True))
+    assert other.corpus.passage_texts() == {"d1": "bees make honey"}

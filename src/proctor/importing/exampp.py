@@ -13,6 +13,7 @@ from proctor.importing.report import Tally
 from proctor.io.background import in_background
 from proctor.io.banks import is_spurious
 from proctor.io.exampp import ExamppQuery, read_exampp
+from proctor.io.exampp_rows import Blocks, rows_of
 from proctor.options.inputs import ImportOptions
 from proctor.records import GradeSet
 from proctor.store import Store
@@ -43,15 +44,16 @@ class _RankedLists:
     def write(self, store: Store, rankings: list[tuple[str, str, str, int, float]]) -> None:
         """Write one line's rankings (noting the runs of a line that changed any) and rank them."""
         before = store.db.total_changes
-        store.corpus.upsert_rankings(rankings)
+        ordered = sorted(rankings, key=_RANK_ORDER, reverse=True)  # grouped by run and query: fewer busy pages
+        store.corpus.upsert_rankings(rankings, sorted_rows=ordered)
         if store.db.total_changes != before:
             self.written.update(map(_FIRST, rankings))
-        self.add(rankings)
+        self._add(ordered)
 
-    def add(self, rankings: list[tuple[str, str, str, int, float]]) -> None:
-        """Rank one line's (run, query, passage, rank, score) rows (sorted once: by run and query, then score and
-        passage descending)."""
-        for (run, query_id), ranked in groupby(sorted(rankings, key=_RANK_ORDER, reverse=True), _RUN_QUERY):
+    def _add(self, ordered: list[tuple[str, str, str, int, float]]) -> None:
+        """Rank one line's (run, query, passage, rank, score) rows, sorted by run and query, then score and passage
+        descending."""
+        for (run, query_id), ranked in groupby(ordered, _RUN_QUERY):
             if run in self.stored:
                 continue
             lists = self.lists.setdefault(run, {})
@@ -62,6 +64,15 @@ class _RankedLists:
     def keep(self, store: Store) -> None:
         """Keep the lists of every new run (the others are filled by `keep_for_leaderboards`)."""
         store.caches.keep_ranked_lists({run: lists for run, lists in self.lists.items() if run not in self.merged})
+
+
+def _new_passages(query: ExamppQuery) -> list[tuple[str, str | None]]:
+    """The line's passages less those an earlier line wrote with the same text (their upsert would change nothing,
+    and one key the store holds sends the line's whole batch through the upsert: `insert_new_first`)."""
+    if not query.given_before:
+        return query.passages
+    before = set(query.given_before)
+    return [passage for passage in query.passages if passage[0] not in before]
 
 
 def _record_grade_sets(store: Store, path: Path, query: ExamppQuery, grades_bank: str | None,
@@ -94,25 +105,31 @@ def import_exampp(store: Store, path: Path, options: ImportOptions, tally: Tally
     queries = in_background(lambda: read_exampp(path, with_grades=options.with_grades), size=_size(path),
                             started=tally.reading)
     mark, lines, first = store.imports.stale_mark(), {}, {}  # first: a named grade set's first line
-    ranked = _RankedLists(set(store.corpus.runs()))
+    ranked, skipped = _RankedLists(set(store.corpus.runs())), False
     with store.grades.grade_import(tally.imported_at) as grades, store.caches.ranked_triggers_held(ranked.written):
         for query in queries:
             if not check.keep(query.line, query.query_id):
+                skipped = True  # its passages were not written: a later line's repeat of one is, from now on
                 continue
             lines[query.query_id] = query.line
             guard.line = query.line
             refuse_generated_runs(path, dict.fromkeys(map(_FIRST, query.rankings), query.line), generated)
             store.corpus.upsert_queries([(query.query_id, None)])
-            store.corpus.upsert_passages(query.passages)
+            store.corpus.upsert_passages(_new_passages(query) if not skipped else query.passages)
             set_stale(store, guard, tally)
             store.corpus.upsert_judgments(query.judgments)
             ranked.write(store, query.rankings)
             _record_grade_sets(store, path, query, options.grades_bank, bank, sets, first)
             for key, rows in query.grade_rows.items():
                 if members is not None:
-                    refuse_non_members(path, query.line, {row[2] for row in rows}, members, options.grades_bank)
-                grades.write(sets[key], key[0], rows)
-                counts["grades"] += len(rows)
+                    refuse_non_members(path, query.line, {row[2] for row in rows_of(query.query_id, rows)}, members,
+                                       options.grades_bank)
+                if type(rows) is Blocks:
+                    grades.write_blocks(sets[key], key[0], query.query_id, rows)
+                    counts["grades"] += rows.size()
+                else:
+                    grades.write(sets[key], key[0], rows)
+                    counts["grades"] += len(rows)
             counts["queries"] += 1
             counts["query-passage pairs"] += len(query.passages)
             passages.update(map(_FIRST, query.passages))

@@ -102,20 +102,27 @@ def _paragraph(query: ExamppQuery, para: dict, with_grades: bool, seen: Seen) ->
         first = seen.texts.setdefault(pid, (query.line, digest))
         if first[1] != digest:
             raise Refused(f"passage {pid!r} given again with another text (first {seen.first(first[0])})")
+    else:
+        first = seen.texts.get(pid)
     at = seen.line_passages.setdefault(pid, len(query.passages))
     if at == len(query.passages):
         query.passages.append((pid, text))
+        if first is not None and first[0] != query.line:
+            query.given_before.append(pid)
     elif text is not None:
         query.passages[at] = (pid, text)
-    data = as_mapping(para.get("paragraph_data"), "paragraph_data")
+    data = para.get("paragraph_data")
+    if type(data) is not dict:
+        data = as_mapping(data, "paragraph_data")
     for j in as_list(data.get("judgments"), "judgments"):
         _judgment(query, pid, j if type(j) is dict else as_mapping(j, "a judgment"), seen)
-    for r in as_list(data.get("rankings"), "rankings"):
+    rankings = data.get("rankings")
+    for r in rankings if type(rankings) is list else as_list(rankings, "rankings"):
         _ranking(query, pid, r if type(r) is dict else as_mapping(r, "a ranking"), seen)
     if not with_grades:
         return
     for eg in as_list(para.get("exam_grades"), "exam_grades"):
-        exam_grades(query, pid, as_mapping(eg, "an exam_grades entry"), seen)
+        exam_grades(query, pid, eg if type(eg) is dict else as_mapping(eg, "an exam_grades entry"), seen)
     for g in as_list(para.get("grades"), "grades"):
         direct_grade(query, pid, as_mapping(g, "a grades entry"), seen)
 
@@ -151,7 +158,9 @@ def _own_query(query: ExamppQuery, named: object, what: str) -> str:
 
 
 def _ranking(query: ExamppQuery, pid: str, r: dict, seen: Seen) -> None:
-    ranked_query = _own_query(query, r.get("queryId", query.query_id), "ranking")
+    ranked_query = query.query_id
+    if (named := r.get("queryId", ranked_query)) != ranked_query:
+        ranked_query = _own_query(query, named, "ranking")
     run = r["method"]
     if type(run) is not str or run not in CHECKED:
         run = check_id(run, "run")
@@ -163,7 +172,7 @@ def _ranking(query: ExamppQuery, pid: str, r: dict, seen: Seen) -> None:
             raise Refused(f"ranking of run {run!r}: {exc}") from None
     new = (query.line, rank, score)
     first = seen.ranked.setdefault((run, ranked_query, pid), new)
-    if first[1:] != (rank, score):
+    if first is not new and first[1:] != (rank, score):
         raise Refused(f"run {run!r} ranks passage {pid!r} twice for query {ranked_query!r}: rank {first[1]} "
                        f"score {first[2]} (first {seen.first(first[0])}), then rank {rank} score {score}")
     if first is new:

@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import json
-from itertools import repeat
 from operator import itemgetter
 
 from proctor.io.exampp_rows import (
     CHECKED,
     IMPORTED,
+    Block,
+    Blocks,
     ExamppQuery,
     GradeKey,
     GradeRow,
@@ -17,6 +18,7 @@ from proctor.io.exampp_rows import (
     Seen,
     as_list,
     as_mapping,
+    block_rows,
     check_id,
     optional_text,
 )
@@ -40,7 +42,49 @@ def _add_grades(query: ExamppQuery, key: GradeKey, rows: list[GradeRow], seen: S
     first = seen.graded.setdefault(where, (query.line, rows))
     if type(first) is not tuple or first[1] is not rows:
         rows = _repeated(query, key, where, rows, seen)
-    query.grade_rows.setdefault(key, []).extend(rows)
+    kept = query.grade_rows.get(key)
+    block = _as_block(rows) if rows and (kept is None or type(kept) is Blocks) else None
+    if block is not None:
+        if kept is None:
+            query.grade_rows[key] = Blocks([block])
+        else:
+            kept.append(block)  # type: ignore[union-attr]
+        return
+    if kept is None:
+        kept = query.grade_rows[key] = []
+    elif type(kept) is Blocks:  # from now on rows
+        kept = query.grade_rows[key] = kept.rows(query.query_id)
+    kept.extend(rows)
+
+
+def _as_block(rows: list[GradeRow]) -> Block | None:
+    """An entry's rows (one passage) as a `Block` when each is one (parse status `imported`, the answer its raw
+    reply, no extra); else None."""
+    pid = rows[0][1]
+    if any(row[1] != pid or row[5] != IMPORTED or row[6] != row[3] or row[8] is not None for row in rows):
+        return None
+    return pid, [row[2] for row in rows], [row[3] for row in rows], [row[4] for row in rows], [row[7] for row in rows]
+
+
+def _add_block(query: ExamppQuery, key: GradeKey, block: Block, seen: Seen) -> None:
+    """`_add_grades` of an entry as a `Block`: kept as it is when it is the first entry of its grade set and passage
+    and its grade set's entries in the line are blocks so far."""
+    if not block[1]:
+        return
+    where = (*key, query.query_id, block[0])
+    first = seen.graded.setdefault(where, (query.line, block))
+    if type(first) is not tuple or first[1] is not block:  # given again
+        _add_grades(query, key, block_rows(query.query_id, block), seen)
+        return
+    kept = query.grade_rows.get(key)
+    if kept is None:
+        query.grade_rows[key] = Blocks([block])
+    elif type(kept) is Blocks:
+        kept.append(block)
+    else:  # rows already
+        rows = block_rows(query.query_id, block)
+        seen.graded[where] = (query.line, rows)
+        kept.extend(rows)
 
 
 def _repeated(query: ExamppQuery, key: GradeKey, where: tuple, rows: list[GradeRow], seen: Seen) -> list[GradeRow]:
@@ -48,6 +92,8 @@ def _repeated(query: ExamppQuery, key: GradeKey, where: tuple, rows: list[GradeR
     first = seen.graded[where]
     if isinstance(first, tuple):  # from now on question by question
         line, earlier = first
+        if type(earlier) is tuple:  # a block
+            earlier = block_rows(where[3], earlier)
         first = seen.graded[where] = {row[2]: (line, row) for row in earlier}
     new = []
     for row in rows:
@@ -162,13 +208,21 @@ def exam_grades(query: ExamppQuery, pid: str, eg: dict, seen: Seen) -> None:
     if eg.get(EXTENSION) is not None:
         proctor_grades(query, pid, as_mapping(eg[EXTENSION], EXTENSION), seen, direct=False)
         return
-    prompt_info = as_mapping(eg.get("prompt_info"), "prompt_info")
+    prompt_info = eg.get("prompt_info")
+    if type(prompt_info) is not dict:
+        prompt_info = as_mapping(prompt_info, "prompt_info")
     ratings = known = _known_ratings(eg)
     if ratings is None:
         ratings = _ratings(eg)
     self_rated = bool(prompt_info.get("is_self_rated", bool(ratings)))
-    method, model = _method_of(prompt_info, self_rated), _model(eg)
-    version = optional_text(prompt_info.get("prompt_class"), "prompt_class") or method
+    prompt_class = prompt_info.get("prompt_class")
+    method = _METHODS.get((prompt_class, self_rated)) if type(prompt_class) is str else None
+    if method is None:
+        method = _method_of(prompt_info, self_rated)
+        if type(prompt_class) is str and len(_METHODS) < 1024:
+            _METHODS[(prompt_class, self_rated)] = method
+    model = _model(eg)
+    version = optional_text(prompt_class, "prompt_class") or method
     answers, correct, wrong = _answers(eg), _questions(eg, "correctAnswered"), _questions(eg, "wrongAnswered")
     if correct & wrong:
         raise Refused(f"question {sorted(correct & wrong)[0]!r} is both correctAnswered and wrongAnswered")
@@ -179,18 +233,40 @@ def exam_grades(query: ExamppQuery, pid: str, eg: dict, seen: Seen) -> None:
         ratings = {qid: None if rating is None else _grade_value(rating, f"self_rating of {qid}")
                    for qid, rating in sorted(ratings.items())}
     verdicts = dict.fromkeys(wrong, False) | dict.fromkeys(correct, True)
-    query_id, questions = query.query_id, sorted(ratings.keys() | answers.keys() | verdicts.keys())
+    query_id, questions = query.query_id, _sorted_questions(ratings, answers, verdicts)
     if self_rated and known is not None and len(ratings) == len(questions):  # every question rated: no Python step
-        said = list(map(answers.get, questions))  # per grade (a row is made by `zip`, its values by `map`)
-        rows = list(zip(repeat(query_id), repeat(pid), questions, said, map(ratings.__getitem__, questions),
-                        repeat(IMPORTED), said, map(verdicts.get, questions), repeat(None)))
-    elif self_rated:
+        block = (pid, questions, list(map(answers.get, questions)), list(map(ratings.__getitem__, questions)),
+                 list(map(verdicts.get, questions)))  # per grade (a column made by `map`)
+        _add_block(query, (method, model, version), block, seen)  # type: ignore[arg-type]
+        return
+    if self_rated:
         rows = [(query_id, pid, q, a := answers.get(q), g := ratings.get(q), IMPORTED if g is not None else "failed",
                  a, verdicts.get(q), None) for q in questions]
     else:
         rows = [(query_id, pid, q, a := answers.get(q), 1 if q in correct else 0, IMPORTED, a, verdicts.get(q), None)
                 for q in questions]
     _add_grades(query, (method, model, version), rows, seen)  # type: ignore[arg-type]
+
+
+_METHODS: dict[tuple[str, bool], str] = {}
+"""`_method_of` by (prompt class, self-rated): the same few on every entry of a file."""
+_QUESTIONS: dict[tuple[str, ...], list[str]] = {}
+"""The sorted questions of an entry by its rated questions in their order (a query's entries list the same ones)."""
+
+
+def _sorted_questions(ratings: dict, answers: dict, verdicts: dict) -> list[str]:
+    """The entry's questions (rated, answered or judged), sorted; found by the rated ones' order when the others
+    are among them (one list for them all: read only)."""
+    keys = ratings.keys()
+    if not (answers.keys() <= keys and verdicts.keys() <= keys):
+        return sorted(keys | answers.keys() | verdicts.keys())
+    order = tuple(ratings)
+    questions = _QUESTIONS.get(order)
+    if questions is None:
+        if len(_QUESTIONS) >= 4096:
+            _QUESTIONS.clear()
+        questions = _QUESTIONS[order] = sorted(order)
+    return questions
 
 
 def direct_grade(query: ExamppQuery, pid: str, g: dict, seen: Seen) -> None:

@@ -19,6 +19,35 @@ objects)."""
 IMPORTED = "imported"
 """`parse_status` of a grade taken over from an exam_pp file (it was parsed by the workbench)."""
 
+Block = tuple[str, list[str], list[str | None], list[int], list[bool | None]]
+"""(passage, questions, answers, grades, verdicts): the grades of one entry whose every question is rated, column by
+column (each a `GradeRow` of the line's query with parse status `imported`, the answer as raw reply, no extra)."""
+
+
+class Blocks(list):
+    """The grades of one grade set in one line as `Block`s: no tuple per grade is made, sent to the writing process
+    or read back (the entries' question lists are shared: a query's entries name the same ones)."""
+
+    def rows(self, query_id: str) -> list[GradeRow]:
+        """The blocks' grades as rows, in order."""
+        return [row for block in self for row in block_rows(query_id, block)]
+
+    def size(self) -> int:
+        """How many grades the blocks hold."""
+        return sum(len(block[1]) for block in self)
+
+
+def block_rows(query_id: str, block: Block) -> list[GradeRow]:
+    """One block's grades as rows."""
+    pid, questions, answers, grades, verdicts = block
+    return [(query_id, pid, q, a, g, IMPORTED, a, v, None) for q, a, g, v in zip(questions, answers, grades, verdicts,
+                                                                                  strict=True)]
+
+
+def rows_of(query_id: str, grades: list[GradeRow] | Blocks) -> list[GradeRow]:
+    """The rows of one grade set of a line (`ExamppQuery.grade_rows`), blocks or rows."""
+    return grades.rows(query_id) if type(grades) is Blocks else grades
+
 
 @dataclass
 class ExamppQuery:
@@ -29,8 +58,12 @@ class ExamppQuery:
     passages: list[tuple[str, str | None]] = field(default_factory=list)
     judgments: list[tuple[str, str, int]] = field(default_factory=list)
     rankings: list[tuple[str, str, str, int, float]] = field(default_factory=list)
-    grade_rows: dict[GradeKey, list[GradeRow]] = field(default_factory=dict)
-    """The grades of each (method, model, prompt version), in file order."""
+    given_before: list[str] = field(default_factory=list)
+    """Passages of `passages` that an earlier line gave with the same text (and this one with it or without one):
+    written already when that line was (`importing.exampp` writes them again only after a line it skipped)."""
+    grade_rows: dict[GradeKey, list[GradeRow] | Blocks] = field(default_factory=dict)
+    """The grades of each (method, model, prompt version), in file order: `Blocks` while every entry of it in the
+    line is one (`rows_of`)."""
     configs: dict[GradeKey, dict] = field(default_factory=dict)
     """The grade set information of each plain key (method, model, prompt version)."""
     grade_sets: dict[GradeKey, GradeSet] = field(default_factory=dict)
@@ -41,7 +74,8 @@ class ExamppQuery:
         """The grades of `grade_rows` as `Grade` records."""
         versions = {key: s.prompt_version for key, s in self.grade_sets.items()}
         return [Grade(q, p, i, m, x, versions.get((m, x, v), v), g, s, r, a, c)
-                for (m, x, v), rows in self.grade_rows.items() for q, p, i, r, g, s, a, c, _ in rows]
+                for (m, x, v), rows in self.grade_rows.items() for q, p, i, r, g, s, a, c, _ in rows_of(self.query_id,
+                                                                                                          rows)]
 
 
 class Refused(ValueError):
@@ -61,8 +95,8 @@ class Seen:
     """(line, BLAKE2b digest of the text) of every passage given a text so far."""
     judged: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
     ranked: dict[tuple[str, str, str], tuple[int, int, float]] = field(default_factory=dict)
-    graded: dict[tuple[str, str, str, str, str], tuple[int, list[GradeRow]] | dict[str, tuple[int, GradeRow]]] = \
-        field(default_factory=dict)
+    graded: dict[tuple[str, str, str, str, str],
+                 tuple[int, list[GradeRow] | Block] | dict[str, tuple[int, GradeRow]]] = field(default_factory=dict)
     """Per (method, model, version, query, passage): the line and rows of its first entry, or (once an entry is
     given again) `{question: (line, row)}`."""
     line: int = 0

@@ -18,12 +18,12 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from itertools import chain, repeat
 from operator import itemgetter
 
-from proctor.store.repository import insert_new_first
+from proctor.store.repository import insert_new_first, insert_plain, insert_shared
 
 KEPT_PER_GRADE_SET = ("grade_set_counts", "label_cache", "cover_cache")
 """Tables of results kept per grade set (column `grade_set_id`) and dropped by triggers when its grades change."""
@@ -62,8 +62,14 @@ _VALUES = "({series}, ?, ?, ?, ?, ?, ?, ?, ?, ?, {batch}, 1)"
 extra): the series and the batch are formatted in as numbers."""
 _CONFLICT = conflict_sql(attempt=False)
 """An import's upsert: a stored grade rewritten only when its content differs."""
+_SHARED = "({series}, ?1, {{0}}, {{1}}, {{2}}, {{3}}, 'imported', {{2}}, {{4}}, NULL, {batch}, 1)"
+"""`_VALUES` of rows of one query, parse status `imported`, the answer the raw reply and no extra (an exam_pp line's
+grades): the query bound once a statement, five values a row (passage, question's number, raw reply, grade,
+correct)."""
 _ITEM = "SELECT item FROM grade_items WHERE question_id = ?"
-_STATUS = itemgetter(5)
+_PASSAGE = itemgetter(0)
+_IMPORTED = "imported"
+"""The parse status `_SHARED` writes (an exam_pp file's grades have it: `io.exampp_rows.IMPORTED`)."""
 
 
 class GradeImport:
@@ -96,13 +102,63 @@ class GradeImport:
         into a step of a grade set (the grade set is recorded already)."""
         if not rows:
             return
+        number, numbers = self._series(grade_set_id, step, map(itemgetter(2), rows))
+        before = self.db.total_changes
+        narrow: list[list] = []
+
+        def plain(flat: list, width: int) -> None:
+            narrow[:] = _insert(self.db, numbers, flat, width)
+
+        all_new = insert_new_first(self.db, "grades", _VALUES.format(**numbers), _CONFLICT,
+                                   rows if isinstance(rows, list | tuple) else list(rows),
+                                   mapped=(2, self._items.__getitem__), plain=plain)
+        if self.db.total_changes != before:
+            self.changed.add(number)
+        if self.fresh[number]:
+            self._aggregate(number, set(map(itemgetter(0), rows)), len(rows), narrow[0] if all_new and narrow else None)
+
+    def write_blocks(self, grade_set_id: str, step: str, query_id: str, blocks: list[tuple]) -> None:
+        """`write` of one query's grades given as blocks (passage, questions, answers, grades, verdicts; every grade
+        parse status `imported`, its answer its raw reply, no extra: `io.exampp_rows.Block`), by `_SHARED` from
+        columns put together in C (no tuple per grade); the upsert after a known key, as `insert_new_first`."""
+        if not blocks:
+            return
+        lists = {id(block[1]): block[1] for block in blocks}  # the questions of a query's entries: one list or few
+        number, numbers = self._series(grade_set_id, step, chain.from_iterable(lists.values()))
+        narrow = self._columns(sorted(blocks, key=_PASSAGE))  # by passage: the key's order, fewer busy pages
+        before = self.db.total_changes
+        try:
+            insert_shared(self.db, "grades", _SHARED.format(**numbers), [query_id], narrow, 5)
+        except sqlite3.IntegrityError:  # a key the store holds: every row through the upsert (`insert_new_first`),
+            flat = self._columns(blocks)  # in the file's order (what the guard names first)
+            self.db.executemany(f"INSERT INTO grades VALUES {_VALUES.format(**numbers)} {_CONFLICT}",
+                                [(query_id, flat[at], flat[at + 1], flat[at + 2], flat[at + 3], _IMPORTED,
+                                  flat[at + 2], flat[at + 4], None) for at in range(0, len(flat), 5)])
+            narrow = None
+        if self.db.total_changes != before:
+            self.changed.add(number)
+        if self.fresh[number]:
+            self._aggregate(number, {query_id}, sum(len(block[1]) for block in blocks), narrow)
+
+    def _columns(self, blocks: list[tuple]) -> list:
+        """The blocks' grades as `_SHARED` binds them, five values a row (the questions numbered), put together in C."""
+        narrow: list = [None] * (5 * sum(len(block[1]) for block in blocks))
+        narrow[0::5] = list(chain.from_iterable(repeat(block[0], len(block[1])) for block in blocks))
+        narrow[1::5] = list(map(self._items.__getitem__, chain.from_iterable(block[1] for block in blocks)))
+        for at in (2, 3, 4):
+            narrow[at::5] = list(chain.from_iterable(block[at] for block in blocks))
+        return narrow
+
+    def _series(self, grade_set_id: str, step: str, questions: Iterable[str]) -> tuple[int, dict[str, int]]:
+        """The series of (grade set, step), numbered when new, and the numbers a statement formats in (series,
+        batch); the questions numbered (`grade_items`) when new."""
         series = self._numbers("grade_series", "series", ("grade_set_id", "step"), {(grade_set_id, step)})
         if self._batch is None:
             self.new_batch = self.db.execute("SELECT 1 FROM grade_batches WHERE created = ?",
                                              (self.created,)).fetchone() is None
             self._batch = self._numbers("grade_batches", "batch", ("created",), {(self.created,)})[(self.created,)]
         items = self._items
-        new = sorted(set(map(itemgetter(2), rows)) - items.keys())
+        new = sorted(set(questions) - items.keys())
         if new:  # numbered in this order when the store lacks them
             self.db.executemany("INSERT OR IGNORE INTO grade_items (question_id) VALUES (?)", [(q,) for q in new])
             items.update((q, self.db.execute(_ITEM, (q,)).fetchone()[0]) for q in new)
@@ -110,30 +166,31 @@ class GradeImport:
         if number not in self.fresh:
             self.fresh[number] = self.db.execute("SELECT 1 FROM grades WHERE series = ? LIMIT 1",
                                                  (number,)).fetchone() is None
-        before = self.db.total_changes
-        all_new = insert_new_first(self.db, "grades", _VALUES.format(series=int(number), batch=int(self._batch)),
-                                   _CONFLICT, rows if isinstance(rows, list | tuple) else list(rows),
-                                   mapped=(2, items.__getitem__))
-        if self.db.total_changes != before:
-            self.changed.add(number)
-        if self.fresh[number]:
-            self._aggregate(number, rows, all_new)
+        return number, {"series": int(number), "batch": int(self._batch)}
 
-    def _aggregate(self, number: int, rows: Sequence[tuple], all_new: bool) -> None:
-        """Keep the labels, questions and counts per parse status of each query of `rows` in fresh series `number`,
-        read from the pages just written. The statuses of a query written here for the first time, alone in `rows`
-        (an exam_pp line's grade set), whose rows were `all_new` (every (passage, question) once: `insert_new_first`)
-        are counted from `rows` (all its grades in the series); otherwise from the table (a query written again: the
-        last aggregate counts; a grade given twice is one row)."""
+    def _aggregate(self, number: int, queries: set[str], count: int, written: list | None) -> None:
+        """Keep the labels, questions and counts per parse status of each of the `queries` whose `count` rows were just
+        written into fresh series `number`, read from the pages just written. A query written here for the first
+        time, alone in the rows (an exam_pp
+        line's grade set), whose rows were all new (every (passage, question) once: `insert_new_first`) and
+        `written` by `_SHARED` (its five values a row), has all its grades in the series in hand: its statuses are
+        counted from them (all `imported`), its labels and questions made from them when every passage has the
+        same questions in the same order and a grade for each (`_in_blocks`); otherwise they are read from the table
+        (a query written again: the last aggregate counts; a grade given twice is one row)."""
         kept = self.kept.setdefault(number, {})
-        queries = set(map(itemgetter(0), rows))
-        counted = sorted(Counter(map(_STATUS, rows)).items()) if all_new and len(queries) == 1 \
-            and not queries & kept.keys() else None  # in the order of GROUP BY parse_status
+        if written is not None and len(queries) == 1 and not queries & kept.keys():
+            [query_id] = queries
+            pairs, questions = _in_blocks(written) or (None, None)
+            key = (number, query_id)
+            kept[query_id] = (pairs or self.db.execute(_QUERY_PAIRS, key).fetchone()[0],
+                              questions or self.db.execute(_QUERY_QUESTIONS, key).fetchone()[0],
+                              [(_IMPORTED, count)])
+            return
         for query_id in queries:
             key = (number, query_id)
             kept[query_id] = (self.db.execute(_QUERY_PAIRS, key).fetchone()[0],
                               self.db.execute(_QUERY_QUESTIONS, key).fetchone()[0],
-                              counted if counted is not None else self.db.execute(_QUERY_STATUSES, key).fetchall())
+                              self.db.execute(_QUERY_STATUSES, key).fetchall())
 
     def keep(self) -> None:
         """At the end (after the kept results of the series written were dropped): keep the label cache of every
@@ -164,6 +221,47 @@ class GradeImport:
                         by_status[status] = by_status.get(status, 0) + n
             self.db.execute("INSERT OR REPLACE INTO grade_set_counts VALUES (?, ?)",
                             (grade_set_id, json.dumps(counts, sort_keys=True)))
+
+
+def _insert(db: sqlite3.Connection, numbers: dict[str, int], flat: list, width: int) -> list[list]:
+    """The plain insert of grade rows (flattened, their questions numbered): by `_SHARED` when the rows are of one
+    query, parse status `imported`, answer = raw reply and no extra (checked column by column in C: list slices
+    compared and counted), else by `_VALUES`. Returns `[the five values a row _SHARED wrote]`, or `[]`."""
+    count = len(flat) // width
+    query = flat[0]
+    if width == 9 and flat[0::9].count(query) == count and flat[5::9].count(_IMPORTED) == count \
+            and flat[8::9].count(None) == count and flat[3::9] == flat[6::9]:
+        narrow: list = [None] * (5 * count)
+        for at, column in enumerate((1, 2, 3, 4, 7)):
+            narrow[at::5] = flat[column::9]
+        insert_shared(db, "grades", _SHARED.format(**numbers), [query], narrow, 5)
+        return [narrow]
+    insert_plain(db, "grades", _VALUES.format(**numbers), flat, width)
+    return []
+
+
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""JSON as SQLite's `json_group_array(json_array(...))` writes it: no spaces, characters other than `"`, `\\` and
+controls as they are (an id holds no control character)."""
+
+
+def _in_blocks(written: list) -> tuple[str, str] | None:
+    """(`PAIRS`, `QUESTIONS`) of one query's new grade rows as `_SHARED` wrote them (passage, question's number,
+    raw reply, grade, correct), made in Python the way SQLite makes them from the table, when the rows are blocks
+    of one passage each holding the same questions in the same order, every one with a grade (an exam_pp line:
+    every passage graded on every question). A passage's label is then its largest grade, `len(block)` usable
+    grades, none failed; the labels go in passage order (SQLite's `GROUP BY passage_id`: UTF-8 bytes, code point
+    order); the questions in the primary key's order, the first passage's (all of them) by number. None for any
+    other rows (read from the table instead)."""
+    passages, items, grades = written[0::5], written[1::5], written[3::5]
+    size = next((at for at, passage in enumerate(passages) if passage != passages[0]), len(passages))
+    heads = passages[::size]
+    if len(passages) % size or None in grades or items != items[:size] * len(heads) \
+            or any(passages[at::size] != heads for at in range(1, size)) or len(set(heads)) != len(heads):
+        return None
+    tops = map(max, *(grades[at::size] for at in range(size))) if size > 1 else iter(grades)
+    pairs = _COMPACT([[passage, top, size, 0] for passage, top in sorted(zip(heads, tops, strict=True))])
+    return pairs, ",".join(map(str, sorted(set(items[:size]))))
 
 
 def hold_triggers(db: sqlite3.Connection, table: str, known: re.Pattern[str]) -> list[tuple[str, str]]:

@@ -26,11 +26,14 @@ class CorpusRepository(Repository):
                     " origin = excluded.origin WHERE excluded.text IS NOT NULL AND passages.text IS NOT excluded.text",
                     rows)
 
-    def upsert_rankings(self, rows: Iterable[tuple[str, str, str, int, float]]) -> None:
-        """Add (run, query, passage, rank, score) rows."""
+    def upsert_rankings(self, rows: Iterable[tuple[str, str, str, int, float]], *,
+                        sorted_rows: list[tuple[str, str, str, int, float]] | None = None) -> None:
+        """Add (run, query, passage, rank, score) rows (`sorted_rows`: the same rows grouped by run and query, in
+        which order new keys are inserted: `insert_new_first`)."""
         self._write("rankings", 5, "ON CONFLICT DO UPDATE SET rank = excluded.rank,"
                     " score = excluded.score, origin = excluded.origin"
-                    " WHERE rankings.rank IS NOT excluded.rank OR rankings.score IS NOT excluded.score", rows)
+                    " WHERE rankings.rank IS NOT excluded.rank OR rankings.score IS NOT excluded.score",
+                    rows, sorted_rows)
 
     def upsert_judgments(self, rows: Iterable[tuple[str, str, int]]) -> None:
         """Add (query, passage, relevance) human judgments; a new label replaces an old one (an import's guard
@@ -38,11 +41,16 @@ class CorpusRepository(Repository):
         self._write("judgments", 3, "ON CONFLICT DO UPDATE SET relevance = excluded.relevance,"
                     " origin = excluded.origin WHERE judgments.relevance IS NOT excluded.relevance", rows)
 
-    def _write(self, table: str, given: int, conflict: str, rows: Iterable[tuple]) -> None:
+    def _write(self, table: str, given: int, conflict: str, rows: Iterable[tuple], sorted_rows: list | None = None
+               ) -> None:
         """Upsert rows of `given` values and the import's origin into `table` (`conflict`: the upsert's clause),
         new keys by a plain insert first when the rows are a list (`insert_new_first`: every upsert here leaves
-        an identical row as it is)."""
-        insert_new_first(self.db, table, f"({'?, ' * given}{self._origin_sql()})", conflict, rows)
+        an identical row as it is), in the order of `sorted_rows` when given."""
+        values = f"({'?, ' * given}{self._origin_sql()})"
+        if sorted_rows is None or not isinstance(rows, list | tuple):
+            insert_new_first(self.db, table, values, conflict, rows)
+        else:
+            insert_new_first(self.db, table, values, conflict, sorted_rows, upsert_order=list(rows))
 
     def _origin_sql(self) -> str:
         """The `origin` the content upserts write: the import log entry of the import under way (`Store.origin`)."""

@@ -7,6 +7,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
+from functools import lru_cache
 from itertools import chain
 from typing import Any, Protocol
 
@@ -37,11 +38,16 @@ steps and resets per row; about a sixth less time a row than a statement per row
 
 
 def insert_new_first(db: sqlite3.Connection, table: str, values: str, conflict: str, rows: Iterable[tuple], *,
-                     mapped: tuple[int, Callable[[Any], Any]] | None = None) -> bool:
+                     mapped: tuple[int, Callable[[Any], Any]] | None = None,
+                     plain: Callable[[list, int], None] | None = None, upsert_order: list | None = None) -> bool:
     """Upsert `rows` into `table` (`INSERT INTO table VALUES values conflict`, `values` one row's SQL), taking a
     plain insert of the same values first when `rows` is a list or tuple; `mapped` (column, function): that
-    column of every row is written as the function of it (a list only). True when the plain inserts wrote every
-    row: each was a key the table did not hold, given once.
+    column of every row is written as the function of it (a list only); `plain(flat, width)`: the plain insert of
+    the rows' values (flattened, mapped), when it is not `insert_plain` (it may write them by another statement
+    that stores the same values, e.g. `insert_shared`); `upsert_order`: the same rows in the order the upsert
+    takes them when the plain insert fails (`rows` may come in another order, e.g. the key's, which makes fewer
+    B-tree pages busy; the upsert keeps the caller's order: what the guard names first). True when the plain
+    inserts wrote every row: each was a key the table did not hold, given once.
 
     An upsert whose DO UPDATE path has triggers (an import's guard: `store.integrity`) makes SQLite keep a
     statement journal for every row, though a new key never takes that path; the plain insert, `ROWS_PER_INSERT`
@@ -63,16 +69,26 @@ def insert_new_first(db: sqlite3.Connection, table: str, values: str, conflict: 
     width = len(rows[0])
     if len(set(map(len, rows))) != 1:
         raise ValueError(f"rows for {table} of different widths: {sorted(set(map(len, rows)))}")
-    flat = list(chain.from_iterable(rows))  # one list of every value: statements of many rows take slices of it
-    if mapped is not None:
-        column, function = mapped
-        flat[column::width] = map(function, flat[column::width])
+    # one list of every value: statements of many rows take slices of it
+    flat = list(chain.from_iterable(rows)) if mapped is None else _mapped(rows, width, mapped)
     try:
-        insert_plain(db, table, values, flat, width)
+        if plain is None:
+            insert_plain(db, table, values, flat, width)
+        else:
+            plain(flat, width)
     except sqlite3.IntegrityError:
+        if upsert_order is not None:  # the caller's order
+            flat = list(chain.from_iterable(upsert_order)) if mapped is None else _mapped(upsert_order, width, mapped)
         db.executemany(upsert, zip(*[iter(flat)] * width, strict=True))
         return False
     return True
+
+
+def _mapped(rows: list, width: int, mapped: tuple[int, Callable[[Any], Any]]) -> list:
+    """The values of `rows` flattened, column `mapped[0]` as the function `mapped[1]` of it."""
+    flat = list(chain.from_iterable(rows))
+    flat[mapped[0]::width] = map(mapped[1], flat[mapped[0]::width])
+    return flat
 
 
 def insert_plain(db: sqlite3.Connection, table: str, values: str, flat: list, width: int) -> None:
@@ -86,6 +102,27 @@ def insert_plain(db: sqlite3.Connection, table: str, values: str, flat: list, wi
                        [flat[at:at + step] for at in range(0, whole, step)])
     if whole < len(flat):
         db.executemany(one, [flat[at:at + width] for at in range(whole, len(flat), width)])
+
+
+def insert_shared(db: sqlite3.Connection, table: str, row: str, shared: list, flat: list, width: int) -> None:
+    """`insert_plain` of rows whose values in common are bound once a statement: `shared` as `?1`, `?2`, ...; the
+    row's own `width` values in `flat` as `?{0}`, `?{1}`, ... of `row` (its SQL, a `str.format` template: a value may
+    be named twice, e.g. a column that holds another's value). Fewer values bound a row, the same rows stored."""
+    step = width * ROWS_PER_INSERT
+    whole = len(flat) - len(flat) % step
+    if whole:
+        db.executemany(_shared_insert(table, row, len(shared), width, ROWS_PER_INSERT),
+                       [shared + flat[at:at + step] for at in range(0, whole, step)])
+    if whole < len(flat):
+        db.executemany(_shared_insert(table, row, len(shared), width, 1),
+                       [shared + flat[at:at + width] for at in range(whole, len(flat), width)])
+
+
+@lru_cache(maxsize=64)
+def _shared_insert(table: str, row: str, shared: int, width: int, count: int) -> str:
+    """The statement of `insert_shared` for `count` rows."""
+    return f"INSERT INTO {table} VALUES " + ", ".join(
+        row.format(*(f"?{shared + 1 + k * width + j}" for j in range(width))) for k in range(count))
 
 
 class Facade(Protocol):
