@@ -134,8 +134,8 @@ def test_grade_rows_of_one_line_are_stored_as_the_upsert_alone_stores_them(tmp_p
                 else:
                     store.grades.upsert_grade_rows(GRADES.id, [(GRADES.step, *row[:7], row[7], row[8]) for row in
                                                                batch], "2026-01-01T00:00:00+00:00")
-        dumps.append(sorted(store.db.execute("SELECT * FROM grades")))
         store.close()
+        dumps.append(sorted(raw_rows(tmp_path / name, "SELECT * FROM grades")))
     assert dumps[0] == dumps[1] and dumps[0]
     assert shared  # the shared statement wrote some of them
 
@@ -192,6 +192,6 @@ def test_grade_blocks_are_stored_as_the_upsert_alone_stores_their_rows(tmp_path,
                 else:
                     store.grades.upsert_grade_rows(GRADES.id, [(GRADES.step, *row) for row in blocks.rows(query)],
                                                    "2026-01-01T00:00:00+00:00")
-        dumps.append(sorted(store.db.execute("SELECT * FROM grades")))
         store.close()
+        dumps.append(sorted(raw_rows(tmp_path / name, "SELECT * FROM grades")))
     assert dumps[0] == dumps[1] and dumps[0]
