@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from conftest import grades_of, opened_store
+from conftest import grades_of, opened_store, raw_write
 from proctor.llm.embed import EmbeddingBackend
 from proctor.methods.embedding import grade_of, similarity_extra
 from proctor.methods.embedding import grades_of as vector_grades
@@ -99,3 +99,39 @@ def test_a_template_that_shows_the_passage_reports_passages_longer_than_the_wind
     cut = {g.passage_id for g in grades if g.extra.get("truncated")}
     assert cut == expected & {g.passage_id for g in grades} and cut
     assert json.loads(result.out)["truncated_contexts"] == sum(1 for g in grades if g.extra.get("truncated"))
+
+
+@pytest.mark.slow
+def test_the_model_loads_while_a_fresh_step_is_planned(cli, demo_store, monkeypatch):
+    """A fresh step's model load begins on a worker thread before its planning ends (start-up overlapped with
+    planning, its seconds still reported apart); a step with grades plans first, so a rerun with nothing left
+    to grade loads nothing."""
+    import threading
+
+    from proctor.grading import runner
+    from proctor.llm import embed
+
+    monkeypatch.setattr(embed, "_ENCODERS", {})  # this process loads the model again, for real
+    began, waits, seen = threading.Event(), [30.0], []
+    load, plan = EmbeddingBackend.load, runner.make_plan
+
+    def loading(self):
+        began.set()
+        return load(self)
+
+    def planning(*args, **kwargs):
+        seen.append(began.wait(waits[0]))  # whether the load had begun while the step was being planned
+        return plan(*args, **kwargs)
+
+    monkeypatch.setattr(EmbeddingBackend, "load", loading)
+    monkeypatch.setattr(runner, "make_plan", planning)
+    args = ("grade", "--store", demo_store, "--method", "embedding", "--format", "json")
+    first = json.loads(cli(*args).out)
+    assert seen == [True] and first["graded_now"] == 72 and first["model_load_seconds"] > 0
+    began.clear()
+    waits[0] = 0.0
+    raw_write(demo_store, "DELETE FROM grades WHERE query_id = (SELECT MIN(query_id) FROM grades)")
+    again = json.loads(cli(*args).out)
+    assert seen == [True, False] and 0 < again["graded_now"] < 72 and began.is_set()  # loaded after planning
+    began.clear()
+    assert json.loads(cli(*args).out)["graded_now"] == 0 and seen == [True, False, False] and not began.is_set()

@@ -139,13 +139,13 @@ class Engine:
         """`{(query, passage, item): (grade, answer)}`: the step's usable grades, earlier and new."""
         self.breaker = Breaker()
         """Stops the run on fatal failures; until the server first answers, one call is in flight."""
+        self.early_load: asyncio.Future | None = None
+        """The local model's load, begun by the runner while it planned the step (`runner.begin_load`), or None."""
 
     async def arun(self) -> Summary:
         """Grade every planned pair that lacks a grade; the backend stays open for further steps. A local model
         (`load`) is loaded before the clock starts, its load reported apart (`Summary.load_seconds`)."""
-        load = getattr(self.backend, "load", None)
-        left = self.plan.pairs - self.plan.already - self.plan.given_up
-        seconds = await asyncio.to_thread(load) if load is not None and left > 0 else None
+        seconds = await self._load()
         summary, progress = self._started()
         summary.load_seconds = None if seconds is None else round(seconds, 3)
         stop = asyncio.Event()
@@ -192,6 +192,15 @@ class Engine:
         summary.elapsed = progress.elapsed
         summary.calls, summary.tokens, summary.cached = progress.calls, progress.tokens, progress.cached
         return summary
+
+    async def _load(self) -> float | None:
+        """The seconds loading the backend's local model took (`load`): the load the runner began while it planned
+        the step (`early_load`), else one now when there is something to grade; None for a backend without one."""
+        if self.early_load is not None:
+            return await self.early_load
+        load = getattr(self.backend, "load", None)
+        left = self.plan.pairs - self.plan.already - self.plan.given_up
+        return await asyncio.to_thread(load) if load is not None and left > 0 else None
 
     def _started(self) -> tuple[Summary, Progress]:
         """The step's summary and its progress, whose clock starts now."""

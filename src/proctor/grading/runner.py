@@ -4,6 +4,7 @@ same experiment, and runs the method's declared steps in order, carrying each st
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 from collections.abc import Callable, Iterator
@@ -216,9 +217,10 @@ async def _run_steps(store: Store, choice: MethodChoice, backend: Backend, optio
             continue
         method = choice.method_of(step)
         done = store.grades.graded(grade_set.id, step.name)
+        exhausted = store.grades.exhausted(grade_set.id, step.name, options.max_attempts)
+        loading = begin_load(backend, options) if not (done or exhausted or narrow) else None
         plan = make_plan(store, items_of(store, method, _bank(grade_set)), done, options,
-                         variables=step.uses(results) if step.uses else None,
-                         exhausted=store.grades.exhausted(grade_set.id, step.name, options.max_attempts),
+                         variables=step.uses(results) if step.uses else None, exhausted=exhausted,
                          needs_answer_key="{gold}" in method.template.template, flagged=flagged)
         if narrow is not None and (plan := narrow(step.name, method, plan)) is None:
             break
@@ -235,6 +237,7 @@ async def _run_steps(store: Store, choice: MethodChoice, backend: Backend, optio
         plan.by_length = getattr(backend, "sorts_by_length", False) and options.engine == "local"
         engine = engine_class(store, method, backend, plan, grade_set=grade_set.id, step=step.name, options=options)
         engine.checked = checked or engine.checked  # the endpoint is checked once per run, not once per step
+        engine.early_load = loading
         summary = await engine.arun()
         checked = engine.checked
         results[step.name] = {**results.get(step.name, {}), **engine.results}
@@ -244,6 +247,19 @@ async def _run_steps(store: Store, choice: MethodChoice, backend: Backend, optio
         if summary.interrupted:
             break
     return summaries
+
+
+def begin_load(backend: Backend, options: GradeOptions) -> asyncio.Future | None:
+    """The backend's local model (`load`: imports, device, weights) loading on a worker thread from now, so that
+    its start-up overlaps the planning of a fresh step; None for a backend without one, one loaded already, or the
+    Ray engine (its workers load their own). Its seconds are still reported apart (`Summary.load_seconds`); an
+    error is raised where the engine awaits it."""
+    load = getattr(backend, "load", None)
+    if load is None or options.engine != "local" or getattr(backend, "loaded", False):
+        return None
+    loading = asyncio.get_running_loop().run_in_executor(None, load)
+    loading.add_done_callback(lambda done: done.cancelled() or done.exception())  # never "never retrieved"
+    return loading
 
 
 def _bank(grade_set: GradeSet) -> tuple[str, str] | None:

@@ -46,10 +46,9 @@ class SimilarityEngine(Engine):
 
     async def arun(self) -> Summary:
         """Grade every planned pair that lacks a grade, committing each query's grades as it is done."""
-        left = self.plan.pairs - self.plan.already - self.plan.given_up
-        load = await asyncio.to_thread(self.backend.load) if left > 0 else 0.0  # before the clock; nothing to do: none
+        load = await self._load()  # before the clock; nothing to do: none
         summary, progress = self._started()
-        summary.load_seconds = round(load, 3)
+        summary.load_seconds = round(load or 0.0, 3)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):

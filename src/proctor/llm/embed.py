@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import threading
 import time
 from functools import cache
 from typing import Any
@@ -34,11 +35,15 @@ _ENCODERS: dict[tuple[str, str], Any] = {}
 def _encoder(path: str, device: str) -> Any:
     """The sentence-transformers model of a folder, loaded once per process (a notebook or an experiment that
     grades, plans and grades again loads it once)."""
-    if (path, device) not in _ENCODERS:
-        from sentence_transformers import SentenceTransformer
+    with _LOADING:  # the runner may begin the load on a worker thread while another asks for the model
+        if (path, device) not in _ENCODERS:
+            from sentence_transformers import SentenceTransformer
 
-        _ENCODERS[(path, device)] = SentenceTransformer(path, device=device, local_files_only=True)
-    return _ENCODERS[(path, device)]
+            _ENCODERS[(path, device)] = SentenceTransformer(path, device=device, local_files_only=True)
+        return _ENCODERS[(path, device)]
+
+
+_LOADING = threading.Lock()
 
 
 ENCODE_BATCH = 16
