@@ -156,6 +156,9 @@ ENTRIES = {  # an exam_grades entry as a workbench could write it -> what its gr
     "answer twice": ({"self_ratings": [], "answers": [["q1/a", "x"], ["q1/a", "y"]]},
                      [("q1/a", None, "failed", "y", None)]),
     "true": ({"self_ratings": [_rated("q1/a", True)]}, "True is not a grade 0..5"),
+    "true beside a 1": ({"self_ratings": [_rated("q1/a", 1), _rated("q1/b", True)]}, "True is not a grade 0..5"),
+    "integral float beside its int": ({"self_ratings": [_rated("q1/a", 4), _rated("q1/b", 4.0)]},
+                                      [("q1/a", 4, "imported", None, None), ("q1/b", 4, "imported", None, None)]),
     "six": ({"self_ratings": [_rated("q1/a", 6)]}, "6 is not a grade 0..5"),
     "rated twice": ({"self_ratings": [_rated("q1/a", 3), _rated("q1/a", 2)]}, "rated twice differently"),
     "answer number": ({"answers": [["q1/a", 5]]}, "an answer must be a string"),
@@ -176,7 +179,7 @@ def test_the_fast_and_the_checked_reading_of_an_entry_agree(tmp_path, name, warm
     path.write_text(json.dumps(["q1", [_paragraph(entry)]]) + "\n")
     exampp_rows.CHECKED.clear()
     if warm:  # every id found valid before: the entry takes the fast path where it can
-        exampp_rows.CHECKED.update(dict.fromkeys(["q1/a", "q1/n", "17"]))  # valid ids only, as ever
+        exampp_rows.CHECKED.update(dict.fromkeys(["q1/a", "q1/b", "q1/n", "17"]))  # valid ids only, as ever
     if isinstance(want, str):
         with pytest.raises(InputError, match=want):
             list(read_exampp(path))

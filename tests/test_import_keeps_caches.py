@@ -153,3 +153,22 @@ def test_labels_made_from_the_rows_in_hand_are_those_the_table_gives(tmp_path, m
     kept = _kept(store)
     assert len(kept["label_cache"]) == 4
     assert _filled_again(store) == kept
+
+
+def test_a_rating_written_as_an_integral_float_beside_its_integer_keeps_integer_labels(tmp_path):
+    """A self-rating `4.0` in an entry that also holds a `4` is the grade 4 (an integer) in the rows the import has
+    in hand (its ids known valid from an earlier line: the fast reading), so the labels it keeps itself are what
+    SQLite's aggregate makes (`["p1",4,3,0]`, never `4.0`)."""
+    def line(query: str, second: float) -> str:
+        ratings = [{"question_id": "h/a", "self_rating": 1}, {"question_id": "h/c", "self_rating": 4},
+                   {"question_id": "h/b", "self_rating": second}]  # h/b's grade first in the question order
+        entry = {"llm": "m", "self_ratings": ratings, "prompt_info": {"prompt_class": "v1", "is_self_rated": True}}
+        return json.dumps([query, [{"paragraph_id": "p1", "text": "t", "exam_grades": [entry]}]]) + "\n"
+
+    source = tmp_path / "pool.jsonl"
+    source.write_text(line("q0", 4) + line("q1", 4.0))
+    store = Store.create_or_open(tmp_path / "s.db")
+    import_files(store, "exampp", [source])
+    kept = _kept(store)
+    assert [row[3] for row in kept["label_cache"]] == ['[["p1",4,3,0]]'] * 2
+    assert _filled_again(store) == kept
