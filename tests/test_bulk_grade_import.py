@@ -189,6 +189,21 @@ def test_the_fast_and_the_checked_reading_of_an_entry_agree(tmp_path, name, warm
     assert all(type(g.grade) is int for g in query.grades if g.grade is not None)
 
 
+def test_entries_of_one_prompt_class_self_rated_or_not_make_two_grade_sets(tmp_path):
+    """The method of an entry is its prompt class's and whether it is self-rated (looked up once per pair): the
+    same class self-rated and not gives `self-rating` and `qa`, in either order, in one file."""
+    def entry(self_rated: bool) -> dict:
+        return {"llm": "m", "self_ratings": [_rated("q1/a", 2)], "correctAnswered": ["q1/a"],
+                "prompt_info": {"prompt_class": "P", "is_self_rated": self_rated}}
+
+    path = tmp_path / "e.jsonl"
+    path.write_text("".join(json.dumps([query, [_paragraph(entry(first)), {**_paragraph(entry(not first)),
+                                                                            "paragraph_id": "d2"}]]) + "\n"
+                            for query, first in (("q1", True), ("q2", False))))
+    got = [sorted({(g.method, g.passage_id, g.grade) for g in query.grades}) for query in read_exampp(path)]
+    assert got == [[("qa", "d2", 1), ("self-rating", "d1", 2)], [("qa", "d1", 1), ("self-rating", "d2", 2)]]
+
+
 def _proctor_entry(*grades: list) -> dict:
     """An `exam_grades` entry carrying Proctor's own extension (as `proctor export exampp` writes it)."""
     named = {"id": A.id, "method": A.method, "model": A.model, "prompt_version": A.prompt_version, "bank": A.bank,
