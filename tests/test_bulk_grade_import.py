@@ -156,6 +156,9 @@ ENTRIES = {  # an exam_grades entry as a workbench could write it -> what its gr
     "answer twice": ({"self_ratings": [], "answers": [["q1/a", "x"], ["q1/a", "y"]]},
                      [("q1/a", None, "failed", "y", None)]),
     "true": ({"self_ratings": [_rated("q1/a", True)]}, "True is not a grade 0..5"),
+    "true beside a 1": ({"self_ratings": [_rated("q1/a", 1), _rated("q1/b", True)]}, "True is not a grade 0..5"),
+    "integral float beside its int": ({"self_ratings": [_rated("q1/a", 4), _rated("q1/b", 4.0)]},
+                                      [("q1/a", 4, "imported", None, None), ("q1/b", 4, "imported", None, None)]),
     "six": ({"self_ratings": [_rated("q1/a", 6)]}, "6 is not a grade 0..5"),
     "rated twice": ({"self_ratings": [_rated("q1/a", 3), _rated("q1/a", 2)]}, "rated twice differently"),
     "answer number": ({"answers": [["q1/a", 5]]}, "an answer must be a string"),
@@ -176,7 +179,7 @@ def test_the_fast_and_the_checked_reading_of_an_entry_agree(tmp_path, name, warm
     path.write_text(json.dumps(["q1", [_paragraph(entry)]]) + "\n")
     exampp_rows.CHECKED.clear()
     if warm:  # every id found valid before: the entry takes the fast path where it can
-        exampp_rows.CHECKED.update(dict.fromkeys(["q1/a", "q1/n", "17"]))  # valid ids only, as ever
+        exampp_rows.CHECKED.update(dict.fromkeys(["q1/a", "q1/b", "q1/n", "17"]))  # valid ids only, as ever
     if isinstance(want, str):
         with pytest.raises(InputError, match=want):
             list(read_exampp(path))
@@ -184,6 +187,21 @@ def test_the_fast_and_the_checked_reading_of_an_entry_agree(tmp_path, name, warm
     [query] = read_exampp(path)
     assert [(g.question_id, g.grade, g.parse_status, g.answer, g.correct) for g in query.grades] == want
     assert all(type(g.grade) is int for g in query.grades if g.grade is not None)
+
+
+def test_entries_of_one_prompt_class_self_rated_or_not_make_two_grade_sets(tmp_path):
+    """The method of an entry is its prompt class's and whether it is self-rated (looked up once per pair): the
+    same class self-rated and not gives `self-rating` and `qa`, in either order, in one file."""
+    def entry(self_rated: bool) -> dict:
+        return {"llm": "m", "self_ratings": [_rated("q1/a", 2)], "correctAnswered": ["q1/a"],
+                "prompt_info": {"prompt_class": "P", "is_self_rated": self_rated}}
+
+    path = tmp_path / "e.jsonl"
+    path.write_text("".join(json.dumps([query, [_paragraph(entry(first)), {**_paragraph(entry(not first)),
+                                                                            "paragraph_id": "d2"}]]) + "\n"
+                            for query, first in (("q1", True), ("q2", False))))
+    got = [sorted({(g.method, g.passage_id, g.grade) for g in query.grades}) for query in read_exampp(path)]
+    assert got == [[("qa", "d2", 1), ("self-rating", "d1", 2)], [("qa", "d1", 1), ("self-rating", "d2", 2)]]
 
 
 def _proctor_entry(*grades: list) -> dict:

@@ -153,3 +153,89 @@ def test_labels_made_from_the_rows_in_hand_are_those_the_table_gives(tmp_path, m
     kept = _kept(store)
     assert len(kept["label_cache"]) == 4
     assert _filled_again(store) == kept
+
+
+def test_a_rating_written_as_an_integral_float_beside_its_integer_keeps_integer_labels(tmp_path):
+    """A self-rating `4.0` in an entry that also holds a `4` is the grade 4 (an integer) in the rows the import has
+    in hand (its ids known valid from an earlier line: the fast reading), so the labels it keeps itself are what
+    SQLite's aggregate makes (`["p1",4,3,0]`, never `4.0`)."""
+    def line(query: str, second: float) -> str:
+        ratings = [{"question_id": "h/a", "self_rating": 1}, {"question_id": "h/c", "self_rating": 4},
+                   {"question_id": "h/b", "self_rating": second}]  # h/b's grade first in the question order
+        entry = {"llm": "m", "self_ratings": ratings, "prompt_info": {"prompt_class": "v1", "is_self_rated": True}}
+        return json.dumps([query, [{"paragraph_id": "p1", "text": "t", "exam_grades": [entry]}]]) + "\n"
+
+    source = tmp_path / "pool.jsonl"
+    source.write_text(line("q0", 4) + line("q1", 4.0))
+    store = Store.create_or_open(tmp_path / "s.db")
+    import_files(store, "exampp", [source])
+    kept = _kept(store)
+    assert [row[3] for row in kept["label_cache"]] == ['[["p1",4,3,0]]'] * 2
+    assert _filled_again(store) == kept
+
+
+def _entry(ratings: dict[str, int], cls: str = "v1", self_rated: bool = True) -> dict:
+    return {"llm": "m", "self_ratings": [{"question_id": q, "self_rating": g} for q, g in ratings.items()],
+            "answers": [[q, f"said {q}"] for q in ratings], "prompt_info": {"prompt_class": cls,
+                                                                              "is_self_rated": self_rated}}
+
+
+def _stored_grades(store: Store, query: str) -> list[tuple]:
+    return raw_rows(store.path, "SELECT passage_id, question_id, raw_reply, grade, parse_status, answer, correct,"
+                                " extra FROM grades JOIN grade_items USING (item) WHERE query_id = ?"
+                                " ORDER BY passage_id, question_id", (query,))
+
+
+def test_passages_rated_on_other_questions_or_given_again_keep_the_labels_the_table_gives(tmp_path):
+    """Labels made in Python (`store.bulk._in_blocks`) only where every passage has the same questions; a line
+    whose passages are rated on as many but other questions, or whose entry is given again (its grade set's rows
+    then go as rows, in the file's order: `z` before `a`), keeps the labels SQLite's aggregate makes."""
+    source = tmp_path / "pool.jsonl"
+    other = [{"paragraph_id": "p1", "text": "t1", "exam_grades": [_entry({"h/a": 1, "h/b": 2})]},
+             {"paragraph_id": "p2", "text": "t2", "exam_grades": [_entry({"h/a": 3, "h/c": 4})]}]
+    again = [{"paragraph_id": pid, "text": f"t {pid}", "exam_grades": [_entry({"h/a": at, "h/b": 5 - at})] * times}
+             for at, (pid, times) in enumerate((("z", 2), ("a", 1), ("m", 1)))]
+    source.write_text(json.dumps(["q0", other]) + "\n" + json.dumps(["q1", again]) + "\n")
+    store = Store.create_or_open(tmp_path / "s.db")
+    import_files(store, "exampp", [source])
+    kept = _kept(store)
+    assert [row[2:4] for row in kept["label_cache"]] == [
+        ("q0", '[["p1",2,2,0],["p2",4,2,0]]'), ("q1", '[["a",4,2,0],["m",3,2,0],["z",5,2,0]]')]
+    assert _filled_again(store) == kept
+
+
+def test_extension_grades_a_block_cannot_hold_are_stored_as_given_with_the_tables_labels(tmp_path):
+    """`proctor` extension grades whose answer differs from the raw reply, whose grade is null though parsed, or
+    which carry an extra are stored as the file gives them (never as a block's: answer = raw reply, no extra), and
+    their labels are SQLite's (a null grade is a failed one, never a usable one)."""
+    from proctor.records import GradeSet
+
+    named = GradeSet("self-rating", "m", "a", None, None, {"source": "test"}, "self-rating")
+    grade_set = {"id": named.id, "method": named.method, "model": named.model,
+                 "prompt_version": named.prompt_version, "bank": None, "bank_version": None, "params": named.params,
+                 "label_step": named.label_step, "info": named.info}
+    grades = {"p1": [["h/a", 3, "imported", "raw a", "answer a", True, None], ["h/b", 2, "imported", "b", "b", None,
+                                                                               None]],
+              "p2": [["h/a", None, "imported", "a", "a", None, None], ["h/b", 1, "imported", "b", "b", False, None]],
+              "p3": [["h/a", 4, "imported", "a", "a", None, "{\"k\":1}"], ["h/b", 0, "imported", "b", "b", None, None]]}
+    paragraphs = [{"paragraph_id": pid, "text": f"t {pid}",
+                   "exam_grades": [{"proctor": {"grade_set": grade_set, "grades": listed}}]}
+                  for pid, listed in grades.items()]
+    blocks = [{"paragraph_id": pid, "exam_grades": [{"proctor": {"grade_set": grade_set, "grades": listed}}]}
+              for pid, listed in (("p2", grades["p2"]), ("p4", [["h/a", 5, "imported", "a", "a", None, None],
+                                                                  ["h/b", 0, "imported", "b", "b", None, None]]))]
+    source = tmp_path / "pool.jsonl"  # q1: blocks but for a null grade
+    source.write_text(json.dumps(["q0", paragraphs]) + "\n" + json.dumps(["q1", blocks]) + "\n")
+    store = Store.create_or_open(tmp_path / "s.db")
+    import_files(store, "exampp", [source])
+    assert _stored_grades(store, "q0") == [
+        ("p1", "h/a", "raw a", 3, "imported", "answer a", 1, None), ("p1", "h/b", "b", 2, "imported", "b", None, None),
+        ("p2", "h/a", "a", None, "imported", "a", None, None), ("p2", "h/b", "b", 1, "imported", "b", 0, None),
+        ("p3", "h/a", "a", 4, "imported", "a", None, '{"k":1}'), ("p3", "h/b", "b", 0, "imported", "b", None, None)]
+    assert _stored_grades(store, "q1") == [
+        ("p2", "h/a", "a", None, "imported", "a", None, None), ("p2", "h/b", "b", 1, "imported", "b", 0, None),
+        ("p4", "h/a", "a", 5, "imported", "a", None, None), ("p4", "h/b", "b", 0, "imported", "b", None, None)]
+    kept = _kept(store)
+    assert [row[3] for row in kept["label_cache"]] == ['[["p1",3,2,0],["p2",1,1,1],["p3",4,2,0]]',
+                                                      '[["p2",1,1,1],["p4",5,2,0]]']
+    assert _filled_again(store) == kept

@@ -195,3 +195,29 @@ def test_grade_blocks_are_stored_as_the_upsert_alone_stores_their_rows(tmp_path,
         store.close()
         dumps.append(sorted(raw_rows(tmp_path / name, "SELECT * FROM grades")))
     assert dumps[0] == dumps[1] and dumps[0]
+
+
+def test_a_line_whose_grades_contradict_the_store_is_refused_naming_its_first_in_file_order(tmp_path):
+    """The import inserts a line's new grades by passage (`GradeImport.write_blocks`), but a line that meets stored
+    keys goes through the upsert in the file's order: the refusal names the file's first contradicting grade."""
+    import json
+
+    from proctor.errors import InputError
+    from proctor.importing import import_files
+
+    def line(grades: dict[str, int]) -> str:
+        return json.dumps(["q1", [{"paragraph_id": pid, "exam_grades": [{"llm": "m", "self_ratings": [
+            {"question_id": "q1/h", "self_rating": grade}], "prompt_info": {"prompt_class": "P",
+                                                                             "is_self_rated": True}}]}
+            for pid, grade in grades.items()]]) + "\n"
+
+    store = Store.create_or_open(tmp_path / "s.db")
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text(line({"z": 1, "a": 2}))
+    second.write_text(line({"z": 3, "a": 4}))  # by passage, a comes first
+    import_files(store, "exampp", [first])
+    before = store.dump()
+    with pytest.raises(InputError, match="passage_id 'z'") as err:
+        import_files(store, "exampp", [second])
+    assert "'a'" not in str(err.value) and err.value.line == 1
+    assert store.dump() == before

@@ -171,8 +171,8 @@ def _known_ratings(eg: dict) -> dict[str, int] | None:
     except (TypeError, KeyError, AttributeError):  # not an object, or a `nugget_id` instead: read one by one
         return None
     if (len(ratings) != len(listed) or not ratings.keys() <= CHECKED.keys() or not values <= _GRADES
-            or not set(map(type, values)) <= _INT):  # True and 1.0 equal 1: their types tell them apart
-        return None
+            or not set(map(type, ratings.values())) <= _INT):  # True and 1.0 equal 1: their types tell them apart
+        return None  # (every rating's type: a set of values keeps one of 1, 1.0 and True, whichever came first)
     return ratings
 
 
