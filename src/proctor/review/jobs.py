@@ -8,6 +8,7 @@ committed so far, and starting the same job again grades only what is still miss
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import threading
 import traceback
@@ -54,7 +55,8 @@ class GradeJob:
         """Stop grading; what is graded stays."""
         self._cancel = True
         if self._loop is not None and self._task is not None:
-            self._loop.call_soon_threadsafe(self._task.cancel)
+            with contextlib.suppress(RuntimeError):  # the job ended as it was cancelled: its loop is closed, nothing
+                self._loop.call_soon_threadsafe(self._task.cancel)  # is left to stop (a 500 page before)
 
 
 class Jobs:
