@@ -36,7 +36,7 @@ $(TESTS): pyproject.toml $(DEMO)
 # run as processes, Ray's workers) compiles Proctor and re-rewrites every test module's asserts on every run
 # (collection alone: 8.1 s of CPU per worker, 3.9 s with the caches written by an earlier run).
 test: install-test
-	HF_HUB_OFFLINE=1 PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n 2 --dist loadfile
+	HF_HUB_OFFLINE=1 PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n 3 --dist loadfile
 
 demo: install
 	$(BIN)/proctor demo
