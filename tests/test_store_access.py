@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cap_file_size, held_write_lock, raw_rows, raw_write, seed_demo
+from conftest import cap_file_size, held_write_lock, raw_rows, raw_script, raw_write, seed_demo
 from fake_openai import FakeOpenAI
 from grading_fixture import grade_args
 from proctor.store import Store
@@ -250,3 +250,26 @@ def test_info_and_import_bank_wait_for_import_exampp_of_dl19(dl19_pool, tmp_path
     for other in others:
         out, err = other.communicate(timeout=60)
         assert other.returncode == 0, err
+
+
+def test_a_command_waits_for_the_import_that_is_making_the_store(tmp_path):
+    """A command started while another process makes the store (its schema written, not yet committed, under a
+    rollback journal: a fresh import's first moments) waits for that writer's lock and finds the store, instead of
+    calling the file empty or no store."""
+    import threading
+
+    from proctor.store.schema import SCHEMA, SCHEMA_VERSION
+
+    path = tmp_path / "s.db"
+    slow = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000000) SELECT COUNT(*) FROM c"
+    making = threading.Thread(target=raw_script, args=(path, *SCHEMA, (
+        "INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)), slow))
+    making.start()
+    journal, deadline = tmp_path / "s.db-journal", time.monotonic() + 30
+    while not journal.exists() and making.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert journal.exists(), "the schema was never written under a rollback journal"
+    store = Store.open(path, lock_timeout=30)
+    assert store.corpus.queries() == {}
+    store.close()
+    making.join()

@@ -96,7 +96,8 @@ class Store:
         if not path.is_file():
             raise UsageError(f"{path}: no such store (create one with `proctor import ... {{store}} {path}`)",
                              params=("store",))
-        if _empty(path):  # SQLite would write a header into it: a read leaves the file as it found it
+        creating = Path(f"{path}-journal").exists()  # another process writes it, maybe making its schema now
+        if _empty(path) and not creating:  # SQLite would write a header into it: a read leaves the file as it was
             raise UsageError(f"{path}: an empty file, not a Proctor store (an import makes one: `proctor import ... "
                              f"{{store}} {path}`)", params=("store",))
         if read_only or not _writable(path):
@@ -104,8 +105,22 @@ class Store:
             store.read_only = True
         else:
             store = cls(path, _connect(path, lock_timeout))
+            if creating:
+                store._wait_for_its_creation(lock_timeout)
         store._check_schema()
         return store
+
+    def _wait_for_its_creation(self, lock_timeout: float) -> None:
+        """A store with no table yet whose writer is at work (an import making it): wait for that writer's lock
+        (`lock_timeout`), as for any other write, instead of reading an empty file as no store."""
+        try:
+            if self.db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is not None:
+                return
+            self.db.execute("BEGIN IMMEDIATE")  # granted once the writer has committed (or after lock_timeout)
+            self.db.execute("ROLLBACK")
+            _wal_mode(self.db, lock_timeout)
+        except sqlite3.DatabaseError:  # still locked, or not SQLite: `_check_schema` says which store it is not
+            pass
 
     @classmethod
     def create_or_open(cls, path: str | Path, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> Store:
