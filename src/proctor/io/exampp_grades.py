@@ -43,18 +43,27 @@ def _add_grades(query: ExamppQuery, key: GradeKey, rows: list[GradeRow], seen: S
     if type(first) is not tuple or first[1] is not rows:
         rows = _repeated(query, key, where, rows, seen)
     kept = query.grade_rows.get(key)
-    block = _as_block(rows) if rows and (kept is None or type(kept) is Blocks) else None
-    if block is not None:
-        if kept is None:
-            query.grade_rows[key] = Blocks([block])
-        else:
-            kept.append(block)  # type: ignore[union-attr]
+    if rows and (kept is None or type(kept) is Blocks) and (block := _as_block(rows)) is not None:
+        _keep_block(query, key, block)
         return
     if kept is None:
         kept = query.grade_rows[key] = []
     elif type(kept) is Blocks:  # from now on rows
         kept = query.grade_rows[key] = kept.rows(query.query_id)
     kept.extend(rows)
+
+
+def _keep_block(query: ExamppQuery, key: GradeKey, block: Block) -> bool:
+    """Keep `block` with the line's blocks of `key`; False (nothing kept) when that grade set's grades in the line
+    are rows already."""
+    kept = query.grade_rows.get(key)
+    if kept is None:
+        query.grade_rows[key] = Blocks([block])
+    elif type(kept) is Blocks:
+        kept.append(block)
+    else:
+        return False
+    return True
 
 
 def _as_block(rows: list[GradeRow]) -> Block | None:
@@ -76,15 +85,10 @@ def _add_block(query: ExamppQuery, key: GradeKey, block: Block, seen: Seen) -> N
     if type(first) is not tuple or first[1] is not block:  # given again
         _add_grades(query, key, block_rows(query.query_id, block), seen)
         return
-    kept = query.grade_rows.get(key)
-    if kept is None:
-        query.grade_rows[key] = Blocks([block])
-    elif type(kept) is Blocks:
-        kept.append(block)
-    else:  # rows already
+    if not _keep_block(query, key, block):  # rows already
         rows = block_rows(query.query_id, block)
         seen.graded[where] = (query.line, rows)
-        kept.extend(rows)
+        query.grade_rows[key].extend(rows)  # type: ignore[union-attr]
 
 
 def _repeated(query: ExamppQuery, key: GradeKey, where: tuple, rows: list[GradeRow], seen: Seen) -> list[GradeRow]:
@@ -215,14 +219,8 @@ def exam_grades(query: ExamppQuery, pid: str, eg: dict, seen: Seen) -> None:
     if ratings is None:
         ratings = _ratings(eg)
     self_rated = bool(prompt_info.get("is_self_rated", bool(ratings)))
-    prompt_class = prompt_info.get("prompt_class")
-    method = _METHODS.get((prompt_class, self_rated)) if type(prompt_class) is str else None
-    if method is None:
-        method = _method_of(prompt_info, self_rated)
-        if type(prompt_class) is str and len(_METHODS) < 1024:
-            _METHODS[(prompt_class, self_rated)] = method
-    model = _model(eg)
-    version = optional_text(prompt_class, "prompt_class") or method
+    method, model = _method_of(prompt_info, self_rated), _model(eg)
+    version = optional_text(prompt_info.get("prompt_class"), "prompt_class") or method
     answers, correct, wrong = _answers(eg), _questions(eg, "correctAnswered"), _questions(eg, "wrongAnswered")
     if correct & wrong:
         raise Refused(f"question {sorted(correct & wrong)[0]!r} is both correctAnswered and wrongAnswered")
@@ -248,8 +246,6 @@ def exam_grades(query: ExamppQuery, pid: str, eg: dict, seen: Seen) -> None:
     _add_grades(query, (method, model, version), rows, seen)  # type: ignore[arg-type]
 
 
-_METHODS: dict[tuple[str, bool], str] = {}
-"""`_method_of` by (prompt class, self-rated): the same few on every entry of a file."""
 _QUESTIONS: dict[tuple[str, ...], list[str]] = {}
 """The sorted questions of an entry by its rated questions in their order (a query's entries list the same ones)."""
 
