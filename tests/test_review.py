@@ -386,9 +386,10 @@ def test_a_grading_job_can_be_cancelled_and_resumed_without_grading_twice(tmp_pa
         try:
             page = _page(browser, server, "carol")
             page.locator("#grade-sets tbody tr", has_text="bank@").first.locator("button").click()
+            _until(lambda: llm.requests - sent >= 3)  # two replies given (one request at a time), the third held
+            llm.holding = True  # the job cannot end before the cancel reaches it, however loaded the machine
             _until(lambda: page.locator("#job-state").inner_text() == "running"
                    and int(page.locator("#job-progress").inner_text().split()[0]) >= 72 + 2)
-            llm.holding = True  # the job cannot end before the cancel reaches it, however loaded the machine
             page.click("#cancel button")
             _until(lambda: page.locator("#job-state").inner_text() in ("cancelled", "done"))
             llm.holding = False
