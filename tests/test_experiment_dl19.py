@@ -14,8 +14,17 @@ import pytest
 from conftest import DL19, ROOT
 
 
+@pytest.fixture
+def no_plot_layout(monkeypatch) -> None:
+    """Figures keep matplotlib's default layout: `tight_layout` (a third of the report's time here) is left to the
+    tests that render and check plot files (tests/test_analyze.py, the calibration tests)."""
+    from matplotlib.figure import Figure
+
+    monkeypatch.setattr(Figure, "tight_layout", lambda self, *args, **options: None)
+
+
 @pytest.mark.slow
-@pytest.mark.usefixtures("stand_in_plots")  # asserts nothing about the plot files
+@pytest.mark.usefixtures("stand_in_plots", "no_plot_layout")  # asserts nothing about the plot files
 def test_bundled_dl19_experiment(dl19_pool, tmp_path, cli):
     text = (ROOT / "experiments" / "dl19.toml").read_text(encoding="utf-8")
     assert "../../shared/data/dl19" in text
