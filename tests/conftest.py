@@ -79,6 +79,20 @@ def pytest_sessionstart(session) -> None:
         return
     with contextlib.suppress(ImportError):
         import nltk.downloader  # noqa: F401
+    fewer_collections()
+
+
+def fewer_collections() -> None:
+    """Python's cyclic garbage collector, run less often in a process that runs tests: what is loaded at start
+    is frozen (never scanned again) and a young collection waits for 20,000 new containers instead of 700. The
+    DL19 tests build and parse millions of dicts and lists (a pool, an export, 92,600 grades), and with the
+    default thresholds the collector rescanned them over and over: about a third of such a test's CPU
+    (test_dl19.py::test_export_import_round_trip 7.4-8.1 -> 4.7-6.1 s). Only the timing of freeing cycles
+    changes, never a result; the peak memory of those files stayed the same (639 MB)."""
+    import gc
+
+    gc.freeze()
+    gc.set_threshold(20_000, 10, 10)
 
 
 def pytest_configure(config) -> None:
