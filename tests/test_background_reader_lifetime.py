@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DEADLINE = 60.0
 
 
-def _line(q: int, passages: int) -> str:
+def _line(q: int | str, passages: int) -> str:
     qid = f"q{q}"
     return json.dumps([qid, [{
         "paragraph_id": f"p{q}-{p}", "text": f"passage {p} of {qid} " + "word " * 80,
@@ -37,9 +37,9 @@ def _line(q: int, passages: int) -> str:
 def big_exampp(tmp_path_factory) -> Path:
     """An exam_pp file well above the size read in the background."""
     path = tmp_path_factory.mktemp("big") / "big.jsonl"
+    line = _line("@", 60)  # each query's line is this one with its number for @ (which nothing else holds)
     with path.open("w") as out:
-        for q in range(400):
-            out.write(_line(q, 60) + "\n")
+        out.writelines(line.replace("@", str(q)) + "\n" for q in range(400))
     assert path.stat().st_size > 8 * background.MIN_BYTES
     return path
 
@@ -58,6 +58,14 @@ def _group(pgid: int) -> list[int]:
         if int(fields[2]) == pgid and fields[0] != "Z":
             found.append(int(entry.name))
     return found
+
+
+def _has_children(pid: int) -> bool:
+    """Whether process `pid` has a child process (of any of its threads): cheap, where a scan of /proc is not."""
+    try:
+        return any((task / "children").read_text().strip() for task in Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return False
 
 
 def _position(pid: int, path: Path) -> int | None:
@@ -116,10 +124,11 @@ def test_kill_9_of_the_import_leaves_no_reader_alive(big_exampp, tmp_path, share
         readers: list[int] = []  # the group's processes that have the input open, once one has been seen
 
         def reader_far_enough() -> int | None:
-            """The reader, once it has read `share` of the input. The whole of /proc is scanned only until a
-            process of the group has the input open; from then on only that process's position is read (a scan
-            of /proc every few milliseconds costs the import the CPU it needs)."""
-            if not readers:
+            """The reader, once it has read `share` of the input. The whole of /proc is scanned only once the
+            import has a child process and only until a process of the group has the input open; from then on
+            only that process's position is read (a scan of /proc every few milliseconds, through the import's
+            start-up, costs the import the CPU it needs)."""
+            if not readers and _has_children(proc.pid):
                 readers.extend(pid for pid in _group(proc.pid)
                                if pid != proc.pid and _position(pid, big_exampp) is not None)
             for pid in readers:
