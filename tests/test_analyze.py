@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import struct
 
 import pytest
@@ -16,10 +15,7 @@ from proctor.analyze.html_report import Section, render
 from proctor.analyze.tables import Table
 from proctor.records import GradeSet
 from proctor.store import Store
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+from test_review import BROWSER_ARGS, CHROMIUM  # Debian's headless shell of chromium where installed
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cap_file_size, held_write_lock, raw_rows, raw_script, raw_write, seed_demo
+from conftest import RawConnection, cap_file_size, held_write_lock, raw_rows, raw_write, seed_demo
 from fake_openai import FakeOpenAI
 from grading_fixture import grade_args
 from proctor.store import Store
@@ -261,15 +261,30 @@ def test_a_command_waits_for_the_import_that_is_making_the_store(tmp_path):
     from proctor.store.schema import SCHEMA, SCHEMA_VERSION
 
     path = tmp_path / "s.db"
-    slow = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000000) SELECT COUNT(*) FROM c"
-    making = threading.Thread(target=raw_script, args=(path, *SCHEMA, (
-        "INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)), slow))
+    written, release = threading.Event(), threading.Event()
+
+    def make() -> None:
+        """Write the schema in a transaction and hold it (asleep, no CPU spent) until released, then commit."""
+        with RawConnection(path) as other:
+            other.rows("BEGIN")
+            for statement in (*SCHEMA, ("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))):
+                other.rows(*((statement,) if isinstance(statement, str) else statement))
+            written.set()
+            release.wait(60)
+            other.rows("COMMIT")
+
+    making = threading.Thread(target=make)
     making.start()
-    journal, deadline = tmp_path / "s.db-journal", time.monotonic() + 30
-    while not journal.exists() and making.is_alive() and time.monotonic() < deadline:
-        time.sleep(0.001)
-    assert journal.exists(), "the schema was never written under a rollback journal"
-    store = Store.open(path, lock_timeout=30)
-    assert store.corpus.queries() == {}
-    store.close()
-    making.join()
+    try:
+        assert written.wait(30) and (tmp_path / "s.db-journal").exists(), \
+            "the schema was never written under a rollback journal"
+        releasing = threading.Timer(HOLD, release.set)  # the writer commits HOLD seconds after the open begins
+        started = time.monotonic()
+        releasing.start()
+        store = Store.open(path, lock_timeout=30)
+        assert time.monotonic() - started >= HOLD  # it waited for the writer, and then found the store
+        assert store.corpus.queries() == {}
+        store.close()
+    finally:
+        release.set()
+        making.join()
