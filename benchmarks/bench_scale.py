@@ -261,6 +261,17 @@ line's parsed objects (about 17 %) and the per-paragraph checks. Under the other
 cores) the import takes twice as long: the goal holds on a quiet machine only.
 Tried and dropped: 200 rows a statement instead of 50 (within the noise); jiter without its duplicate-key check
 (about 6 % of the reader) needs another way to find a key given twice, none cheaper found.
+
+The host's speed, next session (the 64× import with `--import-only`'s command, main 56a6713; nothing else of
+ours running): the same import took CPU 80.3 s (wall 45.7 s) at 09:33 and 109.2 s (wall 60.4 s) at 10:12 —
+both processes keep the two cores busy (1.76–1.81 cores), so the wall time follows the host's speed. Ten runs that
+day: 45.7, 48.1, 51.0, 51.8, 54.0, 56.4, 58.3, 58.7, 60.4, 61.2 s (median 55 s). Tried beside the same code, each
+within the noise or worse, so dropped: 16 KB pages for new stores (53.9 and 52.7 s against 45.7 and 51.8 s);
+a sending thread in the reader's process so that it may run up to 8 lines ahead of the writer (58.7 and 59.9 s
+against 56.4 and 58.7 s: the reader does not wait on the pipe); a 256 MB page cache for the bulk write (56.0 s
+against 58.3 s, 417 MB); the writer's cyclic garbage collector off (52.2 s against 51.0 s). The reader alone
+takes 35 s of CPU at 64× (jiter 35-40 % of it; jiter's duplicate-key check is 40 % of jiter: 2.2 s against 1.3 s
+for the 8× file, where orjson and msgspec take 1.4 s and check nothing).
 """
 
 from __future__ import annotations
