@@ -288,3 +288,31 @@ def test_a_command_waits_for_the_import_that_is_making_the_store(tmp_path):
     finally:
         release.set()
         making.join()
+
+
+def test_an_empty_file_with_a_journal_left_beside_it_is_refused_as_found(cli, tmp_path):
+    """A rollback journal beside an empty store file makes a command wait for the writer that may be making it;
+    with no writer (the journal left over) the file is refused as an empty file and stays empty."""
+    path = tmp_path / "s.db"
+    path.write_bytes(b"")
+    (tmp_path / "s.db-journal").write_bytes(b"")
+    result = cli("info", "--store", str(path))
+    assert result.code == 2 and "an empty file, not a Proctor store" in result.err and "Traceback" not in result.err
+    assert path.stat().st_size == 0 and not (tmp_path / "s.db-wal").exists()
+
+
+def test_a_store_still_being_made_after_the_lock_timeout_says_it_is_locked(cli, tmp_path):
+    """The writer making the store holds its lock past `--lock-timeout`: the command says another process is writing
+    (not that the file is empty or no store), exit 2."""
+    from proctor.store.schema import SCHEMA
+
+    path = tmp_path / "s.db"
+    with RawConnection(path) as other:
+        other.rows("BEGIN")
+        for statement in SCHEMA:
+            other.rows(statement)
+        assert (tmp_path / "s.db-journal").exists()
+        result = cli("info", "--store", str(path), "--lock-timeout", "0.2")
+        other.rows("ROLLBACK")
+    assert result.code == 2 and "another process is writing to the store" in result.err, result.err
+    assert "Traceback" not in result.err

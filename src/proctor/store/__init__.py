@@ -98,28 +98,33 @@ class Store:
                              params=("store",))
         creating = Path(f"{path}-journal").exists()  # another process writes it, maybe making its schema now
         if _empty(path) and not creating:  # SQLite would write a header into it: a read leaves the file as it was
-            raise UsageError(f"{path}: an empty file, not a Proctor store (an import makes one: `proctor import ... "
-                             f"{{store}} {path}`)", params=("store",))
+            raise _empty_file(path)
         if read_only or not _writable(path):
             store = cls(path, _connect_read_only(path))
             store.read_only = True
         else:
-            store = cls(path, _connect(path, lock_timeout))
+            store = cls(path, _connect(path, lock_timeout, wal=not creating))
             if creating:
                 store._wait_for_its_creation(lock_timeout)
         store._check_schema()
         return store
 
     def _wait_for_its_creation(self, lock_timeout: float) -> None:
-        """A store with no table yet whose writer is at work (an import making it): wait for that writer's lock
-        (`lock_timeout`), as for any other write, instead of reading an empty file as no store."""
+        """A store with a rollback journal beside it, whose writer may be making it now (an import's first moments):
+        wait for that writer's lock (`lock_timeout`), as for any other write, instead of reading an empty file as no
+        store; then switch to WAL. A file still empty after the wait (a journal left over, no writer) is refused as
+        an empty file, as it was found."""
         try:
-            if self.db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is not None:
-                return
-            self.db.execute("BEGIN IMMEDIATE")  # granted once the writer has committed (or after lock_timeout)
-            self.db.execute("ROLLBACK")
+            if self.db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is None:
+                self.db.execute("BEGIN IMMEDIATE")  # granted once the writer has committed (or after lock_timeout)
+                self.db.execute("ROLLBACK")
+                if _empty(self.path):
+                    self.close()
+                    raise _empty_file(self.path)
             _wal_mode(self.db, lock_timeout)
-        except sqlite3.DatabaseError:  # still locked, or not SQLite: `_check_schema` says which store it is not
+        except sqlite3.OperationalError as exc:  # the writer held its lock past lock_timeout
+            raise StoreError(self.path, exc) from None
+        except sqlite3.DatabaseError:  # not SQLite: `_check_schema` says which store it is not
             pass
 
     @classmethod
@@ -286,11 +291,20 @@ def _empty(path: Path) -> bool:
     return path.stat().st_size == 0 and not (wal.is_file() and wal.stat().st_size > 0)
 
 
-def _connect(path: Path, lock_timeout: float) -> sqlite3.Connection:
+def _empty_file(path: Path) -> UsageError:
+    """The refusal of a store file that holds nothing."""
+    return UsageError(f"{path}: an empty file, not a Proctor store (an import makes one: `proctor import ... "
+                      f"{{store}} {path}`)", params=("store",))
+
+
+def _connect(path: Path, lock_timeout: float, *, wal: bool = True) -> sqlite3.Connection:
+    """A connection that waits `lock_timeout` for other writers; in WAL mode unless `wal` is False (switching
+    writes a header into an empty file)."""
     try:
         db = sqlite3.connect(path, isolation_level=None, timeout=lock_timeout)
         db.execute(f"PRAGMA busy_timeout = {int(lock_timeout * 1000)}")
-        _wal_mode(db, lock_timeout)
+        if wal:
+            _wal_mode(db, lock_timeout)
     except sqlite3.DatabaseError as exc:
         raise StoreError(path, exc) from None
     db.execute("PRAGMA synchronous = NORMAL")
